@@ -1,0 +1,234 @@
+"""Typed model of a Batsim simulation as a scheduling policy sees it.
+
+Units everywhere: times in seconds (float), speeds in flops per second, power in watts, energy in
+joules. Resource (host) ids are Batsim's compute-resource ids: integers from 0, given in
+lexicographic order of host names (observed on Batsim 4.2.1, see ``shared/batsim-4.2.1/README.md``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from procset import ProcSet
+
+#: Batsim's value for "no walltime" in a workload.
+NO_WALLTIME = -1.0
+
+
+class JobState(str, enum.Enum):
+    """Life cycle of a job as seen by a policy (Batsim's job states)."""
+
+    SUBMITTED = "SUBMITTED"
+    RUNNING = "RUNNING"
+    COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+    COMPLETED_FAILED = "COMPLETED_FAILED"
+    COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+    COMPLETED_KILLED = "COMPLETED_KILLED"
+    REJECTED = "REJECTED"
+
+    @property
+    def finished(self) -> bool:
+        """True for every state a job never leaves."""
+        return self not in (JobState.SUBMITTED, JobState.RUNNING)
+
+
+# Field names of a Batsim job description that have a dedicated attribute in :class:`Job`.
+_JOB_FIELDS = ("id", "subtime", "walltime", "res", "profile")
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    """One job of a Batsim workload.
+
+    Attributes:
+        id: full Batsim job id, ``"<workload>!<name>"`` (e.g. ``"w0!3"``).
+        workload: workload name (``"w0"``, ``"w1"``, ...).
+        subtime: submission time (s).
+        walltime: maximum execution time (s); ``-1`` (:data:`NO_WALLTIME`) means none.
+        res: number of requested hosts.
+        profile: profile name (in the job's workload).
+        extra: every other field of the workload's job object (``user``, ``site``, ...), forwarded
+            unchanged by Batsim in JOB_SUBMITTED.
+        profile_data: the profile description when Batsim forwards profiles on submission
+            (``--forward-profiles-on-submission``), else None.
+        raw: the job object exactly as Batsim sent it (kept for exact protocol round trips).
+        state, start_time, finish_time, allocation: what the policy has observed so far.
+    """
+
+    id: str
+    workload: str
+    subtime: float
+    walltime: float
+    res: int
+    profile: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    profile_data: dict[str, Any] | None = None
+    raw: dict[str, Any] | None = None
+    state: JobState = JobState.SUBMITTED
+    start_time: float | None = None
+    finish_time: float | None = None
+    allocation: ProcSet | None = None
+
+    @property
+    def user(self) -> str | None:
+        """The job's owner (workload field ``user``), or None."""
+        u = self.extra.get("user")
+        return None if u is None else str(u)
+
+    @property
+    def has_walltime(self) -> bool:
+        """False when the walltime is Batsim's -1 ("no walltime")."""
+        return self.walltime is not None and self.walltime >= 0
+
+    @property
+    def name(self) -> str:
+        """The job name without its workload prefix (``"3"`` for ``"w0!3"``)."""
+        return self.id.split("!", 1)[1] if "!" in self.id else self.id
+
+    @classmethod
+    def from_json(cls, job_id: str, obj: dict[str, Any], profile: dict | None = None) -> "Job":
+        """Build a job from the ``job`` object of a JOB_SUBMITTED event.
+
+        Raises:
+            ValueError: when ``res``, ``subtime`` or ``profile`` is missing or of the wrong type.
+        """
+        try:
+            res = obj["res"]
+            subtime = obj["subtime"]
+            prof = obj["profile"]
+        except KeyError as exc:
+            raise ValueError(f"job {job_id!r} lacks field {exc.args[0]!r}: {obj!r}") from None
+        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
+            raise ValueError(f"job {job_id!r}: 'res' must be an integer >= 1, got {res!r}")
+        if not isinstance(subtime, (int, float)) or isinstance(subtime, bool):
+            raise ValueError(f"job {job_id!r}: 'subtime' must be a number, got {subtime!r}")
+        walltime = obj.get("walltime", NO_WALLTIME)
+        workload = job_id.split("!", 1)[0] if "!" in job_id else ""
+        extra = {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
+        return cls(
+            id=job_id,
+            workload=workload,
+            subtime=float(subtime),
+            walltime=float(walltime),
+            res=int(res),
+            profile=str(prof),
+            extra=extra,
+            profile_data=profile,
+            raw=dict(obj),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The job object as Batsim writes it in JOB_SUBMITTED (the original when known)."""
+        if self.raw is not None:
+            return dict(self.raw)
+        out: dict[str, Any] = {
+            "id": self.id,
+            "subtime": self.subtime,
+            "walltime": self.walltime,
+            "res": self.res,
+            "profile": self.profile,
+        }
+        out.update(self.extra)
+        return out
+
+
+class HostState(str, enum.Enum):
+    """Machine states as Batsim's ``out_machine_states.csv`` counts them."""
+
+    IDLE = "idle"
+    COMPUTING = "computing"
+    SLEEPING = "sleeping"
+    SWITCHING_ON = "switching_on"
+    SWITCHING_OFF = "switching_off"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(slots=True, eq=False)
+class Host:
+    """One compute resource.
+
+    Attributes:
+        id: Batsim resource id (int, from 0).
+        name: SimGrid host name.
+        speeds: speed of each pstate in flops/s (per core), pstate index = list index; empty when
+            unknown (Batsim does not send speeds to the scheduler).
+        cores: number of cores.
+        properties: SimGrid host properties as strings (``wattage_per_state``, ``wattage_off``,
+            ``sleep_pstates``, ``role``, user properties such as ``owner``...).
+        zone_properties: properties of the host's zone.
+        pstate: current pstate index.
+        state: current :class:`HostState`.
+    """
+
+    id: int
+    name: str
+    speeds: list[float] = field(default_factory=list)
+    cores: int = 1
+    properties: dict[str, str] = field(default_factory=dict)
+    zone_properties: dict[str, str] = field(default_factory=dict)
+    pstate: int = 0
+    state: HostState = HostState.IDLE
+
+    @property
+    def owner(self) -> str | None:
+        """The host's ``owner`` property (OSEP/HOSEP/BUC grids), or None."""
+        return self.properties.get("owner")
+
+    @property
+    def sleep_pstates(self) -> tuple[int, int, int] | None:
+        """``(sleep, switch_off_virtual, switch_on_virtual)`` from ``sleep_pstates``, or None."""
+        raw = self.properties.get("sleep_pstates")
+        if not raw:
+            return None
+        parts = raw.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"host {self.name!r}: sleep_pstates must be 'S:OFF:ON', got {raw!r}")
+        s, off, on = (int(p) for p in parts)
+        return s, off, on
+
+    @property
+    def speed(self) -> float | None:
+        """Speed of the current pstate in flops/s, or None when speeds are unknown."""
+        if 0 <= self.pstate < len(self.speeds):
+            return self.speeds[self.pstate]
+        return None
+
+
+@dataclass(slots=True)
+class Platform:
+    """The compute resources of a simulation, indexed by Batsim id.
+
+    Attributes:
+        hosts: hosts in id order (``hosts[i].id == i``).
+        config: Batsim's ``config`` object of SIMULATION_BEGINS (forwarding options, ...).
+        allow_compute_sharing: whether several jobs may share a host.
+    """
+
+    hosts: list[Host]
+    config: dict[str, Any] = field(default_factory=dict)
+    allow_compute_sharing: bool = False
+
+    def __len__(self) -> int:
+        return len(self.hosts)
+
+    @property
+    def all_ids(self) -> ProcSet:
+        """Every resource id as an interval set."""
+        return ProcSet((0, len(self.hosts) - 1)) if self.hosts else ProcSet()
+
+    def by_name(self, name: str) -> Host:
+        """The host called ``name``.
+
+        Raises:
+            KeyError: no such host.
+        """
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(f"no host named {name!r}")
+
+    def with_property(self, key: str, value: str) -> ProcSet:
+        """Ids of the hosts whose property ``key`` equals ``value`` (e.g. ``owner=user1``)."""
+        return ProcSet(*[h.id for h in self.hosts if h.properties.get(key) == value])

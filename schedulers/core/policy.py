@@ -1,0 +1,318 @@
+"""The one base class every scheduling policy derives from.
+
+A policy is pure decision logic: it receives typed events (:mod:`schedulers.core.events`) and
+returns decisions. It never touches sockets or files, so the same class runs
+
+* in the embedded engine (:mod:`schedulers.engine`), called in-process,
+* behind the ZeroMQ server against real Batsim (``gridsched serve``),
+* as a pybatsim plugin (:mod:`schedulers.batsim.pybatsim_glue`).
+
+The transport calls :meth:`Policy.decide` once per Batsim message. The base class keeps the
+bookkeeping every policy needs (known jobs, running jobs, hosts free for a new job, pstates) and
+dispatches each event to an ``on_*`` callback; after the events of a message it calls
+:meth:`Policy.schedule`, where queue-based policies make their decisions. Callbacks a policy does
+not need are no-ops; unknown event types go to :meth:`Policy.on_unknown_event` and are ignored by
+default (never a crash).
+
+Writing a policy::
+
+    class MyPolicy(Policy):
+        name = "mine"
+        def on_job_submitted(self, job):
+            self.queue.append(job)
+        def schedule(self):
+            while self.queue and self.queue[0].res <= len(self.available):
+                job = self.queue.pop(0)
+                self.execute(job, self.pick(self.available, job.res))
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterable
+
+from procset import ProcSet
+
+from .events import (
+    Answer,
+    CallMeLater,
+    Decision,
+    Event,
+    ExecuteJob,
+    GenericEvent,
+    JobCompleted,
+    JobKilled,
+    JobSubmitted,
+    KillJobs,
+    Notify,
+    NotifyBatsim,
+    Query,
+    RejectJob,
+    RequestedCall,
+    ResourceStateChanged,
+    SetResourceState,
+    SimulationBegins,
+    SimulationEnds,
+)
+from .model import Host, HostState, Job, JobState, Platform
+
+
+class PolicyError(RuntimeError):
+    """A policy asked for something impossible (unknown job, wrong allocation size...)."""
+
+
+def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
+    """Normalise host ids given as a ProcSet, an iterable of ints or one int."""
+    if isinstance(hosts, ProcSet):
+        return hosts
+    if isinstance(hosts, int):
+        return ProcSet(hosts)
+    return ProcSet(*hosts)
+
+
+class Policy:
+    """Base class of all policies (see the module docstring).
+
+    Args:
+        options: policy options (``--policy-options`` JSON on the command line).
+
+    Attributes maintained for subclasses:
+        now: current simulation time (s).
+        platform: :class:`Platform` built from SIMULATION_BEGINS.
+        jobs: every job seen, by id.
+        running: running jobs by id.
+        available: ids of hosts that are awake (computation pstate, not switching) and not
+            allocated to a running job (updated at once by :meth:`execute`).
+        allocated: ids of hosts allocated to running jobs.
+        no_more_static_jobs: Batsim said ``no_more_static_job_to_submit``.
+        consumed_energy: last energy (J) answered to a ``consumed_energy`` query, or None.
+    """
+
+    #: Name under which the policy is registered (``--policy NAME``).
+    name: ClassVar[str] = "policy"
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.options: dict[str, Any] = dict(options or {})
+        self.now: float = 0.0
+        self.platform: Platform = Platform(hosts=[])
+        self.jobs: dict[str, Job] = {}
+        self.running: dict[str, Job] = {}
+        self.available: ProcSet = ProcSet()
+        self.allocated: ProcSet = ProcSet()
+        self.no_more_static_jobs: bool = False
+        self.simulation_ended: bool = False
+        self.consumed_energy: float | None = None
+        self._decisions: list[Decision] = []
+
+    # ------------------------------------------------------------------ driver (called by transports)
+    def decide(self, now: float, events: list[Event]) -> list[Decision]:
+        """Handle the events of one Batsim message and return the decisions to send back.
+
+        Args:
+            now: the message's ``now`` (s).
+            events: decoded events, in message order.
+
+        Returns:
+            The decisions, in the order the policy made them (Batsim applies them in that order).
+        """
+        self.now = float(now)
+        self._decisions = []
+        for ev in events:
+            self._dispatch(ev)
+        if not self.simulation_ended:
+            self.schedule()
+        out, self._decisions = self._decisions, []
+        return out
+
+    def _dispatch(self, ev: Event) -> None:
+        if isinstance(ev, JobSubmitted):
+            job = ev.job
+            self.jobs[job.id] = job
+            self.on_job_submitted(job)
+        elif isinstance(ev, JobCompleted):
+            job = self.jobs.get(ev.job_id)
+            if job is None:  # a job we never saw (e.g. replayed transcript): still free its hosts
+                self._release(ev.alloc)
+                return
+            job.state = JobState(ev.job_state) if ev.job_state in JobState.__members__ else job.state
+            job.finish_time = ev.timestamp
+            if self.running.pop(job.id, None) is not None or job.allocation is not None:
+                self._release(job.allocation if job.allocation is not None else ev.alloc)
+            self.on_job_completed(job)
+        elif isinstance(ev, ResourceStateChanged):
+            self._on_pstate(ev.resources, int(ev.state))
+            self.on_resource_state_changed(ev.resources, ev.state)
+        elif isinstance(ev, RequestedCall):
+            self.on_requested_call()
+        elif isinstance(ev, JobKilled):
+            self.on_jobs_killed([self.jobs[j] for j in ev.job_ids if j in self.jobs], ev.job_progress)
+        elif isinstance(ev, Answer):
+            if ev.consumed_energy is not None:
+                self.consumed_energy = ev.consumed_energy
+            self.on_answer(ev)
+        elif isinstance(ev, Notify):
+            if ev.type == "no_more_static_job_to_submit":
+                self.no_more_static_jobs = True
+            self.on_notify(ev)
+        elif isinstance(ev, SimulationBegins):
+            hosts = ev.compute_resources
+            self.platform = Platform(hosts=hosts, config=ev.config,
+                                     allow_compute_sharing=ev.allow_compute_sharing)
+            self.available = ProcSet(*[h.id for h in hosts if self._awake(h) and h.state == HostState.IDLE])
+            self.on_simulation_begins(self.platform)
+        elif isinstance(ev, SimulationEnds):
+            self.simulation_ended = True
+            self.on_simulation_ends()
+        else:
+            self.on_unknown_event(ev)
+
+    # ----------------------------------------------------------------------------- host bookkeeping
+    @staticmethod
+    def _is_sleep_pstate(host: Host, pstate: int) -> bool:
+        sp = host.sleep_pstates
+        return sp is not None and pstate in sp
+
+    def _awake(self, host: Host) -> bool:
+        return not self._is_sleep_pstate(host, host.pstate) and host.state not in (
+            HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
+
+    def _release(self, alloc: ProcSet) -> None:
+        for i in alloc:
+            if i < len(self.platform.hosts) and self.platform.hosts[i].state == HostState.COMPUTING:
+                self.platform.hosts[i].state = HostState.IDLE
+        self.allocated -= alloc
+        hosts = self.platform.hosts
+        self.available |= ProcSet(*[i for i in alloc if i < len(hosts) and self._awake(hosts[i])])
+
+    def _on_pstate(self, resources: ProcSet, pstate: int) -> None:
+        for i in resources:
+            if i >= len(self.platform.hosts):
+                continue
+            h = self.platform.hosts[i]
+            h.pstate = pstate
+            if self._is_sleep_pstate(h, pstate):
+                h.state = HostState.SLEEPING
+                self.available -= ProcSet(i)
+            else:
+                if h.state != HostState.COMPUTING:
+                    h.state = HostState.IDLE
+                    if i not in self.allocated:
+                        self.available |= ProcSet(i)
+
+    # ------------------------------------------------------------------------ decisions (for policies)
+    def execute(self, job: Job, hosts: ProcSet | Iterable[int] | int, **extra: Any) -> None:
+        """Start ``job`` now on ``hosts`` (EXECUTE_JOB).
+
+        Raises:
+            PolicyError: the job is not waiting, or ``hosts`` has not exactly ``job.res`` hosts.
+        """
+        alloc = as_procset(hosts)
+        if job.state != JobState.SUBMITTED:
+            raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
+        if len(alloc) != job.res:
+            raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {len(alloc)}")
+        job.state = JobState.RUNNING
+        job.start_time = self.now
+        job.allocation = alloc
+        self.running[job.id] = job
+        self.available -= alloc
+        self.allocated |= alloc
+        for i in alloc:
+            if i < len(self.platform.hosts):
+                self.platform.hosts[i].state = HostState.COMPUTING
+        self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=dict(extra)))
+
+    def reject(self, job: Job) -> None:
+        """Reject ``job`` (REJECT_JOB); it ends in state REJECTED."""
+        job.state = JobState.REJECTED
+        self._decisions.append(RejectJob(job_id=job.id))
+
+    def kill(self, jobs: Iterable[Job]) -> None:
+        """Kill running jobs (KILL_JOB). Their hosts are freed when JOB_COMPLETED arrives."""
+        ids = [j.id for j in jobs]
+        if ids:
+            self._decisions.append(KillJobs(job_ids=ids))
+
+    def call_me_later(self, at: float) -> None:
+        """Ask Batsim for a REQUESTED_CALL at time ``at`` (s, absolute)."""
+        self._decisions.append(CallMeLater(at=float(at)))
+
+    def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
+        """Switch ``hosts`` to ``pstate`` (SET_RESOURCE_STATE).
+
+        Switching to a sleep pstate takes the hosts out of :attr:`available` until Batsim reports
+        RESOURCE_STATE_CHANGED back to a computation pstate.
+        """
+        res = as_procset(hosts)
+        for i in res:
+            h = self.platform.hosts[i]
+            if self._is_sleep_pstate(h, pstate):
+                h.state = HostState.SWITCHING_OFF
+                self.available -= ProcSet(i)
+            elif self._is_sleep_pstate(h, h.pstate):
+                h.state = HostState.SWITCHING_ON
+        self._decisions.append(SetResourceState(resources=res, state=str(int(pstate))))
+
+    def query_consumed_energy(self) -> None:
+        """Ask for the energy consumed since the start (J); it comes back in :meth:`on_answer`."""
+        self._decisions.append(Query(requests={"consumed_energy": {}}))
+
+    def notify(self, type_: str, **data: Any) -> None:
+        """Send a NOTIFY event (e.g. ``registration_finished``)."""
+        self._decisions.append(NotifyBatsim(type=type_, data=dict(data)))
+
+    def emit(self, decision: Decision) -> None:
+        """Append any raw decision (escape hatch for protocol features without a helper)."""
+        self._decisions.append(decision)
+
+    # ----------------------------------------------------------------------------------- callbacks
+    def on_simulation_begins(self, platform: Platform) -> None:
+        """The platform is known (hosts, properties such as ``owner``)."""
+
+    def on_job_submitted(self, job: Job) -> None:
+        """A job arrived."""
+
+    def on_job_completed(self, job: Job) -> None:
+        """A job ended; its hosts are already back in :attr:`available`."""
+
+    def on_jobs_killed(self, jobs: list[Job], progress: dict[str, Any]) -> None:
+        """Jobs were killed as asked; ``progress`` is Batsim's ``job_progress``."""
+
+    def on_resource_state_changed(self, hosts: ProcSet, state: str) -> None:
+        """Hosts reached pstate ``state``."""
+
+    def on_requested_call(self) -> None:
+        """A CALL_ME_LATER fired."""
+
+    def on_answer(self, answer: Answer) -> None:
+        """Batsim answered a QUERY."""
+
+    def on_notify(self, notify: Notify) -> None:
+        """Batsim sent a NOTIFY."""
+
+    def on_simulation_ends(self) -> None:
+        """The simulation is over."""
+
+    def on_unknown_event(self, event: Event) -> None:
+        """An event type the policy does not know: ignored."""
+
+    def schedule(self) -> None:
+        """Called once after every message's events: make queue-based decisions here."""
+
+
+def first_hosts(available: ProcSet, n: int) -> ProcSet:
+    """The ``n`` lowest ids of ``available`` (the documented default host choice).
+
+    Raises:
+        PolicyError: fewer than ``n`` hosts available.
+    """
+    if n > len(available):
+        raise PolicyError(f"{n} hosts requested but only {len(available)} available")
+    out: list[tuple[int, int]] = []
+    left = n
+    for itv in available.intervals():
+        take = min(left, itv.sup - itv.inf + 1)
+        out.append((itv.inf, itv.inf + take - 1))
+        left -= take
+        if left == 0:
+            break
+    return ProcSet(*out)

@@ -1,0 +1,98 @@
+"""Write Batsim 4.2.1's output files from an engine run.
+
+Files (``PREFIX`` is Batsim's ``-e``, e.g. ``out/out_``):
+
+* ``PREFIXjobs.csv``: one row per job in completion (or rejection) order; floats ``%f``;
+  rejected jobs have empty time columns; ``consumed_energy`` is -1 without energy;
+  ``execution_time`` of a null-duration job is 1e-5 s as in Batsim.
+* ``PREFIXschedule.csv``: the aggregate row (makespan, mean/max waiting, turnaround, slowdown =
+  stretch, machine-state times — accumulated only when a machine leaves a state, as Batsim does).
+  ``batsim_version`` names the Batsim release whose behaviour and formats the engine reproduces.
+* ``PREFIXmachine_states.csv``: counts of machines per state, a row after each job start/end and
+  switch; time written ``%g``.
+* ``PREFIXconsumed_energy.csv`` and ``PREFIXpstate_changes.csv`` only with energy (``-E``).
+
+Formats checked against ``shared/batsim-4.2.1/outputs``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .simulator import NULL_RUNTIME_EPSILON, EngineResult
+
+JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
+               "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
+               "stretch,allocated_resources,consumed_energy,metadata")
+SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
+                    "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
+                    "nb_computing_machines", "nb_grouped_switches", "nb_jobs", "nb_jobs_finished",
+                    "nb_jobs_killed", "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches",
+                    "scheduling_time", "simulation_time", "success_rate", "time_computing", "time_idle",
+                    "time_sleeping", "time_switching_off", "time_switching_on", "time_unavailable")
+
+
+def _f(x: float) -> str:
+    return "%f" % x
+
+
+def job_rows(result: EngineResult) -> list[str]:
+    """The lines of out_jobs.csv (header first)."""
+    out = [JOBS_HEADER]
+    for j in result.rows["jobs"]:
+        head = f"{j.name},{j.workload},{j.profile},{_f(j.subtime)},{j.res},{_f(j.walltime)}"
+        if j.state == "REJECTED":
+            out.append(f'{head},0,REJECTED,,,,,,,,,""')
+            continue
+        ex = j.runtime if j.runtime > 0 else NULL_RUNTIME_EPSILON
+        fin = j.start + ex
+        wait = j.start - j.subtime
+        turn = fin - j.subtime
+        success = 1 if j.state == "COMPLETED_SUCCESSFULLY" else 0
+        out.append(f"{head},{success},{j.state},{_f(j.start)},{_f(ex)},{_f(fin)},{_f(wait)},{_f(turn)},"
+                   f'{_f(turn / ex)},{j.alloc},{_f(j.energy)},""')
+    return out
+
+
+def schedule_rows(result: EngineResult) -> list[str]:
+    """The two lines of out_schedule.csv."""
+    vals = []
+    for c in SCHEDULE_COLUMNS:
+        v = result.schedule[c]
+        vals.append(v if isinstance(v, str) else (str(v) if isinstance(v, int) else _f(v)))
+    return [",".join(SCHEDULE_COLUMNS), ",".join(vals)]
+
+
+def machine_state_rows(result: EngineResult) -> list[str]:
+    out = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
+    out.extend("%g,%d,%d,%d,%d,%d" % r for r in result.rows["machine_states"])
+    return out
+
+
+def energy_rows(result: EngineResult) -> list[str]:
+    out = ["time,energy,event_type,wattmin,epower"]
+    for t, e, kind, wmin, ep in result.rows["energy"]:
+        out.append(f"{_f(t)},{_f(e)},{kind},{_f(wmin)},{'NA' if ep is None else _f(ep)}")
+    return out
+
+
+def pstate_rows(result: EngineResult) -> list[str]:
+    out = ["time,machine_id,new_pstate"]
+    out.extend("%g,%s,%d" % r for r in result.rows["pstates"])
+    return out
+
+
+def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool) -> list[Path]:
+    """Write Batsim's output files with ``prefix`` (folders are created). Returns the paths."""
+    prefix = str(prefix)
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    files = {"jobs.csv": job_rows, "schedule.csv": schedule_rows, "machine_states.csv": machine_state_rows}
+    if energy:
+        files["consumed_energy.csv"] = energy_rows
+        files["pstate_changes.csv"] = pstate_rows
+    paths = []
+    for name, fn in files.items():
+        p = Path(prefix + name)
+        p.write_text("\n".join(fn(result)) + "\n", encoding="utf-8")
+        paths.append(p)
+    return paths

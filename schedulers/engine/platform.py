@@ -1,0 +1,295 @@
+"""Read a SimGrid platform XML (DTD 4.x) the way Batsim 4.2.1 uses it.
+
+What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate, ``core``,
+``pstate``, ``<prop>`` children), ``<cluster>`` (``prefix``/``radical``/``suffix`` expansion,
+``speed``, ``core``, ``<prop>`` children copied to every host), nested ``<zone>``/``<AS>`` (their
+``<prop>`` become zone properties), and whether the platform has network links (``<link>``,
+``<backbone>``, cluster ``bw``) — the engine models no network, so jobs with communications are
+refused on platforms with links.
+
+Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
+
+* the master host (name ``master_host`` by default, or role ``master``) is not a compute resource;
+  hosts with role ``storage`` are storage resources;
+* compute resources get ids ``0..n-1`` in lexicographic order of host names;
+* each compute host's properties gain ``role: ""`` when absent.
+
+Energy: SimGrid's host-energy plugin (SimGrid >= 3.24): ``wattage_per_state`` holds one
+``Idle:Epsilon:AllCores`` (or ``Idle:AllCores``, then Epsilon = Idle) triple per pstate, watts;
+a host with ``C`` cores of which a load ``L`` (in cores, possibly fractional) is busy draws
+``Epsilon + (AllCores - Epsilon) * min(L / C, 1)`` when ``L > 0`` and ``Idle`` otherwise.
+``wattage_off`` is the power of a host turned off (Batsim never turns hosts off: sleeping is a
+pstate of its own).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..inputs.errors import PlatformError
+
+_SPEED_UNITS = {
+    "": 1.0, "f": 1.0, "flops": 1.0,
+    "kf": 1e3, "mf": 1e6, "gf": 1e9, "tf": 1e12, "pf": 1e15, "ef": 1e18, "zf": 1e21, "yf": 1e24,
+}
+_SPEED_RE = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_speed(text: str, where: str) -> float:
+    """Parse one SimGrid speed (``"100Mf"``, ``"1e-9Mf"``, ``"0.5f"``, ``"14.04Gf"``) in flops/s.
+
+    Raises:
+        PlatformError: unknown unit or not a number (the message names ``where``).
+    """
+    m = _SPEED_RE.match(text)
+    if not m:
+        raise PlatformError(f"{where}: cannot read speed {text!r}")
+    value, unit = m.groups()
+    mult = _SPEED_UNITS.get(unit.lower())
+    if mult is None:
+        raise PlatformError(f"{where}: unknown speed unit {unit!r} in {text!r} (use f, kf, Mf, Gf, Tf...)")
+    try:
+        v = float(value) * mult
+    except ValueError:
+        raise PlatformError(f"{where}: cannot read speed {text!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise PlatformError(f"{where}: speed must be a finite number >= 0, got {text!r}")
+    return v
+
+
+@dataclass(slots=True)
+class PowerRange:
+    """Power of one pstate (W): idle, epsilon (all cores at near-zero load), all cores busy."""
+
+    idle: float
+    epsilon: float
+    all_cores: float
+
+    def power(self, load: float, cores: int) -> float:
+        """Power (W) with ``load`` cores busy (fractional allowed) out of ``cores``."""
+        if load <= 0:
+            return self.idle
+        return self.epsilon + (self.all_cores - self.epsilon) * min(load / cores, 1.0)
+
+
+@dataclass(slots=True)
+class HostSpec:
+    """A host as read from the XML: name, per-pstate speeds (flops/s, per core), cores, properties."""
+
+    name: str
+    speeds: list[float]
+    cores: int
+    pstate: int
+    properties: dict[str, str]
+    zone_properties: dict[str, str]
+    power: list[PowerRange] | None = None
+    wattage_off: float | None = None
+    sleep_pstates: tuple[int, int, int] | None = None  # (sleep, virtual off, virtual on)
+
+    @property
+    def role(self) -> str:
+        return self.properties.get("role", "")
+
+
+@dataclass(slots=True)
+class PlatformSpec:
+    """The platform: compute hosts in Batsim id order, master and storage hosts, network flag."""
+
+    source: str
+    compute: list[HostSpec]
+    master: HostSpec | None
+    storage: list[HostSpec] = field(default_factory=list)
+    has_network: bool = False
+
+    @property
+    def has_energy(self) -> bool:
+        return all(h.power is not None for h in self.compute)
+
+
+def _parse_power(h: HostSpec, source: str) -> None:
+    raw = h.properties.get("wattage_per_state")
+    if raw is None:
+        return
+    ranges: list[PowerRange] = []
+    for i, chunk in enumerate(raw.split(",")):
+        parts = [p.strip() for p in chunk.split(":")]
+        if len(parts) not in (2, 3):
+            raise PlatformError(
+                f"{source}: host {h.name!r}: wattage_per_state entry {i} is {chunk.strip()!r}; "
+                "expected 'Idle:AllCores' or 'Idle:Epsilon:AllCores'")
+        try:
+            vals = [float(p) for p in parts]
+        except ValueError:
+            raise PlatformError(f"{source}: host {h.name!r}: non-numeric wattage_per_state entry {chunk!r}") from None
+        if len(vals) == 2:  # SimGrid >= 3.24: Epsilon = Idle
+            vals = [vals[0], vals[0], vals[1]]
+        if h.cores == 1:  # SimGrid: on a 1-core host, OneCore == AllCores
+            vals[1] = vals[2]
+        ranges.append(PowerRange(*vals))
+    if len(ranges) != len(h.speeds):
+        raise PlatformError(
+            f"{source}: host {h.name!r} has {len(h.speeds)} pstates in 'speed' but "
+            f"{len(ranges)} entries in wattage_per_state")
+    h.power = ranges
+    off = h.properties.get("wattage_off")
+    if off is not None:
+        try:
+            h.wattage_off = float(off)
+        except ValueError:
+            raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} is not a number") from None
+    sp = h.properties.get("sleep_pstates")
+    if sp:
+        try:
+            s, o, n = (int(x) for x in sp.split(":"))
+        except ValueError:
+            raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates must be 'S:OFF:ON', got {sp!r}") from None
+        for p in (s, o, n):
+            if not 0 <= p < len(h.speeds):
+                raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates {sp!r} names pstate {p}, "
+                                    f"but the host has {len(h.speeds)}")
+        h.sleep_pstates = (s, o, n)
+
+
+def _props(elem: ET.Element) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in elem:
+        if _tag(p) == "prop":
+            out[p.get("id", "")] = p.get("value", "")
+    return out
+
+
+def _tag(e: ET.Element) -> str:
+    t = e.tag
+    return t.rsplit("}", 1)[-1] if isinstance(t, str) else ""
+
+
+def _expand_radical(radical: str, where: str) -> list[str]:
+    out: list[str] = []
+    for part in radical.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            try:
+                lo, hi = int(a), int(b)
+            except ValueError:
+                raise PlatformError(f"{where}: bad radical {radical!r}") from None
+            out.extend(str(i) for i in range(lo, hi + 1))
+        else:
+            try:
+                out.append(str(int(part)))
+            except ValueError:
+                raise PlatformError(f"{where}: bad radical {radical!r}") from None
+    return out
+
+
+def _host_from(name: str, speed: str | None, core: str | None, pstate: str | None,
+               props: dict[str, str], zprops: dict[str, str], where: str) -> HostSpec:
+    if not name:
+        raise PlatformError(f"{where}: a host has no 'id'")
+    if not speed:
+        raise PlatformError(f"{where}: host {name!r} has no speed")
+    speeds = [parse_speed(s, f"{where}: host {name!r}") for s in speed.split(",")]
+    try:
+        cores = int(core) if core else 1
+        ps = int(pstate) if pstate else 0
+    except ValueError:
+        raise PlatformError(f"{where}: host {name!r}: 'core' and 'pstate' must be integers") from None
+    if cores < 1:
+        raise PlatformError(f"{where}: host {name!r}: core must be >= 1")
+    if not 0 <= ps < len(speeds):
+        raise PlatformError(f"{where}: host {name!r}: initial pstate {ps} but only {len(speeds)} speeds")
+    return HostSpec(name=name, speeds=speeds, cores=cores, pstate=ps, properties=dict(props),
+                    zone_properties=dict(zprops))
+
+
+def read_platform(path: str | Path, master_host: str = "master_host") -> PlatformSpec:
+    """Read a SimGrid platform file.
+
+    Args:
+        path: the XML file.
+        master_host: name of Batsim's master host (``--master-host``, default ``master_host``).
+
+    Returns:
+        A :class:`PlatformSpec` whose ``compute`` hosts are in Batsim id order.
+
+    Raises:
+        PlatformError: unreadable/malformed XML, host without speed, bad units, duplicate host
+            names, no compute host, inconsistent energy properties (message names file and host).
+    """
+    src = str(path)
+    try:
+        text = Path(src).read_bytes().lstrip()  # SimGrid accepts blank lines before <?xml
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise PlatformError(f"{src}: malformed XML: {exc}") from None
+    except OSError as exc:
+        raise PlatformError(f"{src}: cannot read platform: {exc.strerror or exc}") from None
+    if _tag(root) != "platform":
+        raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
+
+    hosts: list[HostSpec] = []
+    has_network = False
+
+    def walk(elem: ET.Element, zprops: dict[str, str]) -> None:
+        nonlocal has_network
+        for child in elem:
+            t = _tag(child)
+            if t in ("zone", "AS"):
+                z = dict(zprops)
+                z.update(_props(child))
+                walk(child, z)
+            elif t == "host":
+                hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
+                                        child.get("pstate"), _props(child), zprops, src))
+            elif t == "cluster":
+                prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
+                radical = child.get("radical")
+                if radical is None:
+                    raise PlatformError(f"{src}: cluster {child.get('id')!r} has no radical")
+                props = _props(child)
+                for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}"):
+                    hosts.append(_host_from(f"{prefix}{r}{suffix}", child.get("speed"), child.get("core"),
+                                            None, props, zprops, src))
+                if child.get("bw") or child.get("bb_bw"):
+                    has_network = True
+            elif t in ("link", "backbone", "peer", "cabinet"):
+                has_network = True
+            elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",
+                       "router", "storage", "storage_type", "mount", "trace", "trace_connect",
+                       "actor", "process", "disk"):
+                continue
+            else:
+                continue
+
+    walk(root, {})
+    seen: set[str] = set()
+    for h in hosts:
+        if h.name in seen:
+            raise PlatformError(f"{src}: duplicate host id {h.name!r}")
+        seen.add(h.name)
+
+    master = None
+    compute: list[HostSpec] = []
+    storage: list[HostSpec] = []
+    for h in hosts:
+        role = h.properties.get("role", "")
+        if h.name == master_host or role == "master":
+            master = h
+        elif role == "storage":
+            storage.append(h)
+        else:
+            compute.append(h)
+    if not compute:
+        raise PlatformError(f"{src}: no compute host (every host is the master or a storage)")
+    compute.sort(key=lambda h: h.name)
+    for h in compute:
+        if "role" not in h.properties:
+            h.properties = {"role": "", **h.properties}
+        _parse_power(h, src)
+    return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network)
