@@ -83,8 +83,8 @@ def _check_profile(src: str, name: str, p: Any, profiles: dict, has_network: boo
             f"{where}: profile type {t!r} is not simulated by the embedded engine "
             f"(supported: {', '.join(SUPPORTED_PROFILES)}); run it on real Batsim (--engine batsim)")
     if t == "delay":
-        if not _num(p.get("delay")) or p["delay"] < 0:
-            raise WorkloadError(f"{where}: 'delay' must be a number >= 0, got {p.get('delay')!r}")
+        if not _num(p.get("delay")) or p["delay"] <= 0:  # Batsim refuses non-positive delays
+            raise WorkloadError(f"{where}: 'delay' must be a number > 0, got {p.get('delay')!r}")
     elif t in ("parallel_homogeneous", "parallel_homogeneous_total"):
         for k in ("cpu", "com"):
             if not _num(p.get(k)) or p[k] < 0:

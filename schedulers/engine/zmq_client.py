@@ -1,0 +1,63 @@
+"""Play Batsim's side of the protocol over ZeroMQ, so any Batsim scheduler can drive the engine.
+
+Batsim connects a REQ socket to the scheduler's REP socket (default ``tcp://localhost:28000``) and
+speaks first; every message is answered by exactly one reply. :class:`ZmqPort` does the same,
+encoding messages exactly as Batsim 4.2.1 writes them (:func:`schedulers.batsim.protocol.encode_message`).
+"""
+
+from __future__ import annotations
+
+import zmq
+
+from ..batsim.protocol import decode_decisions, encode_message
+from ..core.events import Decision, Event
+from .simulator import EngineError
+
+
+class SchedulerUnreachable(EngineError):
+    """The scheduler did not answer within the timeout (is it running and bound to the endpoint?)."""
+
+
+class ZmqPort:
+    """A :class:`~schedulers.engine.simulator.SchedulerPort` over a ZeroMQ REQ socket.
+
+    Args:
+        endpoint: the scheduler's address, e.g. ``tcp://localhost:28000`` (Batsim's ``-s``).
+        timeout: seconds to wait for each reply (None: forever, like Batsim).
+
+    Raises:
+        SchedulerUnreachable: no reply within ``timeout``.
+        EngineError: the reply is not valid protocol, or its ``now`` is earlier than the message's.
+    """
+
+    def __init__(self, endpoint: str = "tcp://localhost:28000", timeout: float | None = 60.0) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self._ctx = zmq.Context.instance()
+        self._sock = self._ctx.socket(zmq.REQ)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.connect(endpoint)
+
+    def exchange(self, now: float, events: list[Event]) -> list[Decision]:
+        self._sock.send_string(encode_message(now, events))
+        if self.timeout is not None and not self._sock.poll(int(self.timeout * 1000)):
+            raise SchedulerUnreachable(f"no reply from the scheduler at {self.endpoint} within {self.timeout} s "
+                                       f"(simulation time {now:.6f})")
+        raw = self._sock.recv()
+        try:
+            reply_now, decisions = decode_decisions(raw)
+        except ValueError as exc:
+            raise EngineError(f"invalid reply from the scheduler at t={now:.6f}: {exc}") from None
+        if reply_now + 1e-6 < round(now, 6):
+            raise EngineError(f"the scheduler replied with now={reply_now} earlier than Batsim's now={now:.6f}")
+        if reply_now > round(now, 6) + 1e-6:
+            raise EngineError(
+                f"the scheduler replied with now={reply_now} > {now:.6f}: simulated decision delays are not "
+                "modelled by the embedded engine; use real Batsim (--engine batsim)")
+        for d in decisions:
+            d.timestamp = None  # Batsim applies them at the current time
+        return decisions
+
+    def close(self) -> None:
+        """Close the socket (the engine does not wait for unsent messages)."""
+        self._sock.close(0)

@@ -1,0 +1,206 @@
+"""``gridsched convert``: trace file -> validated Batsim workload JSON.
+
+The converter is chosen from the file name: ``.swf`` / ``.swf.gz`` (Standard Workload Format,
+Parallel Workloads Archive, :func:`~schedulers.inputs.swf.swf_to_batsim`), ``.gwf`` / ``.gwf.gz``
+(Grid Workloads Format, Grid Workloads Archive, :func:`~schedulers.inputs.gwf.gwf_to_batsim`),
+``.json`` / ``.json.gz`` (an existing Batsim workload, adapted to ``nb_hosts`` hosts by
+:func:`~schedulers.inputs.rescale.rescale_workload`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from .errors import WorkloadError
+from .gwf import gwf_to_batsim
+from .rescale import rescale_workload
+from .swf import ConversionReport, swf_to_batsim
+from .validate import load_workload_json, validate_workload
+
+__all__ = ["add_convert_parser", "convert_trace", "dumps_workload", "run_convert", "write_workload"]
+
+_TRACE_OPTIONS = frozenset({
+    "cores_per_host", "nb_hosts", "time_origin", "walltime", "runtime_source", "keep_cancelled",
+    "start", "end", "max_jobs", "users", "oversized", "profile_kind",
+})
+_OPTIONS = {
+    "swf": _TRACE_OPTIONS,
+    "gwf": _TRACE_OPTIONS | {"site"},
+    "json": frozenset({"nb_hosts", "mode"}),
+}
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    for suffix, kind in ((".swf", "swf"), (".swf.gz", "swf"), (".gwf", "gwf"), (".gwf.gz", "gwf"),
+                         (".json", "json"), (".json.gz", "json")):
+        if name.endswith(suffix):
+            return kind
+    raise ValueError(f"{path}: unknown trace type; expected .swf, .swf.gz, .gwf, .gwf.gz or .json")
+
+
+def dumps_workload(data: dict[str, Any]) -> str:
+    """Serialise a workload as compact but readable JSON: one job and one profile per line.
+
+    Top-level keys keep their order; ``jobs`` and ``profiles`` are written one item a line,
+    every other value on its own line. Ends with a newline. Same input, same bytes.
+    """
+    out = ["{"]
+    items = list(data.items())
+    for position, (key, value) in enumerate(items):
+        comma = "," if position < len(items) - 1 else ""
+        name = json.dumps(key)
+        if key == "jobs" and isinstance(value, list) and value:
+            rows = ",\n".join("    " + json.dumps(job, separators=(", ", ": ")) for job in value)
+            out.append(f"  {name}: [\n{rows}\n  ]{comma}")
+        elif key == "profiles" and isinstance(value, dict) and value:
+            rows = ",\n".join(
+                f"    {json.dumps(pname)}: {json.dumps(profile, separators=(', ', ': '))}"
+                for pname, profile in value.items()
+            )
+            out.append(f"  {name}: {{\n{rows}\n  }}{comma}")
+        else:
+            out.append(f"  {name}: {json.dumps(value)}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def write_workload(data: dict[str, Any], output: str | PathLike[str]) -> Path:
+    """Write ``data`` to ``output`` with :func:`dumps_workload`, atomically (temporary file then
+    rename), creating missing parent directories. Returns the output path."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    text = dumps_workload(data)
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(tmp, output)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return output
+
+
+def convert_trace(path: str | PathLike[str], output: str | PathLike[str], **options: Any) -> ConversionReport:
+    """Convert a trace to a Batsim workload JSON file, validate it, then write it.
+
+    Args:
+        path: ``.swf``/``.swf.gz``, ``.gwf``/``.gwf.gz`` or ``.json``/``.json.gz`` file.
+        output: the JSON file to write (parent directories are created).
+        **options: keyword options of the chosen converter: those of
+            :func:`~schedulers.inputs.swf.swf_to_batsim` for SWF, plus ``site`` for GWF
+            (:func:`~schedulers.inputs.gwf.gwf_to_batsim`); for JSON, ``nb_hosts`` (required)
+            and ``mode`` (``"scale"``, ``"clamp"`` or ``"drop"``,
+            :func:`~schedulers.inputs.rescale.rescale_workload`).
+
+    Returns:
+        The :class:`~schedulers.inputs.swf.ConversionReport`, with ``output`` set.
+
+    Raises:
+        ValueError: unknown extension, an option the converter does not take, or an option out
+            of range.
+        FileNotFoundError: ``path`` does not exist.
+        WorkloadError: malformed input (file and line), or a result that is not a valid
+            workload (nothing is written then).
+    """
+    path, output = Path(path), Path(output)
+    kind = _kind(path)
+    unknown = sorted(set(options) - _OPTIONS[kind])
+    if unknown:
+        raise ValueError(f"{path}: option(s) {', '.join(unknown)} do not apply to a .{kind} input "
+                         f"(accepted: {', '.join(sorted(_OPTIONS[kind]))})")
+    if kind == "swf":
+        data = swf_to_batsim(path, **options)
+    elif kind == "gwf":
+        data = gwf_to_batsim(path, **options)
+    else:
+        if options.get("nb_hosts") is None:
+            raise ValueError(f"{path}: rescaling a Batsim JSON workload needs nb_hosts")
+        data = rescale_workload(load_workload_json(path), options["nb_hosts"],
+                                mode=options.get("mode", "scale"), source=str(path))
+    report = data.report
+    validate_workload(data, f"{output} (converted from {path})")
+    write_workload(data, output)
+    report.output = str(output)
+    return report
+
+
+def _time_origin(text: str) -> str | float:
+    if text in ("first", "zero"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'first', 'zero' or seconds, got {text!r}") from None
+
+
+def add_convert_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
+    """Register the ``convert`` sub-command on ``subparsers`` (from ``add_subparsers()``).
+
+    The parser's default ``func`` is :func:`run_convert`. Options left unset are not passed to
+    the converter, so the converter's own defaults apply. Returns the new parser.
+    """
+    parser = subparsers.add_parser(
+        "convert",
+        help="convert an SWF/GWF trace (or rescale a Batsim JSON workload) to a Batsim workload",
+        description=(
+            "Convert a Parallel Workloads Archive trace (.swf, .swf.gz), a Grid Workloads Archive "
+            "trace (.gwf) or a Batsim workload (.json, rescaled to --nb-hosts) into a validated "
+            "Batsim workload JSON file of delay jobs, and print what was kept and dropped."
+        ),
+    )
+    parser.add_argument("trace", help="input trace: .swf, .swf.gz, .gwf or .json")
+    parser.add_argument("-o", "--output", required=True, help="Batsim workload JSON to write")
+    parser.add_argument("--cores-per-host", type=int, help="processors per host (default 1): res = ceil(procs / N)")
+    parser.add_argument("--nb-hosts", type=int,
+                        help="hosts of the target platform (default: trace header MaxProcs / cores, or largest job)")
+    parser.add_argument("--time-origin", type=_time_origin,
+                        help="'first' (default: first kept job at 0 s), 'zero' (trace time) or seconds")
+    parser.add_argument("--start", type=float, help="keep jobs submitted at or after S (trace seconds)")
+    parser.add_argument("--end", type=float, help="keep jobs submitted before S (trace seconds)")
+    parser.add_argument("--max-jobs", type=int, help="keep at most N jobs (the earliest submitted)")
+    parser.add_argument("--keep-cancelled", action="store_true", default=None,
+                        help="keep cancelled jobs (status 5) that did run")
+    parser.add_argument("--walltime", choices=("requested", "runtime", "none"),
+                        help="walltime source (default: requested time, -1 when unknown)")
+    parser.add_argument("--runtime-source", choices=("run", "requested"),
+                        help="job duration: recorded run time (default) or requested time")
+    parser.add_argument("--no-users", dest="users", action="store_false", default=None,
+                        help="do not add the 'user' field")
+    parser.add_argument("--oversized", choices=("drop", "clamp", "error"),
+                        help="jobs needing more hosts than nb_res (default: drop)")
+    parser.add_argument("--site", action="append",
+                        help="GWF only: keep jobs of this OrigSiteID (repeatable)")
+    parser.add_argument("--rescale-mode", dest="mode", choices=("scale", "clamp", "drop"),
+                        help="JSON only: how to adapt res to --nb-hosts (default: scale)")
+    parser.set_defaults(func=run_convert)
+    return parser
+
+
+_ARG_NAMES = ("cores_per_host", "nb_hosts", "time_origin", "start", "end", "max_jobs",
+              "keep_cancelled", "walltime", "runtime_source", "users", "oversized", "site", "mode")
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """Handler of ``gridsched convert``: convert, print the report; 0 on success, 2 on error.
+
+    Errors (unknown file, malformed trace, bad option) are printed on stderr as one message
+    naming the file (and line), without a traceback.
+    """
+    options = {name: getattr(args, name) for name in _ARG_NAMES if getattr(args, name, None) is not None}
+    if "site" in options and len(options["site"]) == 1:
+        options["site"] = options["site"][0]
+    try:
+        report = convert_trace(args.trace, args.output, **options)
+    except (WorkloadError, ValueError, OSError) as exc:
+        print(f"gridsched convert: error: {exc}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    return 0

@@ -1,0 +1,634 @@
+"""Standard Workload Format (SWF) -> Batsim workload.
+
+SWF is the format of the Parallel Workloads Archive, defined by Chapin, Cirne, Feitelson et al.
+("Benchmarks and standards for the evaluation of parallel job schedulers", JSSPP 1999) and
+maintained by Feitelson et al. (Feitelson, Tsafrir and Krakov, "Experience with using the Parallel
+Workloads Archive", JPDC 74(10), 2014; https://www.cs.huji.ac.il/labs/parallel/workload/swf.html).
+A file is a header of ``;`` comment lines (``; MaxProcs: 128``, ``; UnixStartTime: ...``) followed
+by one line per job with 18 whitespace-separated numeric fields, -1 meaning "unknown":
+
+====  =====================================  ====  =====================================
+ 1    job number                              10   requested memory (KB per processor)
+ 2    submit time (s)                         11   status: 1 completed, 0 failed,
+ 3    wait time (s)                                5 cancelled, 2/3/4 partial executions
+ 4    run time (s)                            12   user id
+ 5    number of allocated processors          13   group id
+ 6    average CPU time used (s)               14   executable (application) number
+ 7    used memory (KB per processor)          15   queue number
+ 8    requested number of processors          16   partition number
+ 9    requested time (s)                      17   preceding job number
+                                              18   think time from preceding job (s)
+====  =====================================  ====  =====================================
+
+This module also holds what every trace converter shares: :class:`ConversionReport` (counts of
+records read, jobs kept and jobs dropped by reason, plus every -1 or adjustment applied) and
+:class:`ConvertedWorkload` (the Batsim workload dict, carrying its report as ``.report``). The Grid
+Workloads Format converter (:mod:`schedulers.inputs.gwf`) reuses the same rules.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from .errors import WorkloadError
+
+__all__ = [
+    "ConversionReport",
+    "ConvertedWorkload",
+    "SWF_FIELDS",
+    "TraceRecord",
+    "read_swf",
+    "swf_to_batsim",
+]
+
+#: Names of the 18 SWF fields, in order (field n is ``SWF_FIELDS[n - 1]``).
+SWF_FIELDS = (
+    "job_number", "submit_time", "wait_time", "run_time", "allocated_processors",
+    "average_cpu_time", "used_memory", "requested_processors", "requested_time",
+    "requested_memory", "status", "user_id", "group_id", "executable", "queue",
+    "partition", "preceding_job", "think_time",
+)
+
+#: SWF/GWF status values (field 11 of SWF, column Status of GWF).
+STATUS_FAILED, STATUS_COMPLETED, STATUS_CANCELLED = 0, 1, 5
+STATUS_PARTIAL = (2, 3, 4)
+
+TimeOrigin = Literal["first", "zero"] | float
+WalltimeRule = Literal["requested", "runtime", "none"]
+RuntimeSource = Literal["run", "requested"]
+Oversized = Literal["drop", "clamp", "error"]
+
+
+# --------------------------------------------------------------------------------------------
+# Report and result
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class ConversionReport:
+    """What a conversion did: records read, jobs kept, jobs dropped by reason, adjustments made.
+
+    Attributes:
+        source: the input file.
+        format: ``"swf"``, ``"gwf"`` or ``"batsim-json"`` (rescaling).
+        records_read: job records (non-comment lines, or jobs of a JSON workload) read.
+        jobs_kept: jobs in the output workload.
+        dropped: reason -> number of records dropped for it (each record counts once, for the
+            first rule that drops it).
+        notes: what -> number of *kept* jobs it applies to (every -1 substituted, every
+            adjustment such as clamping, every job Batsim will kill at its walltime).
+        nb_res: ``nb_res`` of the output workload.
+        time_origin: trace time (s) subtracted from submit times, or None when not applicable.
+        header: ``Key: value`` pairs of the SWF header (first occurrence of each key).
+        output: file written, when the conversion wrote one (see :func:`convert_trace`).
+
+    Invariant: ``records_read == jobs_kept + jobs_dropped``.
+    """
+
+    source: str
+    format: str
+    records_read: int = 0
+    jobs_kept: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
+    nb_res: int | None = None
+    time_origin: float | None = None
+    header: dict[str, str] = field(default_factory=dict)
+    output: str | None = None
+
+    @property
+    def jobs_dropped(self) -> int:
+        """Total number of records dropped (sum of :attr:`dropped`)."""
+        return sum(self.dropped.values())
+
+    def drop(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` records dropped for ``reason``."""
+        if count:
+            self.dropped[reason] = self.dropped.get(reason, 0) + count
+
+    def note(self, what: str, count: int = 1) -> None:
+        """Count ``count`` kept jobs to which ``what`` applies."""
+        if count:
+            self.notes[what] = self.notes.get(what, 0) + count
+
+    def summary(self) -> str:
+        """A few human-readable lines (what ``gridsched convert`` prints)."""
+        lines = [f"{self.source} ({self.format}): {self.records_read} records read, "
+                 f"{self.jobs_kept} jobs kept, {self.jobs_dropped} dropped"]
+        if self.output:
+            lines.append(f"  written to {self.output}")
+        if self.nb_res is not None:
+            lines.append(f"  nb_res: {self.nb_res}")
+        if self.time_origin is not None:
+            lines.append(f"  time origin: {_number(self.time_origin)} s of trace time")
+        for reason, count in sorted(self.dropped.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  dropped {count:>8}  {reason}")
+        for what, count in sorted(self.notes.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  note    {count:>8}  {what}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-serialisable data (``jobs_dropped`` included)."""
+        return {
+            "source": self.source, "format": self.format, "records_read": self.records_read,
+            "jobs_kept": self.jobs_kept, "jobs_dropped": self.jobs_dropped,
+            "dropped": dict(self.dropped), "notes": dict(self.notes), "nb_res": self.nb_res,
+            "time_origin": self.time_origin, "header": dict(self.header), "output": self.output,
+        }
+
+
+class ConvertedWorkload(dict):
+    """A Batsim workload dict (``nb_res``, ``jobs``, ``profiles``) with its :class:`ConversionReport`.
+
+    It *is* a plain ``dict`` for every other purpose (``json.dump``, :func:`validate_workload`,
+    indexing); the report is the attribute ``.report`` and is never written into the JSON.
+    """
+
+    def __init__(self, data: dict[str, Any], report: ConversionReport):
+        super().__init__(data)
+        self.report = report
+
+
+# --------------------------------------------------------------------------------------------
+# Shared record model and conversion rules (SWF and GWF)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class TraceRecord:
+    """One job line of a trace, reduced to what a Batsim job needs (-1 = unknown).
+
+    Times in seconds (trace time); processors as counted by the trace; ``user`` and ``site``
+    already formatted (None when unknown).
+    """
+
+    line: int
+    job_id: str
+    submit: float
+    run: float
+    allocated: float
+    requested: float
+    requested_time: float
+    status: int
+    user: str | None
+    site: str | None = None
+
+
+@dataclass(frozen=True)
+class _FieldNames:
+    """How a format names the fields the rules use (for report reasons and errors)."""
+
+    submit: str
+    run: str
+    allocated: str
+    requested: str
+    requested_time: str
+    status: str
+    user: str
+    site: str = "site"
+
+
+_SWF_NAMES = _FieldNames(
+    submit="field 2", run="field 4", allocated="field 5", requested="field 8",
+    requested_time="field 9", status="field 11", user="field 12",
+)
+
+
+def _number(value: float) -> int | float:
+    """``3.0`` -> ``3``; other values unchanged (compact JSON)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _compact(value: float) -> str:
+    """Compact text of a number for profile names: ``3477`` -> "3477", ``12.5`` -> "12.5"."""
+    return str(_number(value))
+
+
+def _check_options(
+    *, cores_per_host: int, nb_hosts: int | None, time_origin: Any, walltime: str,
+    runtime_source: str, start: float | None, end: float | None, max_jobs: int | None,
+    oversized: str, profile_kind: str,
+) -> None:
+    def positive_int(name: str, value: Any, allow_none: bool = False) -> None:
+        if value is None and allow_none:
+            return
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+    positive_int("cores_per_host", cores_per_host)
+    positive_int("nb_hosts", nb_hosts, allow_none=True)
+    if max_jobs is not None and (not isinstance(max_jobs, int) or isinstance(max_jobs, bool) or max_jobs < 0):
+        raise ValueError(f"max_jobs must be an integer >= 0, got {max_jobs!r}")
+    if time_origin not in ("first", "zero") and (
+        isinstance(time_origin, bool) or not isinstance(time_origin, (int, float))
+        or not math.isfinite(time_origin)
+    ):
+        raise ValueError(f"time_origin must be 'first', 'zero' or a number of seconds, got {time_origin!r}")
+    choices = {
+        "walltime": (walltime, ("requested", "runtime", "none")),
+        "runtime_source": (runtime_source, ("run", "requested")),
+        "oversized": (oversized, ("drop", "clamp", "error")),
+        "profile_kind": (profile_kind, ("delay",)),
+    }
+    for name, (value, allowed) in choices.items():
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    if start is not None and end is not None and end <= start:
+        raise ValueError(f"end ({end}) must be greater than start ({start})")
+
+
+def _convert_records(
+    records: Iterable[TraceRecord],
+    report: ConversionReport,
+    names: _FieldNames,
+    *,
+    capacity: Callable[[], int | None],
+    cores_per_host: int,
+    time_origin: TimeOrigin,
+    walltime: WalltimeRule,
+    runtime_source: RuntimeSource,
+    keep_cancelled: bool,
+    start: float | None,
+    end: float | None,
+    max_jobs: int | None,
+    users: bool,
+    oversized: Oversized,
+    sites: Collection[str] | None = None,
+    with_site: bool = False,
+) -> ConvertedWorkload:
+    """Apply the conversion rules (see :func:`swf_to_batsim`) to parsed records."""
+    n = names
+    r_cancelled = f"cancelled ({n.status} = 5)"
+    r_partial = f"partial-execution record ({n.status} = 2, 3 or 4)"
+    r_run_unknown = f"run time unknown ({n.run} = -1)"
+    r_run_zero = f"run time 0 ({n.run} = 0, never ran)"
+    r_procs = f"processors unknown ({n.requested} and {n.allocated} = -1)"
+    r_submit = f"submit time unknown ({n.submit} = -1)"
+    r_before_start = "submitted before start"
+    r_after_end = "submitted at or after end"
+    r_before_origin = "submitted before the time origin"
+    r_site = "other site (site filter)"
+    r_oversized = "needs more hosts than nb_res (oversized='drop')"
+    r_duplicate = "duplicate job id (first occurrence kept)"
+    r_max_jobs = "beyond max_jobs"
+
+    numeric_origin = None if time_origin in ("first", "zero") else float(time_origin)
+    cap_value: int | None = None
+    cap_known = False
+    seen: set[str] = set()
+    kept: list[tuple[float, dict[str, Any], list[str], float]] = []
+
+    for rec in records:
+        report.records_read += 1
+        notes: list[str] = []
+        # 1. status
+        if rec.status == STATUS_CANCELLED:
+            if not keep_cancelled:
+                report.drop(r_cancelled)
+                continue
+            notes.append(f"cancelled job kept ({n.status} = 5, keep_cancelled)")
+        elif rec.status in STATUS_PARTIAL:
+            report.drop(r_partial)
+            continue
+        elif rec.status not in (STATUS_COMPLETED, STATUS_FAILED):
+            notes.append(f"status unknown ({n.status} = {rec.status}), job kept")
+        # 2. runtime: jobs that never ran (or whose run is unknown) are dropped whatever the
+        # runtime source; the source then picks the duration.
+        if rec.run < 0:
+            report.drop(r_run_unknown)
+            continue
+        if rec.run == 0:
+            report.drop(r_run_zero)
+            continue
+        runtime = rec.run
+        if runtime_source == "requested":
+            if rec.requested_time > 0:
+                runtime = rec.requested_time
+            else:
+                notes.append(f"runtime from {n.run} (run time): {n.requested_time} = -1")
+        # 3. processors
+        procs = rec.requested
+        if procs <= 0:
+            procs = rec.allocated
+            if procs > 0:
+                notes.append(f"processors from {n.allocated} (allocated): {n.requested} = -1")
+        if procs <= 0:
+            report.drop(r_procs)
+            continue
+        # 4. time window and origin
+        if rec.submit < 0:
+            report.drop(r_submit)
+            continue
+        if start is not None and rec.submit < start:
+            report.drop(r_before_start)
+            continue
+        if end is not None and rec.submit >= end:
+            report.drop(r_after_end)
+            continue
+        if numeric_origin is not None and rec.submit < numeric_origin:
+            report.drop(r_before_origin)
+            continue
+        # 5. site filter (GWF)
+        if sites is not None and rec.site not in sites:
+            report.drop(r_site)
+            continue
+        # 6. hosts
+        res = max(1, math.ceil(procs / cores_per_host))
+        if procs % cores_per_host:
+            notes.append("processors not a multiple of cores_per_host: res rounded up")
+        if not cap_known:
+            cap_value, cap_known = capacity(), True
+        if cap_value is not None and res > cap_value:
+            if oversized == "drop":
+                report.drop(r_oversized)
+                continue
+            if oversized == "error":
+                raise WorkloadError(
+                    f"{report.source}, line {rec.line}: job {rec.job_id!r} needs {res} hosts "
+                    f"({_compact(procs)} processors / {cores_per_host} cores per host) but "
+                    f"nb_res is {cap_value} (use oversized='drop' or 'clamp', or a larger nb_hosts)"
+                )
+            res = cap_value
+            notes.append("res clamped to nb_res (oversized='clamp')")
+        # 7. duplicate ids
+        if rec.job_id in seen:
+            report.drop(r_duplicate)
+            continue
+        seen.add(rec.job_id)
+        # walltime
+        if walltime == "requested":
+            if rec.requested_time > 0:
+                wall: float = rec.requested_time
+            else:
+                wall = -1
+                notes.append(f"no walltime ({n.requested_time} = -1): walltime -1")
+        elif walltime == "runtime":
+            wall = runtime
+        else:
+            wall = -1
+        if wall > 0:
+            if runtime > wall:
+                notes.append("runtime > walltime: Batsim kills the job at its walltime")
+            elif runtime == wall:
+                notes.append("runtime == walltime: Batsim ends the job as walltime reached")
+        job: dict[str, Any] = {"id": rec.job_id, "subtime": rec.submit, "res": res,
+                               "walltime": _number(float(wall)), "profile": ""}
+        if users:
+            if rec.user is None:
+                notes.append(f"user unknown ({n.user} = -1): no 'user' field")
+            else:
+                job["user"] = rec.user
+        if with_site:
+            if rec.site is None:
+                notes.append(f"site unknown ({n.site} = -1): no 'site' field")
+            else:
+                job["site"] = rec.site
+        kept.append((rec.submit, job, notes, float(runtime)))
+
+    if not cap_known:
+        cap_value = capacity()
+
+    kept.sort(key=lambda item: item[0])  # stable: file order among equal submit times
+    if max_jobs is not None and len(kept) > max_jobs:
+        report.drop(r_max_jobs, len(kept) - max_jobs)
+        del kept[max_jobs:]
+
+    if time_origin == "first":
+        origin = kept[0][0] if kept else 0.0
+    elif time_origin == "zero":
+        origin = 0.0
+    else:
+        origin = float(time_origin)
+
+    profiles: dict[float, str] = {}
+    jobs = []
+    for submit, job, notes, runtime in kept:
+        job["subtime"] = _number(float(submit - origin))
+        name = profiles.get(runtime)
+        if name is None:
+            name = profiles[runtime] = f"delay_{_compact(runtime)}"
+        job["profile"] = name
+        jobs.append(job)
+        for what in notes:
+            report.note(what)
+
+    nb_res = cap_value if cap_value is not None else max((j["res"] for j in jobs), default=1)
+    report.jobs_kept = len(jobs)
+    report.nb_res = nb_res
+    report.time_origin = _number(origin)
+    data = {
+        "nb_res": nb_res,
+        "jobs": jobs,
+        "profiles": {
+            profiles[runtime]: {"type": "delay", "delay": _number(runtime)}
+            for runtime in sorted(profiles)
+        },
+    }
+    return ConvertedWorkload(data, report)
+
+
+def _open_text(path: Path) -> IO[str]:
+    """Open a trace as text, gunzipping it when it starts with the gzip magic bytes."""
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _parse_float(token: str, source: str, lineno: int, what: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise WorkloadError(f"{source}, line {lineno}: {what} is not a number: {token!r}") from None
+    if not math.isfinite(value):
+        raise WorkloadError(f"{source}, line {lineno}: {what} is not a finite number: {token!r}")
+    return value
+
+
+def _job_id(token: str) -> str:
+    """Job id text: integers normalised ("0015" -> "15"), anything else kept as written."""
+    try:
+        return str(int(token))
+    except ValueError:
+        try:
+            value = float(token)
+        except ValueError:
+            return token
+        return str(_number(value)) if math.isfinite(value) else token
+
+
+# --------------------------------------------------------------------------------------------
+# SWF
+# --------------------------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^;\s*([A-Za-z][\w-]*)\s*:\s*(.*?)\s*$")
+
+
+def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) -> Iterator[TraceRecord]:
+    """Yield the job records of an SWF file (plain or gzip-compressed) in file order.
+
+    Args:
+        path: the ``.swf`` or ``.swf.gz`` file (gzip is detected from the content).
+        header: if given, filled with the ``; Key: value`` header pairs (first occurrence wins).
+
+    Yields:
+        :class:`TraceRecord` per job line; user = ``"u<field 12>"`` or None when -1.
+
+    Raises:
+        WorkloadError: a job line does not have exactly 18 fields or a field is not a number
+            (the message gives the file name, the line number and the field).
+    """
+    path = Path(path)
+    source = str(path)
+    with _open_text(path) as stream:
+        for lineno, line in enumerate(stream, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith(";"):
+                if header is not None:
+                    match = _HEADER.match(text)
+                    if match and match.group(1) not in header:
+                        header[match.group(1)] = match.group(2)
+                continue
+            tokens = text.split()
+            if len(tokens) != 18:
+                raise WorkloadError(
+                    f"{source}, line {lineno}: an SWF job line has 18 fields, found {len(tokens)}: {text[:80]!r}"
+                )
+            values = [
+                _parse_float(tok, source, lineno, f"field {i} ({SWF_FIELDS[i - 1]})")
+                for i, tok in enumerate(tokens, start=1)
+            ]
+            user = values[11]
+            yield TraceRecord(
+                line=lineno,
+                job_id=_job_id(tokens[0]),
+                submit=values[1],
+                run=values[3],
+                allocated=values[4],
+                requested=values[7],
+                requested_time=values[8],
+                status=int(values[10]),
+                user=None if user == -1 else f"u{_compact(user)}",
+            )
+
+
+def _header_hosts(header: dict[str, str], cores_per_host: int) -> int | None:
+    """Hosts of the traced machine from the header: ceil(MaxProcs (else MaxNodes) / cores)."""
+    for key in ("MaxProcs", "MaxNodes"):
+        try:
+            value = int(float(header[key]))
+        except (KeyError, ValueError):
+            continue
+        if value > 0:
+            return math.ceil(value / cores_per_host)
+    return None
+
+
+def swf_to_batsim(
+    path: str | PathLike[str],
+    *,
+    cores_per_host: int = 1,
+    nb_hosts: int | None = None,
+    time_origin: TimeOrigin = "first",
+    walltime: WalltimeRule = "requested",
+    runtime_source: RuntimeSource = "run",
+    keep_cancelled: bool = False,
+    start: float | None = None,
+    end: float | None = None,
+    max_jobs: int | None = None,
+    users: bool = True,
+    oversized: Oversized = "drop",
+    profile_kind: Literal["delay"] = "delay",
+) -> ConvertedWorkload:
+    """Convert an SWF trace (Parallel Workloads Archive) into a Batsim workload of delay jobs.
+
+    SWF is defined by Feitelson et al. for the Parallel Workloads Archive (see the module
+    docstring for the 18 fields). Times are seconds; "field n" is the n-th SWF field.
+
+    Rules, applied to each job line in this order (the first rule that drops a record is the
+    reason counted in the report):
+
+    1. status, field 11: 5 (cancelled) is dropped unless ``keep_cancelled``; 2, 3, 4
+       (partial-execution records of checkpointed/swapped jobs) are dropped; 1 (completed),
+       0 (failed) and -1 (unknown, noted) are kept.
+    2. field 4 (run time) -1 (unknown) or 0 (the job never ran, e.g. cancelled before start)
+       drops the job, whatever ``runtime_source``. runtime = field 4; with
+       ``runtime_source="requested"`` it is field 9 (requested time) when > 0, else field 4
+       (noted).
+    3. processors = field 8 (requested), falling back to field 5 (allocated) when field 8 is -1
+       (noted); both -1 drops the job.
+    4. submit time = field 2; -1 drops the job; jobs submitted before ``start`` or at/after
+       ``end`` (trace time, the seconds of field 2, window ``[start, end)``) are dropped, as are
+       jobs submitted before a numeric ``time_origin``.
+    5. res = ceil(processors / ``cores_per_host``) hosts (noted when rounded up). The platform
+       capacity is ``nb_hosts`` when given, else ceil(header ``MaxProcs`` (or ``MaxNodes``) /
+       ``cores_per_host``), else unknown. A job needing more than a known capacity is dropped
+       (``oversized="drop"``), capped to it (``"clamp"``) or stops the conversion with a
+       :class:`WorkloadError` naming the file, line and job (``"error"``).
+    6. job id = field 1 as a string; a repeated id is dropped (first occurrence kept).
+    7. walltime = field 9 (requested time) when > 0, else -1, Batsim's "no walltime"
+       (``walltime="requested"``); the runtime itself (``"runtime"``); or -1 for every job
+       (``"none"``). A job whose runtime exceeds its walltime is kept as is: Batsim kills it at
+       its walltime, as the real system did (noted; Batsim also ends a job whose delay equals its
+       walltime as "walltime reached", noted separately).
+    8. ``user`` = ``"u<field 12>"`` when ``users`` and field 12 is not -1 (else noted).
+
+    Kept jobs are sorted by submit time (stable: file order among ties), cut to the first
+    ``max_jobs``, and shifted so that subtime = field 2 - origin, the origin being the first
+    kept submit time (``time_origin="first"``), 0 (``"zero"``) or the given number of seconds.
+    Each distinct runtime becomes one profile ``{"type": "delay", "delay": runtime}`` named
+    ``delay_<runtime>`` (``delay_3477``, ``delay_12.5``); profiles are ordered by runtime.
+    ``nb_res`` = the capacity when known, else the largest res (1 with no job).
+
+    Args:
+        path: ``.swf`` file, or gzip-compressed ``.swf.gz`` (detected from the content).
+        cores_per_host: processors per host of the target platform (>= 1).
+        nb_hosts: hosts of the target platform (>= 1), or None (capacity from the header).
+        time_origin: ``"first"``, ``"zero"`` or trace seconds to subtract.
+        walltime: ``"requested"``, ``"runtime"`` or ``"none"``.
+        runtime_source: ``"run"`` (field 4) or ``"requested"`` (field 9).
+        keep_cancelled: keep status-5 jobs that did run.
+        start, end: submit-time window in trace seconds, or None.
+        max_jobs: keep at most this many jobs (the earliest submitted), or None.
+        users: add the ``user`` extra field.
+        oversized: ``"drop"``, ``"clamp"`` or ``"error"``.
+        profile_kind: only ``"delay"`` (the job sleeps its runtime) is supported.
+
+    Returns:
+        A :class:`ConvertedWorkload`: the Batsim workload dict ``{"nb_res", "jobs", "profiles"}``
+        with the :class:`ConversionReport` as ``.report`` (``report.header`` holds the SWF header).
+
+    Raises:
+        ValueError: an option is out of range.
+        FileNotFoundError: ``path`` does not exist.
+        WorkloadError: a malformed line (file name and line number), or an oversized job with
+            ``oversized="error"``.
+    """
+    _check_options(
+        cores_per_host=cores_per_host, nb_hosts=nb_hosts, time_origin=time_origin,
+        walltime=walltime, runtime_source=runtime_source, start=start, end=end,
+        max_jobs=max_jobs, oversized=oversized, profile_kind=profile_kind,
+    )
+    report = ConversionReport(source=str(path), format="swf")
+    header = report.header
+
+    def capacity() -> int | None:
+        # Called after the header lines (they precede the first job line) have been read.
+        return nb_hosts if nb_hosts is not None else _header_hosts(header, cores_per_host)
+
+    return _convert_records(
+        read_swf(path, header), report, _SWF_NAMES,
+        capacity=capacity, cores_per_host=cores_per_host, time_origin=time_origin,
+        walltime=walltime, runtime_source=runtime_source, keep_cancelled=keep_cancelled,
+        start=start, end=end, max_jobs=max_jobs, users=users, oversized=oversized,
+    )
