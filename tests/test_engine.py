@@ -1,0 +1,316 @@
+"""Embedded engine: hand-worked schedules and energies, compute sharing, DVFS, sleep, kills,
+bad inputs and bad decisions. Every expected number is worked out in the comments."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+
+from schedulers.core.policy import Policy, first_hosts
+from schedulers.engine import EngineError, build_engine, simulate
+from schedulers.engine.platform import read_platform
+from schedulers.inputs.errors import PlatformError, WorkloadError
+
+FIX = Path(__file__).parent / "fixtures"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+HETERO = FIX / "hetero4.xml"
+DVFS = FIX / "dvfs2.xml"
+
+
+def wl(jobs, profiles, nb_res=4):
+    return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
+
+
+class Plan(Policy):
+    """Starts each job on the hosts given in ``placement`` (job name -> host ids) as soon as it is
+    submitted; ``extra(policy)`` is called after each message for extra decisions."""
+
+    def __init__(self, placement, extra=None):
+        super().__init__()
+        self.placement = placement
+        self.extra = extra
+        self.waiting = []
+
+    def on_job_submitted(self, job):
+        self.waiting.append(job)
+
+    def schedule(self):
+        for job in list(self.waiting):
+            hosts = ProcSet(*self.placement[job.name])
+            if hosts <= self.available or self.platform.allow_compute_sharing:
+                self.execute(job, hosts)
+                self.waiting.remove(job)
+        if self.extra:
+            self.extra(self)
+
+
+def by_name(result):
+    return {j.name: j for j in result.jobs}
+
+
+# ---------------------------------------------------------------------------- worked example
+def test_issue_worked_example_lockstep_and_energy():
+    # Hosts (ids in name order): a1=0 (100 Mf), a2=1 (200 Mf), b1=2 (100 Mf), b2=3 (50 Mf), 4 cores,
+    # 100:114.67:200 W. Job 1: delay 10 s on a1 at t=0. Job 2: 1e9 flops per host on a2+b1 at t=1.
+    # Lockstep: rate = min(2e8/1e9, 1e8/1e9) = 0.1 /s -> 10 s -> ends at t=11.
+    # Loads: a2 = 1e9*0.1/2e8 = 0.5 core -> 114.67 + 85.33*0.5/4 = 125.33625 W;
+    #        b1 = 1 core -> 114.67 + 85.33/4 = 136.0025 W.
+    # Job 2 energy = 10 * (125.33625 + 136.0025) = 2613.3875 J.
+    # Whole run (0..11): a1 idle 11*100 = 1100 (delay = idle); a2 100 + 1253.3625; b1 100 + 1360.025;
+    # b2 1100 -> 5013.3875 J (master host excluded).
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"},
+            {"id": 2, "subtime": 1, "walltime": -1, "res": 2, "profile": "p"}],
+           {"d": {"type": "delay", "delay": 10}, "p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}})
+    r = simulate(HETERO, [w], Plan({"1": [0], "2": [1, 2]}), energy=True)
+    jobs = by_name(r)
+    assert jobs["2"].finish == pytest.approx(11.0)
+    assert jobs["2"].energy == pytest.approx(2613.3875, rel=1e-9)
+    assert jobs["1"].energy == pytest.approx(1000.0)
+    assert r.consumed_joules == pytest.approx(5013.3875, rel=1e-9)
+
+
+def test_platform_ids_follow_lexicographic_host_names():
+    spec = read_platform(HETERO)
+    assert [h.name for h in spec.compute] == ["a1", "a2", "b1", "b2"]
+    assert spec.master.name == "master_host"
+    assert spec.compute[1].speeds == [2e8]
+    assert spec.compute[0].properties["owner"] == "user1"
+    # 2-value form on a multi-core host: Epsilon = Idle (SimGrid >= 3.24)
+    assert spec.compute[0].power[0].epsilon == pytest.approx(114.67)
+
+
+def test_parallel_homogeneous_total_and_parallel_profiles():
+    # total: 1e9 flops split on 2 hosts a1 (100 Mf) + b1 (100 Mf) -> 5e8 each -> 5 s.
+    # parallel: cpu [4e8, 1e8] on a1 (100 Mf) and b2 (50 Mf): rate = min(1e8/4e8, 5e7/1e8) = 0.25 -> 4 s.
+    w = wl([{"id": "t", "subtime": 0, "walltime": -1, "res": 2, "profile": "tot"},
+            {"id": "p", "subtime": 10, "walltime": -1, "res": 2, "profile": "par"}],
+           {"tot": {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 0},
+            "par": {"type": "parallel", "cpu": [4e8, 1e8], "com": [0, 0, 0, 0]}})
+    r = simulate(HETERO, [w], Plan({"t": [0, 2], "p": [0, 3]}))
+    jobs = by_name(r)
+    assert jobs["t"].finish == pytest.approx(5.0)
+    assert jobs["p"].start == 10 and jobs["p"].finish == pytest.approx(14.0)
+
+
+def test_composed_with_repeat_and_walltime():
+    # seq = 2 x [delay 1, compute 1e8 on a1 at 100 Mf = 1 s] = 4 s; walltime 3.5 -> killed at 3.5.
+    w = wl([{"id": "ok", "subtime": 0, "walltime": 10, "res": 1, "profile": "seq"},
+            {"id": "cut", "subtime": 0, "walltime": 3.5, "res": 1, "profile": "seq"}],
+           {"seq": {"type": "composed", "repeat": 2, "seq": ["d", "c"]},
+            "d": {"type": "delay", "delay": 1}, "c": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 0}})
+    r = simulate(HETERO, [w], Plan({"ok": [0], "cut": [2]}))
+    jobs = by_name(r)
+    assert jobs["ok"].finish == pytest.approx(4.0) and jobs["ok"].state == "COMPLETED_SUCCESSFULLY"
+    assert jobs["cut"].finish == pytest.approx(3.5) and jobs["cut"].state == "COMPLETED_WALLTIME_REACHED"
+    assert jobs["cut"].return_code == -1
+
+
+def test_delay_equal_to_walltime_is_killed_like_batsim():
+    # Batsim runs a delay only if delay < remaining walltime; equal -> walltime reached.
+    w = wl([{"id": "a", "subtime": 0, "walltime": 5, "res": 1, "profile": "d5"}], {"d5": {"type": "delay", "delay": 5}})
+    r = simulate(HETERO, [w], Plan({"a": [0]}))
+    assert r.jobs[0].state == "COMPLETED_WALLTIME_REACHED" and r.jobs[0].finish == 5
+
+
+def test_kill_job_progress_and_outputs(tmp_path):
+    # 'long' computes 1e9 flops on a1 (10 s); killed at t=4 by a CALL_ME_LATER -> progress 0.4.
+    killed = {}
+
+    def extra(p):
+        if p.now == 0 and not killed:
+            p.call_me_later(4)
+            killed["asked"] = True
+        if p.now == 4 and "done" not in killed:
+            p.kill([p.jobs["w0!long"]])
+            killed["done"] = True
+
+    class K(Plan):
+        def on_jobs_killed(self, jobs, progress):
+            killed["progress"] = progress
+
+    w = wl([{"id": "long", "subtime": 0, "walltime": -1, "res": 1, "profile": "c"}],
+           {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}})
+    r = simulate(HETERO, [w], K({"long": [0]}, extra), export_prefix=tmp_path / "out_")
+    assert r.jobs[0].state == "COMPLETED_KILLED" and r.jobs[0].finish == 4 and r.jobs[0].return_code == -2
+    assert killed["progress"] == {"w0!long": {"profile_name": "c", "progress": pytest.approx(0.4)}}
+    rows = list(csv.DictReader((tmp_path / "out_jobs.csv").open()))
+    assert rows[0]["final_state"] == "COMPLETED_KILLED" and rows[0]["execution_time"] == "4.000000"
+    assert rows[0]["consumed_energy"] == "-1.000000"  # no energy model
+
+
+# ------------------------------------------------------------------------------ energy + pstates
+def test_dvfs_mid_job_slows_the_job():
+    # n0 computes 1e9 flops: 5 s at 100 Mf (5e8 done), then pstate 1 (50 Mf): 5e8 / 5e7 = 10 s
+    # -> ends at 15. Energy of n0: 5*200 + 10*120 = 2200 J; n1 idle 15*100 = 1500 J -> 3700 J.
+    def extra(p):
+        if p.now == 0 and not getattr(p, "asked", False):
+            p.call_me_later(5)
+            p.asked = True
+        elif p.now == 5 and not getattr(p, "switched", False):
+            p.set_pstate([0], 1)
+            p.switched = True
+
+    w = wl([{"id": "j", "subtime": 0, "walltime": -1, "res": 1, "profile": "c"}],
+           {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}, nb_res=2)
+    r = simulate(DVFS, [w], Plan({"j": [0]}, extra), energy=True)
+    assert r.jobs[0].finish == pytest.approx(15.0)
+    assert r.jobs[0].energy == pytest.approx(2200.0)
+    assert r.consumed_joules == pytest.approx(3700.0)
+
+
+def test_sleep_and_wake_through_virtual_pstates(tmp_path):
+    # t=0: n1 -> sleep (pstate 2) through virtual off pstate 3: 1 flop at 0.5 f/s = 2 s at 150 W;
+    # asleep 2..10 at 10 W; t=10 wake through pstate 4: 1 flop at 0.1 f/s = 10 s at 180 W -> awake at 20.
+    # n0 runs a delay of 30 s (idle power 100 W). End at t=30: n1 = 2*150 + 8*10 + 10*180 + 10*100 = 3180 J,
+    # n0 = 30*100 = 3000 J -> 6180 J.
+    seen = []
+
+    def extra(p):
+        if p.now == 0 and not getattr(p, "slept", False):
+            p.set_pstate([1], 2)
+            p.call_me_later(10)
+            p.slept = True
+        elif p.now == 10 and not getattr(p, "woken", False):
+            p.set_pstate([1], 0)
+            p.woken = True
+
+    class S(Plan):
+        def on_resource_state_changed(self, hosts, state):
+            seen.append((self.now, str(hosts), state))
+
+    w = wl([{"id": "j", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 30}}, nb_res=2)
+    r = simulate(DVFS, [w], S({"j": [0]}, extra), energy=True, export_prefix=tmp_path / "out_")
+    assert seen == [(2.0, "1", "2"), (20.0, "1", "0")]
+    assert r.consumed_joules == pytest.approx(6180.0)
+    assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines() == [
+        "time,machine_id,new_pstate", "0,0-1,0", "0,1,-2", "2,1,2", "10,1,-1", "20,1,0"]
+    sched = next(csv.DictReader((tmp_path / "out_schedule.csv").open()))
+    assert sched["time_switching_off"] == "2.000000" and sched["time_sleeping"] == "8.000000"
+    assert sched["time_switching_on"] == "10.000000" and sched["nb_machine_switches"] == "2"
+
+
+# ------------------------------------------------------------------------------ compute sharing
+@pytest.mark.parametrize("n, end, job_energy", [
+    # 2 jobs of 1e9 flops on a1 (4 cores, 100 Mf): each gets one core -> 10 s; host power
+    # 114.67 + 85.33*2/4 = 157.335 W -> each job's energy (whole host over its run) 1573.35 J.
+    (2, 10.0, 1573.35),
+    # 5 jobs on 4 cores: each 4/5 core -> 1e9/(0.8e8) = 12.5 s; host at 200 W -> 2500 J per job.
+    (5, 12.5, 2500.0),
+])
+def test_compute_sharing_matches_batsim_runs(n, end, job_energy, tmp_path):
+    w = wl([{"id": i, "subtime": 0, "walltime": -1, "res": 1, "profile": "c"} for i in range(n)],
+           {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}, nb_res=1)
+    r = simulate(HETERO, [w], Plan({str(i): [0] for i in range(n)}), energy=True, compute_sharing=True,
+                 export_prefix=tmp_path / "out_")
+    for j in r.jobs:
+        assert j.finish == pytest.approx(end)
+        assert j.energy == pytest.approx(job_energy)
+    ref = SHARED / "batsim-4.2.1" / "outputs" / f"sharing_{n}jobs" / "out_jobs.csv"
+    if ref.exists():  # byte-identical to what real Batsim wrote
+        assert (tmp_path / "out_jobs.csv").read_text() == ref.read_text()
+
+
+# ------------------------------------------------------------------------------------ bad inputs
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+GOOD_JOB = {"id": "1", "subtime": 0, "walltime": 10, "res": 1, "profile": "d"}
+GOOD_PROFILES = {"d": {"type": "delay", "delay": 5}}
+
+
+@pytest.mark.parametrize("jobs, profiles, needle", [
+    ([GOOD_JOB], {"d": {"type": "smpi", "trace": "x"}}, ["profile 'd'", "smpi", "real Batsim"]),
+    ([dict(GOOD_JOB, res=5)], GOOD_PROFILES, ["job '1'", "5 hosts", "4 compute hosts"]),
+    ([dict(GOOD_JOB, profile="nope")], GOOD_PROFILES, ["job '1'", "'nope'"]),
+    ([dict(GOOD_JOB, subtime=-1)], GOOD_PROFILES, ["job '1'", "subtime"]),
+    ([GOOD_JOB, GOOD_JOB], GOOD_PROFILES, ["job '1'", "duplicate"]),
+    ([dict(GOOD_JOB, walltime=0)], GOOD_PROFILES, ["job '1'", "walltime"]),
+    ([GOOD_JOB], {"d": {"type": "delay", "delay": -3}}, ["profile 'd'", "delay"]),
+    ([GOOD_JOB], {"d": {"type": "composed", "seq": ["x"]}}, ["profile 'd'", "'x'"]),
+])
+def test_bad_workloads_name_file_and_item(tmp_path, jobs, profiles, needle):
+    p = _write(tmp_path, "bad.json", json.dumps(wl(jobs, profiles)))
+    with pytest.raises(WorkloadError) as err:
+        build_engine(HETERO, [p])
+    for n in [str(p)] + needle:
+        assert n in str(err.value)
+
+
+def test_malformed_workload_json(tmp_path):
+    p = _write(tmp_path, "broken.json", '{"jobs": [\n  {"id": 1,,}]}')
+    with pytest.raises(WorkloadError, match=r"broken\.json: malformed JSON at line 2"):
+        build_engine(HETERO, [p])
+
+
+@pytest.mark.parametrize("xml, needle", [
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf'>", "malformed XML"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1'/></zone></platform>", "host 'h1' has no speed"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='3Qf'/></zone></platform>", "unknown speed unit"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf'/><host id='h1' speed='1Gf'/></zone></platform>",
+     "duplicate host id 'h1'"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf, 2Gf'>"
+     "<prop id='wattage_per_state' value='1:2'/></host></zone></platform>", "2 pstates"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='master_host' speed='1Gf'/></zone></platform>",
+     "no compute host"),
+])
+def test_bad_platforms_name_file_and_host(tmp_path, xml, needle):
+    p = _write(tmp_path, "plat.xml", xml)
+    with pytest.raises(PlatformError) as err:
+        read_platform(p)
+    assert str(p) in str(err.value) and needle in str(err.value)
+
+
+def test_communication_refused_on_platform_with_links(tmp_path):
+    xml = ("<platform version='4.1'><zone id='z' routing='Full'>"
+           "<host id='a' speed='1Gf'/><host id='b' speed='1Gf'/><link id='l' bandwidth='1GBps' latency='0'/>"
+           "</zone></platform>")
+    p = _write(tmp_path, "net.xml", xml)
+    w = wl([dict(GOOD_JOB, res=2, profile="p")], {"p": {"type": "parallel_homogeneous", "cpu": 1, "com": 1e6}})
+    with pytest.raises(WorkloadError, match="real Batsim"):
+        build_engine(p, [w])
+
+
+# ----------------------------------------------------------------------------- bad decisions
+def test_invalid_decisions_fail_loudly():
+    w = wl([{"id": "a", "subtime": 0, "walltime": -1, "res": 2, "profile": "d"},
+            {"id": "b", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], GOOD_PROFILES)
+
+    class Overlap(Policy):
+        def on_job_submitted(self, job):
+            self.emit_execute(job)
+
+        def emit_execute(self, job):
+            from schedulers.core.events import ExecuteJob
+            self.emit(ExecuteJob(job_id=job.id, alloc=ProcSet(0, 1) if job.res == 2 else ProcSet(0)))
+
+    with pytest.raises(EngineError, match=r"host 0 \(a1\) already runs"):
+        simulate(HETERO, [w], Overlap())
+
+
+def test_deadlock_is_reported():
+    w = wl([GOOD_JOB], GOOD_PROFILES)
+    with pytest.raises(EngineError, match="deadlock.*w0!1"):
+        simulate(HETERO, [w], Policy())
+
+
+def test_two_workloads_are_w0_and_w1():
+    w = wl([GOOD_JOB], GOOD_PROFILES)
+
+    class Greedy(Policy):
+        def schedule(self):
+            for j in self.jobs.values():
+                if j.state.value == "SUBMITTED" and len(self.available) >= j.res:
+                    self.execute(j, first_hosts(self.available, j.res))
+
+    r = simulate(HETERO, [w, w], Greedy())
+    assert sorted(j.id for j in r.jobs) == ["w0!1", "w1!1"]
+    assert {str(j.alloc) for j in r.jobs} == {"0", "1"}
