@@ -103,6 +103,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
+    missing = [w for w in args.workload if not Path(w).exists()]
+    if missing and args.fallback_workload:
+        print(f"note: {', '.join(missing)} not found (is ../shared beside the project?); "
+              f"running the shipped scenario {args.fallback_workload} instead", file=sys.stderr)
+        args.workload = [args.fallback_workload]
     prefix = str(out / "out_")
     spec = read_platform(args.platform)
     nb_hosts = len(spec.compute)
@@ -181,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fit", choices=("error", "scale", "clamp", "drop"), default="error",
                      help="jobs larger than the platform: error (as Batsim), scale res, clamp res, drop the job; "
                           "traces drop them unless clamp/scale")
+    run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
     run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")

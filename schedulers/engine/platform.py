@@ -5,7 +5,9 @@ What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate,
 ``speed``, ``core``, ``<prop>`` children copied to every host), nested ``<zone>``/``<AS>`` (their
 ``<prop>`` become zone properties), and whether the platform has network links (``<link>``,
 ``<backbone>``, cluster ``bw``) — the engine models no network, so jobs with communications are
-refused on platforms with links.
+refused on platforms with links. Links carrying ``<prop id="virtual" value="yes"/>`` (the
+infinitely fast interconnect gridsched's multi-zone Grid'5000 platforms need so that SimGrid can
+route Batsim's messages between zones) do not count.
 
 Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 
@@ -258,6 +260,8 @@ def read_platform(path: str | Path, master_host: str = "master_host") -> Platfor
                                             None, props, zprops, src))
                 if child.get("bw") or child.get("bb_bw"):
                     has_network = True
+            elif t == "link" and _props(child).get("virtual") == "yes":
+                continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
             elif t in ("link", "backbone", "peer", "cabinet"):
                 has_network = True
             elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",

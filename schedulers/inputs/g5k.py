@@ -331,11 +331,14 @@ def load_g5k_nodes(path_or_dir: str | PathLike[str], site: str | None = None,
     if root.is_file():
         data = _read_json(root)
         items = data.get("items") if isinstance(data, dict) and "items" in data else data
+        def own_site(item: Any) -> str | None:  # the node's own address first, then ``site``
+            return (_site_of_node(item) if isinstance(item, dict) else None) or site
+
         if isinstance(items, list):
-            nodes = [node_from_json(item, site=site, source=f"{root} (items[{i}])")
+            nodes = [node_from_json(item, site=own_site(item), source=f"{root} (items[{i}])")
                      for i, item in enumerate(items)]
         else:
-            nodes = [node_from_json(items, site=site, source=str(root))]
+            nodes = [node_from_json(items, site=own_site(items), source=str(root))]
     elif root.is_dir():
         for file, file_site, file_cluster in _node_files(root):
             if site is not None and file_site is not None and file_site != site:
@@ -598,7 +601,8 @@ def _default_comment(nodes: Sequence[G5KNode], power: PowerModel, zones: str, wi
             "which the XML cannot give). So each cluster zone has a router as gateway and the top zone",
             f"links the zones through ONE virtual link '{VIRTUAL_LINK_ID}'"
             f" (FATPIPE, {VIRTUAL_LINK_BANDWIDTH}, 0 s),",
-            "a 1-byte message across zones takes 1e-18 s: still no network model. Checked with SimGrid 3.32.",
+            "a 1-byte message across zones takes 1e-18 s: still no network model (the link has the",
+            "property virtual=yes so that readers can ignore it). Checked with SimGrid 3.32.",
         ]
     lines += [
         "",
@@ -722,7 +726,9 @@ def write_simgrid_platform(nodes: Sequence[G5KNode], path: str | PathLike[str], 
             gateways.append((cluster, _gateway(cluster)))
         if len(gateways) > 1:
             out.append(f"  <link id=\"{VIRTUAL_LINK_ID}\" bandwidth=\"{VIRTUAL_LINK_BANDWIDTH}\""
-                       " latency=\"0s\" sharing_policy=\"FATPIPE\"/>")
+                       " latency=\"0s\" sharing_policy=\"FATPIPE\">")
+            out.append("    <prop id=\"virtual\" value=\"yes\"/>")
+            out.append("  </link>")
             for i, (src, gw_src) in enumerate(gateways):
                 for dst, gw_dst in gateways[i + 1:]:
                     out.append(f"  <zoneRoute src={quoteattr(src)} dst={quoteattr(dst)}"

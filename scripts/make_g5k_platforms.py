@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Regenerate the Grid'5000 platforms shipped in platforms/ from the reference snapshot in ../shared.
+
+    python scripts/make_g5k_platforms.py                 # writes platforms/g5k_*.xml
+    python scripts/make_g5k_platforms.py --check         # exit 1 if a shipped file differs
+    python scripts/make_g5k_platforms.py --output-dir /tmp/p --reference-dir /path/to/sites-2020-03-31
+
+Input: Grid'5000 reference-API node descriptions (grid5000/reference-repository, snapshot of
+2020-03-31, commit ab3e7be2), read from ../shared/data/g5k-reference/sites-2020-03-31 relative to the
+repository root (never copied into the repository). Output:
+
+* platforms/g5k_nantes_econome.xml: Nantes econome, 22 nodes, all in one zone (no link at all);
+* platforms/g5k_lille_2020.xml: Lille chetemi 15 + chiclet 8 + chifflet 8 + chifflot 8 = 39 nodes,
+  one zone per cluster.
+
+Both with the default PowerModel (Idle 100 W / OneCore 120 W / AllCores 200 W / Off 10 W, switch
+times of Batsim's cluster_energy_128.xml example) and Batsim's master_host. For another site or for
+the live API, see platforms/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_REFERENCE = REPO.parent / "shared" / "data" / "g5k-reference" / "sites-2020-03-31"
+SOURCE = ("Grid'5000 reference repository (grid5000/reference-repository), snapshot of 2020-03-31,"
+          " commit ab3e7be2: node descriptions {site}/clusters/<cluster>/nodes/<node>.json")
+
+#: (output file, site, clusters, zones)
+PLATFORMS = [
+    ("g5k_nantes_econome.xml", "nantes", ["econome"], "single"),
+    ("g5k_lille_2020.xml", "lille", ["chetemi", "chiclet", "chifflet", "chifflot"], "cluster"),
+]
+
+
+def build_all(output_dir: Path, reference_dir: Path) -> list[Path]:
+    """Write every platform of PLATFORMS into output_dir; return the paths written."""
+    from schedulers.inputs.g5k import build_site_platform
+
+    written = []
+    for filename, site, clusters, zones in PLATFORMS:
+        target = output_dir / filename
+        build_site_platform(site, clusters, target, reference_dir, zones=zones,
+                            source=SOURCE.format(site=site))
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE,
+                        help="snapshot folder holding <site>/clusters/<cluster>/nodes/*.json"
+                             " (default: %(default)s)")
+    parser.add_argument("--output-dir", type=Path, default=REPO / "platforms",
+                        help="where to write the XML files (default: %(default)s)")
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate into a temporary folder and compare with --output-dir"
+                             " instead of writing")
+    args = parser.parse_args(argv)
+    if not args.reference_dir.is_dir():
+        print(f"error: {args.reference_dir}: no such folder (the Grid'5000 reference snapshot)",
+              file=sys.stderr)
+        return 2
+    if not args.check:
+        for path in build_all(args.output_dir, args.reference_dir):
+            print(f"wrote {path}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        status = 0
+        for fresh in build_all(Path(tmp), args.reference_dir):
+            shipped = args.output_dir / fresh.name
+            same = shipped.is_file() and filecmp.cmp(fresh, shipped, shallow=False)
+            print(f"{'ok' if same else 'DIFFERS'} {shipped}")
+            status |= not same
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
