@@ -1,0 +1,152 @@
+"""Replay of recorded scheduler replies: a policy that answers with what a transcript says.
+
+Transcripts are JSON Lines files as in ``shared/batsim-4.2.1/transcripts/*.jsonl``: one object per
+message with ``seq``, ``dir`` (``"batsim->sched"`` or ``"sched->batsim"``), ``msg`` (parsed) and
+``raw`` (text as sent). :class:`ReplayPolicy` returns the recorded ``sched->batsim`` decisions in
+order, one reply per Batsim message, which lets the transport (codec, ZMQ server) be tested
+against real Batsim 4.2.1 recordings, and an engine be checked against a recorded run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..core.events import Decision, Event
+from ..core.policy import Policy, PolicyError
+from .protocol import decode_decisions
+
+__all__ = ["ReplayError", "ReplayPolicy", "batsim_messages", "load_transcript", "scheduler_messages"]
+
+BATSIM_TO_SCHED = "batsim->sched"
+SCHED_TO_BATSIM = "sched->batsim"
+
+
+class ReplayError(PolicyError):
+    """The replay ran out of recorded replies, or the simulation diverged from the recording."""
+
+
+def load_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a transcript (JSON Lines) into a list of records (``seq``, ``dir``, ``msg``, ``raw``).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: a line is not a JSON object with ``dir`` and one of ``msg``/``raw``
+            (the message names the file and the line number).
+    """
+    p = Path(path)
+    records: list[dict[str, Any]] = []
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{p}:{lineno}: not JSON ({exc})") from None
+            if not isinstance(rec, dict) or rec.get("dir") not in (BATSIM_TO_SCHED, SCHED_TO_BATSIM) or (
+                "msg" not in rec and "raw" not in rec
+            ):
+                raise ValueError(f"{p}:{lineno}: expected an object with 'dir' "
+                                 f"({BATSIM_TO_SCHED!r}/{SCHED_TO_BATSIM!r}) and 'msg' or 'raw'")
+            records.append(rec)
+    return records
+
+
+def _records(source: str | os.PathLike[str] | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(source, (str, os.PathLike)):
+        return load_transcript(source)
+    return list(source)
+
+
+def _payload(rec: dict[str, Any]) -> Any:
+    return rec["raw"] if "raw" in rec else rec["msg"]
+
+
+def batsim_messages(source: str | os.PathLike[str] | Iterable[dict[str, Any]]) -> list[str | dict]:
+    """The Batsim -> scheduler messages of a transcript (``raw`` text when recorded, else ``msg``)."""
+    return [_payload(r) for r in _records(source) if r.get("dir") == BATSIM_TO_SCHED]
+
+
+def scheduler_messages(source: str | os.PathLike[str] | Iterable[dict[str, Any]]) -> list[str | dict]:
+    """The scheduler -> Batsim replies of a transcript (``raw`` text when recorded, else ``msg``)."""
+    return [_payload(r) for r in _records(source) if r.get("dir") == SCHED_TO_BATSIM]
+
+
+class ReplayPolicy(Policy):
+    """A policy whose decisions are the recorded replies of a transcript, in order.
+
+    Args:
+        recorded: a transcript path (``.jsonl``), or a list of recorded scheduler -> Batsim
+            messages (raw text, bytes or parsed dicts); None takes the path from
+            ``options["transcript"]`` (so ``gridsched serve --policy replay --policy-options
+            '{"transcript": "run.jsonl"}'`` works once the policy is registered). A dict given as
+            the only argument is taken as ``options`` (the registry calls ``cls(options)``).
+        options: policy options; ``transcript`` (path) and ``check_now`` (bool) are read.
+        check_now: raise :class:`ReplayError` when a Batsim message's ``now`` differs from the
+            ``now`` of the recorded reply (the simulation diverged from the recording).
+
+    Each :meth:`decide` call returns the next recorded reply's decisions with their recorded
+    timestamps, so re-encoding them reproduces the recorded reply. Events still go through the
+    base class bookkeeping and ``on_*`` callbacks (no :meth:`schedule` decisions are added).
+
+    Raises:
+        ReplayError: (from :meth:`decide`) no recorded reply left, or ``now`` mismatch.
+        ProtocolError: (from the constructor) a recorded reply is malformed.
+        ValueError: no transcript given.
+    """
+
+    name = "replay"
+
+    def __init__(
+        self,
+        recorded: str | os.PathLike[str] | list[str | bytes | dict[str, Any]] | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        check_now: bool | None = None,
+    ) -> None:
+        if isinstance(recorded, dict) and options is None:  # ReplayPolicy(options), as the registry calls it
+            recorded, options = None, recorded
+        super().__init__(options)
+        if recorded is None:
+            recorded = self.options.get("transcript")
+            if recorded is None:
+                raise ValueError("ReplayPolicy needs a transcript path or a list of recorded replies "
+                                 "(option 'transcript')")
+        if isinstance(recorded, (str, os.PathLike)):
+            self.source = str(recorded)
+            messages: list[Any] = scheduler_messages(recorded)
+        else:
+            self.source = "<list>"
+            messages = list(recorded)
+        self.check_now = bool(self.options.get("check_now", True)) if check_now is None else check_now
+        self.replies: list[tuple[float, list[Decision]]] = [decode_decisions(m) for m in messages]
+        self.position = 0
+
+    @property
+    def remaining(self) -> int:
+        """Recorded replies not yet returned."""
+        return len(self.replies) - self.position
+
+    def decide(self, now: float, events: list[Event]) -> list[Decision]:
+        """Return the next recorded reply's decisions (see the class docstring).
+
+        Raises:
+            ReplayError: the recording is exhausted, or ``now`` differs from the recorded reply's.
+        """
+        if self.position >= len(self.replies):
+            raise ReplayError(f"replay of {self.source}: Batsim message at now={now!r} but all "
+                              f"{len(self.replies)} recorded replies were used")
+        rec_now, decisions = self.replies[self.position]
+        if self.check_now and rec_now != float(now):
+            raise ReplayError(f"replay of {self.source}: reply {self.position} was recorded at now={rec_now!r} "
+                              f"but the Batsim message says now={now!r}")
+        self.position += 1
+        self.now = float(now)
+        self._decisions = []
+        for ev in events:
+            self._dispatch(ev)
+        self._decisions = []
+        return list(decisions)
