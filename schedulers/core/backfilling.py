@@ -100,7 +100,7 @@ def mask_intervals(mask: int) -> list[tuple[int, int]]:
     return out
 
 
-def _procset_from_sorted_disjoint(intervals: list[tuple[int, int]]) -> ProcSet:
+def _procset_fast(intervals: list[tuple[int, int]]) -> ProcSet:
     # Fast path: procset 1.0 keeps a sorted list of disjoint, non-adjacent ProcInt in ``_itvs``;
     # ProcSet(*intervals) would merge them one by one (quadratic). Checked at import (below).
     ps = ProcSet()
@@ -108,14 +108,14 @@ def _procset_from_sorted_disjoint(intervals: list[tuple[int, int]]) -> ProcSet:
     return ps
 
 
-def _procset_from_sorted_disjoint_slow(intervals: list[tuple[int, int]]) -> ProcSet:
+def _procset_slow(intervals: list[tuple[int, int]]) -> ProcSet:
     return ProcSet(*intervals)
 
 
 def _check_fast_path() -> bool:
     try:
         sample = [(0, 2), (5, 5), (7, 9)]
-        fast = _procset_from_sorted_disjoint(sample)
+        fast = _procset_fast(sample)
         slow = ProcSet(*sample)
         return (fast == slow and str(fast) == str(slow) and len(fast) == 7
                 and (fast | ProcSet(3)) == ProcSet((0, 3), 5, (7, 9)))
@@ -123,8 +123,8 @@ def _check_fast_path() -> bool:
         return False
 
 
-if not _check_fast_path():  # pragma: no cover - another procset version
-    _procset_from_sorted_disjoint = _procset_from_sorted_disjoint_slow  # type: ignore[assignment]
+#: builds a ProcSet from sorted, disjoint, non-adjacent closed intervals
+_procset_from_sorted_disjoint = _procset_fast if _check_fast_path() else _procset_slow
 
 
 def mask_to_procset(mask: int) -> ProcSet:

@@ -1,0 +1,61 @@
+"""First-come, first-served without backfilling.
+
+Jobs start in strict submission order: the head of the queue starts as soon as ``res`` hosts are
+available, on the lowest available ids; nothing overtakes it. A job asking for more hosts than
+the platform has is rejected at submission (it could never start and would block the queue
+forever). Walltimes are not used (jobs without walltime, Batsim's ``-1``, are fine).
+
+This is the baseline of Batsim's and pybatsim's examples (``fcfs``), against which backfilling
+(Lifka 1995; Mu'alem & Feitelson 2001, IEEE TPDS 12(6)) is measured.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from .core.backfilling import lowest_bits, mask_to_procset, procset_to_mask
+from .core.model import Job
+from .core.policy import Policy
+
+
+class FCFS(Policy):
+    """Strict FCFS (see the module docstring).
+
+    Args:
+        options: unused (accepted for the common policy interface).
+
+    Attributes:
+        queue: waiting jobs in submission order (a deque; the head is ``queue[0]``).
+
+    Host choice: the ``res`` lowest ids among the available hosts (awake, not allocated).
+    """
+
+    name = "fcfs"
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.queue: deque[Job] = deque()
+
+    def on_job_submitted(self, job: Job) -> None:
+        """Queue the job, or reject it when ``res`` exceeds the number of compute hosts."""
+        if self.platform.hosts and job.res > len(self.platform.hosts):
+            self.reject(job)
+        else:
+            self.queue.append(job)
+
+    def schedule(self) -> None:
+        """Start queue heads while they fit on the available hosts (lowest ids first)."""
+        q = self.queue
+        if not q:
+            return
+        nfree = len(self.available)
+        if q[0].res > nfree:
+            return
+        avail = procset_to_mask(self.available)
+        while q and q[0].res <= nfree:
+            job = q.popleft()
+            alloc = lowest_bits(avail, job.res)
+            self.execute(job, mask_to_procset(alloc))
+            avail &= ~alloc
+            nfree -= job.res
