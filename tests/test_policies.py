@@ -429,10 +429,10 @@ def test_easy_rejects_oversize_and_queue_key_hook():
 
 
 def test_registry():
-    assert POLICIES == {"fcfs": FCFS, "easy": EASY}
+    assert POLICIES["fcfs"] is FCFS and POLICIES["easy"] is EASY and "replay" in POLICIES
     assert isinstance(get_policy("easy"), EASY)
     assert get_policy("fcfs", {"x": 1}).options == {"x": 1}
-    with pytest.raises(KeyError, match="easy, fcfs"):
+    with pytest.raises(KeyError, match="easy, fcfs, replay"):
         get_policy("nope")
 
 
