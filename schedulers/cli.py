@@ -115,9 +115,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     workloads = _prepare_workloads(args, nb_hosts, cores, out)
     options = _policy_options(args.policy_options)
     if args.engine == "batsim":
-        from .batsim.runner import run_with_batsim
+        from .batsim.runner import batsim_kwargs_from_args, run_with_batsim
         run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy,
-                        timeout=args.timeout)
+                        **batsim_kwargs_from_args(args))
     else:
         policy = get_policy(args.policy, options)
         engine = build_engine(spec, workloads, energy=args.energy, compute_sharing=args.compute_sharing,
@@ -150,9 +150,9 @@ def cmd_engine(args: argparse.Namespace) -> int:
         result = engine.run(port)
     finally:
         port.close()
-    write_outputs(result, args.export, energy=args.energy)
+    write_outputs(result, args.export + "_", energy=args.energy)
     print(f"simulation finished at t={result.end_time:.6f} s: {len(result.jobs)} jobs, "
-          f"{result.messages} messages; outputs {args.export}*.csv", file=sys.stderr)
+          f"{result.messages} messages; outputs {args.export}_*.csv", file=sys.stderr)
     return 0
 
 
@@ -191,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--timeout", type=float, default=3600.0, help="real-Batsim run timeout (s)")
+    from .batsim.runner import add_batsim_run_args
+    add_batsim_run_args(run)
     run.set_defaults(func=cmd_run)
 
     eng = sub.add_parser("engine", help="the embedded engine as Batsim's side of the ZMQ protocol",
@@ -199,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("-w", "--workload", required=True, action="append")
     eng.add_argument("-E", "--energy", action="store_true")
     eng.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
-    eng.add_argument("-e", "--export", default="out/out_", help="output prefix (default out/out_)")
+    eng.add_argument("-e", "--export", default="out",
+                     help="output prefix, as Batsim: files PREFIX_jobs.csv, ... (default: out)")
     eng.add_argument("-m", "--master-host", default="master_host")
     eng.add_argument("--enable-compute-sharing", action="store_true")
     eng.add_argument("--forward-profiles-on-submission", action="store_true")
@@ -221,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gridsched`` command. Returns the exit status."""
+    from .batsim.runner import BatsimRunError
     from .engine.simulator import EngineError
     from .inputs.errors import PlatformError, WorkloadError
 
@@ -232,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gridsched: error: {msg}", file=sys.stderr)
         return 2
+    except (BatsimRunError, TimeoutError) as exc:
+        print(f"gridsched: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

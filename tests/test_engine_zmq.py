@@ -78,7 +78,7 @@ def test_engine_and_serve_commands_as_processes(tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         eng = subprocess.run(exe + ["engine", "-p", str(FIX / "hetero4.xml"), "-w", str(wl), "-E",
-                                    "-s", f"tcp://127.0.0.1:{port}", "-e", str(tmp_path / "out" / "out_"),
+                                    "-s", f"tcp://127.0.0.1:{port}", "-e", str(tmp_path / "out" / "out"),
                                     "--timeout", "30"], capture_output=True, text=True, timeout=60)
         assert eng.returncode == 0, eng.stderr
         assert sched.wait(timeout=30) == 0, sched.stderr.read()
