@@ -138,7 +138,7 @@ class EASY(Policy):
         forever without walltime.
         """
         busy = []
-        usable = procset_to_mask(self.available)
+        usable = self.available_mask
         for job in self.running.values():
             m = self._mask_of(job)
             usable |= m
@@ -178,17 +178,15 @@ class EASY(Policy):
         queue = self.queue
         if not queue:
             return
-        nfree = len(self.available)
+        avail = self.available_mask
+        nfree = avail.bit_count()
         if nfree == 0:
             return
         n = len(queue)
-        avail = -1  # mask of available hosts, computed when first needed
         i = 0
         # 1. start jobs in order while they fit
         while i < n and queue[i].res <= nfree:
             job = queue[i]
-            if avail < 0:
-                avail = procset_to_mask(self.available)
             alloc = self.select_hosts(avail, job)
             self._start(job, alloc)
             avail &= ~alloc
@@ -210,8 +208,6 @@ class EASY(Policy):
                 if resv is None:
                     resv = self._reserve_head(queue[i])
                     start = resv.start
-                    if avail < 0:
-                        avail = procset_to_mask(self.available)
                     spare = avail & ~resv.hosts_mask
                     nspare = spare.bit_count()
                 wt = job.walltime

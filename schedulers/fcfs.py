@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .core.backfilling import lowest_bits, mask_to_procset, procset_to_mask
+from .core.backfilling import lowest_bits, mask_to_procset
 from .core.model import Job
 from .core.policy import Policy
 
@@ -49,10 +49,10 @@ class FCFS(Policy):
         q = self.queue
         if not q:
             return
-        nfree = len(self.available)
+        avail = self.available_mask
+        nfree = avail.bit_count()
         if q[0].res > nfree:
             return
-        avail = procset_to_mask(self.available)
         while q and q[0].res <= nfree:
             job = q.popleft()
             alloc = lowest_bits(avail, job.res)

@@ -103,7 +103,7 @@ def mask_intervals(mask: int) -> list[tuple[int, int]]:
 def _procset_fast(intervals: list[tuple[int, int]]) -> ProcSet:
     # Fast path: procset 1.0 keeps a sorted list of disjoint, non-adjacent ProcInt in ``_itvs``;
     # ProcSet(*intervals) would merge them one by one (quadratic). Checked at import (below).
-    ps = ProcSet()
+    ps = ProcSet.__new__(ProcSet)  # skips __init__'s (empty) merge loop
     ps._itvs = [ProcInt(a, b) for a, b in intervals]  # noqa: SLF001
     return ps
 

@@ -35,7 +35,7 @@ class JobState(str, enum.Enum):
 
 
 # Field names of a Batsim job description that have a dedicated attribute in :class:`Job`.
-_JOB_FIELDS = ("id", "subtime", "walltime", "res", "profile")
+_JOB_FIELDS = frozenset(("id", "subtime", "walltime", "res", "profile"))
 
 
 @dataclass(slots=True, eq=False)
@@ -145,6 +145,10 @@ class HostState(str, enum.Enum):
     UNAVAILABLE = "unavailable"
 
 
+#: ``sleep_pstates`` strings already parsed (see :attr:`Host.sleep_pstates`).
+_SLEEP_PSTATES: dict[str, tuple[int, int, int]] = {}
+
+
 @dataclass(slots=True, eq=False)
 class Host:
     """One compute resource.
@@ -182,11 +186,17 @@ class Host:
         raw = self.properties.get("sleep_pstates")
         if not raw:
             return None
-        parts = raw.split(":")
-        if len(parts) != 3:
-            raise ValueError(f"host {self.name!r}: sleep_pstates must be 'S:OFF:ON', got {raw!r}")
-        s, off, on = (int(p) for p in parts)
-        return s, off, on
+        # parsed once per distinct string: policies ask for every host they release
+        parsed = _SLEEP_PSTATES.get(raw) if isinstance(raw, str) else None
+        if parsed is None:
+            parts = raw.split(":")
+            if len(parts) != 3:
+                raise ValueError(f"host {self.name!r}: sleep_pstates must be 'S:OFF:ON', got {raw!r}")
+            s, off, on = (int(p) for p in parts)
+            parsed = (s, off, on)
+            if isinstance(raw, str) and len(_SLEEP_PSTATES) < 1024:
+                _SLEEP_PSTATES[raw] = parsed
+        return parsed
 
     @property
     def speed(self) -> float | None:

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Iterable
 
 from procset import ProcSet
 
+from .backfilling import mask_to_procset, procset_to_mask
 from .events import (
     Answer,
     CallMeLater,
@@ -56,6 +57,13 @@ from .events import (
 from .model import Host, HostState, Job, JobState, Platform
 
 
+#: ``JobState(name)`` for every member name (names and values are the same strings).
+_JOB_STATE_BY_NAME: dict[str, JobState] = {name: JobState(name) for name in JobState.__members__}
+
+#: host states in which a host is not awake (see :meth:`Policy._awake`)
+_NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
+
+
 class PolicyError(RuntimeError):
     """A policy asked for something impossible (unknown job, wrong allocation size...)."""
 
@@ -67,6 +75,59 @@ def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
     if isinstance(hosts, int):
         return ProcSet(hosts)
     return ProcSet(*hosts)
+
+
+class _HostSet:
+    """A set of host ids kept as an ``int`` bit mask, with a :class:`ProcSet` view made on demand.
+
+    procset 1.0 is pure Python: ``-=`` / ``|=`` on a fragmented set cost tens of microseconds,
+    while mask operations cost well under one. The view behaves like the plain ProcSet attribute it
+    replaces: once handed out it stays the same object and follows every change of the set (it is
+    updated in place), and changes made to it in place (``-=``, ``discard``...) are seen back by
+    the mask (procset's in-place operations replace ``_itvs``, which :meth:`mask` detects). While
+    nobody asks for the view (FCFS and EASY use :attr:`Policy.available_mask`), no ProcSet is built.
+    """
+
+    __slots__ = ("_mask", "_ps", "_itvs")
+
+    def __init__(self, mask: int = 0) -> None:
+        self._mask = mask
+        self._ps: ProcSet | None = None   # the view, once somebody asked for it
+        self._itvs: list | None = None    # the view's ``_itvs`` list when last synchronised
+
+    def mask(self) -> int:
+        ps = self._ps
+        if ps is not None and ps._itvs is not self._itvs:  # noqa: SLF001 - changed in place by its holder
+            self._mask = procset_to_mask(ps)
+            self._itvs = ps._itvs  # noqa: SLF001
+        return self._mask
+
+    def procset(self) -> ProcSet:
+        ps = self._ps
+        if ps is None:
+            ps = self._ps = mask_to_procset(self._mask)
+            self._itvs = ps._itvs  # noqa: SLF001
+        return ps
+
+    def assign(self, hosts: ProcSet) -> None:
+        """Replace the set by ``hosts`` (which becomes the view)."""
+        ps = as_procset(hosts)
+        self._mask = procset_to_mask(ps)
+        self._ps = ps
+        self._itvs = ps._itvs  # noqa: SLF001
+
+    def reset(self, mask: int) -> None:
+        """Replace the set by ``mask``; the next view is a new object (as after an assignment)."""
+        self._mask = mask
+        self._ps = self._itvs = None
+
+    def set_mask(self, mask: int) -> None:
+        """Change the set (the view, if handed out, follows in place)."""
+        self._mask = mask
+        ps = self._ps
+        if ps is not None:  # update the view in place, as procset's own ``-=`` / ``|=`` do
+            ps._itvs = mask_to_procset(mask)._itvs  # noqa: SLF001
+            self._itvs = ps._itvs  # noqa: SLF001
 
 
 class Policy:
@@ -83,6 +144,9 @@ class Policy:
         available: ids of hosts that are awake (computation pstate, not switching) and not
             allocated to a running job (updated at once by :meth:`execute`).
         allocated: ids of hosts allocated to running jobs.
+        available_mask, nb_available: :attr:`available` as an ``int`` bit mask and its size,
+            without building a ProcSet (the fast path in hot loops; ``available`` and
+            ``allocated`` are kept as masks and their ProcSets are made when first asked for).
         no_more_static_jobs: Batsim said ``no_more_static_job_to_submit``.
         consumed_energy: last energy (J) answered to a ``consumed_energy`` query, or None.
     """
@@ -96,12 +160,41 @@ class Policy:
         self.platform: Platform = Platform(hosts=[])
         self.jobs: dict[str, Job] = {}
         self.running: dict[str, Job] = {}
-        self.available: ProcSet = ProcSet()
-        self.allocated: ProcSet = ProcSet()
+        self._available = _HostSet()
+        self._allocated = _HostSet()
         self.no_more_static_jobs: bool = False
         self.simulation_ended: bool = False
         self.consumed_energy: float | None = None
         self._decisions: list[Decision] = []
+
+    # ------------------------------------------------------------------------------- host sets
+    @property
+    def available(self) -> ProcSet:
+        """Ids of the hosts awake and not allocated (see the class docstring)."""
+        return self._available.procset()
+
+    @available.setter
+    def available(self, hosts: ProcSet) -> None:
+        self._available.assign(hosts)
+
+    @property
+    def allocated(self) -> ProcSet:
+        """Ids of the hosts allocated to running jobs."""
+        return self._allocated.procset()
+
+    @allocated.setter
+    def allocated(self, hosts: ProcSet) -> None:
+        self._allocated.assign(hosts)
+
+    @property
+    def available_mask(self) -> int:
+        """:attr:`available` as a bit mask (bit ``i`` set = host ``i``): the fast path for policies."""
+        return self._available.mask()
+
+    @property
+    def nb_available(self) -> int:
+        """``len(self.available)``, without building the ProcSet."""
+        return self._available.mask().bit_count()
 
     # ------------------------------------------------------------------ driver (called by transports)
     def decide(self, now: float, events: list[Event]) -> list[Decision]:
@@ -133,7 +226,7 @@ class Policy:
             if job is None:  # a job we never saw (e.g. replayed transcript): still free its hosts
                 self._release(ev.alloc)
                 return
-            job.state = JobState(ev.job_state) if ev.job_state in JobState.__members__ else job.state
+            job.state = _JOB_STATE_BY_NAME.get(ev.job_state, job.state)
             job.finish_time = ev.timestamp
             if self.running.pop(job.id, None) is not None or job.allocation is not None:
                 self._release(job.allocation if job.allocation is not None else ev.alloc)
@@ -157,7 +250,8 @@ class Policy:
             hosts = ev.compute_resources
             self.platform = Platform(hosts=hosts, config=ev.config,
                                      allow_compute_sharing=ev.allow_compute_sharing)
-            self.available = ProcSet(*[h.id for h in hosts if self._awake(h) and h.state == HostState.IDLE])
+            self._available.reset(procset_to_mask(
+                [h.id for h in hosts if self._awake(h) and h.state == HostState.IDLE]))
             self.on_simulation_begins(self.platform)
         elif isinstance(ev, SimulationEnds):
             self.simulation_ended = True
@@ -172,16 +266,23 @@ class Policy:
         return sp is not None and pstate in sp
 
     def _awake(self, host: Host) -> bool:
-        return not self._is_sleep_pstate(host, host.pstate) and host.state not in (
-            HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
+        return not self._is_sleep_pstate(host, host.pstate) and host.state not in _NOT_AWAKE
 
     def _release(self, alloc: ProcSet) -> None:
-        for i in alloc:
-            if i < len(self.platform.hosts) and self.platform.hosts[i].state == HostState.COMPUTING:
-                self.platform.hosts[i].state = HostState.IDLE
-        self.allocated -= alloc
         hosts = self.platform.hosts
-        self.available |= ProcSet(*[i for i in alloc if i < len(hosts) and self._awake(hosts[i])])
+        last = len(hosts) - 1
+        computing = HostState.COMPUTING
+        awake = 0
+        for first, end in alloc.intervals():
+            for i in range(first, min(end, last) + 1):
+                h = hosts[i]
+                if h.state == computing:
+                    h.state = HostState.IDLE
+                if self._awake(h):
+                    awake |= 1 << i
+        self._allocated.set_mask(self._allocated.mask() & ~procset_to_mask(alloc))
+        if awake:
+            self._available.set_mask(self._available.mask() | awake)
 
     def _on_pstate(self, resources: ProcSet, pstate: int) -> None:
         for i in resources:
@@ -191,12 +292,12 @@ class Policy:
             h.pstate = pstate
             if self._is_sleep_pstate(h, pstate):
                 h.state = HostState.SLEEPING
-                self.available -= ProcSet(i)
+                self._available.set_mask(self._available.mask() & ~(1 << i))
             else:
                 if h.state != HostState.COMPUTING:
                     h.state = HostState.IDLE
-                    if i not in self.allocated:
-                        self.available |= ProcSet(i)
+                    if not self._allocated.mask() >> i & 1:
+                        self._available.set_mask(self._available.mask() | 1 << i)
 
     # ------------------------------------------------------------------------ decisions (for policies)
     def execute(self, job: Job, hosts: ProcSet | Iterable[int] | int, **extra: Any) -> None:
@@ -214,11 +315,15 @@ class Policy:
         job.start_time = self.now
         job.allocation = alloc
         self.running[job.id] = job
-        self.available -= alloc
-        self.allocated |= alloc
-        for i in alloc:
-            if i < len(self.platform.hosts):
-                self.platform.hosts[i].state = HostState.COMPUTING
+        m = procset_to_mask(alloc)
+        self._available.set_mask(self._available.mask() & ~m)
+        self._allocated.set_mask(self._allocated.mask() | m)
+        hosts = self.platform.hosts
+        last = len(hosts) - 1
+        computing = HostState.COMPUTING
+        for first, end in alloc.intervals():
+            for i in range(first, min(end, last) + 1):
+                hosts[i].state = computing
         self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=dict(extra)))
 
     def reject(self, job: Job) -> None:
@@ -247,7 +352,7 @@ class Policy:
             h = self.platform.hosts[i]
             if self._is_sleep_pstate(h, pstate):
                 h.state = HostState.SWITCHING_OFF
-                self.available -= ProcSet(i)
+                self._available.set_mask(self._available.mask() & ~(1 << i))
             elif self._is_sleep_pstate(h, h.pstate):
                 h.state = HostState.SWITCHING_ON
         self._decisions.append(SetResourceState(resources=res, state=str(int(pstate))))

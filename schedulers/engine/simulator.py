@@ -436,10 +436,12 @@ class Engine:
         self._running -= 1
         self._finished_jobs += 1
         energy = 0.0
+        with_energy = self.energy
+        all_hosts = self.hosts
         for hid in job.hosts:
-            h = self.hosts[hid]
+            h = all_hosts[hid]
             h.jobs.discard(job.id)
-            if self.energy:
+            if with_energy:
                 if not self.sharing:
                     h.load = 0.0
                 self._set_power(h)
@@ -602,31 +604,36 @@ class Engine:
         if len(hosts) != job.res:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: allocation {alloc} has {len(hosts)} "
                               f"hosts but the job requests {job.res}")
+        all_hosts = self.hosts
+        nb_hosts = len(all_hosts)
         for hid in hosts:
-            if not 0 <= hid < len(self.hosts):
+            if not 0 <= hid < nb_hosts:
                 raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} does not exist "
-                                  f"(platform has {len(self.hosts)} compute hosts)")
-            h = self.hosts[hid]
+                                  f"(platform has {nb_hosts} compute hosts)")
+            h = all_hosts[hid]
             if h.state not in (IDLE, COMPUTING):
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) is "
                                   f"{_STATE_NAMES[h.state]}")
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
+        now = self.now
         job.state = "RUNNING"
-        job.start = self.now
+        job.start = now
         job.alloc = alloc
         job.hosts = hosts
         job.stage = 0
-        job.kill_time = self.now + job.walltime if job.walltime > 0 else math.inf
+        job.kill_time = now + job.walltime if job.walltime > 0 else math.inf
         self._running += 1
         e0 = 0.0
+        energy = self.energy
         for hid in hosts:
-            h = self.hosts[hid]
+            h = all_hosts[hid]
             h.jobs.add(job.id)
-            self._set_state(h, COMPUTING)
-            if self.energy:
-                e0 += self._host_energy(h, self.now)
+            if h.state != COMPUTING:
+                self._set_state(h, COMPUTING)
+            if energy:
+                e0 += h.energy + h.power * (now - h.last)  # _host_energy(h, now)
         job.energy_start = e0
         self._machine_row()
         self._energy_row("s")
@@ -746,6 +753,10 @@ class Engine:
             return
 
     def _process_wave(self, entries: list, port: SchedulerPort) -> None:
+        if len(entries) == 1:  # the common case: one message reaches the server alone
+            _, _, kind, payload = entries[0]
+            self._send_loop(port, self._handle(kind, payload))
+            return
         mailbox: deque = deque()
         deferred_switches: deque = deque()
         switch_seen = False

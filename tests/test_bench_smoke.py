@@ -1,0 +1,71 @@
+"""The engine benchmark script runs end to end on a tiny workload (no timing asserts: speed is
+measured by ``benchmarks/bench_engine.py`` itself, not by tests)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "bench_engine.py"
+
+
+def _load_module():
+    spec = importlib.util.spec_from_file_location("bench_engine", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_workload_is_as_documented():
+    bench = _load_module()
+    wl = bench.make_workload(500, seed=3)
+    assert wl == bench.make_workload(500, seed=3)  # seeded
+    jobs = wl["jobs"]
+    assert len(jobs) == 500
+    subs = [j["subtime"] for j in jobs]
+    assert subs == sorted(subs)
+    for j in jobs:
+        delay = wl["profiles"][j["profile"]]["delay"]
+        assert wl["profiles"][j["profile"]]["type"] == "delay"
+        assert 10 <= delay <= 100 and j["res"] == 1
+        assert j["walltime"] % 10 == 0 and delay < j["walltime"] <= delay + 10
+    assert 0.5 < subs[-1] / len(jobs) < 2  # about one arrival per second
+
+
+def test_fallback_platform_is_equivalent(tmp_path):
+    from schedulers.engine.platform import read_platform
+
+    bench = _load_module()
+    gen = read_platform(bench.write_fallback_platform(tmp_path / "p.xml"))
+    assert len(gen.compute) == 128 and gen.has_energy and not gen.has_network
+    if bench.SHARED_PLATFORM.is_file():
+        ref = read_platform(bench.SHARED_PLATFORM)
+        assert [h.name for h in gen.compute] == [h.name for h in ref.compute]
+        assert [h.speeds for h in gen.compute] == [h.speeds for h in ref.compute]
+        assert [h.power for h in gen.compute] == [h.power for h in ref.compute]
+        assert [h.sleep_pstates for h in gen.compute] == [h.sleep_pstates for h in ref.compute]
+
+
+def test_script_runs_tiny(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sizes", "200", "--policies", "fcfs,easy", "--energy", "both",
+         "--trace", "on", "--tracemalloc", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "| policy | jobs |" in proc.stdout
+    data = json.loads((tmp_path / "engine.json").read_text())
+    rows = data["results"]
+    assert {(r["policy"], r["energy"]) for r in rows} == {("fcfs", False), ("fcfs", True),
+                                                          ("easy", False), ("easy", True)}
+    for r in rows:
+        assert r["size"] == 200 and r["trace"] is True
+        assert r["check"]["nb_jobs_success"] == 200  # walltime > delay: nothing killed
+        assert r["run_s"] > 0 and math.isfinite(r["jobs_per_s"]) and r["maxrss_mb"] > 0
+        assert r["tracemalloc_peak_mb"] > 0
+    md = (tmp_path / "engine.md").read_text()
+    assert "Embedded engine benchmark" in md and "| fcfs | 200 |" in md
