@@ -30,7 +30,8 @@ Protocol timing
     ``no_more_static_job_to_submit``) joins them only when other messages were still being
     handled; simultaneous ends of separate switch requests are delivered one message each. This
     reproduces every message grouping of the four recorded transcripts; it is an observed model,
-    not SimGrid's scheduler.
+    not SimGrid's scheduler. Event times are rounded to 1e-9 s so that instants reached along
+    different floating-point paths coincide (Batsim writes 6 decimals, so this is invisible).
 """
 
 from __future__ import annotations
@@ -298,7 +299,7 @@ class Engine:
                     for hid in job.hosts:
                         self.hosts[hid].load = 0.0
                         self._set_power(self.hosts[hid])
-            end = self.now + float(prof["delay"])
+            end = round(self.now + float(prof["delay"]), 9)
             # Batsim: the delay completes only if strictly shorter than the remaining walltime.
             if end >= job.kill_time:
                 self._push(job.kill_time, _JOB_END, (job, job.version, True))
@@ -623,7 +624,7 @@ class Engine:
         job.alloc = alloc
         job.hosts = hosts
         job.stage = 0
-        job.kill_time = now + job.walltime if job.walltime > 0 else math.inf
+        job.kill_time = round(now + job.walltime, 9) if job.walltime > 0 else math.inf
         self._running += 1
         e0 = 0.0
         energy = self.energy
