@@ -113,7 +113,7 @@ class PlatformSpec:
 
 
 def _parse_power(h: HostSpec, source: str) -> None:
-    raw = h.properties.get("wattage_per_state")
+    raw = h.properties.get("wattage_per_state", h.properties.get("watt_per_state"))  # older SimGrid name
     if raw is None:
         return
     ranges: list[PowerRange] = []
@@ -137,7 +137,7 @@ def _parse_power(h: HostSpec, source: str) -> None:
             f"{source}: host {h.name!r} has {len(h.speeds)} pstates in 'speed' but "
             f"{len(ranges)} entries in wattage_per_state")
     h.power = ranges
-    off = h.properties.get("wattage_off")
+    off = h.properties.get("wattage_off", h.properties.get("watt_off"))
     if off is not None:
         try:
             h.wattage_off = float(off)

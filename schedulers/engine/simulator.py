@@ -797,9 +797,11 @@ class Engine:
         self._buffer.append(self._simulation_begins())
         decisions = self._exchange(port)
         for w in self.workloads:
+            self._submitters_left += 1
             if w.jobs:
-                self._submitters_left += 1
                 self._push(round(w.jobs[0].subtime, 9), _SUBMIT, (w, 0))
+            else:  # an empty workload: its submitter says goodbye at once
+                self._push(0.0, _BYE, w)
         pending = []
         while self._heap and self._heap[0][0] == 0.0:
             _, _, kind, payload = heapq.heappop(self._heap)
@@ -813,9 +815,12 @@ class Engine:
         while not self._ended:
             if not self._heap:
                 waiting = [j.id for j in self.jobs.values() if j.state == "SUBMITTED"][:10]
+                asleep = self._counts[SLEEPING]
+                hint = (f"; {asleep} of {len(self.hosts)} hosts are asleep and the policy never woke them"
+                        if asleep else "")
                 raise EngineError(
                     f"deadlock at t={self.now}: nothing left to simulate but the scheduler never executed or "
-                    f"rejected {self.nb_jobs - self._finished_jobs} job(s) (e.g. {', '.join(waiting)})")
+                    f"rejected {self.nb_jobs - self._finished_jobs} job(s) (e.g. {', '.join(waiting)}){hint}")
             t = self._heap[0][0]
             entries = []
             while self._heap and self._heap[0][0] == t:
