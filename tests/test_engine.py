@@ -314,3 +314,35 @@ def test_two_workloads_are_w0_and_w1():
     r = simulate(HETERO, [w, w], Greedy())
     assert sorted(j.id for j in r.jobs) == ["w0!1", "w1!1"]
     assert {str(j.alloc) for j in r.jobs} == {"0", "1"}
+
+
+def test_empty_workload_ends_at_once():
+    # Batsim: the submitter of an empty workload says goodbye at t=0 -> NOTIFY, then SIMULATION_ENDS.
+    seen = []
+
+    class Watch(Policy):
+        def on_notify(self, n):
+            seen.append((self.now, n.type))
+
+    r = simulate(HETERO, [wl([], {})], Watch())
+    assert seen == [(0.0, "no_more_static_job_to_submit")] and r.jobs == [] and r.end_time == 0.0
+
+
+def test_older_simgrid_power_property_names_and_sleeping_deadlock_hint(tmp_path):
+    # 'watt_per_state'/'watt_off' (SimGrid < 3.24 names) are read like wattage_per_state/wattage_off;
+    # a host starting in its sleep pstate (0 here) is asleep: a policy that never wakes it deadlocks,
+    # and the error says why.
+    xml = ("<platform version='4.1'><zone id='z' routing='Full'>"
+           "<host id='h' pstate='0' speed='0.001f, 1Mf, 1f, 0.5f'>"
+           "<prop id='watt_per_state' value='9:9, 95:190, 125:125, 101:101'/><prop id='watt_off' value='9'/>"
+           "<prop id='sleep_pstates' value='0:3:2'/></host></zone></platform>")
+    p = _write(tmp_path, "old.xml", xml)
+    spec = read_platform(p)
+    assert spec.compute[0].power[1].all_cores == 190 and spec.compute[0].wattage_off == 9
+    with pytest.raises(EngineError, match="1 of 1 hosts are asleep"):
+        simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], get_easy())
+
+
+def get_easy():
+    from schedulers.registry import get_policy
+    return get_policy("easy")
