@@ -346,3 +346,31 @@ def test_older_simgrid_power_property_names_and_sleeping_deadlock_hint(tmp_path)
 def get_easy():
     from schedulers.registry import get_policy
     return get_policy("easy")
+
+
+def test_dvfs_rows_and_one_state_change_per_request(tmp_path):
+    # Batsim writes a transition row for every SET_RESOURCE_STATE (-1: towards a computation pstate)
+    # then the new pstate when the request's machines are all done, and sends one
+    # RESOURCE_STATE_CHANGED per request. t=0: n1 to sleep (2 s). t=5: "0-1" to pstate 0: n0 is
+    # awake (DVFS, immediate), n1 wakes in 10 s -> one RESOURCE_STATE_CHANGED "0-1" at t=15.
+    seen = []
+
+    def extra(p):
+        if p.now == 0 and not getattr(p, "a", False):
+            p.set_pstate([1], 2)
+            p.call_me_later(5)
+            p.a = True
+        elif p.now == 5 and not getattr(p, "b", False):
+            p.set_pstate([0, 1], 0)
+            p.b = True
+
+    class S(Plan):
+        def on_resource_state_changed(self, hosts, state):
+            seen.append((self.now, str(hosts), state))
+
+    w = wl([{"id": "j", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 20}}, nb_res=2)
+    simulate(DVFS, [w], S({"j": [0]}, extra), energy=True, export_prefix=tmp_path / "out_")
+    assert seen == [(2.0, "1", "2"), (15.0, "0-1", "0")]
+    assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines() == [
+        "time,machine_id,new_pstate", "0,0-1,0", "0,1,-2", "2,1,2", "5,0-1,-1", "15,0-1,0"]

@@ -182,7 +182,6 @@ class Engine:
         self._submitters_left = 0
         self._messages = 0
         self._sched_time = 0.0
-        self._switches: list[_Switch] = []
         self._ended = False
         # energy aggregates
         self._p_total = 0.0
@@ -510,12 +509,8 @@ class Engine:
             self._set_state(h, SLEEPING if sp and sw.target == sp[0] else IDLE)
             sw.remaining -= 1
             if sw.remaining == 0:
-                res = ProcSet(*sw.hosts)
                 self._machine_row()
-                self._energy_row("p")
-                if self.trace:
-                    self.rows["pstates"].append((t, str(res), sw.target))
-                self._buffer.append(ResourceStateChanged(t, resources=res, state=str(sw.target)))
+                self._switch_group_done(sw)
             return []
         if kind == _WAITER:
             self._waiters -= 1
@@ -661,9 +656,11 @@ class Engine:
         self._nb_grouped_switches += 1
         self._nb_machine_switches += len(hids)
         self._energy_row("p")
-        transition = -2 if to_sleep else -1
-        sw = _Switch(hosts=hids, target=target, remaining=0)
-        immediate: list[int] = []
+        if self.trace:  # Batsim: a transition row (-2 towards sleep, -1 towards computation) for the request
+            self.rows["pstates"].append((self.now, str(ProcSet(*hids)), -2 if to_sleep else -1))
+        # one group per request: RESOURCE_STATE_CHANGED when all its machines are done
+        sw = _Switch(hosts=hids, target=target, remaining=len(hids))
+        dvfs = False
         for hid in hids:
             h = self.hosts[hid]
             sp = h.spec.sleep_pstates
@@ -671,11 +668,21 @@ class Engine:
             if sp and target in (sp[1], sp[2]):
                 raise EngineError(f"SET_RESOURCE_STATE: pstate {target} of host {h.spec.name} is a virtual "
                                   "switching pstate; it cannot be requested")
-            if not cur_sleep and not to_sleep:
-                immediate.append(hid)  # DVFS: computation -> computation, instantaneous
-                continue
             if h.state in (SWITCHING_ON, SWITCHING_OFF):
                 raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} is already switching")
+            if not cur_sleep and not to_sleep:
+                # DVFS: computation -> computation, instantaneous; running computations change pace
+                dvfs = True
+                running = [self.jobs[jid] for jid in h.jobs] if not self.sharing else []
+                for job in running:
+                    self._progress_compute(job)
+                self._set_pstate(h, target)
+                for job in running:
+                    if job.flops:
+                        self._set_rate(job)
+                        self._arm_compute_end(job)
+                sw.remaining -= 1
+                continue
             if cur_sleep and to_sleep:
                 raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} is already asleep")
             if to_sleep and h.jobs:
@@ -689,34 +696,21 @@ class Engine:
             speed = h.spec.speeds[virt]
             if speed <= 0:
                 raise EngineError(f"host {h.spec.name}: virtual pstate {virt} has speed 0; the switch never ends")
-            sw.remaining += 1
             self._switching += 1
             self._push(round(self.now + 1.0 / speed, 9), _SWITCH, (sw, hid))
-        if immediate:
-            for hid in immediate:
-                h = self.hosts[hid]
-                if self.sharing or not h.jobs:
-                    self._set_pstate(h, target)
-                else:
-                    for jid in list(h.jobs):
-                        self._progress_compute(self.jobs[jid])
-                    self._set_pstate(h, target)
-                    for jid in list(h.jobs):
-                        job = self.jobs[jid]
-                        if job.flops:
-                            self._set_rate(job)
-                            self._arm_compute_end(job)
-            if self.sharing:
-                self._resolve_sharing()
-            res = ProcSet(*immediate)
-            if self.trace:
-                self.rows["pstates"].append((self.now, str(res), target))
-            self._buffer.append(ResourceStateChanged(self.now, resources=res, state=str(target)))
-        if sw.remaining:
-            if self.trace:
-                self.rows["pstates"].append((self.now, str(ProcSet(*[h for h in hids if h not in immediate])), transition))
-            self._switches.append(sw)
+        if dvfs and self.sharing:
+            self._resolve_sharing()
+        if sw.remaining == 0:
+            self._switch_group_done(sw)
         self._machine_row()
+
+    def _switch_group_done(self, sw: _Switch) -> None:
+        """All machines of one SET_RESOURCE_STATE request reached their pstate."""
+        res = ProcSet(*sw.hosts)
+        self._energy_row("p")
+        if self.trace:
+            self.rows["pstates"].append((self.now, str(res), sw.target))
+        self._buffer.append(ResourceStateChanged(self.now, resources=res, state=str(sw.target)))
 
     # ------------------------------------------------------------------------------- main loop
     def _finished(self) -> bool:
