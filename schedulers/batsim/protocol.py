@@ -641,15 +641,20 @@ def decode_message(raw: bytes | str | dict) -> tuple[float, list[Event]]:
             field (:data:`REQUIRED_EVENT_FIELDS`) or a field of the wrong type, a bad interval
             string. The message quotes the offending event.
     """
-    now, raw_events, as_dict = _load(raw, "Batsim->scheduler")
+    return _decode_all(raw, "Batsim->scheduler", _EVENT_DECODERS, GenericEvent)
+
+
+def _decode_all(raw: bytes | str | dict, direction: str, decoders: dict, generic: type) -> tuple[float, list]:
+    """Decode every event of a message with ``decoders`` (by type); unknown types become ``generic``."""
+    now, raw_events, as_dict = _load(raw, direction)
     if as_dict:
         raw_events = _deepcopy(raw_events)
-    out: list[Event] = []
+    out: list = []
     for i, ev in enumerate(raw_events):
-        ctx, ts, typ, data = _check_envelope(ev, i, now, "Batsim->scheduler")
-        dec = _EVENT_DECODERS.get(typ)
+        ctx, ts, typ, data = _check_envelope(ev, i, now, direction)
+        dec = decoders.get(typ)
         if dec is None:
-            out.append(GenericEvent(timestamp=ts, type=typ, data=data))
+            out.append(generic(timestamp=ts, type=typ, data=data))
             continue
         if not isinstance(data, dict):
             raise ctx.fail(f"'data' must be an object, got {_kind(data)}")
@@ -855,20 +860,7 @@ def decode_decisions(raw: bytes | str | dict) -> tuple[float, list[Decision]]:
             must be a string holding an integer, ``alloc``/``resources`` non-empty), quoting the
             offending event. Required fields: :data:`REQUIRED_DECISION_FIELDS`.
     """
-    now, raw_events, as_dict = _load(raw, "scheduler->Batsim")
-    if as_dict:
-        raw_events = _deepcopy(raw_events)
-    out: list[Decision] = []
-    for i, ev in enumerate(raw_events):
-        ctx, ts, typ, data = _check_envelope(ev, i, now, "scheduler->Batsim")
-        dec = _DECISION_DECODERS.get(typ)
-        if dec is None:
-            out.append(GenericDecision(timestamp=ts, type=typ, data=data))
-            continue
-        if not isinstance(data, dict):
-            raise ctx.fail(f"'data' must be an object, got {_kind(data)}")
-        out.append(dec(ctx, ts, data))
-    return now, out
+    return _decode_all(raw, "scheduler->Batsim", _DECISION_DECODERS, GenericDecision)
 
 
 # ------------------------------------------------------------- scheduler -> Batsim: encoding
