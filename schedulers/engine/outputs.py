@@ -64,12 +64,16 @@ def schedule_rows(result: EngineResult) -> list[str]:
 
 
 def machine_state_rows(result: EngineResult) -> list[str]:
+    """The lines of out_machine_states.csv: time (s, ``%g``) and machine counts per state."""
     out = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
     out.extend("%g,%d,%d,%d,%d,%d" % r for r in result.rows["machine_states"])
     return out
 
 
 def energy_rows(result: EngineResult) -> list[str]:
+    """The lines of out_consumed_energy.csv: time (s), total energy (J), event type (``s`` job
+    start, ``e`` job end, ``p`` pstate change), ``wattmin`` (W, sum of the idle powers of the
+    current pstates) and ``epower`` (W, mean power since the previous row; NA at the same time)."""
     out = ["time,energy,event_type,wattmin,epower"]
     for t, e, kind, wmin, ep in result.rows["energy"]:
         out.append(f"{_f(t)},{_f(e)},{kind},{_f(wmin)},{'NA' if ep is None else _f(ep)}")
@@ -77,6 +81,8 @@ def energy_rows(result: EngineResult) -> list[str]:
 
 
 def pstate_rows(result: EngineResult) -> list[str]:
+    """The lines of out_pstate_changes.csv: time (s), machine ids, pstate (-1/-2 while switching
+    towards a computation/sleep pstate)."""
     out = ["time,machine_id,new_pstate"]
     out.extend("%g,%s,%d" % r for r in result.rows["pstates"])
     return out
