@@ -18,7 +18,7 @@ from .simulator import Engine, EngineError, EngineResult, InProcessPort, Schedul
 from .workload import Workload, load_workload
 
 __all__ = ["simulate", "build_engine", "Engine", "EngineError", "EngineResult", "InProcessPort",
-           "SchedulerPort", "read_platform", "load_workload", "write_outputs"]
+           "SchedulerPort", "Workload", "read_platform", "load_workload", "write_outputs"]
 
 
 def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], *,

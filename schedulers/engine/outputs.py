@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .simulator import NULL_RUNTIME_EPSILON, EngineResult
+from .simulator import EngineResult, execution_time
 
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
                "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
@@ -44,7 +44,7 @@ def job_rows(result: EngineResult) -> list[str]:
         if j.state == "REJECTED":
             out.append(f'{head},0,REJECTED,,,,,,,,,""')
             continue
-        ex = j.runtime if j.runtime > 0 else NULL_RUNTIME_EPSILON
+        ex = execution_time(j)
         fin = j.start + ex
         wait = j.start - j.subtime
         turn = fin - j.subtime

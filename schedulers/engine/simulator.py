@@ -65,6 +65,12 @@ _SUBMIT, _JOB_END, _SWITCH, _WAITER, _KILL, _BYE = range(6)
 NULL_RUNTIME_EPSILON = 1e-5
 
 
+def execution_time(job: EngineJob) -> float:
+    """The execution time Batsim reports for a finished job (s): its runtime, or
+    :data:`NULL_RUNTIME_EPSILON` when the job took no time."""
+    return job.runtime if job.runtime > 0 else NULL_RUNTIME_EPSILON
+
+
 class EngineError(RuntimeError):
     """The simulation cannot go on: invalid decision, deadlock, unsupported feature."""
 
@@ -100,7 +106,6 @@ class HostRun:
     power: float = 0.0
     energy: float = 0.0
     last: float = 0.0
-    switch_target: int = -1
 
 
 @dataclass(slots=True)
@@ -164,6 +169,7 @@ class Engine:
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
                               f"host; missing on {', '.join(missing)}")
         self.hosts = [HostRun(spec=h, pstate=h.pstate) for h in platform.compute]
+        self.workloads_by_name = {w.name: w for w in workloads}
         self.jobs: dict[str, EngineJob] = {}
         for w in workloads:
             for j in w.jobs:
@@ -173,7 +179,6 @@ class Engine:
         self._heap: list = []
         self._seq = 0
         self._buffer: list[Event] = []
-        self._ready = False
         self._finished_jobs = 0
         self._running = 0
         self._switching = 0
@@ -780,7 +785,6 @@ class Engine:
             EngineError: invalid decision, or a deadlock (jobs left waiting with nothing scheduled).
         """
         wall0 = _time.perf_counter()
-        self.workloads_by_name = {w.name: w for w in self.workloads}
         if self.trace:
             by_ps: dict[int, list[int]] = {}
             for i, h in enumerate(self.hosts):
@@ -803,7 +807,6 @@ class Engine:
         for kind, payload in pending:
             self._handle(kind, payload)
         self._apply(decisions)
-        self._ready = True
         self._send_loop(port, [])
         nb_jobs = self.nb_jobs
         while not self._ended:
@@ -850,10 +853,11 @@ class Engine:
         jobs = self._done_jobs
         n = len(jobs)
         executed = [j for j in jobs if j.state != "REJECTED"]
-        makespan = max((j.start + self._exec_time(j) for j in executed), default=0.0)
-        turn = [j.start + self._exec_time(j) - j.subtime for j in executed]
+        ex = [execution_time(j) for j in executed]
+        makespan = max((j.start + e for j, e in zip(executed, ex)), default=0.0)
+        turn = [j.start + e - j.subtime for j, e in zip(executed, ex)]
         wait = [j.start - j.subtime for j in executed]
-        slow = [(j.start + self._exec_time(j) - j.subtime) / self._exec_time(j) for j in executed]
+        slow = [t / e for t, e in zip(turn, ex)]
         success = sum(1 for j in jobs if j.state == "COMPLETED_SUCCESSFULLY")
         killed = sum(1 for j in jobs if j.state in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"))
         rejected = sum(1 for j in jobs if j.state == "REJECTED")
@@ -875,7 +879,3 @@ class Engine:
         }
         return EngineResult(jobs=jobs, makespan=makespan, consumed_joules=consumed, schedule=sched,
                             rows=self.rows, messages=self._messages, end_time=self.now)
-
-    @staticmethod
-    def _exec_time(j: EngineJob) -> float:
-        return j.runtime if j.runtime > 0 else NULL_RUNTIME_EPSILON
