@@ -63,6 +63,11 @@ class _Progress:
             self.bar.close()
 
 
+#: ``--fit`` for traces: the converter drops oversized jobs by default (a trace from a bigger machine
+#: is the usual case) and has no proportional rescaling, so ``scale`` clamps.
+_TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp", "scale": "clamp"}
+
+
 def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, out: Path) -> list[str]:
     """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked."""
     from .inputs.convert import convert_trace
@@ -74,7 +79,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, out:
         if name.endswith((".swf", ".swf.gz", ".gwf", ".gwf.gz")):
             target = out / f"workload_w{i}.json"
             opts: dict[str, Any] = {"cores_per_host": args.cores_per_host or cores, "nb_hosts": nb_hosts,
-                                    "oversized": "drop" if args.fit == "error" else args.fit.replace("scale", "clamp")}
+                                    "oversized": _TRACE_OVERSIZED[args.fit]}
             if args.max_jobs:
                 opts["max_jobs"] = args.max_jobs
             report = convert_trace(p, target, **opts)
