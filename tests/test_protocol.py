@@ -38,6 +38,8 @@ from schedulers.core.events import (
     Notify,
     NotifyBatsim,
     Query,
+    RegisterJob,
+    RegisterProfile,
     RejectJob,
     RequestedCall,
     ResourceStateChanged,
@@ -264,12 +266,18 @@ def test_decisions_roundtrip_all_types() -> None:
         SetResourceState(resources=ProcSet(5), state=3),  # int state written as Batsim's string
         Query(requests={"consumed_energy": {}}),
         NotifyBatsim(type="registration_finished"),
-        GenericDecision(type="REGISTER_JOB", data={"job_id": "dyn!1", "job": {"res": 1}}, timestamp=9.5),
+        RegisterJob(job_id="dyn!1", job={"id": "1", "res": 1}, timestamp=9.5),
+        RegisterProfile(workload="dyn", name="p", profile={"type": "delay", "delay": 5}, timestamp=9.5),
+        GenericDecision(type="SET_JOB_METADATA", data={"job_id": "w0!1", "metadata": "x"}, timestamp=9.5),
     ]
     text = encode_decisions(10, decisions)
     msg = json.loads(text)
     assert msg["now"] == 10.0
-    assert [e["timestamp"] for e in msg["events"]] == [10.0] * 7 + [9.5]
+    assert [e["timestamp"] for e in msg["events"]] == [10.0] * 7 + [9.5] * 3
+    assert msg["events"][7] == {"timestamp": 9.5, "type": "REGISTER_JOB",
+                                "data": {"job_id": "dyn!1", "job": {"id": "1", "res": 1}}}
+    assert msg["events"][8]["data"] == {"workload_name": "dyn", "profile_name": "p",
+                                        "profile": {"type": "delay", "delay": 5}}
     assert msg["events"][0]["data"] == {"job_id": "w0!1", "alloc": "0-3 7", "mapping": {"0": "0", "1": "0"}}
     assert msg["events"][3]["data"] == {"timestamp": 15.0}
     assert msg["events"][4]["data"] == {"resources": "5", "state": "3"}

@@ -48,6 +48,8 @@ from ..core.events import (
     Event,
     ExecuteJob,
     GenericDecision,
+    RegisterJob,
+    RegisterProfile,
     GenericEvent,
     JobCompleted,
     JobKilled,
@@ -111,6 +113,8 @@ REQUIRED_DECISION_FIELDS: dict[str, tuple[str, ...]] = {
     "SET_RESOURCE_STATE": ("resources", "state"),
     "QUERY": ("requests",),
     "NOTIFY": ("type",),
+    "REGISTER_JOB": ("job_id", "job"),
+    "REGISTER_PROFILE": ("workload_name", "profile_name", "profile"),
 }
 
 # Order in which Batsim 4.2.1 writes the fields of SIMULATION_BEGINS (transcripts, protocol.cpp).
@@ -831,7 +835,18 @@ def _ddec_notify(ctx: _Ctx, ts: float, data: dict) -> Decision:
     return NotifyBatsim(timestamp=ts, type=typ, data={k: v for k, v in data.items() if k != "type"})
 
 
+def _ddec_register_job(ctx: _Ctx, ts: float, data: dict) -> Decision:
+    return RegisterJob(timestamp=ts, job_id=ctx.string(data, "job_id"), job=dict(ctx.obj(data, "job")))
+
+
+def _ddec_register_profile(ctx: _Ctx, ts: float, data: dict) -> Decision:
+    return RegisterProfile(timestamp=ts, workload=ctx.string(data, "workload_name"),
+                           name=ctx.string(data, "profile_name"), profile=dict(ctx.obj(data, "profile")))
+
+
 _DECISION_DECODERS: dict[str, Callable[[_Ctx, float, dict], Decision]] = {
+    "REGISTER_JOB": _ddec_register_job,
+    "REGISTER_PROFILE": _ddec_register_profile,
     "EXECUTE_JOB": _ddec_execute_job,
     "REJECT_JOB": _ddec_reject_job,
     "KILL_JOB": _ddec_kill_job,
@@ -892,6 +907,9 @@ _DECISION_ENCODERS: dict[type, tuple[str, Callable[[Any], Any]]] = {
     SetResourceState: ("SET_RESOURCE_STATE", _denc_set_resource_state),
     Query: ("QUERY", lambda d: {"requests": d.requests}),
     NotifyBatsim: ("NOTIFY", _denc_notify),
+    RegisterJob: ("REGISTER_JOB", lambda d: {"job_id": d.job_id, "job": d.job}),
+    RegisterProfile: ("REGISTER_PROFILE", lambda d: {"workload_name": d.workload, "profile_name": d.name,
+                                                     "profile": d.profile}),
 }
 
 

@@ -180,6 +180,27 @@ class NotifyBatsim(Decision):
 
 
 @dataclass(slots=True)
+class RegisterProfile(Decision):
+    """REGISTER_PROFILE (``--enable-dynamic-jobs``): add profile ``name`` to workload ``workload``
+    (created when new). Batsim aborts if the profile already exists."""
+
+    workload: str = ""
+    name: str = ""
+    profile: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RegisterJob(Decision):
+    """REGISTER_JOB (``--enable-dynamic-jobs``): submit a new job ``job_id`` (``"workload!name"``)
+    described by ``job`` (``id``, ``subtime``, ``res``, ``profile``, optional ``walltime`` and any
+    extra field). Its workload must exist (register a profile in it first); its profile must
+    exist in that workload. With ``--acknowledge-dynamic-jobs`` Batsim answers JOB_SUBMITTED."""
+
+    job_id: str = ""
+    job: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class GenericDecision(Decision):
     """Any other decision type, sent verbatim (``type`` + ``data``)."""
 

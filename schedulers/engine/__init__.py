@@ -14,15 +14,16 @@ from typing import Any, Callable
 
 from .outputs import write_outputs
 from .platform import PlatformSpec, read_platform
-from .simulator import Engine, EngineError, EngineResult, InProcessPort, SchedulerPort
+from .simulator import Engine, EngineError, EngineResult, InProcessPort, Reply, SchedulerPort
 from .workload import Workload, load_workload
 
 __all__ = ["simulate", "build_engine", "Engine", "EngineError", "EngineResult", "InProcessPort",
-           "SchedulerPort", "Workload", "read_platform", "load_workload", "write_outputs"]
+           "Reply", "SchedulerPort", "Workload", "read_platform", "load_workload", "write_outputs"]
 
 
 def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], *,
                  energy: bool = False, compute_sharing: bool = False, forward_profiles: bool = False,
+                 dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False,
                  master_host: str = "master_host", trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None) -> Engine:
     """Read the inputs and build an :class:`Engine` (workloads named w0, w1, ... in order).
@@ -41,11 +42,13 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
         else:
             wls.append(load_workload(w, f"w{i}", len(spec.compute), has_network=spec.has_network))
     return Engine(spec, wls, energy=energy, compute_sharing=compute_sharing, forward_profiles=forward_profiles,
+                  dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
                   trace_outputs=trace_outputs, progress=progress)
 
 
 def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], scheduler: Any, *,
              energy: bool = False, compute_sharing: bool = False, forward_profiles: bool = False,
+             dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False,
              export_prefix: str | Path | None = None, master_host: str = "master_host",
              progress: Callable[[float, int, int], None] | None = None) -> EngineResult:
     """Run one simulation in-process.
@@ -56,6 +59,9 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
         scheduler: a :class:`~schedulers.core.policy.Policy` (called in-process) or any
             :class:`SchedulerPort`.
         energy: Batsim's ``-E``.
+        compute_sharing, forward_profiles, dynamic_jobs, acknowledge_dynamic_jobs: Batsim's
+            ``--enable-compute-sharing``, ``--forward-profiles-on-submission``,
+            ``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``.
         export_prefix: write Batsim's output files with this prefix (``out/out_``) when given.
 
     Returns:
@@ -65,7 +71,8 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
         PlatformError, WorkloadError: bad inputs. EngineError: invalid decisions, deadlock.
     """
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
-                          forward_profiles=forward_profiles, master_host=master_host,
+                          forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
+                          acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, master_host=master_host,
                           trace_outputs=export_prefix is not None, progress=progress)
     port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
     result = engine.run(port)

@@ -73,7 +73,7 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool) -> None:
+def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool) -> None:
     where = f"{src}: profile {name!r}"
     if not isinstance(p, dict) or "type" not in p:
         raise WorkloadError(f"{where}: a profile must be an object with a 'type'")
@@ -167,7 +167,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     if not isinstance(jobs_in, list):
         raise WorkloadError(f"{src}: 'jobs' must be a list")
     for pname, p in profiles.items():
-        _check_profile(src, pname, p, profiles, has_network)
+        check_profile(src, pname, p, profiles, has_network)
     flat_cache: dict[str, list] = {}
     jobs: list[EngineJob] = []
     seen: set[str] = set()

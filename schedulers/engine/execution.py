@@ -1,0 +1,315 @@
+"""Job execution: profile stages, parallel tasks, compute sharing, walltime, kills.
+
+Part of :class:`schedulers.engine.simulator.Engine` (a mixin; see :mod:`.hosts` for the shared
+state it relies on).
+
+Parallel tasks (Batsim 4.2.1 ``src/task_execution.cpp`` + SimGrid 3.32 ``ptask_L07``)
+    ``delay`` profiles sleep: the hosts stay at idle power. Every computing profile runs as one
+    SimGrid parallel task: on each allocated host ``h`` a part of ``f_h`` flops; the task's
+    progress rate ``r`` (fraction of the task per second) is bounded by one core per part
+    (``r <= speed_h / f_h``, ``L07Action::calculate_cpu_bound``), so alone on its hosts it runs
+    in lockstep at ``r = min_h speed_h / f_h`` and host ``h`` carries ``f_h * r / speed_h``
+    busy cores. ``parallel_homogeneous``: ``f_h = cpu``; ``parallel_homogeneous_total``:
+    ``f_h = cpu / res``; ``parallel``: ``f_h = cpu[i]``; ``composed``: the sub-profiles one after
+    the other, ``repeat`` times. A task of zero flops ends at once (Batsim then records an
+    execution time of 1e-5 s).
+Compute sharing (``--enable-compute-sharing``)
+    Tasks sharing hosts get the rates of SimGrid's ``ptask_L07`` linear system, solved by
+    :mod:`schedulers.engine.sharing`; only the tasks connected (through shared hosts) to a host
+    whose load changed are re-solved. Without sharing every host runs at most one task and the
+    lockstep rate above is that same solution.
+Walltime
+    A job is killed at ``start + walltime`` (``COMPLETED_WALLTIME_REACHED``, return code -1); a
+    delay equal to the remaining walltime is killed (Batsim compares ``delay < remaining``), a
+    computation ending exactly at the walltime succeeds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core.events import ExecuteJob
+from ..core.model import HostState, JobState
+from .ports import EngineError
+from .queue import Kind, at
+from .workload import EngineJob
+
+SUBMITTED = JobState.SUBMITTED.value
+RUNNING = JobState.RUNNING.value
+REJECTED = JobState.REJECTED.value
+COMPLETED_SUCCESSFULLY = JobState.COMPLETED_SUCCESSFULLY.value
+COMPLETED_KILLED = JobState.COMPLETED_KILLED.value
+COMPLETED_WALLTIME_REACHED = JobState.COMPLETED_WALLTIME_REACHED.value
+
+_INF = math.inf
+
+
+class ExecutionMixin:
+    """Start jobs, run their profile stages, share hosts, end and kill them."""
+
+    # ------------------------------------------------------------------------------ starting
+    def _execute(self, d: ExecuteJob) -> None:
+        job = self._job(d.job_id, "EXECUTE_JOB")
+        if d.extra:
+            raise EngineError(f"EXECUTE_JOB {job.id}: fields {sorted(d.extra)} (mapping, storage, IO jobs) "
+                              "are not simulated by the embedded engine; use real Batsim")
+        if job.state != SUBMITTED:
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: the job is {job.state}, not waiting")
+        alloc = d.alloc
+        hosts = tuple(alloc)
+        if len(hosts) != job.res:
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: allocation {alloc} has {len(hosts)} "
+                              f"hosts but the job requests {job.res}")
+        all_hosts = self.hosts
+        nb_hosts = len(all_hosts)
+        for hid in hosts:
+            if not 0 <= hid < nb_hosts:
+                raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} does not exist "
+                                  f"(platform has {nb_hosts} compute hosts)")
+            h = all_hosts[hid]
+            if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) is "
+                                  f"{h.state.value}")
+            if h.jobs and not self.sharing:
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) already "
+                                  f"runs {sorted(h.jobs)} and compute sharing is disabled")
+        now = self.now
+        job.state = RUNNING
+        job.start = now
+        job.alloc = alloc
+        job.hosts = hosts
+        job.stage = 0
+        job.kill_time = at(now + job.walltime) if job.walltime > 0 else _INF
+        self._running += 1
+        for hid in hosts:
+            h = all_hosts[hid]
+            h.jobs.add(job.id)
+            if h.state is not HostState.COMPUTING:
+                self._set_state(h, HostState.COMPUTING)
+        if self.energy:
+            job.energy_start = self._energy_of(hosts)
+        self._machine_row()
+        self._energy_row("s")
+        self._start_stage(job)
+
+    def _stage_flops(self, job: EngineJob, prof: dict) -> list[float]:
+        t = prof["type"]
+        n = len(job.hosts)
+        if t == "parallel_homogeneous":
+            return [float(prof["cpu"])] * n
+        if t == "parallel_homogeneous_total":
+            return [float(prof["cpu"]) / n] * n
+        return [float(x) for x in prof["cpu"]]
+
+    def _start_stage(self, job: EngineJob) -> None:
+        """Start the current stage of ``job`` at ``now`` and arm its end timer."""
+        name, prof = job.stages[job.stage]
+        job.stage_start = self.now
+        job.version += 1
+        if prof["type"] == "delay":
+            if job.flops:  # a computing stage just ended: its hosts lose its load
+                job.flops = []
+                job.rate = 0.0
+                self._reshare(job.hosts)
+            end = at(self.now + float(prof["delay"]))
+            # Batsim: the delay completes only if strictly shorter than the remaining walltime.
+            if end >= job.kill_time:
+                self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+            else:
+                self._queue.push(end, Kind.JOB_END, (job, job.version, False))
+            return
+        job.flops = self._stage_flops(job, prof)
+        self._ptasks += 1
+        job.index = self._ptasks  # SimGrid's action order: same-instant ends are handled in it
+        job.remaining = 1.0
+        job.rate = 0.0
+        self._reshare(job.hosts, started=job)
+
+    # -------------------------------------------------------------------------------- rates
+    def _reshare(self, hids, started: EngineJob | None = None) -> None:
+        """The load of hosts ``hids`` changed: give new rates to the tasks that depend on them,
+        re-arm their end timers and update the hosts' power."""
+        if not self.sharing:
+            if started is not None:
+                self._set_rate(started)
+                self._arm_compute_end(started)
+            else:
+                for hid in hids:
+                    h = self.hosts[hid]
+                    h.load = 0.0
+                    self._set_power(h)
+            return
+        tasks = self._connected_tasks(hids)
+        for j in tasks:
+            self._progress_compute(j)
+        rates, loads = self._solve_rates(tasks)
+        touched = set(hids)
+        for j, r in zip(tasks, rates):
+            j.rate = r
+            touched.update(j.hosts)
+        for hid in touched:
+            h = self.hosts[hid]
+            h.load = loads.get(hid, 0.0)
+            self._set_power(h)
+        for j, r in zip(tasks, rates):
+            self._arm_compute_end(j)
+
+    def _connected_tasks(self, hids) -> list[EngineJob]:
+        """The running compute tasks linked to hosts ``hids`` through shared hosts."""
+        hosts, jobs = self.hosts, self.jobs
+        seen_h = set()
+        seen_j: dict[str, EngineJob] = {}
+        todo = list(hids)
+        while todo:
+            hid = todo.pop()
+            if hid in seen_h:
+                continue
+            seen_h.add(hid)
+            for jid in hosts[hid].jobs:
+                j = jobs[jid]
+                if jid not in seen_j and j.flops:
+                    seen_j[jid] = j
+                    todo.extend(j.hosts)
+        return sorted(seen_j.values(), key=lambda j: j.index)
+
+    def _solve_rates(self, tasks: list[EngineJob]) -> tuple[list[float], dict[int, float]]:
+        """Rates (fraction/s) of ``tasks`` and busy cores per host (temporary max-min)."""
+        hosts = self.hosts
+        cap, bound = {}, []
+        for j in tasks:
+            b = _INF
+            for hid, f in zip(j.hosts, j.flops):
+                if f > 0:
+                    h = hosts[hid]
+                    s = h.spec.speeds[h.pstate]
+                    cap.setdefault(hid, h.spec.cores * s)
+                    b = min(b, s / f if s > 0 else 0.0)
+            bound.append(b)
+        rates = [_INF if b == _INF else None for b in bound]
+        unfrozen = [k for k, b in enumerate(bound) if b != _INF]
+        used = dict.fromkeys(cap, 0.0)
+        level = 0.0
+        while unfrozen:
+            coef = dict.fromkeys(cap, 0.0)
+            for k in unfrozen:
+                for hid, f in zip(tasks[k].hosts, tasks[k].flops):
+                    if f > 0:
+                        coef[hid] += f
+            best = min(bound[k] for k in unfrozen)
+            for hid, c in coef.items():
+                if c > 0:
+                    best = min(best, level + (cap[hid] - used[hid]) / c)
+            for hid, c in coef.items():
+                used[hid] += (best - level) * c
+            level = best
+            sat = {hid for hid in cap if used[hid] >= cap[hid] * (1 - 1e-12)}
+            still = []
+            for k in unfrozen:
+                if bound[k] <= level * (1 + 1e-12) or any(h in sat for h, f in zip(tasks[k].hosts, tasks[k].flops) if f > 0):
+                    rates[k] = level
+                else:
+                    still.append(k)
+            unfrozen = still
+        loads: dict[int, float] = {}
+        for j, r in zip(tasks, rates):
+            for hid, f in zip(j.hosts, j.flops):
+                s = hosts[hid].spec.speeds[hosts[hid].pstate]
+                if f > 0 and s > 0 and r != _INF:
+                    loads[hid] = loads.get(hid, 0.0) + f * r / s
+        return rates, loads
+
+    def _set_rate(self, job: EngineJob) -> None:
+        """Lockstep rate of a task alone on its hosts; sets the hosts' loads and power."""
+        hosts = self.hosts
+        rate = _INF
+        for hid, f in zip(job.hosts, job.flops):
+            if f > 0:
+                s = hosts[hid].spec.speeds[hosts[hid].pstate]
+                r = s / f if s > 0 else 0.0
+                if r < rate:
+                    rate = r
+        job.rate = rate
+        for hid, f in zip(job.hosts, job.flops):
+            h = hosts[hid]
+            s = h.spec.speeds[h.pstate]
+            h.load = (f * rate / s) if (f > 0 and s > 0 and rate != _INF) else 0.0
+            self._set_power(h)
+
+    def _arm_compute_end(self, job: EngineJob) -> None:
+        job.version += 1
+        if job.rate == _INF or job.remaining <= 0:
+            end = self.now
+        elif job.rate <= 0:
+            end = _INF
+        else:
+            end = at(self.now + job.remaining / job.rate)
+        if end > job.kill_time:
+            self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+        elif end != _INF:
+            self._queue.push(end, Kind.JOB_END, (job, job.version, False))
+
+    def _progress_compute(self, job: EngineJob) -> None:
+        """Account the work done since the last rate change (compute stages only)."""
+        if job.flops and job.rate not in (0.0, _INF):
+            job.remaining = max(0.0, job.remaining - job.rate * (self.now - job.stage_start))
+        job.stage_start = self.now
+
+    def _dvfs(self, hids: list[int], target: int) -> None:
+        """Computation pstate change of hosts ``hids`` (instantaneous): running tasks change pace
+        (SimGrid ``CpuL07::on_speed_change`` re-bounds the host and its tasks)."""
+        running = sorted({jid for hid in hids for jid in self.hosts[hid].jobs})
+        for jid in running:
+            self._progress_compute(self.jobs[jid])
+        for hid in hids:
+            self._set_pstate(self.hosts[hid], target)
+        for jid in running:
+            job = self.jobs[jid]
+            if job.flops:
+                self._reshare(job.hosts, started=None if self.sharing else job)
+        for hid in hids:
+            self._mark_switch_done(hid, target, machine_row=False)
+
+    # -------------------------------------------------------------------------- progress/end
+    def _job_progress(self, job: EngineJob) -> dict[str, Any]:
+        """JOB_KILLED's ``job_progress`` entry of a running job (Batsim ``BatTask`` tree)."""
+        name, prof = job.stages[job.stage]
+        if prof["type"] == "delay":
+            d = float(prof["delay"])
+            prog = (self.now - job.stage_start) / d if d > 0 else 1.0
+        else:
+            self._progress_compute(job)
+            prog = 1.0 - job.remaining
+        leaf = {"profile_name": name, "progress": prog}
+        top = self.workloads_by_name[job.workload].profiles[job.profile]
+        if top["type"] in ("composed", "sequence"):
+            return {"profile_name": job.profile, "current_task_index": job.stage, "current_task": leaf}
+        return leaf
+
+    def _end_job(self, job: EngineJob, state: str, code: int) -> None:
+        """Free the hosts of ``job`` and record its completion at ``now``."""
+        job.state = state
+        job.return_code = code
+        job.finish = self.now
+        job.runtime = self.now - job.start
+        job.version += 1
+        had_load = bool(job.flops)
+        job.flops = []
+        self._running -= 1
+        self._finished_jobs += 1
+        all_hosts = self.hosts
+        for hid in job.hosts:
+            h = all_hosts[hid]
+            h.jobs.discard(job.id)
+            if not h.jobs and h.state is HostState.COMPUTING:
+                self._set_state(h, HostState.IDLE)
+        if had_load:
+            self._reshare(job.hosts)
+        if self.energy:
+            job.energy = self._energy_of(job.hosts) - job.energy_start
+            self._e_last_job_end = self.total_energy()
+        else:
+            job.energy = -1.0
+        self._machine_row()
+        self._energy_row("e")
+        self._done_jobs.append(job)

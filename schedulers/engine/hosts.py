@@ -1,0 +1,277 @@
+"""Hosts: machine states, power and energy, pstate switching (Batsim 4.2.1 + SimGrid 3.32).
+
+Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's shared state:
+``hosts``, ``now``, ``energy``, ``trace``, ``rows``, ``_buffer``, ``_queue``).
+
+Energy
+    SimGrid's host-energy plugin (:mod:`schedulers.engine.platform`): a host whose busy load is
+    ``L`` cores of ``C`` draws ``Epsilon + (AllCores - Epsilon) * min(L / C, 1)`` W at its
+    current pstate, ``Idle`` when ``L = 0``. The engine integrates each host's power between
+    changes, and keeps the platform total so that Batsim's ``consumed_energy`` (sum over compute
+    hosts) is O(1).
+Machine states
+    ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
+    ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
+    state (Batsim's ``machine_state_tracer`` and ``time_*`` columns of ``out_schedule.csv``).
+Switching (``server_on_pstate_modification`` in ``src/server.cpp`` and ``src/pstate.cpp``)
+    A SET_RESOURCE_STATE request becomes one *switch group* (``CurrentSwitches::add_switch``);
+    it writes an energy row ``p`` and a transition row (-1 towards a computation pstate, -2
+    towards a sleep pstate, -42 towards any other) at once, and counts one grouped switch and one
+    machine switch per host. Per host:
+
+    * computation -> computation pstate (DVFS): instantaneous; running computations change pace;
+    * computation -> sleep pstate: the host computes 1 flop at the virtual switch-off pstate
+      (``sleep_pstates="S:OFF:ON"``), then reaches ``S`` (Batsim aborts if jobs run there);
+    * sleep -> computation pstate: 1 flop at the virtual switch-on pstate;
+    * a host in a virtual pstate (still switching) or a request for a virtual pstate: Batsim
+      logs an error and does nothing for that host — the request's group then never completes
+      (no RESOURCE_STATE_CHANGED), and the host stays where its running switch takes it;
+    * sleep -> sleep: Batsim aborts; so does the engine (:class:`EngineError`).
+
+    A host that reaches its target completes the *first* pending group towards that pstate that
+    contains it (``CurrentSwitches::mark_switch_as_done``); when a group has no host left, Batsim
+    writes the pstate rows and sends RESOURCE_STATE_CHANGED for the whole group.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from procset import ProcSet
+
+from ..core.events import ResourceStateChanged, SetResourceState
+from ..core.model import HostState
+from .platform import HostSpec
+from .ports import EngineError
+from .queue import Kind, at
+
+log = logging.getLogger("schedulers.engine")
+
+#: Column order of out_machine_states.csv.
+MACHINE_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
+                  HostState.COMPUTING)
+
+
+@dataclass(slots=True)
+class HostRun:
+    """Run-time state of one compute host.
+
+    Attributes:
+        spec: what the platform says (speeds in flops/s per pstate, cores, power states).
+        pstate: current pstate (a virtual one while switching).
+        state: current :class:`HostState`.
+        jobs: ids of the jobs running on it.
+        load: busy cores (float) as the energy plugin sees it.
+        power: current power (W); ``energy``: energy (J) up to time ``last`` (s).
+    """
+
+    spec: HostSpec
+    pstate: int
+    state: HostState = HostState.IDLE
+    state_since: float = 0.0
+    jobs: set = field(default_factory=set)
+    load: float = 0.0
+    power: float = 0.0
+    energy: float = 0.0
+    last: float = 0.0
+
+    def pstate_kind(self, pstate: int) -> str:
+        """``computation``, ``sleep`` or ``transition`` (a virtual switching pstate), as Batsim
+        classifies the pstates of a machine (``Machine::pstates``)."""
+        sp = self.spec.sleep_pstates
+        if sp:
+            if pstate == sp[0]:
+                return "sleep"
+            if pstate in (sp[1], sp[2]):
+                return "transition"
+        return "computation"
+
+
+@dataclass(slots=True)
+class SwitchGroup:
+    """One SET_RESOURCE_STATE request: its hosts, those still switching, the target pstate."""
+
+    hosts: list[int]
+    waiting: set[int]
+    target: int
+
+
+class HostsMixin:
+    """Power, energy, machine states and pstate switching of the compute hosts."""
+
+    def _init_hosts(self) -> None:
+        self.hosts = [HostRun(spec=h, pstate=h.pstate) for h in self.platform.compute]
+        self._counts = dict.fromkeys(MACHINE_STATES, 0)
+        self._time_in = dict.fromkeys(MACHINE_STATES, 0.0)
+        self._p_total = 0.0     # W, all compute hosts
+        self._e_acc = 0.0       # J, up to _e_last
+        self._e_last = 0.0
+        self._wattmin = 0.0     # W, sum of the idle powers of the current pstates
+        self._switching = 0     # machines switching (Batsim's nb_switching_machines)
+        self._switch_groups: dict[int, list[SwitchGroup]] = {}
+        self._nb_grouped_switches = 0
+        self._nb_machine_switches = 0
+        self._last_energy_row: tuple[float, float] | None = None
+        for h in self.hosts:
+            if h.pstate_kind(h.pstate) == "sleep":
+                h.state = HostState.SLEEPING
+            self._counts[h.state] += 1
+            if self.energy:
+                h.power = self._host_power(h)
+                self._p_total += h.power
+                self._wattmin += h.spec.power[h.pstate].idle
+
+    # ------------------------------------------------------------------------ power & energy
+    def _host_power(self, h: HostRun) -> float:
+        return h.spec.power[h.pstate].power(h.load, h.spec.cores)
+
+    def total_energy(self, t: float | None = None) -> float:
+        """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``."""
+        t = self.now if t is None else t
+        return self._e_acc + self._p_total * (t - self._e_last)
+
+    def _energy_of(self, hids) -> float:
+        """Energy consumed so far by the hosts ``hids`` (J; a host listed twice counts twice, as
+        Batsim's ``consumed_energy_on_machines`` over an allocation does not)."""
+        now = self.now
+        return sum(h.energy + h.power * (now - h.last) for h in map(self.hosts.__getitem__, hids))
+
+    def _set_power(self, h: HostRun) -> None:
+        """Re-evaluate the power of ``h`` after its load or pstate changed."""
+        if not self.energy:
+            return
+        t = self.now
+        new = self._host_power(h)
+        h.energy += h.power * (t - h.last)
+        h.last = t
+        if new != h.power:
+            self._e_acc += self._p_total * (t - self._e_last)
+            self._e_last = t
+            self._p_total += new - h.power
+            h.power = new
+
+    def _set_pstate(self, h: HostRun, pstate: int) -> None:
+        if self.energy:
+            self._wattmin += h.spec.power[pstate].idle - h.spec.power[h.pstate].idle
+        h.pstate = pstate
+        self._set_power(h)
+
+    # ------------------------------------------------------------------------ machine states
+    def _set_state(self, h: HostRun, state: HostState) -> None:
+        if h.state is state:
+            return
+        self._time_in[h.state] += self.now - h.state_since
+        self._counts[h.state] -= 1
+        self._counts[state] += 1
+        h.state = state
+        h.state_since = self.now
+
+    def _machine_row(self) -> None:
+        if self.trace:
+            c = self._counts
+            self.rows["machine_states"].append((self.now, *(c[s] for s in MACHINE_STATES)))
+
+    def _energy_row(self, kind: str) -> None:
+        if not (self.trace and self.energy):
+            return
+        e = self.total_energy()
+        last = self._last_energy_row
+        epower = None
+        if last is not None and self.now > last[0]:
+            epower = (e - last[1]) / (self.now - last[0])
+        self.rows["energy"].append((self.now, e, kind, self._wattmin, epower))
+        self._last_energy_row = (self.now, e)
+
+    # ----------------------------------------------------------------------------- switching
+    def _set_resource_state(self, d: SetResourceState) -> None:
+        if not self.energy:
+            raise EngineError("SET_RESOURCE_STATE needs the energy model (-E / --energy), as in Batsim")
+        try:
+            target = int(d.state)
+        except ValueError:
+            raise EngineError(f"SET_RESOURCE_STATE: state {d.state!r} is not a pstate number") from None
+        hids = list(d.resources)
+        if not hids:
+            return
+        for hid in hids:
+            if not 0 <= hid < len(self.hosts):
+                raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {hid} does not exist "
+                                  f"(platform has {len(self.hosts)} compute hosts)")
+            if not 0 <= target < len(self.hosts[hid].spec.speeds):
+                raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {hid} "
+                                  f"({self.hosts[hid].spec.name}) has no pstate {target}")
+        group = SwitchGroup(hosts=hids, waiting=set(hids), target=target)
+        self._switch_groups.setdefault(target, []).append(group)
+        self._energy_row("p")
+        target_kind = self.hosts[hids[0]].pstate_kind(target)
+        if self.trace:
+            transition = {"computation": -1, "sleep": -2}.get(target_kind, -42)
+            self.rows["pstates"].append((self.now, str(ProcSet(*hids)), transition))
+        self._nb_grouped_switches += 1
+        self._nb_machine_switches += len(hids)
+        dvfs = []
+        for hid in hids:
+            h = self.hosts[hid]
+            cur, want = h.pstate_kind(h.pstate), h.pstate_kind(target)
+            if cur == "computation" and want == "computation":
+                dvfs.append(hid)
+            elif cur == "computation" and want == "sleep":
+                if h.jobs:
+                    raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} runs jobs "
+                                      f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
+                self._start_switch(h, hid, h.spec.sleep_pstates[1], HostState.SWITCHING_OFF, target)
+            elif cur == "sleep":
+                if want != "computation":
+                    raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} is asleep in "
+                                      f"pstate {h.pstate}; it can only be switched to a computation pstate, "
+                                      f"not {target} (Batsim aborts)")
+                self._start_switch(h, hid, h.spec.sleep_pstates[2], HostState.SWITCHING_ON, target)
+            else:
+                what = "is still switching" if cur == "transition" else f"cannot go to virtual pstate {target}"
+                log.warning("t=%s: SET_RESOURCE_STATE ignored for host %d (%s): it %s; Batsim logs an error "
+                            "and the request never completes", self.now, hid, h.spec.name, what)
+        if dvfs:
+            self._dvfs(dvfs, target)
+        self._machine_row()
+
+    def _start_switch(self, h: HostRun, hid: int, virtual: int, state: HostState, target: int) -> None:
+        """Batsim's switch actor: compute 1 flop at the virtual pstate, then reach ``target``."""
+        speed = h.spec.speeds[virtual]
+        if speed <= 0:
+            raise EngineError(f"host {h.spec.name}: virtual pstate {virtual} has speed 0; the switch never ends")
+        self._set_state(h, state)
+        self._set_pstate(h, virtual)
+        h.load = 1.0   # the flop keeps one core busy
+        self._set_power(h)
+        self._switching += 1
+        self._queue.push(at(self.now + 1.0 / speed), Kind.SWITCH, (hid, target))
+
+    def _on_switched(self, hid: int, target: int) -> None:
+        """A machine reached ``target`` at the end of its switch (``server_on_switched``)."""
+        h = self.hosts[hid]
+        self._switching -= 1
+        self._set_pstate(h, target)
+        h.load = 0.0
+        self._set_power(h)
+        self._set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
+        self._mark_switch_done(hid, target, machine_row=True)
+
+    def _mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> None:
+        """``CurrentSwitches::mark_switch_as_done``: the first pending group towards ``target``
+        holding ``hid`` loses it; a group left empty is reported."""
+        groups = self._switch_groups.get(target, [])
+        for k, g in enumerate(groups):
+            if hid in g.waiting:
+                g.waiting.discard(hid)
+                if not g.waiting:
+                    del groups[k]
+                    res = ProcSet(*g.hosts)
+                    if self.trace:
+                        self.rows["pstates"].append((self.now, str(res), g.target))
+                    self._energy_row("p")
+                    if machine_row:
+                        self._machine_row()
+                    self._buffer.append(ResourceStateChanged(self.now, resources=res, state=str(g.target)))
+                return
+        raise EngineError(f"internal: host {hid} reached pstate {target} that no request asked for")

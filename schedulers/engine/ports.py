@@ -1,0 +1,62 @@
+"""How the engine talks to a scheduler, and the engine's error type.
+
+A :class:`SchedulerPort` gets the events of one Batsim message and returns the scheduler's
+decisions, either as a plain list (the scheduler answered at once: its ``now`` is the message's)
+or as a :class:`Reply` carrying the reply's ``now``. A reply whose ``now`` is later than the
+message's is a *decision delay* (pybatsim's schedulers consume simulated scheduling time this
+way): Batsim 4.2.1 (``JsonProtocolReader::parse_and_apply_message``, ``src/protocol.cpp``)
+plays each decision when the simulated clock reaches its ``timestamp`` (at once when the
+timestamp is not in the future), then tells its server that the scheduler is ready again at the
+reply's ``now``; until then the server keeps simulating and gathers events without sending them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+from ..core.events import Decision, Event
+
+__all__ = ["EngineError", "Reply", "SchedulerPort", "InProcessPort", "describe_scheduler"]
+
+
+class EngineError(RuntimeError):
+    """The simulation cannot go on: invalid decision, deadlock, livelock, unsupported feature."""
+
+
+class Reply(NamedTuple):
+    """A scheduler's reply: its ``now`` (s) and its decisions (``timestamp`` None = the message's
+    ``now``)."""
+
+    now: float
+    decisions: list[Decision]
+
+
+class SchedulerPort(Protocol):
+    """How the engine talks to a scheduler: one call per Batsim message."""
+
+    def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:
+        """Send the events of one message; return the decisions (or a :class:`Reply`)."""
+        ...
+
+
+class InProcessPort:
+    """Call a :class:`~schedulers.core.policy.Policy` directly (the fast path): its decisions take
+    effect at the message's ``now``."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    def exchange(self, now: float, events: list[Event]) -> list[Decision]:
+        return self.policy.decide(now, events)
+
+    def __str__(self) -> str:
+        name = getattr(self.policy, "name", None) or type(self.policy).__name__
+        return f"policy {name!r}"
+
+
+def describe_scheduler(port: Any) -> str:
+    """A short name of the scheduler behind ``port`` for error messages."""
+    text = str(port)
+    if text.startswith("<"):  # the default object repr says nothing useful
+        return f"scheduler {type(port).__name__}"
+    return text

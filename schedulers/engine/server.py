@@ -1,0 +1,463 @@
+"""Batsim's side of the protocol: its server's mailbox, message grouping, decisions, dynamic jobs.
+
+Part of :class:`schedulers.engine.simulator.Engine` (a mixin; shared state in :mod:`.hosts`).
+
+Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
+    The server handles its internal messages one at a time; after each it sends the events
+    gathered so far to the scheduler when the scheduler is ready, the server's mailbox is empty
+    and there is something to send. Messages of actors woken at one instant reach the mailbox
+    together, in the order their timers were armed (:mod:`.queue`), so they go out in one
+    message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
+    other messages were still being handled; simultaneous ends of separate switches are handled
+    one mailbox round each. This reproduces every grouping of the recorded transcripts.
+Decision delays (``JsonProtocolReader::parse_and_apply_message``, ``src/protocol.cpp``)
+    A reply's decisions reach the server at their ``timestamp`` (at once when it is not later
+    than the clock), in order; the scheduler is ready again at the reply's ``now``. Meanwhile the
+    simulation goes on and events are gathered, then sent together.
+Dynamic jobs (``--enable-dynamic-jobs``, ``handle_register_job``/``handle_register_profile``)
+    REGISTER_PROFILE adds a profile to a workload, created if new (an existing profile is an
+    error); REGISTER_JOB adds a job to an existing workload with the checks of Batsim's
+    ``Job::from_json`` (``subtime`` required: Batsim 4.2.1 aborts without it, the engine says
+    so); with ``--acknowledge-dynamic-jobs`` the server answers JOB_SUBMITTED at once. The
+    simulation ends only after NOTIFY ``registration_finished`` (``is_simulation_finished``).
+Energy in ``out_schedule.csv``
+    ``consumed_joules`` is the platform's energy at the last job end minus its energy when the
+    first job was submitted (``export.cpp`` ``JobsTracer::finalize``, ``job_submitter.cpp``);
+    each defaults to -1 when it never happened.
+Livelock
+    A scheduler that keeps the simulation at one instant — e.g. a CALL_ME_LATER whose
+    ``t + timeout`` rounds back to ``t`` — would spin forever; after
+    :data:`LIVELOCK_EXCHANGES` messages at one instant with no job, host or timer changing the
+    engine stops with an :class:`EngineError` naming the scheduler and the time.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from collections import deque
+from typing import Any
+
+from procset import ProcSet
+
+from ..core.events import (
+    Answer, CallMeLater, Decision, ExecuteJob, GenericDecision, JobCompleted, JobKilled, JobSubmitted,
+    KillJobs, Notify, NotifyBatsim, Query, RegisterJob, RegisterProfile, RejectJob, RequestedCall,
+    SetResourceState, SimulationBegins, SimulationEnds,
+)
+from ..core.model import Host, HostState, Job
+from ..inputs.errors import WorkloadError
+from .execution import (
+    COMPLETED_KILLED, COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, REJECTED, RUNNING, SUBMITTED,
+)
+from .ports import EngineError, Reply, describe_scheduler
+from .queue import Kind, at
+from .workload import EngineJob, Workload, check_profile, flatten_profile
+
+#: Messages exchanged at one instant with nothing changing before the engine calls it a livelock.
+LIVELOCK_EXCHANGES = 1000
+
+
+class ServerMixin:
+    """Batsim's server: handles internal messages, talks to the scheduler, applies decisions."""
+
+    # --------------------------------------------------------------------- internal messages
+    def _handle(self, kind: int, payload: Any) -> list:
+        """Handle one message reaching Batsim's server; return follow-up messages."""
+        t = self.now
+        if kind == Kind.SUBMIT:
+            w, start = payload
+            jobs = w.jobs
+            k = start
+            sub = jobs[start].subtime
+            if self.energy and self._e_first_sub < 0:
+                self._e_first_sub = self.total_energy()
+            while k < len(jobs) and jobs[k].subtime == sub:
+                j = jobs[k]
+                j.state = SUBMITTED
+                prof = w.profiles[j.profile] if self.forward_profiles else None
+                self._buffer.append(JobSubmitted(t, job=Job.from_json(j.id, j.raw, prof)))
+                k += 1
+            if k < len(jobs):
+                self._queue.push(at(jobs[k].subtime) if jobs[k].subtime > t else t, Kind.SUBMIT, (w, k))
+                return []
+            return [(Kind.BYE, w)]
+        if kind == Kind.BYE:
+            self._submitters_left -= 1
+            if self._submitters_left == 0:
+                self._buffer.append(Notify(t, type="no_more_static_job_to_submit"))
+            return []
+        if kind == Kind.JOB_END:
+            job, version, walltime = payload
+            if version != job.version or job.state != RUNNING:
+                return []
+            if walltime:
+                self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
+            else:
+                self._progress_compute(job)
+                if job.stage + 1 < len(job.stages):
+                    job.stage += 1
+                    self._start_stage(job)
+                    return []
+                self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
+            self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
+                                             return_code=job.return_code, alloc=job.alloc))
+            self._write_job_row(job)
+            return []
+        if kind == Kind.SWITCH:
+            self._on_switched(*payload)
+            return []
+        if kind == Kind.WAITER:
+            self._waiters -= 1
+            self._buffer.append(RequestedCall(t))
+            return []
+        if kind == Kind.KILL:
+            ids, really = payload
+            self._killers -= 1
+            progress = {}
+            for job in really:
+                if job.state != RUNNING:
+                    continue
+                progress[job.id] = self._job_progress(job)
+                self._end_job(job, COMPLETED_KILLED, -2)
+                self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
+                                                 return_code=job.return_code, alloc=job.alloc))
+                self._write_job_row(job)
+            self._buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
+            return []
+        if kind == Kind.DECISION:
+            self._play_decisions(*payload)
+            return []
+        if kind == Kind.READY:
+            self._ready = True
+            return []
+        raise AssertionError(kind)
+
+    def _write_job_row(self, job: EngineJob) -> None:
+        if self.trace:
+            self.rows["jobs"].append(job)
+
+    # ----------------------------------------------------------------------------- decisions
+    def _play_reply(self, reply: list[Decision] | Reply) -> None:
+        """Play a scheduler's reply received at ``now``: decisions due now are applied at once,
+        later ones when the clock reaches them; the scheduler is busy until the reply's ``now``."""
+        if isinstance(reply, Reply):
+            ready_at, decisions = reply.now, reply.decisions
+            for d in decisions:
+                if d.timestamp is not None and d.timestamp > ready_at:
+                    raise EngineError(f"{describe_scheduler(self._port)}: decision {type(d).__name__} has "
+                                      f"timestamp {d.timestamp} later than its reply's now={ready_at} "
+                                      "(Batsim aborts: timestamps must be <= now)")
+        else:
+            ready_at, decisions = self.now, reply
+        self._play_decisions(deque(decisions), ready_at)
+
+    def _play_decisions(self, decisions: deque, ready_at: float) -> None:
+        """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY."""
+        now = self.now
+        while decisions:
+            ts = decisions[0].timestamp
+            if ts is not None and at(ts) > now:
+                self._ready = False
+                self._queue.push(at(ts), Kind.DECISION, (decisions, ready_at))
+                return
+            self._apply(decisions.popleft())
+        if at(ready_at) > now:
+            self._ready = False
+            self._queue.push(at(ready_at), Kind.READY)
+        else:
+            self._ready = True
+
+    def _apply(self, d: Decision) -> None:
+        if isinstance(d, ExecuteJob):
+            self._execute(d)
+        elif isinstance(d, RejectJob):
+            job = self._job(d.job_id, "REJECT_JOB")
+            if job.state != SUBMITTED:
+                raise EngineError(f"REJECT_JOB {job.id} at t={self.now}: the job is {job.state}, not waiting")
+            job.state = REJECTED
+            job.finish = self.now
+            self._finished_jobs += 1
+            self._done_jobs.append(job)
+            self._write_job_row(job)
+        elif isinstance(d, KillJobs):
+            really = []
+            for jid in d.job_ids:
+                job = self._job(jid, "KILL_JOB")
+                if job.state == RUNNING:
+                    really.append(job)
+            self._killers += 1
+            self._queue.push(self.now, Kind.KILL, (list(d.job_ids), really))
+        elif isinstance(d, CallMeLater):
+            if not math.isfinite(d.at):
+                raise EngineError(f"CALL_ME_LATER at t={self.now}: time {d.at!r} is not a finite number")
+            self._waiters += 1
+            self._queue.push(max(at(d.at), self.now), Kind.WAITER)
+        elif isinstance(d, SetResourceState):
+            self._set_resource_state(d)
+        elif isinstance(d, Query):
+            for key in d.requests:
+                if key != "consumed_energy":
+                    raise EngineError(f"QUERY {key!r} is not supported by the embedded engine "
+                                      "(only consumed_energy)")
+                if not self.energy:
+                    raise EngineError("QUERY consumed_energy needs the energy model (-E / --energy)")
+                self._buffer.append(Answer(self.now, data={"consumed_energy": self.total_energy()}))
+        elif isinstance(d, RegisterProfile):
+            self._register_profile(d.workload, d.name, d.profile)
+        elif isinstance(d, RegisterJob):
+            self._register_job(d.job_id, d.job)
+        elif isinstance(d, NotifyBatsim):
+            if d.type == "registration_finished":
+                self._registration_finished = True
+            elif d.type == "continue_registration":
+                self._registration_finished = False
+            else:
+                raise EngineError(f"NOTIFY {d.type!r} from the scheduler: unknown type (Batsim aborts)")
+        elif isinstance(d, GenericDecision):
+            raise EngineError(f"decision {d.type!r} is not supported by the embedded engine; "
+                              "use real Batsim (--engine batsim)")
+        else:
+            raise EngineError(f"unsupported decision {d!r}")
+
+    def _job(self, jid: str, what: str) -> EngineJob:
+        job = self.jobs.get(jid)
+        if job is None:
+            raise EngineError(f"{what} at t={self.now}: unknown job {jid!r}")
+        return job
+
+    # --------------------------------------------------------------------------- dynamic jobs
+    def _check_dynamic(self, what: str) -> None:
+        if not self.dynamic_jobs:
+            raise EngineError(f"{what} at t={self.now}: dynamic job registration is disabled; enable it "
+                              "with --enable-dynamic-jobs (Batsim aborts)")
+        if self._registration_finished:
+            raise EngineError(f"{what} at t={self.now}: the scheduler already sent NOTIFY "
+                              "registration_finished (Batsim aborts)")
+
+    def _register_profile(self, workload: str, name: str, profile: dict) -> None:
+        self._check_dynamic(f"REGISTER_PROFILE {workload}/{name}")
+        w = self.workloads_by_name.get(workload)
+        if w is None:
+            w = Workload(name=workload, path="dynamic", jobs=[], profiles={})
+            self.workloads_by_name[workload] = w
+        if name in w.profiles:
+            raise EngineError(f"REGISTER_PROFILE at t={self.now}: profile {name!r} already exists in workload "
+                              f"{workload!r} (Batsim aborts)")
+        try:
+            check_profile(f"REGISTER_PROFILE at t={self.now}", name, profile, w.profiles,
+                          self.platform.has_network)
+        except WorkloadError as exc:
+            raise EngineError(str(exc)) from None
+        w.profiles[name] = profile
+
+    def _register_job(self, job_id: str, obj: dict) -> None:
+        where = f"REGISTER_JOB {job_id!r} at t={self.now}"
+        self._check_dynamic(where)
+        wname, sep, jname = job_id.partition("!")
+        if not sep or not wname or not jname:
+            raise EngineError(f"{where}: job_id must be 'workload!name'")
+        w = self.workloads_by_name.get(wname)
+        if w is None:
+            raise EngineError(f"{where}: workload {wname!r} does not exist; register a profile in it first "
+                              "(REGISTER_PROFILE) or use an existing workload (Batsim aborts)")
+        if job_id in self.jobs:
+            raise EngineError(f"{where}: job {job_id!r} already exists (Batsim aborts)")
+        if not isinstance(obj, dict) or "id" not in obj:
+            raise EngineError(f"{where}: the job object has no 'id' field")
+        raw_id = obj["id"]
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+            raise EngineError(f"{where}: the job's 'id' must be a string or an integer, got {raw_id!r}")
+        raw_id = str(raw_id)
+        own = raw_id if wname in raw_id else f"{wname}!{raw_id}"
+        if own != job_id:
+            raise EngineError(f"{where}: the job object's id {raw_id!r} names another job than {job_id!r}")
+        sub = obj.get("subtime")
+        if "subtime" not in obj or isinstance(sub, bool) or not isinstance(sub, (int, float)) or not math.isfinite(sub):
+            raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
+                              f"submission time, e.g. the current time {self.now}")
+        wall = obj.get("walltime", -1)
+        if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not (wall == -1 or wall > 0):
+            raise EngineError(f"{where}: 'walltime' must be -1 (none) or > 0, got {wall!r}")
+        res = obj.get("res")
+        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
+            raise EngineError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
+        if res > len(self.hosts):
+            raise EngineError(f"{where}: requests {res} hosts but the platform has {len(self.hosts)}")
+        prof = obj.get("profile")
+        if not isinstance(prof, str) or prof not in w.profiles:
+            raise EngineError(f"{where}: profile {prof!r} does not exist in workload {wname!r} "
+                              "(register it first with REGISTER_PROFILE)")
+        stages = flatten_profile(prof, w.profiles)
+        for leaf_name, leaf in stages:
+            if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
+                raise EngineError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} hosts "
+                                  f"but the job requests {res}")
+        raw = dict(obj)
+        raw["id"] = job_id
+        job = EngineJob(id=job_id, name=jname, workload=wname, subtime=float(sub), walltime=float(wall),
+                        res=res, profile=prof, raw=raw, stages=stages, state=SUBMITTED)
+        w.jobs.append(job)
+        self.jobs[job_id] = job
+        self.nb_jobs += 1
+        if self.acknowledge_dynamic_jobs:
+            fwd = w.profiles[prof] if self.forward_profiles else None
+            self._buffer.append(JobSubmitted(self.now, job=Job.from_json(job_id, raw, fwd)))
+
+    # --------------------------------------------------------------------------- the scheduler
+    def _finished(self) -> bool:
+        return (self._submitters_left == 0 and self._running == 0 and self._switching == 0
+                and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
+                and (not self.dynamic_jobs or self._registration_finished))
+
+    def _exchange(self, port) -> list[Decision] | Reply:
+        events, self._buffer = self._buffer, []
+        self._messages += 1
+        self._check_livelock(port)
+        t0 = _time.perf_counter()
+        reply = port.exchange(self.now, events)
+        self._sched_time += _time.perf_counter() - t0
+        return reply
+
+    def _check_livelock(self, port) -> None:
+        sig = (self._finished_jobs, self._running, self.nb_jobs, self._nb_grouped_switches, self._switching,
+               self._killers, len(self._queue))
+        if self.now != self._same_instant[0] or sig != self._same_instant[1]:
+            self._same_instant = [self.now, sig, 0]
+            return
+        self._same_instant[2] += 1
+        if self._same_instant[2] >= LIVELOCK_EXCHANGES:
+            raise EngineError(
+                f"livelock at t={self.now}: {describe_scheduler(port)} exchanged {LIVELOCK_EXCHANGES} messages at "
+                "this instant with no job, host or timer changing (for instance a CALL_ME_LATER whose time "
+                "t + timeout rounds back to t); the simulation would never advance")
+
+    def _send_loop(self, port, pending: list) -> None:
+        """Batsim's server check after a message: send while ready and there is something to send."""
+        while True:
+            if not self._ready:
+                self._flush(pending)
+                return
+            if self._buffer:
+                reply = self._exchange(port)
+                self._flush(pending)  # messages posted before the reply's decisions reach the server first
+                self._play_reply(reply)
+                continue
+            if pending:
+                self._flush(pending)
+                continue
+            if self._finished() and not self._ended:
+                self._buffer.append(SimulationEnds(self.now))
+                self._exchange(port)
+                self._ended = True
+            return
+
+    def _flush(self, pending: list) -> None:
+        for kind, payload in pending:
+            self._handle(kind, payload)
+        pending.clear()
+
+    def _process_instant(self, entries: list, port) -> None:
+        """Deliver the messages of one instant to the server's mailbox, in arming order."""
+        if len(entries) == 1:  # the common case: one message reaches the server alone
+            kind, payload = entries[0]
+            self._send_loop(port, self._handle(kind, payload))
+            return
+        mailbox: deque = deque()
+        deferred_switches: deque = deque()
+        switch_seen = False
+        for kind, payload in entries:
+            if kind == Kind.SWITCH:
+                if switch_seen:
+                    deferred_switches.append((kind, payload))
+                    continue
+                switch_seen = True
+            mailbox.append((kind, payload))
+        while mailbox:
+            kind, payload = mailbox.popleft()
+            follow = self._handle(kind, payload)
+            nxt_switch = [deferred_switches.popleft()] if (kind == Kind.SWITCH and deferred_switches) else []
+            if mailbox:
+                mailbox.extend(follow)
+                mailbox.extend(nxt_switch)
+                continue
+            self._send_loop(port, follow)
+            mailbox.extend(nxt_switch)
+
+    def _deadlock(self) -> EngineError:
+        waiting = [j.id for j in self.jobs.values() if j.state == SUBMITTED][:10]
+        nb_left = self.nb_jobs - self._finished_jobs
+        if nb_left:
+            msg = (f"deadlock at t={self.now}: nothing left to simulate but the scheduler never executed or "
+                   f"rejected {nb_left} job(s) (e.g. {', '.join(waiting)})")
+        else:
+            msg = f"deadlock at t={self.now}: nothing left to simulate but the simulation cannot end"
+        asleep = self._counts[HostState.SLEEPING]
+        if asleep and nb_left:
+            msg += f"; {asleep} of {len(self.hosts)} hosts are asleep and the policy never woke them"
+        if self.dynamic_jobs and not self._registration_finished:
+            msg += ("; dynamic jobs are enabled and the scheduler never sent NOTIFY registration_finished "
+                    "(Batsim waits for it before ending)")
+        return EngineError(msg)
+
+    def run(self, port) -> "EngineResult":
+        """Run the simulation to its end.
+
+        Raises:
+            EngineError: invalid decision, deadlock (jobs left waiting with nothing scheduled),
+                livelock (the scheduler keeps the clock at one instant).
+        """
+        wall0 = _time.perf_counter()
+        self._port = port
+        if self.trace:
+            by_ps: dict[int, list[int]] = {}
+            for i, h in enumerate(self.hosts):
+                by_ps.setdefault(h.pstate, []).append(i)
+            for ps in sorted(by_ps):
+                self.rows["pstates"].append((0.0, str(ProcSet(*by_ps[ps])), ps))
+        # SIMULATION_BEGINS goes first, alone; the submitters start while it is in flight.
+        self._buffer.append(self._simulation_begins())
+        reply = self._exchange(port)
+        for w in self.workloads:
+            self._submitters_left += 1
+            if w.jobs:
+                self._queue.push(at(w.jobs[0].subtime), Kind.SUBMIT, (w, 0))
+            else:  # an empty workload: its submitter says goodbye at once
+                self._queue.push(0.0, Kind.BYE, w)
+        pending = []
+        while self._queue and self._queue.next_time() == 0.0:
+            _, entries = self._queue.pop_instant()
+            for kind, payload in entries:
+                pending.extend(self._handle(kind, payload))
+        self._flush(pending)
+        self._play_reply(reply)
+        self._send_loop(port, [])
+        nb_jobs = self.nb_jobs
+        while not self._ended:
+            if not self._queue:
+                raise self._deadlock()
+            self.now, entries = self._queue.pop_instant()
+            self._process_instant(entries, port)
+            if self.progress is not None:
+                self.progress(self.now, self._finished_jobs, nb_jobs)
+        return self._result(_time.perf_counter() - wall0)
+
+    def _simulation_begins(self) -> SimulationBegins:
+        hosts = []
+        for i, h in enumerate(self.hosts):
+            st = HostState.SLEEPING if h.state is HostState.SLEEPING else HostState.IDLE
+            hosts.append(Host(id=i, name=h.spec.name, speeds=list(h.spec.speeds), cores=h.spec.cores,
+                              properties=dict(h.spec.properties), zone_properties=dict(h.spec.zone_properties),
+                              pstate=h.pstate, state=st))
+        config = {
+            "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
+            "redis-prefix": "default", "profiles-forwarded-on-submission": self.forward_profiles,
+            "dynamic-jobs-enabled": self.dynamic_jobs, "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
+            "profile-reuse-enabled": False, "sched-config": "", "forward-unknown-events": False,
+        }
+        return SimulationBegins(
+            0.0, nb_resources=len(hosts), nb_compute_resources=len(hosts), nb_storage_resources=0,
+            allow_compute_sharing=self.sharing, allow_storage_sharing=True, config=config,
+            compute_resources=hosts, storage_resources=[],
+            workloads={w.name: w.path for w in self.workloads},
+            profiles={w.name: w.profiles for w in self.workloads})
