@@ -10,7 +10,8 @@ from __future__ import annotations
 import zmq
 
 from ..batsim.protocol import decode_decisions, encode_message
-from ..core.events import Decision, Event
+from ..core.events import Event
+from .ports import Reply
 from .simulator import EngineError
 
 
@@ -27,7 +28,11 @@ class ZmqPort:
 
     Raises:
         SchedulerUnreachable: no reply within ``timeout``.
-        EngineError: the reply is not valid protocol, or its ``now`` is earlier than the message's.
+        EngineError: the reply is not valid protocol.
+
+    A reply is returned as a :class:`~schedulers.engine.ports.Reply` with the scheduler's ``now``
+    and the decisions' own timestamps, so that decision delays are played as Batsim plays them
+    (:mod:`schedulers.engine.ports`).
     """
 
     def __init__(self, endpoint: str = "tcp://localhost:28000", timeout: float | None = 60.0) -> None:
@@ -38,7 +43,10 @@ class ZmqPort:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.connect(endpoint)
 
-    def exchange(self, now: float, events: list[Event]) -> list[Decision]:
+    def __str__(self) -> str:
+        return f"the scheduler at {self.endpoint}"
+
+    def exchange(self, now: float, events: list[Event]) -> Reply:
         self._sock.send_string(encode_message(now, events))
         if self.timeout is not None and not self._sock.poll(int(self.timeout * 1000)):
             raise SchedulerUnreachable(f"no reply from the scheduler at {self.endpoint} within {self.timeout} s "
@@ -48,15 +56,7 @@ class ZmqPort:
             reply_now, decisions = decode_decisions(raw)
         except ValueError as exc:
             raise EngineError(f"invalid reply from the scheduler at t={now:.6f}: {exc}") from None
-        if reply_now + 1e-6 < round(now, 6):
-            raise EngineError(f"the scheduler replied with now={reply_now} earlier than Batsim's now={now:.6f}")
-        if reply_now > round(now, 6) + 1e-6:
-            raise EngineError(
-                f"the scheduler replied with now={reply_now} > {now:.6f}: simulated decision delays are not "
-                "modelled by the embedded engine; use real Batsim (--engine batsim)")
-        for d in decisions:
-            d.timestamp = None  # Batsim applies them at the current time
-        return decisions
+        return Reply(reply_now, decisions)
 
     def close(self) -> None:
         """Close the socket (the engine does not wait for unsent messages)."""

@@ -1,0 +1,276 @@
+"""Engine behaviours read from Batsim 4.2.1's source, with hand-worked numbers.
+
+Each test names the Batsim function whose behaviour it checks (``src/<file>.cpp`` of Batsim
+v4.2.1): ``consumed_joules``, decision delays, dynamic job registration, the switching state
+machine, livelock and network refusals.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+
+from schedulers.core.events import (
+    ExecuteJob, JobSubmitted, Notify, NotifyBatsim, RegisterJob, RegisterProfile,
+)
+from schedulers.core.policy import Policy
+from schedulers.engine import EngineError, Reply, simulate
+
+FIX = Path(__file__).parent / "fixtures"
+HETERO = FIX / "hetero4.xml"   # a1, a2, b1, b2: 4 cores, Idle 100 W
+DVFS = FIX / "dvfs2.xml"       # n0, n1: 1 core, sleep pstate 2 (off 2 s at 150 W, on 10 s at 180 W)
+
+
+def wl(jobs, profiles):
+    return {"jobs": jobs, "profiles": profiles}
+
+
+def schedule_row(prefix: Path) -> dict:
+    return next(csv.DictReader((prefix.parent / (prefix.name + "schedule.csv")).open()))
+
+
+class Eager(Policy):
+    """Starts every job at once on the lowest free hosts; ``hook(policy)`` after each message."""
+
+    def __init__(self, hook=None):
+        super().__init__()
+        self.hook = hook
+        self.queue = []
+
+    def on_job_submitted(self, job):
+        self.queue.append(job)
+
+    def schedule(self):
+        for job in list(self.queue):
+            if job.res <= len(self.available):
+                self.execute(job, ProcSet(*list(self.available)[:job.res]))
+                self.queue.remove(job)
+        if self.hook:
+            self.hook(self)
+
+
+# ---------------------------------------------------------------- consumed_joules (export.cpp)
+def test_consumed_joules_counts_from_the_first_submission_to_the_last_job_end(tmp_path):
+    # JobsTracer::finalize: consumed_joules = E(last job end) - E(first job submission).
+    # 4 hosts idle at 100 W = 400 W (a delay job keeps its host idle). Job submitted at 5 s, runs
+    # 10 s: E(5) = 2000 J, E(15) = 6000 J -> consumed_joules = 4000 J (the whole run: 6000 J).
+    w = wl([{"id": 1, "subtime": 5, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 10}})
+    prefix = tmp_path / "out_"
+    r = simulate(HETERO, [w], Eager(), energy=True, export_prefix=prefix)
+    assert r.consumed_joules == pytest.approx(4000.0)
+    assert r.total_joules == pytest.approx(6000.0)
+    assert schedule_row(prefix)["consumed_joules"] == "4000.000000"
+
+
+def test_consumed_joules_with_only_rejected_jobs_is_minus_one_minus_first_energy(tmp_path):
+    # No job ever ends: energy_last_job_completion keeps its initial -1, so Batsim writes
+    # -1 - E(first submission) = -1 - 400 W * 5 s = -2001 J.
+    class Rejecter(Policy):
+        def on_job_submitted(self, job):
+            self.reject(job)
+
+    w = wl([{"id": 1, "subtime": 5, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 10}})
+    prefix = tmp_path / "out_"
+    simulate(HETERO, [w], Rejecter(), energy=True, export_prefix=prefix)
+    assert schedule_row(prefix)["consumed_joules"] == "-2001.000000"
+
+
+# ------------------------------------------------- decision delays (protocol.cpp, server.cpp)
+class DelayedPort:
+    """A scheduler that needs 2 s of simulated time to answer a message with submissions: its
+    reply says now = t + 2 and its EXECUTE_JOBs carry that timestamp (as pybatsim's schedulers
+    that consume time do). Records every message as (now, [(type, timestamp)])."""
+
+    def __init__(self):
+        self.log = []
+        self.free = [0, 1, 2, 3]
+
+    def exchange(self, now, events):
+        self.log.append((now, [(type(e).__name__, e.timestamp) for e in events]))
+        subs = [e for e in events if isinstance(e, JobSubmitted)]
+        if not subs:
+            return []
+        return Reply(now + 2.0, [ExecuteJob(job_id=e.job.id, alloc=ProcSet(self.free.pop(0)), timestamp=now + 2.0)
+                                 for e in subs])
+
+
+def test_decision_delay_plays_decisions_at_their_timestamp_and_gathers_events_meanwhile():
+    # t=0: A submitted; the reply (now=2) starts A at 2 -> A ends at 12.
+    # t=1: B submitted (and the submitter's bye) while the scheduler is busy: sent together at 2,
+    # with their own timestamps (1); the reply (now=4) starts B at 4 -> ends at 14, waited 3 s.
+    w = wl([{"id": "A", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"},
+            {"id": "B", "subtime": 1, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 10}})
+    port = DelayedPort()
+    r = simulate(HETERO, [w], port)
+    jobs = {j.name: j for j in r.jobs}
+    assert (jobs["A"].start, jobs["A"].finish) == (2.0, 12.0)
+    assert (jobs["B"].start, jobs["B"].finish) == (4.0, 14.0)
+    assert port.log[2] == (2.0, [("JobSubmitted", 1.0), ("Notify", 1.0)])
+    assert [now for now, _ in port.log] == [0.0, 0.0, 2.0, 12.0, 14.0, 14.0]
+
+
+def test_decision_later_than_its_reply_now_is_refused():
+    class Bad:
+        def exchange(self, now, events):
+            subs = [e for e in events if isinstance(e, JobSubmitted)]
+            return Reply(now, [ExecuteJob(job_id=e.job.id, alloc=ProcSet(0), timestamp=now + 1) for e in subs])
+
+    w = wl([{"id": "A", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 1}})
+    with pytest.raises(EngineError, match="later than its reply's now"):
+        simulate(HETERO, [w], Bad())
+
+
+# ------------------------------------------------------------------------------ livelock
+def test_call_me_later_that_rounds_to_now_is_a_livelock_naming_the_policy_and_time():
+    # At t = 1e14 s, 1e14 + 1e-3 == 1e14 in double precision: the call lands on the same instant.
+    class Spinner(Policy):
+        name = "spinner"
+
+        def schedule(self):
+            if self.now >= 1e14:  # once the job is there
+                self.call_me_later(self.now + 1e-3)
+
+    w = wl([{"id": "A", "subtime": 1e14, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 1}})
+    with pytest.raises(EngineError, match=r"livelock at t=100000000000000.0: policy 'spinner'"):
+        simulate(HETERO, [w], Spinner())
+
+
+# --------------------------------------------------------- dynamic jobs (server.cpp, protocol.cpp)
+class Resubmitter(Policy):
+    """Runs w0!1 (a 100 s delay), kills it at t=10 and resubmits what is left (90 s) as dyn!1r,
+    then says registration_finished. With acknowledgement the resubmitted job comes back as a
+    JOB_SUBMITTED and is started then."""
+
+    def __init__(self, finish=True, subtime=True):
+        super().__init__()
+        self.finish, self.subtime = finish, subtime
+        self.got = []
+
+    def on_job_submitted(self, job):
+        self.got.append((self.now, job.id))
+        self.execute(job, [0])
+
+    def on_simulation_begins(self, platform):
+        self.call_me_later(10)
+
+    def on_requested_call(self):
+        self.kill([self.jobs["w0!1"]])
+
+    def on_jobs_killed(self, jobs, progress):
+        left = 100 * (1 - progress["w0!1"]["progress"])
+        self.emit(RegisterProfile(workload="dyn", name="rest", profile={"type": "delay", "delay": left}))
+        job = {"id": "1r", "res": 1, "profile": "rest", "walltime": -1}
+        if self.subtime:
+            job["subtime"] = self.now
+        self.emit(RegisterJob(job_id="dyn!1r", job=job))
+        if self.finish:
+            self.emit(NotifyBatsim(type="registration_finished"))
+
+
+def test_dynamic_job_registered_after_a_kill_runs_and_is_written(tmp_path):
+    # w0!1 killed at 10 s after 10 % of its 100 s delay; dyn!1r (90 s) submitted and started at 10,
+    # ends at 100. out_jobs.csv: the kill first, then the dynamic job in workload "dyn".
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 100}})
+    pol = Resubmitter()
+    prefix = tmp_path / "out_"
+    r = simulate(HETERO, [w], pol, dynamic_jobs=True, acknowledge_dynamic_jobs=True, export_prefix=prefix)
+    assert pol.got == [(0.0, "w0!1"), (10.0, "dyn!1r")]
+    rows = list(csv.DictReader((tmp_path / "out_jobs.csv").open()))
+    assert [(x["job_id"], x["workload_name"], x["final_state"], x["starting_time"], x["finish_time"])
+            for x in rows] == [("1", "w0", "COMPLETED_KILLED", "0.000000", "10.000000"),
+                               ("1r", "dyn", "COMPLETED_SUCCESSFULLY", "10.000000", "100.000000")]
+    assert rows[1]["submission_time"] == "10.000000" and rows[1]["profile"] == "rest"
+    assert r.schedule["nb_jobs"] == 2 and r.end_time == 100.0
+
+
+def test_dynamic_jobs_need_registration_finished_to_end():
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 100}})
+    with pytest.raises(EngineError, match="never sent NOTIFY registration_finished"):
+        simulate(HETERO, [w], Resubmitter(finish=False), dynamic_jobs=True, acknowledge_dynamic_jobs=True)
+
+
+def test_registered_job_without_subtime_is_a_clear_error():
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 100}})
+    with pytest.raises(EngineError, match=r"REGISTER_JOB 'dyn!1r' at t=10.0: the job has no numeric 'subtime'"):
+        simulate(HETERO, [w], Resubmitter(subtime=False), dynamic_jobs=True, acknowledge_dynamic_jobs=True)
+
+
+def test_registration_without_the_option_is_refused():
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 100}})
+    with pytest.raises(EngineError, match="--enable-dynamic-jobs"):
+        simulate(HETERO, [w], Resubmitter())
+
+
+def test_simulation_begins_announces_dynamic_job_options():
+    seen = {}
+
+    class Look(Policy):
+        def on_simulation_begins(self, platform):
+            seen.update(platform.config)
+            self.notify("registration_finished")
+
+    simulate(HETERO, [wl([], {})], Look(), dynamic_jobs=True, acknowledge_dynamic_jobs=True)
+    assert seen["dynamic-jobs-enabled"] is True and seen["dynamic-jobs-acknowledged"] is True
+
+
+# ----------------------------------------------------- switching (server.cpp, pstate.cpp)
+def test_wake_request_while_switching_off_is_ignored_until_asked_again(tmp_path):
+    # t=0: n1 -> sleep: 1 flop at 0.5 f/s = 2 s at 150 W. t=1: wake request while n1 is in the
+    # virtual switch-off pstate: Batsim logs an error, keeps the request's group pending, and n1
+    # falls asleep at 2 (RESOURCE_STATE_CHANGED "2"). t=5: wake again: 10 s at 180 W; at 15 n1
+    # completes the *first* pending group towards pstate 0 (the one of t=1): one
+    # RESOURCE_STATE_CHANGED "0" at 15. Job on n0: 20 s delay.
+    # Energy at 20: n1 = 2*150 + 3*10 + 10*180 + 5*100 = 2630 J; n0 = 20*100 = 2000 J -> 4630 J.
+    seen = []
+
+    def hook(p):
+        if p.now == 0 and not hasattr(p, "a"):
+            p.a = p.set_pstate([1], 2) or p.call_me_later(1) or p.call_me_later(5)
+        elif p.now == 1 and not hasattr(p, "b"):
+            p.b = p.set_pstate([1], 0)
+        elif p.now == 5 and not hasattr(p, "c"):
+            p.c = p.set_pstate([1], 0)
+
+    class S(Eager):
+        def on_resource_state_changed(self, hosts, state):
+            seen.append((self.now, str(hosts), state))
+
+    w = wl([{"id": "j", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 20}})
+    prefix = tmp_path / "out_"
+    r = simulate(DVFS, [w], S(hook), energy=True, export_prefix=prefix)
+    assert seen == [(2.0, "1", "2"), (15.0, "1", "0")]
+    assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines() == [
+        "time,machine_id,new_pstate", "0,0-1,0", "0,1,-2", "1,1,-1", "2,1,2", "5,1,-1", "15,1,0"]
+    sched = schedule_row(prefix)
+    assert sched["nb_grouped_switches"] == "3" and sched["nb_machine_switches"] == "3"
+    assert r.consumed_joules == pytest.approx(4630.0)
+
+
+def test_switching_off_a_host_that_runs_a_job_is_an_error():
+    def hook(p):
+        if p.jobs and not hasattr(p, "a"):  # the job was just started on host 0
+            p.a = p.set_pstate([0], 2)
+
+    w = wl([{"id": "j", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 20}})
+    with pytest.raises(EngineError, match="runs jobs.*cannot be switched off"):
+        simulate(DVFS, [w], Eager(hook), energy=True)
+
+
+# --------------------------------------------------------------------------------- network
+def test_platform_with_network_links_is_refused_with_a_pointer_to_real_batsim(tmp_path):
+    xml = tmp_path / "net.xml"
+    xml.write_text("<?xml version='1.0'?><platform version='4.1'><zone id='z' routing='Full'>"
+                   "<host id='master_host' speed='1Gf'/><host id='h0' speed='1Gf'/>"
+                   "<link id='l' bandwidth='1GBps' latency='500us'/>"
+                   "<route src='master_host' dst='h0'><link_ctn id='l'/></route></zone></platform>")
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 1}})
+    with pytest.raises(EngineError, match=r"net\.xml: the platform has network links.*--engine batsim"):
+        simulate(xml, [w], Eager())
