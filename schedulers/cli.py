@@ -152,7 +152,9 @@ def cmd_engine(args: argparse.Namespace) -> int:
 
     engine = build_engine(args.platform, args.workload, energy=args.energy,
                           compute_sharing=args.enable_compute_sharing,
-                          forward_profiles=args.forward_profiles_on_submission, master_host=args.master_host)
+                          forward_profiles=args.forward_profiles_on_submission,
+                          dynamic_jobs=args.enable_dynamic_jobs,
+                          acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, master_host=args.master_host)
     port = ZmqPort(args.socket_endpoint, timeout=args.timeout)
     try:
         result = engine.run(port)
@@ -214,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("-m", "--master-host", default="master_host")
     eng.add_argument("--enable-compute-sharing", action="store_true")
     eng.add_argument("--forward-profiles-on-submission", action="store_true")
+    eng.add_argument("--enable-dynamic-jobs", action="store_true",
+                     help="accept REGISTER_JOB/REGISTER_PROFILE; the run ends after NOTIFY registration_finished")
+    eng.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                     help="answer JOB_SUBMITTED for registered jobs (needs --enable-dynamic-jobs, as in Batsim)")
     eng.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for each scheduler reply")
     eng.set_defaults(func=cmd_engine)
 
