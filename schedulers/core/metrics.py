@@ -61,7 +61,8 @@ def summarize_jobs(jobs: pd.DataFrame, nb_hosts: int, energy_joules: float | Non
     Args:
         jobs: the table (columns of Batsim's out_jobs.csv).
         nb_hosts: number of compute hosts (for utilisation).
-        energy_joules: total energy (``consumed_joules`` of out_schedule.csv), None without energy.
+        energy_joules: Batsim's ``consumed_joules`` of out_schedule.csv (J, from the first job
+            submission to the last job end), None without energy.
         tau: bounded-slowdown threshold (s).
 
     Raises:

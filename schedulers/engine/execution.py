@@ -33,6 +33,7 @@ from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .ports import EngineError
 from .queue import Kind, at
+from .sharing import l07_rates
 from .workload import EngineJob
 
 SUBMITTED = JobState.SUBMITTED.value
@@ -174,49 +175,23 @@ class ExecutionMixin:
         return sorted(seen_j.values(), key=lambda j: j.index)
 
     def _solve_rates(self, tasks: list[EngineJob]) -> tuple[list[float], dict[int, float]]:
-        """Rates (fraction/s) of ``tasks`` and busy cores per host (temporary max-min)."""
+        """Rates (fraction of the stage per second) of ``tasks`` (one component, in creation
+        order) and the busy cores of their hosts, from SimGrid's ``ptask_L07`` system
+        (:func:`schedulers.engine.sharing.l07_rates`). A task with no positive flops ends at
+        once (rate ``inf``)."""
         hosts = self.hosts
-        cap, bound = {}, []
+        spec = {}
         for j in tasks:
-            b = _INF
-            for hid, f in zip(j.hosts, j.flops):
-                if f > 0:
+            for hid in j.hosts:
+                if hid not in spec:
                     h = hosts[hid]
-                    s = h.spec.speeds[h.pstate]
-                    cap.setdefault(hid, h.spec.cores * s)
-                    b = min(b, s / f if s > 0 else 0.0)
-            bound.append(b)
-        rates = [_INF if b == _INF else None for b in bound]
-        unfrozen = [k for k, b in enumerate(bound) if b != _INF]
-        used = dict.fromkeys(cap, 0.0)
-        level = 0.0
-        while unfrozen:
-            coef = dict.fromkeys(cap, 0.0)
-            for k in unfrozen:
-                for hid, f in zip(tasks[k].hosts, tasks[k].flops):
-                    if f > 0:
-                        coef[hid] += f
-            best = min(bound[k] for k in unfrozen)
-            for hid, c in coef.items():
-                if c > 0:
-                    best = min(best, level + (cap[hid] - used[hid]) / c)
-            for hid, c in coef.items():
-                used[hid] += (best - level) * c
-            level = best
-            sat = {hid for hid in cap if used[hid] >= cap[hid] * (1 - 1e-12)}
-            still = []
-            for k in unfrozen:
-                if bound[k] <= level * (1 + 1e-12) or any(h in sat for h, f in zip(tasks[k].hosts, tasks[k].flops) if f > 0):
-                    rates[k] = level
-                else:
-                    still.append(k)
-            unfrozen = still
-        loads: dict[int, float] = {}
-        for j, r in zip(tasks, rates):
-            for hid, f in zip(j.hosts, j.flops):
-                s = hosts[hid].spec.speeds[hosts[hid].pstate]
-                if f > 0 and s > 0 and r != _INF:
-                    loads[hid] = loads.get(hid, 0.0) + f * r / s
+                    spec[hid] = (h.spec.cores, h.spec.speeds[h.pstate])
+        rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec)
+        for k, j in enumerate(tasks):
+            if not any(f > 0 for f in j.flops):
+                rates[k] = _INF
+        loads = {hid: (u / spec[hid][1] if spec[hid][1] > 0 else float(spec[hid][0]))
+                 for hid, u in usage.items()}
         return rates, loads
 
     def _set_rate(self, job: EngineJob) -> None:
