@@ -1,0 +1,344 @@
+"""How SimGrid 3.32 shares hosts between parallel tasks (Batsim's ``--enable-compute-sharing``).
+
+Batsim 4.2.1 runs every job as a SimGrid parallel task under the ``ptask_L07`` host model. This
+module reproduces, operation for operation, the linear system that model builds and the solver
+that shares it, so that rates (and hence finish times and energies) match SimGrid bit for bit.
+Facts below are from the SimGrid v3.32 sources (file and function named at each fact).
+
+The system (``src/surf/ptask_L07.cpp``)
+    * ``surf_host_model_init_ptask_L07``: one LMM system for CPUs and links, solver
+      ``host/solver``, default ``"fairbottleneck"`` (``maxmin`` is refused).
+    * ``CpuImpl::seal`` (``src/kernel/resource/CpuImpl.cpp``) and ``CpuL07::on_speed_change``:
+      each host's CPU is one constraint of capacity ``core_count * speed`` (flops/s) where
+      ``speed`` is the peak speed of the current pstate (times an availability ratio that is 1
+      without speed profiles).
+    * ``L07Action::L07Action``: each task is one variable (sharing penalty 1, cost 1 so its
+      value is the *fraction of the task done per second*), expanded on the CPU constraint of
+      every listed host, in list order, with consumption weight ``flops[i]`` (flops). The
+      expansion forces a new element each time (``System::expand(..., force_creation=true)``), so
+      a host listed twice gets two elements on the same constraint. Zero-flops parts get an
+      element of weight 0. A task with no positive flops (and no communication) has cost 1 and
+      remains 0: it ends at once.
+    * ``L07Action::update_bound`` / ``calculate_cpu_bound``: the variable is bounded by
+      ``min over parts with flops > 0 of speed(1 core) / flops[i]`` (each part gets at most one
+      core); no bound when no part computes. On a host of speed 0 the bound is 0, which SimGrid
+      does not treat as a limit (see below).
+
+The solver (``src/kernel/lmm/fair_bottleneck.cpp``, ``FairBottleneck::do_solve``)
+    Variables with a positive penalty and a non-zero weight take part; the others get value
+    1.0. Every active constraint starts with ``remaining = capacity``. Then rounds, until no
+    variable is left:
+
+    1. for each remaining constraint, ``nb`` = number of its elements (not variables, not
+       weighted) with weight > 0 whose variable is still in play; ``nb == 0`` drops the
+       constraint, otherwise ``usage = remaining / nb``;
+    2. for each variable in play, ``mu = min(usage_c / weight_c over its elements of weight
+       > 0, bound - value if bound > 0)``, ``value += mu``; it leaves when ``value == bound``
+       (exact float equality);
+    3. for each remaining constraint, ``remaining -= weight * mu`` over **all** its enabled
+       elements, newest element first, through ``double_update`` (``src/surf/surf_interface.hpp``:
+       subtract, then set to 0 if below ``sg_maxmin_precision`` = 1e-5, absolute, after every
+       single subtraction). Variables that left in an earlier round still hold their last
+       ``mu`` and are subtracted **again** (stale ``mu``): a constraint can lose capacity it
+       never gave out. A constraint whose remaining is ``<= 0`` is dropped and all its
+       variables in play (weight > 0) leave.
+
+    Consequences (quirks versus textbook max-min fairness): a host's capacity is split
+    equally between *parts* (equal flops/s per part, capped at one core by the bound), not so
+    as to equalise the tasks' progress rates; a multi-host task limited elsewhere is charged
+    again at every later round on its other hosts, leaving capacity unused; a bound of 0 (host
+    of speed 0) is no limit, but its task leaves as soon as its value stays 0.
+
+Time and completion (``src/surf/ptask_L07.cpp`` ``HostL07Model::update_actions_state``,
+``src/kernel/resource/Model.cpp`` ``Model::next_occurring_event_full``,
+``src/kernel/resource/Action.cpp`` ``Action::update_remains``)
+    The next event is ``min(remains / rate)`` over running tasks with rate > 0 (0 when remains
+    is already 0) and the other models' events; the clock jumps by that delta, every task's
+    ``remains`` (fraction, starts at 1) is decreased by ``rate * delta`` through
+    ``double_update`` with precision ``sg_maxmin_precision * sg_surf_precision`` = 1e-14, and a
+    task is finished when ``remains <= 0``. The system is solved again before every step.
+
+Energy (``src/plugins/host_energy.cpp``), see :func:`cpu_load` and :func:`host_power`
+    The plugin reads ``Host::get_load()`` = ``Constraint::get_usage()``
+    (``src/kernel/lmm/System.cpp``): the sum over the constraint's enabled elements with weight
+    > 0 of ``weight * value``, in flops/s (what :func:`l07_rates` returns as ``usage``).
+    ``HostEnergy::get_current_watts_value``: ``load = usage / speed(pstate) / cores``, capped
+    at 1 (1 if the pstate's speed is <= 0); power is ``Epsilon + load * (AllCores - Epsilon)``
+    if ``load > 0``, else ``Idle`` (so the load is a fraction of the whole host, i.e. busy
+    cores ``usage / speed`` over ``cores``; zero-flops parts and stalled tasks add nothing).
+    ``HostEnergy::update`` integrates lazily: it adds ``power * (now - last_update)`` with the
+    load of the *current* LMM values and the pstate recorded at the previous update, then
+    records the current pstate. It runs only (``sg_host_energy_plugin_init``,
+    ``on_action_state_change``, ``on_host_change``) when a CPU action using the host changes
+    state (a task ends: every host it lists, zero-flops parts included, while the finishing
+    tasks still count in the load; also suspend/resume/failure, and the end of a sleep on the
+    sleeping actor's host), when a *single-host* execution starts (``Exec::on_start`` hook,
+    the new task still at value 0), when the host changes pstate or on/off state (old pstate,
+    old load), and when someone reads the energy. So in raw SimGrid a host whose load changed
+    without such a call (a multi-host task started on it, or its rates changed because a
+    coupled task started or ended elsewhere, or a coupled host changed pstate) is charged the
+    newer power for the whole interval since its last update. Batsim 4.2.1 reads every
+    compute host's energy right before each job starts and right after it ends
+    (``src/jobs_execution.cpp`` ``execute_job``: ``consumed_energy_on_machines`` and
+    ``EnergyConsumptionTracer::add_job_start``/``add_job_end`` -> ``Machines::total_consumed_energy``)
+    and on QUERY ``consumed_energy``, but not on a pstate change (``src/pstate.cpp`` only calls
+    ``set_pstate``): between job events the plugin's lazy rule still applies.
+
+Components
+    Tasks that share a host (through parts with flops > 0) form a component; see
+    :func:`components`. Solving each component alone gives bit-for-bit the values of solving
+    the whole system: every quantity of a round (``nb``, ``usage``, ``mu``, ``remaining``)
+    reads only the constraint's own elements and the variable's own constraints, the order in
+    which constraints and variables are visited changes no value, and the extra rounds that
+    another component may need only drop this component's leftover constraints (``nb == 0``)
+    without touching a value. The one thing to keep is the order of the elements inside each
+    constraint, i.e. pass the tasks of a component in their global creation order.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping, Sequence
+
+__all__ = ["MAXMIN_PRECISION", "SURF_PRECISION", "REMAINS_PRECISION", "double_update",
+           "fair_bottleneck", "l07_bound", "l07_rates", "components", "cpu_load", "host_power"]
+
+#: ``sg_maxmin_precision`` (``src/kernel/lmm/System.cpp``; ``--cfg=maxmin/precision``).
+MAXMIN_PRECISION = 1e-5
+#: ``sg_surf_precision`` (``src/kernel/lmm/System.cpp``; ``--cfg=surf/precision``).
+SURF_PRECISION = 1e-9
+#: Precision of ``Action::update_remains`` (``src/kernel/resource/Action.cpp``).
+REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
+
+_DBL_MAX = sys.float_info.max
+
+Element = tuple[int, float]
+
+
+def double_update(value: float, delta: float, precision: float) -> float:
+    """``double_update`` of ``src/surf/surf_interface.hpp``: ``value - delta``, or 0.0 if below ``precision``."""
+    value -= delta
+    return 0.0 if value < precision else value
+
+
+def fair_bottleneck(capacity: Mapping[int, float],
+                    variables: Sequence[tuple[Sequence[Element], float]]) -> list[float]:
+    """Solve a system as SimGrid 3.32's ``FairBottleneck::do_solve`` does (same float operations).
+
+    Args:
+        capacity: constraint id -> capacity (``bound_``; flops/s for a CPU). Every constraint
+            used by an element must be present.
+        variables: in the order SimGrid created them (oldest first), each
+            ``(elements, bound)``: ``elements`` lists ``(constraint id, consumption weight)`` in
+            expansion order (a constraint may appear twice: two elements); ``bound`` follows
+            SimGrid: ``> 0`` limits the value (``math.inf`` or any value ``<= 0`` other than 0
+            means no bound; 0 is no limit but the variable leaves when its value is exactly 0).
+            All variables are enabled with sharing penalty 1.
+
+    Returns:
+        The value of each variable, in input order (fraction of the task per second for L07).
+        Variables without a positive weight get 1.0.
+
+    Inside a constraint, elements are visited newest first (``System::expand_create_elem``
+    pushes at the front), which fixes the order of the subtractions from ``remaining``.
+    """
+    n = len(variables)
+    value = [0.0] * n
+    mu = [0.0] * n
+    bound = [b for _, b in variables]
+    # per constraint: list of (variable index, weight), newest element first
+    index_of: dict[int, int] = {}
+    celems: list[list[tuple[int, float]]] = []
+    velems: list[list[tuple[int, float]]] = []  # per variable: (local constraint, weight > 0)
+    in_play = [False] * n
+    for v in range(n):
+        elems, _ = variables[v]
+        mine = []
+        for cid, w in elems:
+            c = index_of.get(cid)
+            if c is None:
+                c = index_of[cid] = len(celems)
+                celems.append([])
+            if w > 0:
+                mine.append((c, w))
+            if w != 0:
+                in_play[v] = True
+        velems.append(mine)
+        if not in_play[v]:
+            value[v] = 1.0
+    for v in range(n - 1, -1, -1):
+        for cid, w in reversed(variables[v][0]):
+            celems[index_of[cid]].append((v, w))
+    remaining = [0.0] * len(celems)
+    for cid, c in index_of.items():
+        remaining[c] = float(capacity[cid])
+    usage = [0.0] * len(celems)
+    cnst_list = list(range(len(celems)))
+    var_list = [v for v in range(n - 1, -1, -1) if in_play[v]]  # variable_set: newest first
+    precision = MAXMIN_PRECISION
+
+    while var_list:
+        kept = []
+        for c in cnst_list:
+            nb = 0
+            for v, w in celems[c]:
+                if w > 0 and in_play[v]:
+                    nb += 1
+            if nb == 0:
+                remaining[c] = 0.0
+                usage[c] = 0.0
+            else:
+                usage[c] = remaining[c] / nb
+                kept.append(c)
+        cnst_list = kept
+
+        still = []
+        for v in var_list:
+            m = _DBL_MAX
+            for c, w in velems[v]:
+                x = usage[c] / w
+                if x < m:
+                    m = x
+            b = bound[v]
+            if b > 0:
+                x = b - value[v]
+                if x < m:
+                    m = x
+            mu[v] = m
+            value[v] += m
+            if value[v] == b:
+                in_play[v] = False
+            else:
+                still.append(v)
+
+        kept = []
+        for c in cnst_list:
+            r = remaining[c]
+            elems = celems[c]
+            for v, w in elems:  # every enabled element, stale mu included
+                r -= w * mu[v]
+                if r < precision:
+                    r = 0.0
+            remaining[c] = r
+            if r <= 0.0:
+                for v, w in elems:
+                    if w > 0:
+                        in_play[v] = False
+            else:
+                kept.append(c)
+        cnst_list = kept
+        var_list = [v for v in still if in_play[v]]
+    return value
+
+
+def l07_bound(hosts: Sequence[int], flops: Sequence[float], speed: Mapping[int, float]) -> float:
+    """Bound of a task's variable (``L07Action::calculate_cpu_bound``), fraction/s.
+
+    ``min over parts with flops > 0 of speed[host] / flops`` (one core per part); ``math.inf``
+    when no part computes. ``speed`` is flops/s of one core at the host's current pstate.
+    """
+    b = math.inf
+    for h, f in zip(hosts, flops):
+        if f > 0:
+            x = speed[h] * 1.0 * 1.0 / f  # get_speed(1.0) * get_speed_ratio() / flops
+            if x < b:
+                b = x
+    return b
+
+
+def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
+              hosts: Mapping[int, tuple[int, float]]) -> tuple[list[float], dict[int, float]]:
+    """Rates of running parallel tasks as SimGrid's ``ptask_L07`` model gives them.
+
+    Args:
+        tasks: the running tasks in the order they were started (SimGrid's creation order),
+            each ``(hosts, flops)``: host ids (a host may be listed twice) and flops per part.
+        hosts: host id -> ``(cores, speed)``, speed in flops/s of one core at the current
+            pstate. Must cover every host of ``tasks``.
+
+    Returns:
+        ``(rates, usage)``: ``rates[i]`` is task ``i``'s progress in fraction of the task per
+        second (a part of ``f`` flops computes ``f * rate`` flops/s; the task ends after
+        ``1 / rate`` s if nothing changes; 1.0 for a task with no positive flops, which ends at
+        once); ``usage[h]`` is ``Constraint::get_usage()`` of every host of ``tasks``, flops/s
+        (divide by ``speed`` for busy cores), what the energy plugin reads.
+    """
+    capacity = {}
+    speed = {}
+    for hs, _ in tasks:
+        for h in hs:
+            if h not in capacity:
+                cores, s = hosts[h]
+                speed[h] = s
+                capacity[h] = cores * s
+    variables = [(list(zip(hs, fs)), l07_bound(hs, fs, speed)) for hs, fs in tasks]
+    rates = fair_bottleneck(capacity, variables)
+    usage = dict.fromkeys(capacity, 0.0)
+    # Constraint::get_usage sums weight * value over the elements, newest first
+    for i in range(len(tasks) - 1, -1, -1):
+        hs, fs = tasks[i]
+        for h, f in zip(reversed(hs), reversed(fs)):
+            if f > 0:
+                usage[h] += f * rates[i]
+    return rates, usage
+
+
+def components(tasks: Sequence[tuple[Sequence[int], Sequence[float]]]) -> list[list[int]]:
+    """Split tasks into groups that share no host (through parts with flops > 0).
+
+    Args:
+        tasks: ``(hosts, flops)`` per task, as for :func:`l07_rates`.
+
+    Returns:
+        Lists of task indices, each in increasing order; groups ordered by their first task.
+        Tasks with no positive flops are alone. Solving each group with :func:`l07_rates`
+        (keeping the increasing order, i.e. creation order) gives exactly the rates of solving
+        all tasks together (see the module docstring), so an engine only re-solves the groups
+        whose hosts saw a task start or end or a speed change.
+    """
+    parent = list(range(len(tasks)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[int, int] = {}
+    for i, (hs, fs) in enumerate(tasks):
+        for h, f in zip(hs, fs):
+            if f > 0:
+                j = owner.setdefault(h, i)
+                a, b = find(i), find(j)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(tasks)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def cpu_load(usage: float, speed: float, cores: int) -> float:
+    """Load fraction the energy plugin uses (``HostEnergy::get_current_watts_value()``).
+
+    ``usage`` flops/s (:func:`l07_rates`), ``speed`` flops/s of one core at the pstate the
+    plugin recorded, ``cores``. Returns ``min(usage / speed / cores, 1)``, or 1 when
+    ``speed <= 0``.
+    """
+    if speed <= 0:
+        return 1.0
+    load = usage / speed
+    load /= cores
+    return 1.0 if load > 1 else load
+
+
+def host_power(load: float, idle: float, epsilon: float, all_cores: float) -> float:
+    """Watts at a load fraction (``HostEnergy::get_current_watts_value(double)``).
+
+    ``epsilon + load * (all_cores - epsilon)`` when ``load > 0``, else ``idle``; the
+    ``wattage_per_state`` triple of the pstate (``Idle:AllCores`` means ``epsilon = idle``).
+    """
+    if load > 0:
+        return epsilon + load * (all_cores - epsilon)
+    return idle
