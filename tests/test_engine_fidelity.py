@@ -274,3 +274,23 @@ def test_platform_with_network_links_is_refused_with_a_pointer_to_real_batsim(tm
     w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 1}})
     with pytest.raises(EngineError, match=r"net\.xml: the platform has network links.*--engine batsim"):
         simulate(xml, [w], Eager())
+
+
+# ------------------------------------------------------------------ sharing must be invisible
+def test_compute_sharing_changes_nothing_for_a_policy_that_never_shares(tmp_path):
+    # EASY never puts two jobs on one host: Batsim with --enable-compute-sharing gives the same
+    # schedule (each ptask alone on its hosts runs at its lockstep rate), so every output file
+    # but the wall-clock columns must be identical, message for message.
+    from schedulers.registry import get_policy
+
+    root = Path(__file__).resolve().parents[1]
+    platform, work = root / "platforms" / "g5k_nantes_econome.xml", root / "workloads" / "demo_nantes.json"
+    runs = {}
+    for sharing in (False, True):
+        prefix = tmp_path / f"s{int(sharing)}_"
+        r = simulate(platform, [work], get_policy("easy"), energy=True, compute_sharing=sharing,
+                     export_prefix=prefix)
+        runs[sharing] = (r.messages, [(tmp_path / f"s{int(sharing)}_{f}").read_text()
+                                      for f in ("jobs.csv", "machine_states.csv", "consumed_energy.csv")])
+    assert runs[False][0] == runs[True][0]
+    assert runs[False][1] == runs[True][1]

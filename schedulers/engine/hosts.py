@@ -9,6 +9,9 @@ Energy
     current pstate, ``Idle`` when ``L = 0``. The engine integrates each host's power between
     changes, and keeps the platform total so that Batsim's ``consumed_energy`` (sum over compute
     hosts) is O(1).
+``wattmin`` (``out_consumed_energy.csv``)
+    Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts, which SimGrid 3.32
+    answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its Idle power.
 Machine states
     ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
     ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
@@ -107,7 +110,7 @@ class HostsMixin:
         self._p_total = 0.0     # W, all compute hosts
         self._e_acc = 0.0       # J, up to _e_last
         self._e_last = 0.0
-        self._wattmin = 0.0     # W, sum of the idle powers of the current pstates
+        self._wattmin = 0.0     # W, Batsim's wattmin: sum of Epsilon of the current pstates
         self._switching = 0     # machines switching (Batsim's nb_switching_machines)
         self._switch_groups: dict[int, list[SwitchGroup]] = {}
         self._nb_grouped_switches = 0
@@ -120,7 +123,7 @@ class HostsMixin:
             if self.energy:
                 h.power = self._host_power(h)
                 self._p_total += h.power
-                self._wattmin += h.spec.power[h.pstate].idle
+                self._wattmin += h.spec.power[h.pstate].epsilon
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
@@ -153,7 +156,7 @@ class HostsMixin:
 
     def _set_pstate(self, h: HostRun, pstate: int) -> None:
         if self.energy:
-            self._wattmin += h.spec.power[pstate].idle - h.spec.power[h.pstate].idle
+            self._wattmin += h.spec.power[pstate].epsilon - h.spec.power[h.pstate].epsilon
         h.pstate = pstate
         self._set_power(h)
 

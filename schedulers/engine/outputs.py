@@ -72,8 +72,8 @@ def machine_state_rows(result: EngineResult) -> list[str]:
 
 def energy_rows(result: EngineResult) -> list[str]:
     """The lines of out_consumed_energy.csv: time (s), total energy (J), event type (``s`` job
-    start, ``e`` job end, ``p`` pstate change), ``wattmin`` (W, sum of the idle powers of the
-    current pstates) and ``epower`` (W, mean power since the previous row; NA at the same time)."""
+    start, ``e`` job end, ``p`` pstate change), ``wattmin`` (W, sum of the Epsilon powers of the
+    current pstates, as SimGrid's ``get_watt_min_at``) and ``epower`` (W, mean power since the previous row; NA at the same time)."""
     out = ["time,energy,event_type,wattmin,epower"]
     for t, e, kind, wmin, ep in result.rows["energy"]:
         out.append(f"{_f(t)},{_f(e)},{kind},{_f(wmin)},{'NA' if ep is None else _f(ep)}")

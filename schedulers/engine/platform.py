@@ -127,10 +127,8 @@ def _parse_power(h: HostSpec, source: str) -> None:
             vals = [float(p) for p in parts]
         except ValueError:
             raise PlatformError(f"{source}: host {h.name!r}: non-numeric wattage_per_state entry {chunk!r}") from None
-        if len(vals) == 2:  # SimGrid >= 3.24: Epsilon = Idle
+        if len(vals) == 2:  # Idle:AllCores means Epsilon = Idle (HostEnergy::init_watts_range_list, 3.32)
             vals = [vals[0], vals[0], vals[1]]
-        if h.cores == 1:  # SimGrid: on a 1-core host, OneCore == AllCores
-            vals[1] = vals[2]
         ranges.append(PowerRange(*vals))
     if len(ranges) != len(h.speeds):
         raise PlatformError(

@@ -209,5 +209,6 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
         raw["id"] = full
         jobs.append(EngineJob(id=full, name=jid, workload=name, subtime=float(sub), walltime=float(wall),
                               res=res, profile=prof, raw=raw, stages=flat_cache[prof]))
-    jobs.sort(key=lambda x: x.subtime)
+    # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
+    jobs.sort(key=lambda x: (x.subtime, x.id))
     return Workload(name=name, path=src, jobs=jobs, profiles=profiles)
