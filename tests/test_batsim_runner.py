@@ -19,6 +19,7 @@ import json
 import os
 import stat
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -142,6 +143,19 @@ def fake_batsim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
             "mode": mode, "tmp": tmp_path}
 
 
+class ReadersEASY(EASY):
+    """EASY recording the threads that read ``simulation_ended`` (only the server thread may)."""
+
+    @property
+    def simulation_ended(self) -> bool:
+        self.__dict__.setdefault("readers", set()).add(threading.current_thread().name)
+        return self._ended
+
+    @simulation_ended.setter
+    def simulation_ended(self, value: bool) -> None:
+        self._ended = value
+
+
 def read_record(fake: dict) -> dict:
     return json.loads(fake["record"].read_text(encoding="utf-8"))
 
@@ -257,12 +271,29 @@ def test_batsim_fails_at_once(fake_batsim: dict) -> None:
 @posix_only
 @needs_transcript
 def test_batsim_dies_mid_run(fake_batsim: dict) -> None:
+    """The server waiting for a dead Batsim is ended through serve's stop event: at once, without
+    a made-up SIMULATION_ENDS, and without the runner reading the policy's state from its thread."""
     fake_batsim["mode"]("die")
-    res = run_with_batsim(fake_batsim["platform"], fake_batsim["workload"], "easy", {}, "out_", energy=False,
+    policy = ReadersEASY()
+    t0 = time.monotonic()
+    res = run_with_batsim(fake_batsim["platform"], fake_batsim["workload"], policy, None, "out_", energy=False,
                           socket=free_tcp_endpoint(), timeout=30, check=False)
+    assert time.monotonic() - t0 < 10
     assert res.returncode == 4 and res.stats is None and not res.ok
     assert len(read_record(fake_batsim)["replies"]) == 3
     assert "simulated crash" in res.log_tail()
+    assert res.policy is policy and not policy.simulation_ended  # it never saw SIMULATION_ENDS
+    assert policy.readers == {"gridsched-batsim-server", threading.current_thread().name}  # (the line above)
+
+
+@posix_only
+@needs_transcript
+def test_normal_end_reads_policy_state_in_the_server_thread_only(fake_batsim: dict) -> None:
+    policy = ReadersEASY()
+    res = run_with_batsim(fake_batsim["platform"], fake_batsim["workload"], policy, None, "out_", energy=False,
+                          socket=free_tcp_endpoint(), timeout=30)
+    assert res.ok and res.stats is not None and res.stats.ended and not res.stats.stopped
+    assert policy.readers == {"gridsched-batsim-server"}
 
 
 @posix_only

@@ -169,6 +169,72 @@ def test_idle_timeout_reports_last_now() -> None:
     assert len(client.replies) == 3
 
 
+# ---------------------------------------------------------------------------------- stop switch
+def test_stop_event_while_waiting_for_batsim() -> None:
+    """A caller (e.g. the real-Batsim runner, when Batsim died) ends serve with its stop event."""
+    endpoint = free_endpoint()
+    stop = threading.Event()
+    lines: list[str] = []
+    timer = threading.Timer(0.3, stop.set)
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        stats = serve(Policy(), endpoint, connect_timeout=None, idle_timeout=None, log=lines.append, stop=stop)
+    finally:
+        timer.cancel()
+    assert 0.25 <= time.monotonic() - t0 < 1.5
+    assert stats.stopped and not stats.ended and stats.messages == 0 and stats.last_now is None
+    assert any("stopped by the caller after 0 messages" in ln for ln in lines)
+    ctx = zmq.Context()  # the port is free again
+    s = ctx.socket(zmq.REP)
+    try:
+        s.bind(endpoint)
+    finally:
+        s.close(linger=0)
+        ctx.term()
+
+
+@needs_transcripts
+def test_stop_mid_run_after_batsim_went_away() -> None:
+    """Batsim stops talking after 3 messages: a stop callable ends serve long before its idle
+    timeout, the policy having seen no SIMULATION_ENDS (none was made up)."""
+    path = TRANSCRIPT_FILES[0]
+    endpoint = free_endpoint()
+    client = FakeBatsim(endpoint, batsim_messages(path), stop_after=3)
+    client.start()
+    policy = ReplayPolicy(path)
+    t0 = time.monotonic()
+    try:
+        stats = serve(policy, endpoint, connect_timeout=10, idle_timeout=60,
+                      stop=lambda: not client.is_alive())
+    finally:
+        client.join(JOIN_TIMEOUT_S)
+    assert time.monotonic() - t0 < 5
+    assert stats.stopped and not stats.ended and stats.messages == 3 == len(client.replies)
+    assert stats.last_now == json.loads(batsim_messages(path)[2])["now"]
+    assert not policy.simulation_ended
+
+
+@needs_transcripts
+def test_stop_never_set_and_preset() -> None:
+    path = TRANSCRIPT_FILES[0]
+    endpoint = free_endpoint()
+    client = FakeBatsim(endpoint, batsim_messages(path))
+    client.start()
+    try:
+        stats = serve(ReplayPolicy(path), endpoint, connect_timeout=10, idle_timeout=10, stop=threading.Event())
+    finally:
+        client.join(JOIN_TIMEOUT_S)
+    assert stats.ended and not stats.stopped and client.replies == scheduler_messages(path)
+    stop = threading.Event()
+    stop.set()
+    t0 = time.monotonic()
+    stats = serve(Policy(), free_endpoint(), connect_timeout=10, stop=stop)
+    assert stats.stopped and stats.messages == 0 and time.monotonic() - t0 < 1
+    with pytest.raises(TypeError, match="stop must be"):
+        serve(Policy(), free_endpoint(), stop=3)
+
+
 def test_malformed_message_raises_protocol_error() -> None:
     endpoint = free_endpoint()
     client = FakeBatsim(endpoint, ['{"now": 1, "events": [{"type": "REQUESTED_CALL", "data": {}}]}'], timeout_ms=800)
@@ -206,7 +272,8 @@ def make_parser() -> argparse.ArgumentParser:
 def test_serve_parser_defaults_and_options(tmp_path: Path) -> None:
     args = make_parser().parse_args(["serve", "--policy", "fcfs"])
     assert (args.socket, args.connect_timeout, args.idle_timeout) == ("tcp://*:28000", 60.0, 600.0)
-    assert args.func is run_serve and args.policy_options is None
+    assert args.func is run_serve and args.policy_options is None and args.platform is None
+    assert make_parser().parse_args(["serve", "--policy", "easy", "--platform", "p.xml"]).platform == "p.xml"
     args = make_parser().parse_args(["serve", "--policy", "easy", "--socket", "tcp://*:29000",
                                      "--connect-timeout", "0", "--idle-timeout", "2.5"])
     assert (args.socket, args.connect_timeout, args.idle_timeout) == ("tcp://*:29000", None, 2.5)

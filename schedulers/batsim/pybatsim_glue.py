@@ -30,6 +30,18 @@ Entry points (``pyproject.toml``): ``gridsched-fcfs`` / ``fcfs`` -> :data:`FCFSP
 
     pybatsim gridsched-easy -s tcp://*:28000 -t 60000 -o '{}'
 
+Host speeds: Batsim's SIMULATION_BEGINS has no host speeds, cores or initial pstates. The
+scheduler option ``"platform"`` (pybatsim's ``-o/--scheduler-options`` JSON object) names the
+platform file Batsim runs on; it is read at once with the engine's reader, checked against the
+hosts Batsim announces (same names and properties) and fills them in, exactly as ``gridsched serve
+--platform FILE`` does (:mod:`schedulers.batsim.platform_file`)::
+
+    pybatsim gridsched-easy -s tcp://*:28000 -o '{"platform": "platforms/g5k_nantes_econome.xml"}'
+    pybatsim gridsched -o '{"policy": "easy", "platform": "p.xml", "policy_options": {}}'
+
+The glue consumes ``"platform"``: the policy's options never contain it. Without it, a policy that
+reads host speeds or cores gets :class:`~schedulers.core.model.HostInfoUnknown`.
+
 This module imports without pybatsim; the classes are created on first access (module
 ``__getattr__``), which imports pybatsim and raises :class:`ImportError` with the install recipe
 when it is missing. pybatsim 4.0.0a0 pins ``pyzmq<23``, which does not build on Python 3.11:
@@ -57,12 +69,14 @@ from ..core.events import (
     SetResourceState,
 )
 from ..core.policy import Policy, PolicyError
+from .platform_file import PlatformFile
 from .protocol import decode_message, encode_decisions
 
 # FCFSPyBatsim, EASYPyBatsim and GridschedPyBatsim are module attributes too, created on first access
 # (they need pybatsim, so they are not in __all__: ``import *`` must work without it).
 __all__ = [
     "ENTRY_POINT_CLASSES",
+    "PLATFORM_OPTION",
     "PYBATSIM_INSTALL_HINT",
     "make_pybatsim_scheduler",
     "pybatsim_available",
@@ -74,6 +88,9 @@ log = logging.getLogger(__name__)
 #: How to install pybatsim 4.0.0a0 on Python 3.11 (its ``pyzmq<23`` pin does not build there).
 PYBATSIM_INSTALL_HINT = ("pip install --no-deps pybatsim==4.0.0a0 docopt sortedcontainers "
                          "(or: pip install 'gridsched[pybatsim]' && pip install --no-deps pybatsim==4.0.0a0)")
+
+#: Scheduler option naming the platform file (consumed by the glue, not passed to the policy).
+PLATFORM_OPTION = "platform"
 
 #: Module attribute -> registered policy name (None: the policy is chosen by the ``policy`` option).
 ENTRY_POINT_CLASSES: dict[str, str | None] = {
@@ -119,6 +136,12 @@ class _PyBatsimGlue:
     Attributes:
         policy: the policy instance (one simulation per scheduler object, as pybatsim does).
         messages: Batsim messages handled so far (``decide`` calls).
+        platform_file: the :class:`~schedulers.batsim.platform_file.PlatformFile` of the
+            ``"platform"`` option, or None.
+
+    Raises (at construction):
+        schedulers.inputs.errors.PlatformError: the ``"platform"`` file cannot be read.
+        TypeError: ``"platform"`` is not a path string.
     """
 
     policy_class: type[Policy] | None = None
@@ -126,7 +149,12 @@ class _PyBatsimGlue:
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         opts = dict(options or {})
-        super().__init__(opts)  # type: ignore[call-arg]  # BatsimScheduler.__init__(options)
+        super().__init__(dict(opts))  # type: ignore[call-arg]  # BatsimScheduler.__init__(options)
+        platform = opts.pop(PLATFORM_OPTION, None)
+        if platform is not None and not isinstance(platform, str):
+            raise TypeError(f"scheduler option {PLATFORM_OPTION!r} must be the path of the platform file "
+                            f"Batsim runs on (a string), got {platform!r}")
+        self.platform_file: PlatformFile | None = PlatformFile(platform) if platform else None
         self.policy: Policy = self.make_policy(opts)
         self.messages = 0
         self._pending: list[dict[str, Any]] = []
@@ -137,7 +165,7 @@ class _PyBatsimGlue:
 
         With ``policy_class`` None, ``options["policy"]`` names a registered policy
         (:mod:`schedulers.registry`) and ``options["policy_options"]`` (default: the other keys)
-        are its options.
+        are its options. The ``"platform"`` option has already been taken out.
 
         Raises:
             KeyError: unknown policy name, or no ``policy`` option when one is needed.
@@ -171,6 +199,8 @@ class _PyBatsimGlue:
         now = self._now()
         pending, self._pending = self._pending, []
         _, events = decode_message({"now": now, "events": pending})
+        if self.platform_file is not None:
+            self.platform_file.fill_events(events)
         decisions = self.policy.decide(now, events)
         self.messages += 1
         self._apply(decisions)

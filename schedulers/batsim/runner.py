@@ -12,7 +12,8 @@ in a thread, then the ``batsim`` executable as a subprocess::
 Batsim connects to the scheduler and waits forever for each reply, and the scheduler waits for
 Batsim: when one side fails the other is stopped here: Batsim's process group is terminated
 (SIGTERM, then SIGKILL after a grace period) when the scheduler fails or the overall ``timeout``
-expires, and the server thread is released when Batsim exits early.
+expires, and the server thread is ended through :func:`~schedulers.batsim.server.serve`'s ``stop``
+event when Batsim exits early (the policy then sees no SIMULATION_ENDS).
 
 Output prefix convention: gridsched names outputs ``prefix + "jobs.csv"`` (``out/run/out_`` ->
 ``out/run/out_jobs.csv``, as :func:`schedulers.engine.write_outputs` and
@@ -37,8 +38,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
-
-import zmq
 
 from ..core.policy import Policy
 from .server import ServeStats, serve
@@ -255,32 +254,10 @@ def _stop_process(proc: subprocess.Popen, grace: float = KILL_GRACE_S) -> None:
         pass
 
 
-def _release_server(endpoint: str, timeout_s: float = 2.0) -> None:
-    """Make a waiting :func:`serve` return: send it SIMULATION_ENDS as Batsim would (bounded).
-
-    Used when Batsim died before the end (serve has no stop switch); the policy then sees a
-    SIMULATION_ENDS with ``now`` 0.
-    """
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    ms = int(timeout_s * 1000)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.SNDTIMEO, ms)
-    sock.setsockopt(zmq.RCVTIMEO, ms)
-    try:
-        sock.connect(endpoint)
-        sock.send_string('{"now":0.000000,"events":[{"timestamp":0.000000,"type":"SIMULATION_ENDS","data":{}}]}')
-        sock.recv()
-    except zmq.ZMQError:
-        pass
-    finally:
-        sock.close(linger=0)
-        ctx.term()
-
-
 class _ServerThread(threading.Thread):
     """Runs :func:`serve` and keeps its outcome; ``bound`` is set once it logged its first line
-    (serve logs right after binding) or ended."""
+    (serve logs right after binding) or ended; setting ``stop`` makes serve return (within 0.1 s
+    while it waits for Batsim; a final reply being flushed is not cut short)."""
 
     def __init__(self, policy: Policy, endpoint: str, connect_timeout: float, idle_timeout: float,
                  log: Callable[[str], Any] | None) -> None:
@@ -291,6 +268,7 @@ class _ServerThread(threading.Thread):
         self.idle_timeout = idle_timeout
         self.user_log = log
         self.bound = threading.Event()
+        self.stop = threading.Event()
         self.stats: ServeStats | None = None
         self.error: BaseException | None = None
 
@@ -302,7 +280,7 @@ class _ServerThread(threading.Thread):
     def run(self) -> None:
         try:
             self.stats = serve(self.policy, self.endpoint, connect_timeout=self.connect_timeout,
-                               idle_timeout=self.idle_timeout, log=self._log)
+                               idle_timeout=self.idle_timeout, log=self._log, stop=self.stop)
         except BaseException as exc:  # reported by run_with_batsim
             self.error = exc
         finally:
@@ -397,20 +375,17 @@ def run_with_batsim(
             raise server.error
         raise BatsimRunError(f"the scheduler failed before Batsim started: {server.error}") from server.error
 
-    released = False  # the server was released by us after Batsim ended early
-
     def result(returncode: int) -> BatsimRunResult:
-        ok_stats = server.stats if (server.stats is not None and not released) else None
+        stats = server.stats
+        ok_stats = stats if (stats is not None and not stats.stopped) else None
         return BatsimRunResult(returncode=returncode, output_prefix=out_prefix, export_prefix=export,
                                command=cmd, log_path=log_path, stats=ok_stats, policy=policy,
                                wall_time=time.monotonic() - t0, scheduler_error=server.error)
 
-    def release_server() -> None:
-        nonlocal released
-        if server.is_alive() and not getattr(policy, "simulation_ended", False):
-            released = True
-            _release_server(endpoint)
-            server.join(5.0)
+    def stop_server() -> None:
+        """End the server thread: at once if it waits for Batsim, after its final reply otherwise."""
+        server.stop.set()
+        server.join(KILL_GRACE_S + 5.0)
 
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -436,17 +411,15 @@ def run_with_batsim(
                                              f"ended; it was killed", res) from None
                     break
                 if proc.poll() is not None:
-                    if getattr(policy, "simulation_ended", False):
-                        # Normal end: the server is flushing its last reply (bounded linger).
-                        server.join(min(10.0, max(0.1, deadline - time.monotonic())))
-                    else:
-                        # Batsim failed or crashed: the server would wait for it until its timeouts.
-                        server.join(0.2)
-                    release_server()
+                    # Batsim is gone. After a normal end the server is flushing its last reply
+                    # (bounded linger) and ``stop`` does not cut that short; after a crash it waits
+                    # for a message that will never come, and ``stop`` ends that wait.
+                    server.join(0.2)
+                    stop_server()
                     break
                 if time.monotonic() >= deadline:
                     _stop_process(proc)
-                    release_server()
+                    stop_server()
                     res = result(proc.returncode)
                     raise BatsimRunTimeout(f"the Batsim run exceeded its {timeout:g} s timeout; Batsim was "
                                            f"killed\nBatsim log ({log_path}):\n{res.log_tail()}", res)
@@ -455,7 +428,7 @@ def run_with_batsim(
             if proc.poll() is None:
                 _stop_process(proc)
             if server.is_alive():
-                release_server()
+                stop_server()
 
     res = result(proc.returncode)
     if check and not res.ok:

@@ -6,12 +6,19 @@ Batsim 4.x protocol (Batsim documentation, "Protocol"; observed on Batsim 4.2.1,
 exactly one reply; after the reply to the message holding SIMULATION_ENDS the run is over.
 
 Batsim waits forever for a scheduler, and a scheduler would wait forever for a Batsim that never
-comes or died mid-run: :func:`serve` gives up with :class:`SchedulerTimeout` instead.
+comes or died mid-run: :func:`serve` gives up with :class:`SchedulerTimeout` instead, and a caller
+that runs it in a thread can end it at any time with its ``stop`` event.
+
+Batsim's SIMULATION_BEGINS carries no host speeds, cores or initial pstates; given the platform
+file Batsim runs on (``platform``, ``--platform FILE``), :func:`serve` fills them in before the
+policy sees the hosts, after checking that the file is the platform Batsim announced
+(:mod:`schedulers.batsim.platform_file`). Without it, a policy that reads them gets
+:class:`~schedulers.core.model.HostInfoUnknown`.
 
 Command line (registered by :func:`add_serve_parser`)::
 
     gridsched serve --policy NAME [--socket tcp://*:28000] [--policy-options JSON|@file.json]
-                    [--connect-timeout S] [--idle-timeout S]
+                    [--platform FILE] [--connect-timeout S] [--idle-timeout S]
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +38,8 @@ import zmq
 
 from ..core.events import SimulationEnds
 from ..core.policy import Policy, PolicyError
+from ..inputs.errors import PlatformError
+from .platform_file import PlatformFile, PlatformMismatch
 from .protocol import ProtocolError, decode_message, encode_decisions
 
 __all__ = [
@@ -49,6 +60,9 @@ _FINAL_LINGER_MS = 2000
 
 #: Longest single poll (s), so that Ctrl-C is handled promptly even with no timeout.
 _POLL_SLICE = 0.5
+
+#: Longest single poll (s) when a ``stop`` switch is given: how late :func:`serve` may notice it.
+_STOP_POLL_SLICE = 0.1
 
 
 class SchedulerTimeout(TimeoutError):
@@ -82,6 +96,7 @@ class ServeStats:
         last_now: ``now`` of the last message (simulation seconds), None if none arrived.
         wall_time: seconds from binding to the end.
         ended: True when the run ended with SIMULATION_ENDS.
+        stopped: True when the caller's ``stop`` switch ended the run first.
     """
 
     endpoint: str = ""
@@ -92,6 +107,7 @@ class ServeStats:
     last_now: float | None = None
     wall_time: float = 0.0
     ended: bool = False
+    stopped: bool = False
 
     @property
     def total_decision_time(self) -> float:
@@ -119,8 +135,10 @@ class _Exchange:
     ended: bool
 
 
-def _exchange(policy: Policy, raw: bytes | str) -> _Exchange:
+def _exchange(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None) -> _Exchange:
     now, events = decode_message(raw)
+    if platform is not None:
+        platform.fill_events(events)
     t0 = time.perf_counter()
     decisions = policy.decide(now, events)
     dt = time.perf_counter() - t0
@@ -129,21 +147,41 @@ def _exchange(policy: Policy, raw: bytes | str) -> _Exchange:
     return _Exchange(reply, now, len(events), len(decisions), dt, ended)
 
 
-def handle_raw(policy: Policy, raw: bytes | str) -> str:
+def handle_raw(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None) -> str:
     """One protocol exchange without sockets: decode a Batsim message, decide, encode the reply.
 
     Args:
         policy: the policy (its state advances as with a real run).
         raw: one Batsim -> scheduler message (bytes or text).
+        platform: fills in the hosts of a SIMULATION_BEGINS (see :func:`serve`), or None.
 
     Returns:
         The reply text (see :func:`~schedulers.batsim.protocol.encode_decisions`).
 
     Raises:
         ProtocolError: the message or the policy's decisions are malformed.
+        PlatformMismatch: ``platform`` is not the platform of the SIMULATION_BEGINS.
         Exception: whatever ``policy.decide`` raises.
     """
-    return _exchange(policy, raw).reply
+    return _exchange(policy, raw, platform).reply
+
+
+def _platform_file(platform: PlatformFile | str | os.PathLike[str] | None) -> PlatformFile | None:
+    if platform is None or isinstance(platform, PlatformFile):
+        return platform
+    return PlatformFile(platform)
+
+
+def _stop_switch(stop: Any) -> Callable[[], bool] | None:
+    """``stop`` as a no-argument predicate: a ``threading.Event`` (anything with ``is_set``) or a
+    callable returning True to stop; None: never."""
+    if stop is None:
+        return None
+    if hasattr(stop, "is_set"):
+        return stop.is_set
+    if callable(stop):
+        return lambda: bool(stop())
+    raise TypeError(f"stop must be None, a threading.Event or a callable returning a bool, got {stop!r}")
 
 
 def _make_logger(log: Any) -> Callable[[str], None]:
@@ -163,13 +201,16 @@ def serve(
     connect_timeout: float | None = 60.0,
     idle_timeout: float | None = 600.0,
     log: Callable[[str], Any] | logging.Logger | None = None,
+    platform: PlatformFile | str | os.PathLike[str] | None = None,
+    stop: threading.Event | Callable[[], bool] | None = None,
 ) -> ServeStats:
-    """Run ``policy`` as Batsim's scheduler until the simulation ends.
+    """Run ``policy`` as Batsim's scheduler until the simulation ends (or ``stop`` says so).
 
     Binds a ZMQ REP socket on ``endpoint`` and loops: receive a Batsim message, decode it
-    (:func:`~schedulers.batsim.protocol.decode_message`), ``policy.decide(now, events)``, send the
-    encoded decisions (:func:`~schedulers.batsim.protocol.encode_decisions`). Returns after
-    answering the message that holds SIMULATION_ENDS.
+    (:func:`~schedulers.batsim.protocol.decode_message`), fill in the hosts of SIMULATION_BEGINS
+    from ``platform``, ``policy.decide(now, events)``, send the encoded decisions
+    (:func:`~schedulers.batsim.protocol.encode_decisions`). Returns after answering the message
+    that holds SIMULATION_ENDS.
 
     Args:
         policy: the policy to drive (fresh: one simulation per policy object).
@@ -179,6 +220,16 @@ def serve(
         idle_timeout: seconds to wait for each later message; None waits forever.
         log: None, a :class:`logging.Logger` (``info`` is used) or a callable taking a string;
             receives life-cycle lines (bound, first message, end summary), not every message.
+        platform: the platform file Batsim runs on (a path, read at once, or a
+            :class:`~schedulers.batsim.platform_file.PlatformFile`): the hosts of SIMULATION_BEGINS
+            get their speeds per pstate, cores and initial pstate from it, after a check that the
+            file has the same compute hosts and properties. None: Batsim's hosts as sent (speeds
+            and cores unknown).
+        stop: a ``threading.Event`` (or a callable returning True) that ends the run when set,
+            for a caller running ``serve`` in a thread (e.g. Batsim died): checked at least every
+            0.1 s while waiting for Batsim, and between messages. The socket is then closed at once
+            and the returned stats have ``stopped`` True, ``ended`` False; the policy sees no
+            SIMULATION_ENDS.
 
     Returns:
         :class:`ServeStats` of the run.
@@ -189,6 +240,9 @@ def serve(
             waited and the last ``now``.
         ProtocolError: Batsim sent a malformed message, or the policy produced an unwritable
             decision (Batsim is left waiting: stop it).
+        PlatformError: ``platform`` cannot be read (raised before binding).
+        PlatformMismatch: ``platform`` is not the platform Batsim announced (Batsim is left
+            waiting: stop it).
         OSError: the endpoint cannot be bound (address in use, bad endpoint).
         Exception: whatever ``policy.decide`` raises.
 
@@ -199,6 +253,9 @@ def serve(
     for name, value in (("connect_timeout", connect_timeout), ("idle_timeout", idle_timeout)):
         if value is not None and not value > 0:
             raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    should_stop = _stop_switch(stop)
+    poll_slice = _POLL_SLICE if should_stop is None else _STOP_POLL_SLICE
+    platform_file = _platform_file(platform)
     stats = ServeStats(endpoint=endpoint)
     t_start = time.monotonic()
     ctx = zmq.Context()
@@ -215,6 +272,8 @@ def serve(
         except zmq.ZMQError:  # pragma: no cover - transports without LAST_ENDPOINT
             stats.endpoint = endpoint
         say(f"policy {getattr(policy, 'name', type(policy).__name__)!r} waiting for Batsim on {stats.endpoint}")
+        if platform_file is not None:
+            say(f"host speeds and cores from {platform_file.source!r} ({len(platform_file.hosts)} compute hosts)")
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)
         while True:
@@ -222,6 +281,9 @@ def serve(
             timeout = connect_timeout if first else idle_timeout
             t_wait = time.monotonic()
             while True:
+                if should_stop is not None and should_stop():
+                    stats.stopped = True
+                    break
                 waited = time.monotonic() - t_wait
                 if timeout is not None and waited >= timeout:
                     if first:
@@ -232,13 +294,17 @@ def serve(
                                f"(idle_timeout) after {stats.messages} messages; last now={stats.last_now!r} s")
                     raise SchedulerTimeout(msg, endpoint=stats.endpoint, waited=waited, last_now=stats.last_now,
                                            phase="connect" if first else "idle")
-                slice_s = _POLL_SLICE if timeout is None else max(0.0, min(_POLL_SLICE, timeout - waited))
+                slice_s = poll_slice if timeout is None else max(0.0, min(poll_slice, timeout - waited))
                 if poller.poll(int(slice_s * 1000) or 1):
                     break
+            if stats.stopped:
+                stats.wall_time = time.monotonic() - t_start
+                say(f"stopped by the caller after {stats.messages} messages (last now={stats.last_now!r} s)")
+                return stats
             raw = sock.recv()
             if first:
                 say(f"Batsim connected ({len(raw)} bytes)")
-            ex = _exchange(policy, raw)
+            ex = _exchange(policy, raw, platform_file)
             sock.send_string(ex.reply)
             stats.messages += 1
             stats.events += ex.n_events
@@ -298,7 +364,9 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     Options: ``--policy NAME`` (required; names from :mod:`schedulers.registry`), ``--socket``
     (default ``tcp://*:28000``), ``--policy-options`` (a JSON object, or ``@file.json``),
-    ``--connect-timeout S`` (default 60) and ``--idle-timeout S`` (default 600); 0 waits forever.
+    ``--platform FILE`` (the platform XML Batsim runs on: host speeds, cores and initial pstates
+    for the policy, see :func:`serve`), ``--connect-timeout S`` (default 60) and
+    ``--idle-timeout S`` (default 600); 0 waits forever.
     The handler is :func:`run_serve` (``args.func``).
 
     Returns:
@@ -316,6 +384,10 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"ZMQ endpoint to bind (default {DEFAULT_ENDPOINT})")
     p.add_argument("--policy-options", default=None, metavar="JSON|@FILE",
                    help="policy options: a JSON object, or @path to a JSON file")
+    p.add_argument("--platform", default=None, metavar="FILE",
+                   help="the SimGrid platform XML Batsim runs on (batsim -p FILE): gives the policy the host "
+                        "speeds per pstate, cores and initial pstates, which Batsim does not send; checked "
+                        "against the hosts and properties Batsim announces")
     p.add_argument("--connect-timeout", type=_seconds_or_none, default=60.0, metavar="S",
                    help="give up if Batsim sends nothing within S seconds of start (default 60; 0 = never)")
     p.add_argument("--idle-timeout", type=_seconds_or_none, default=600.0, metavar="S",
@@ -328,9 +400,12 @@ def run_serve(args: argparse.Namespace) -> int:
     """Handler of ``gridsched serve``.
 
     Returns:
-        Exit status: 0 the simulation ended normally; 1 protocol error, :class:`PolicyError` or
-        socket error (other exceptions of the policy propagate with their traceback); 2 bad arguments (unknown policy, bad ``--policy-options``); 3 timeout (Batsim never
-        connected or went silent). Errors are reported on stderr in one line.
+        Exit status: 0 the simulation ended normally; 1 protocol error, :class:`PolicyError`
+        (including host speeds or cores unknown without ``--platform``) or socket error (other
+        exceptions of the policy propagate with their traceback); 2 bad arguments (unknown policy,
+        bad ``--policy-options``, unreadable ``--platform``, or a ``--platform`` file that does not
+        match the platform Batsim announced); 3 timeout (Batsim never connected or went silent).
+        Errors are reported on stderr in one line.
     """
     err = sys.stderr
     try:
@@ -338,6 +413,13 @@ def run_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"gridsched serve: {exc}", file=err)
         return 2
+    platform = None
+    if getattr(args, "platform", None):
+        try:
+            platform = PlatformFile(args.platform)
+        except PlatformError as exc:
+            print(f"gridsched serve: --platform: {exc}", file=err)
+            return 2
     try:
         from .. import registry
     except ImportError as exc:  # pragma: no cover - registry is part of the package
@@ -357,10 +439,14 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"gridsched serve: {line}", file=err, flush=True)
 
     try:
-        serve(policy, args.socket, connect_timeout=args.connect_timeout, idle_timeout=args.idle_timeout, log=log)
+        serve(policy, args.socket, connect_timeout=args.connect_timeout, idle_timeout=args.idle_timeout, log=log,
+              platform=platform)
     except SchedulerTimeout as exc:
         print(f"gridsched serve: {exc}", file=err)
         return 3
+    except PlatformMismatch as exc:
+        print(f"gridsched serve: --platform: {exc}", file=err)
+        return 2
     except ProtocolError as exc:
         print(f"gridsched serve: protocol error: {exc}", file=err)
         return 1

@@ -149,31 +149,109 @@ class HostState(str, enum.Enum):
 _SLEEP_PSTATES: dict[str, tuple[int, int, int]] = {}
 
 
-@dataclass(slots=True, eq=False)
+class PolicyError(RuntimeError):
+    """A policy asked for something impossible (unknown job, wrong allocation size, host data
+    nobody knows...). Also importable from :mod:`schedulers.core.policy`."""
+
+
+class HostInfoUnknown(PolicyError):
+    """A policy read host data that Batsim does not send (speeds per pstate, cores) and that no
+    platform file filled in (see :attr:`Host.speeds`)."""
+
+
+#: How to get the host data Batsim does not send (the end of :class:`HostInfoUnknown` messages).
+HOST_INFO_HINT = ("Batsim's SIMULATION_BEGINS does not carry them: give the scheduler the platform "
+                  "file Batsim runs on, `gridsched serve --platform FILE` (pybatsim plugin: "
+                  "-o '{\"platform\": \"FILE\"}')")
+
+
 class Host:
     """One compute resource.
 
-    Attributes:
+    Args and attributes:
         id: Batsim resource id (int, from 0).
         name: SimGrid host name.
-        speeds: speed of each pstate in flops/s (per core), pstate index = list index; empty when
-            unknown (Batsim does not send speeds to the scheduler).
-        cores: number of cores.
+        speeds: speed of each pstate in flops/s (per core), pstate index = list index. None (or
+            empty) when unknown: Batsim does not send speeds to the scheduler; the embedded engine
+            gives them, and behind real Batsim the transports fill them from the platform file
+            (``gridsched serve --platform FILE``). Reading :attr:`speeds`, :attr:`speed` or
+            :attr:`cores` while unknown raises :class:`HostInfoUnknown` (never a silent 0/None);
+            :attr:`speeds_known` / :attr:`cores_known` test without raising.
+        cores: number of cores (>= 1), None when unknown (same rules as ``speeds``).
         properties: SimGrid host properties as strings (``wattage_per_state``, ``wattage_off``,
             ``sleep_pstates``, ``role``, user properties such as ``owner``...).
         zone_properties: properties of the host's zone.
         pstate: current pstate index.
         state: current :class:`HostState`.
+
+    Hosts compare by identity.
     """
 
-    id: int
-    name: str
-    speeds: list[float] = field(default_factory=list)
-    cores: int = 1
-    properties: dict[str, str] = field(default_factory=dict)
-    zone_properties: dict[str, str] = field(default_factory=dict)
-    pstate: int = 0
-    state: HostState = HostState.IDLE
+    __slots__ = ("id", "name", "_speeds", "_cores", "properties", "zone_properties", "pstate", "state")
+
+    def __init__(self, id: int, name: str, speeds: list[float] | None = None, cores: int | None = None,  # noqa: A002
+                 properties: dict[str, str] | None = None, zone_properties: dict[str, str] | None = None,
+                 pstate: int = 0, state: HostState = HostState.IDLE) -> None:
+        self.id = id
+        self.name = name
+        self.speeds = speeds  # type: ignore[assignment]  # the setters normalise None / [] to unknown
+        self.cores = cores  # type: ignore[assignment]
+        self.properties: dict[str, str] = {} if properties is None else properties
+        self.zone_properties: dict[str, str] = {} if zone_properties is None else zone_properties
+        self.pstate = pstate
+        self.state = state
+
+    def __repr__(self) -> str:
+        speeds = "unknown" if self._speeds is None else repr(self._speeds)
+        cores = "unknown" if self._cores is None else repr(self._cores)
+        return (f"Host(id={self.id!r}, name={self.name!r}, speeds={speeds}, cores={cores}, "
+                f"properties={self.properties!r}, zone_properties={self.zone_properties!r}, "
+                f"pstate={self.pstate!r}, state={self.state!r})")
+
+    def _unknown(self, what: str) -> HostInfoUnknown:
+        return HostInfoUnknown(f"host {self.name!r} (id {self.id}): {what} unknown; {HOST_INFO_HINT}")
+
+    @property
+    def speeds_known(self) -> bool:
+        """True when the speeds per pstate are known (see :attr:`speeds`)."""
+        return self._speeds is not None
+
+    @property
+    def cores_known(self) -> bool:
+        """True when the number of cores is known (see :attr:`cores`)."""
+        return self._cores is not None
+
+    @property
+    def speeds(self) -> list[float]:
+        """Speed of each pstate in flops/s (per core).
+
+        Raises:
+            HostInfoUnknown: unknown (behind real Batsim without the platform file).
+        """
+        if self._speeds is None:
+            raise self._unknown("speeds per pstate are")
+        return self._speeds
+
+    @speeds.setter
+    def speeds(self, value: list[float] | None) -> None:
+        self._speeds = [float(s) for s in value] if value else None
+
+    @property
+    def cores(self) -> int:
+        """Number of cores.
+
+        Raises:
+            HostInfoUnknown: unknown (behind real Batsim without the platform file).
+        """
+        if self._cores is None:
+            raise self._unknown("the number of cores is")
+        return self._cores
+
+    @cores.setter
+    def cores(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"host {self.name!r}: cores must be an integer >= 1 or None, got {value!r}")
+        self._cores = value
 
     @property
     def owner(self) -> str | None:
@@ -200,9 +278,14 @@ class Host:
 
     @property
     def speed(self) -> float | None:
-        """Speed of the current pstate in flops/s, or None when speeds are unknown."""
-        if 0 <= self.pstate < len(self.speeds):
-            return self.speeds[self.pstate]
+        """Speed of the current pstate in flops/s; None when the pstate has no speed listed.
+
+        Raises:
+            HostInfoUnknown: speeds unknown (see :attr:`speeds`).
+        """
+        speeds = self.speeds
+        if 0 <= self.pstate < len(speeds):
+            return speeds[self.pstate]
         return None
 
 
@@ -222,6 +305,28 @@ class Platform:
 
     def __len__(self) -> int:
         return len(self.hosts)
+
+    @property
+    def speeds_known(self) -> bool:
+        """True when every host's speeds and cores are known (see :attr:`Host.speeds`)."""
+        return all(h.speeds_known and h.cores_known for h in self.hosts)
+
+    def require_speeds(self, who: str = "this policy") -> None:
+        """Fail early, with the way out, unless every host's speeds and cores are known.
+
+        Args:
+            who: what needs them, for the message (e.g. ``"policy 'heft'"``).
+
+        Raises:
+            HostInfoUnknown: some host lacks speeds or cores (the message names the first one, how
+                many lack them, and how to give the platform file).
+        """
+        missing = [h for h in self.hosts if not (h.speeds_known and h.cores_known)]
+        if missing:
+            h = missing[0]
+            raise HostInfoUnknown(
+                f"{who} needs the speeds and cores of the hosts, but they are unknown for {len(missing)} of "
+                f"{len(self.hosts)} hosts (first: {h.name!r}, id {h.id}); {HOST_INFO_HINT}")
 
     @property
     def all_ids(self) -> ProcSet:

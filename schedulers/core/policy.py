@@ -55,6 +55,7 @@ from .events import (
     SimulationEnds,
 )
 from .model import Host, HostState, Job, JobState, Platform
+from .model import HostInfoUnknown, PolicyError  # noqa: F401 - re-exported (defined beside Host, which raises them)
 
 
 #: ``JobState(name)`` for every member name (names and values are the same strings).
@@ -62,10 +63,6 @@ _JOB_STATE_BY_NAME: dict[str, JobState] = {name: JobState(name) for name in JobS
 
 #: host states in which a host is not awake (see :meth:`Policy._awake`)
 _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
-
-
-class PolicyError(RuntimeError):
-    """A policy asked for something impossible (unknown job, wrong allocation size...)."""
 
 
 def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
@@ -153,6 +150,12 @@ class Policy:
 
     #: Name under which the policy is registered (``--policy NAME``).
     name: ClassVar[str] = "policy"
+
+    #: True for a policy that uses host speeds or cores (:attr:`Host.speeds`, :attr:`Host.cores`):
+    #: the simulation then stops at SIMULATION_BEGINS with :class:`HostInfoUnknown` when they are
+    #: unknown (real Batsim without ``--platform FILE``) instead of at the first use. Reading them
+    #: while unknown raises it anyway; FCFS and EASY use neither.
+    needs_speeds: ClassVar[bool] = False
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = dict(options or {})
@@ -250,6 +253,8 @@ class Policy:
             hosts = ev.compute_resources
             self.platform = Platform(hosts=hosts, config=ev.config,
                                      allow_compute_sharing=ev.allow_compute_sharing)
+            if self.needs_speeds:
+                self.platform.require_speeds(f"policy {self.name!r}")
             self._available.reset(procset_to_mask(
                 [h.id for h in hosts if self._awake(h) and h.state == HostState.IDLE]))
             self.on_simulation_begins(self.platform)
@@ -371,7 +376,8 @@ class Policy:
 
     # ----------------------------------------------------------------------------------- callbacks
     def on_simulation_begins(self, platform: Platform) -> None:
-        """The platform is known (hosts, properties such as ``owner``)."""
+        """The platform is known (hosts, properties such as ``owner``; speeds and cores when the
+        transport knows them, see :attr:`needs_speeds`)."""
 
     def on_job_submitted(self, job: Job) -> None:
         """A job arrived."""
