@@ -34,8 +34,9 @@ but not at pstate changes. Finish times do not depend on the mode (checked).
 Scenarios are seeded (``random.Random(seed * 1000 + i)``): 1-4 hosts of 1-8 cores, speeds
 1e8..2e9 flops/s, 1 or 2 pstates, 2-8 tasks of 1-3 parts (sometimes a host twice, sometimes
 a zero-flops part, rarely a task with no flops at all), 1e8..5e10 flops per part, start times
-0..50 s (often shared), sometimes one or two pstate changes, and sometimes a pstate of speed 0 entered then left. The output JSON holds the
-command, SimGrid's version, the scenarios and SimGrid's results.
+0..50 s (often shared), sometimes one or two pstate changes, and sometimes a pstate of speed 0
+entered then left. The output JSON holds the command, SimGrid's version, the scenarios and
+SimGrid's results.
 """
 
 from __future__ import annotations
@@ -250,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         sc = make_scenario(args.seed, i)
         sc["results"] = run_scenario(sc, script)
         scenarios.append(sc)
-        print(f"scenario {i}: {len(sc['tasks'])} tasks, end {sc['results']['end_time']:.6f} s", file=sys.stderr)
+        print(f"scenario {i}: {len(sc['tasks'])} tasks, end {sc['results']['end_time']:.6f} s",
+              file=sys.stderr)
     data = {
         "command": COMMAND.format(count=args.count, seed=args.seed, out=args.out),
         "simgrid_version": scenarios[0]["results"]["simgrid_version"] if scenarios else None,
@@ -258,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         "notes": ("finish[i]: clock when task i's parallel_execute returned (s); energy_*: joules of each "
                   "compute host read at end_time with sg_host_get_consumed_energy; lazy: no other energy "
                   "call; batsim: also sg_host_energy_update_all() right before each task starts and right "
-                  "after it ends (as Batsim 4.2.1 reads every host's energy at job start and end). Speeds in flops/s, flops per part, watts [Idle, Epsilon, AllCores] per pstate."),
+                  "after it ends (as Batsim 4.2.1 reads every host's energy at job start and end). "
+                  "Speeds in flops/s, flops per part, watts [Idle, Epsilon, AllCores] per pstate."),
         "scenarios": scenarios,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

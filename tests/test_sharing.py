@@ -356,7 +356,8 @@ def _simgrid_available() -> bool:
 def test_simgrid_still_gives_the_recorded_results():
     data = _fixture()
     picks = [0, 1, len(data["scenarios"]) // 2, len(data["scenarios"]) - 1]
-    cmd = [SYSTEM_PYTHON, str(SCRIPT), "--replay", str(FIXTURE)] + [a for i in picks for a in ("--index", str(i))]
+    cmd = [SYSTEM_PYTHON, str(SCRIPT), "--replay", str(FIXTURE)]
+    cmd += [a for i in picks for a in ("--index", str(i))]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])

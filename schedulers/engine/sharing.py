@@ -57,6 +57,9 @@ Time and completion (``src/surf/ptask_L07.cpp`` ``HostL07Model::update_actions_s
     ``remains`` (fraction, starts at 1) is decreased by ``rate * delta`` through
     ``double_update`` with precision ``sg_maxmin_precision * sg_surf_precision`` = 1e-14, and a
     task is finished when ``remains <= 0``. The system is solved again before every step.
+    Sleeping actors hold L07 actions too (``CpuL07::sleep``: penalty 0, so outside the solve)
+    whose ``max_duration`` takes part in the min and is decreased through ``double_update``
+    with ``sg_surf_precision`` (1e-9); the sleep is over when it is ``<= 0``.
 
 Energy (``src/plugins/host_energy.cpp``), see :func:`cpu_load` and :func:`host_power`
     The plugin reads ``Host::get_load()`` = ``Constraint::get_usage()``
@@ -85,14 +88,15 @@ Energy (``src/plugins/host_energy.cpp``), see :func:`cpu_load` and :func:`host_p
     ``set_pstate``): between job events the plugin's lazy rule still applies.
 
 Components
-    Tasks that share a host (through parts with flops > 0) form a component; see
-    :func:`components`. Solving each component alone gives bit-for-bit the values of solving
-    the whole system: every quantity of a round (``nb``, ``usage``, ``mu``, ``remaining``)
-    reads only the constraint's own elements and the variable's own constraints, the order in
-    which constraints and variables are visited changes no value, and the extra rounds that
-    another component may need only drop this component's leftover constraints (``nb == 0``)
-    without touching a value. The one thing to keep is the order of the elements inside each
-    constraint, i.e. pass the tasks of a component in their global creation order.
+    Tasks that share a host (through parts with flops > 0; elements of weight 0 are never
+    counted in ``nb`` and subtract 0) form a component; see :func:`components`. Solving each
+    component alone gives bit-for-bit the values of solving the whole system: every quantity
+    of a round (``nb``, ``usage``, ``mu``, ``remaining``) reads only the constraint's own
+    elements and the variable's own constraints, the order in which constraints and variables
+    are visited changes no value, and the extra rounds that another component may need only
+    drop this component's leftover constraints (``nb == 0``) without touching a value. The one
+    thing to keep is the order of the elements inside each constraint, i.e. pass the tasks of
+    a component in their global creation order.
 """
 
 from __future__ import annotations
@@ -117,7 +121,7 @@ Element = tuple[int, float]
 
 
 def double_update(value: float, delta: float, precision: float) -> float:
-    """``double_update`` of ``src/surf/surf_interface.hpp``: ``value - delta``, or 0.0 if below ``precision``."""
+    """``double_update`` (``src/surf/surf_interface.hpp``): ``value - delta``, 0.0 if below ``precision``."""
     value -= delta
     return 0.0 if value < precision else value
 
