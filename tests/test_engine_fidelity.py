@@ -64,6 +64,11 @@ def test_consumed_joules_counts_from_the_first_submission_to_the_last_job_end(tm
     assert r.consumed_joules == pytest.approx(4000.0)
     assert r.total_joules == pytest.approx(6000.0)
     assert schedule_row(prefix)["consumed_joules"] == "4000.000000"
+    # EnergyConsumptionTracer::add_entry starts from (0 s, 0 J): the first row (job start at 5 s,
+    # 2000 J) has epower 2000 / 5 = 400 W; the end row 4000 J / 10 s = 400 W. wattmin is the sum of
+    # the hosts' Epsilon (SimGrid's get_watt_min_at): 4 x 114.67 = 458.68 W.
+    assert (tmp_path / "out_consumed_energy.csv").read_text().splitlines()[1:] == [
+        "5.000000,2000.000000,s,458.680000,400.000000", "15.000000,6000.000000,e,458.680000,400.000000"]
 
 
 def test_consumed_joules_with_only_rejected_jobs_is_minus_one_minus_first_energy(tmp_path):

@@ -115,7 +115,8 @@ class HostsMixin:
         self._switch_groups: dict[int, list[SwitchGroup]] = {}
         self._nb_grouped_switches = 0
         self._nb_machine_switches = 0
-        self._last_energy_row: tuple[float, float] | None = None
+        # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
+        self._last_energy_row: tuple[float, float] = (0.0, 0.0)
         for h in self.hosts:
             if h.pstate_kind(h.pstate) == "sleep":
                 h.state = HostState.SLEEPING
@@ -180,8 +181,8 @@ class HostsMixin:
             return
         e = self.total_energy()
         last = self._last_energy_row
-        epower = None
-        if last is not None and self.now > last[0]:
+        epower = None   # Batsim writes NA when no time passed since the previous row
+        if self.now > last[0]:
             epower = (e - last[1]) / (self.now - last[0])
         self.rows["energy"].append((self.now, e, kind, self._wattmin, epower))
         self._last_energy_row = (self.now, e)
