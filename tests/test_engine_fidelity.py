@@ -170,11 +170,11 @@ class Resubmitter(Policy):
 
     def on_jobs_killed(self, jobs, progress):
         left = 100 * (1 - progress["w0!1"]["progress"])
-        self.emit(RegisterProfile(workload="dyn", name="rest", profile={"type": "delay", "delay": left}))
-        job = {"id": "1r", "res": 1, "profile": "rest", "walltime": -1}
+        self.register_profile("dyn", "rest", {"type": "delay", "delay": left})
         if self.subtime:
-            job["subtime"] = self.now
-        self.emit(RegisterJob(job_id="dyn!1r", job=job))
+            self.register_job("dyn", "1r", 1, "rest")
+        else:  # what a scheduler that forgets the submission time sends
+            self.emit(RegisterJob(job_id="dyn!1r", job={"id": "1r", "res": 1, "profile": "rest", "walltime": -1}))
         if self.finish:
             self.emit(NotifyBatsim(type="registration_finished"))
 

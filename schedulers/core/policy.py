@@ -47,6 +47,8 @@ from .events import (
     Notify,
     NotifyBatsim,
     Query,
+    RegisterJob,
+    RegisterProfile,
     RejectJob,
     RequestedCall,
     ResourceStateChanged,
@@ -369,6 +371,24 @@ class Policy:
     def notify(self, type_: str, **data: Any) -> None:
         """Send a NOTIFY event (e.g. ``registration_finished``)."""
         self._decisions.append(NotifyBatsim(type=type_, data=dict(data)))
+
+    def register_profile(self, workload: str, name: str, profile: dict[str, Any]) -> None:
+        """REGISTER_PROFILE (Batsim ``--enable-dynamic-jobs``): add ``profile`` as ``name`` to
+        ``workload`` (created when new). Register a job's profile before the job."""
+        self._decisions.append(RegisterProfile(workload=workload, name=name, profile=dict(profile)))
+
+    def register_job(self, workload: str, name: str, res: int, profile: str, *, walltime: float = -1.0,
+                     subtime: float | None = None, **extra: Any) -> str:
+        """REGISTER_JOB (Batsim ``--enable-dynamic-jobs``): submit job ``workload!name`` of ``res``
+        hosts running ``profile`` (s of ``walltime``, -1 = none), submitted now unless
+        ``subtime`` (s) is given; extra fields (``user``...) go into the job. Returns the job id.
+        With ``--acknowledge-dynamic-jobs`` Batsim answers JOB_SUBMITTED; otherwise the policy
+        knows the job already. End registrations with ``notify("registration_finished")``."""
+        job_id = f"{workload}!{name}"
+        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": int(res),
+               "profile": profile, "walltime": float(walltime), **extra}
+        self._decisions.append(RegisterJob(job_id=job_id, job=job))
+        return job_id
 
     def emit(self, decision: Decision) -> None:
         """Append any raw decision (escape hatch for protocol features without a helper)."""
