@@ -136,8 +136,8 @@ class HostsMixin:
         return self._e_acc + self._p_total * (t - self._e_last)
 
     def _energy_of(self, hids) -> float:
-        """Energy consumed so far by the hosts ``hids`` (J; a host listed twice counts twice, as
-        Batsim's ``consumed_energy_on_machines`` over an allocation does not)."""
+        """Energy consumed so far by the hosts ``hids`` (J), as Batsim's
+        ``consumed_energy_on_machines`` sums it over a job's allocation."""
         now = self.now
         return sum(h.energy + h.power * (now - h.last) for h in map(self.hosts.__getitem__, hids))
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..core.model import JobState
 from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
 from .platform import PlatformSpec
@@ -113,6 +112,3 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
     def _result(self, wall: float) -> EngineResult:
         return build_result(self, wall)
 
-
-# The job states the engine writes (the protocol's names, shared with schedulers.core.model).
-JOB_STATES = tuple(s.value for s in JobState)
