@@ -299,3 +299,22 @@ def test_compute_sharing_changes_nothing_for_a_policy_that_never_shares(tmp_path
                                       for f in ("jobs.csv", "machine_states.csv", "consumed_energy.csv")])
     assert runs[False][0] == runs[True][0]
     assert runs[False][1] == runs[True][1]
+
+
+def test_time_zero_submissions_and_the_submitters_bye_go_in_two_messages():
+    # Real Batsim 4.2.1 (built by hand, run on share5.json: five jobs at t=0) sends SIMULATION_BEGINS,
+    # then the five JOB_SUBMITTED, then NOTIFY no_more_static_job_to_submit alone: the submitter's
+    # bye reaches the server after the scheduler's SCHED_READY for SIMULATION_BEGINS.
+    class Recorder:
+        def __init__(self):
+            self.policy, self.log = Eager(), []
+
+        def exchange(self, now, events):
+            self.log.append([type(e).__name__ for e in events])
+            return self.policy.decide(now, events)
+
+    w = wl([{"id": i, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"} for i in range(3)],
+           {"d": {"type": "delay", "delay": 5}})
+    port = Recorder()
+    simulate(HETERO, [w], port)
+    assert port.log[:3] == [["SimulationBegins"], ["JobSubmitted"] * 3, ["Notify"]]

@@ -424,14 +424,16 @@ class ServerMixin:
                 self._queue.push(at(w.jobs[0].subtime), Kind.SUBMIT, (w, 0))
             else:  # an empty workload: its submitter says goodbye at once
                 self._queue.push(0.0, Kind.BYE, w)
+        # The time-0 submissions reach the server before the scheduler's SCHED_READY; a
+        # submitter's bye (posted once its submission was received) comes after it, so it goes
+        # in the next message (Batsim 4.2.1 on share5.json: JOB_SUBMITTED x5, then NOTIFY).
         pending = []
         while self._queue and self._queue.next_time() == 0.0:
             _, entries = self._queue.pop_instant()
             for kind, payload in entries:
                 pending.extend(self._handle(kind, payload))
-        self._flush(pending)
         self._play_reply(reply)
-        self._send_loop(port, [])
+        self._send_loop(port, pending)
         nb_jobs = self.nb_jobs
         while not self._ended:
             if not self._queue:
