@@ -28,8 +28,10 @@ when SimGrid triggers it (see ``schedulers/engine/sharing.py``); ``batsim`` also
 ``sg_host_energy_update_all()`` right before every task starts and right after it ends, as
 Batsim 4.2.1 reads the energy of every compute host at each job start and end
 (``src/jobs_execution.cpp`` ``execute_job``: ``consumed_energy_on_machines`` and
-``EnergyConsumptionTracer::add_job_start``/``add_job_end`` -> ``Machines::total_consumed_energy``)
-but not at pstate changes. Finish times do not depend on the mode (checked).
+``EnergyConsumptionTracer::add_job_start``/``add_job_end`` -> ``Machines::total_consumed_energy``),
+and right before each pstate change, as Batsim's SET_RESOURCE_STATE writes an energy row
+(``server_on_pstate_modification``: ``EnergyConsumptionTracer::add_pstate_change`` reads every
+host) before it sets the pstate. Finish times do not depend on the mode (checked).
 
 Scenarios are seeded (``random.Random(seed * 1000 + i)``): 1-4 hosts of 1-8 cores, speeds
 1e8..2e9 flops/s, 1 or 2 pstates, 2-8 tasks of 1-3 parts (sometimes a host twice, sometimes
@@ -186,6 +188,8 @@ def run_one(sc: dict, mode: str) -> dict:
 
         def change(c: dict) -> None:
             this_actor.sleep_for(c["time"])
+            if batsim:  # Batsim's SET_RESOURCE_STATE writes an energy row first (all hosts read)
+                lib.sg_host_energy_update_all()
             Host.by_name(names[c["host"]]).pstate = c["pstate"]
 
         def main() -> None:
@@ -260,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         "notes": ("finish[i]: clock when task i's parallel_execute returned (s); energy_*: joules of each "
                   "compute host read at end_time with sg_host_get_consumed_energy; lazy: no other energy "
                   "call; batsim: also sg_host_energy_update_all() right before each task starts and right "
-                  "after it ends (as Batsim 4.2.1 reads every host's energy at job start and end). "
+                  "after it ends and right before each pstate change (as Batsim 4.2.1 reads every host's energy at job "
+                  "start and end and in the energy row of each SET_RESOURCE_STATE). "
                   "Speeds in flops/s, flops per part, watts [Idle, Epsilon, AllCores] per pstate."),
         "scenarios": scenarios,
     }

@@ -106,7 +106,7 @@ def replay(sc: dict, mode: str = "batsim") -> dict:
             for h in tasks[i]["hosts"]:
                 update(h)
             finish[i] = now
-        if mode == "batsim" and (done or any(kind == "task" for kind, _, _ in woken)):
+        if mode == "batsim" and (done or woken):  # job starts/ends, and SET_RESOURCE_STATE's energy row
             for h in range(nh):
                 update(h)
         running = [x for x in running if x[0] not in done]

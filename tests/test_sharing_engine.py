@@ -86,17 +86,10 @@ def test_engine_matches_simgrid_finish_times(s, tmp_path):
     assert engine.now == pytest.approx(s["results"]["end_time"], rel=1e-9, abs=1e-6)
 
 
-# Scenarios whose host energies still differ from SimGrid's: a pstate change re-rates the tasks
-# on *other* hosts linked to the changed one, and SimGrid's host-energy plugin charges those hosts
-# lazily (the power of their load at the next update, over the whole interval since the last
-# one; Batsim reads every host only at job starts and ends, not at pstate changes); the engine
-# integrates exactly. Strict expected failures, so that a fix shows up.
-ENERGY_DIFFERS = {8, 40, 56}
-
-
-@pytest.mark.parametrize("s", [pytest.param(s, marks=pytest.mark.xfail(
-    s["index"] in ENERGY_DIFFERS, strict=True, reason="SimGrid's lazy energy updates not reproduced"))
-    for s in SCENARIOS], ids=lambda s: f"scenario{s['index']}")
+# Energies in the fixture's "batsim" mode: SimGrid's plugin integrates lazily, and the reads
+# Batsim makes (every host at each job start and end, and in the energy row of each
+# SET_RESOURCE_STATE) are what make the lazy integration exact.
+@pytest.mark.parametrize("s", SCENARIOS, ids=lambda s: f"scenario{s['index']}")
 def test_engine_matches_simgrid_host_energies(s, tmp_path):
     engine, _ = run(s, tmp_path)
     end = s["results"]["end_time"]
