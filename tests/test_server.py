@@ -34,6 +34,17 @@ CLIENT_TIMEOUT_MS = 5000
 JOIN_TIMEOUT_S = 15.0
 
 
+def assert_port_free(endpoint: str) -> None:
+    """Binding ``endpoint`` again succeeds: serve closed its socket."""
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.REP)
+    try:
+        s.bind(endpoint)
+    finally:
+        s.close(linger=0)
+        ctx.term()
+
+
 def free_endpoint() -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -139,14 +150,7 @@ def test_connect_timeout() -> None:
     err = info.value
     assert err.phase == "connect" and err.last_now is None and err.endpoint == endpoint
     assert endpoint in str(err) and "0.5 s" in str(err)
-    # the port is free again: the socket was closed
-    ctx = zmq.Context()
-    s = ctx.socket(zmq.REP)
-    try:
-        s.bind(endpoint)
-    finally:
-        s.close(linger=0)
-        ctx.term()
+    assert_port_free(endpoint)  # the socket was closed
 
 
 @needs_transcripts
@@ -185,13 +189,7 @@ def test_stop_event_while_waiting_for_batsim() -> None:
     assert 0.25 <= time.monotonic() - t0 < 1.5
     assert stats.stopped and not stats.ended and stats.messages == 0 and stats.last_now is None
     assert any("stopped by the caller after 0 messages" in ln for ln in lines)
-    ctx = zmq.Context()  # the port is free again
-    s = ctx.socket(zmq.REP)
-    try:
-        s.bind(endpoint)
-    finally:
-        s.close(linger=0)
-        ctx.term()
+    assert_port_free(endpoint)
 
 
 @needs_transcripts
