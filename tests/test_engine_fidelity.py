@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 from procset import ProcSet
 
-from schedulers.core.events import (
-    ExecuteJob, JobSubmitted, Notify, NotifyBatsim, RegisterJob, RegisterProfile,
-)
+from schedulers.core.events import ExecuteJob, JobSubmitted, NotifyBatsim, RegisterJob
 from schedulers.core.policy import Policy
 from schedulers.engine import EngineError, Reply, simulate
 

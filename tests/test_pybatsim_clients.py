@@ -12,7 +12,6 @@ import csv
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

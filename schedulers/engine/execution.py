@@ -153,7 +153,7 @@ class ExecutionMixin:
             h = self.hosts[hid]
             h.load = loads.get(hid, 0.0)
             self._set_power(h)
-        for j, r in zip(tasks, rates):
+        for j in tasks:
             self._arm_compute_end(j)
 
     def _connected_tasks(self, hids) -> list[EngineJob]:

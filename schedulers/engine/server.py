@@ -52,7 +52,8 @@ from .execution import (
 )
 from .ports import EngineError, Reply, describe_scheduler
 from .queue import Kind, at
-from .workload import EngineJob, Workload, check_profile, flatten_profile
+from .results import EngineResult
+from .workload import EngineJob, Workload, build_job, check_profile
 
 #: Messages exchanged at one instant with nothing changing before the engine calls it a livelock.
 LIVELOCK_EXCHANGES = 1000
@@ -279,33 +280,21 @@ class ServerMixin:
         if "subtime" not in obj or isinstance(sub, bool) or not isinstance(sub, (int, float)) or not math.isfinite(sub):
             raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
                               f"submission time, e.g. the current time {self.now}")
-        wall = obj.get("walltime", -1)
-        if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not (wall == -1 or wall > 0):
-            raise EngineError(f"{where}: 'walltime' must be -1 (none) or > 0, got {wall!r}")
-        res = obj.get("res")
-        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
-            raise EngineError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
-        if res > len(self.hosts):
-            raise EngineError(f"{where}: requests {res} hosts but the platform has {len(self.hosts)}")
         prof = obj.get("profile")
-        if not isinstance(prof, str) or prof not in w.profiles:
+        if isinstance(prof, str) and prof not in w.profiles:
             raise EngineError(f"{where}: profile {prof!r} does not exist in workload {wname!r} "
                               "(register it first with REGISTER_PROFILE)")
-        stages = flatten_profile(prof, w.profiles)
-        for leaf_name, leaf in stages:
-            if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
-                raise EngineError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} hosts "
-                                  f"but the job requests {res}")
-        raw = dict(obj)
-        raw["id"] = job_id
-        job = EngineJob(id=job_id, name=jname, workload=wname, subtime=float(sub), walltime=float(wall),
-                        res=res, profile=prof, raw=raw, stages=stages, state=SUBMITTED)
+        try:
+            job = build_job(where, wname, jname, obj, float(sub), w.profiles, len(self.hosts))
+        except WorkloadError as exc:
+            raise EngineError(str(exc)) from None
+        job.state = SUBMITTED
         w.jobs.append(job)
         self.jobs[job_id] = job
         self.nb_jobs += 1
         if self.acknowledge_dynamic_jobs:
             fwd = w.profiles[prof] if self.forward_profiles else None
-            self._buffer.append(JobSubmitted(self.now, job=Job.from_json(job_id, raw, fwd)))
+            self._buffer.append(JobSubmitted(self.now, job=Job.from_json(job_id, job.raw, fwd)))
 
     # --------------------------------------------------------------------------- the scheduler
     def _finished(self) -> bool:
@@ -403,7 +392,7 @@ class ServerMixin:
                     "(Batsim waits for it before ending)")
         return EngineError(msg)
 
-    def run(self, port) -> "EngineResult":
+    def run(self, port) -> EngineResult:
         """Run the simulation to its end.
 
         Raises:

@@ -134,6 +134,40 @@ def flatten_profile(name: str, profiles: dict[str, dict], depth: int = 0) -> lis
     return [(name, p)]
 
 
+def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
+              profiles: dict[str, dict], nb_hosts: int, flat_cache: dict[str, list] | None = None) -> EngineJob:
+    """Check the ``walltime``, ``res`` and ``profile`` of job ``j`` (``subtime`` already checked
+    by the caller) and build it as ``workload!name``; used for workload files and for jobs
+    registered by the scheduler (``REGISTER_JOB``).
+
+    Raises:
+        WorkloadError: a message starting with ``where``.
+    """
+    wall = j.get("walltime", -1)
+    if not _num(wall) or (wall <= 0 and wall != -1):
+        raise WorkloadError(f"{where}: 'walltime' must be > 0 or -1 (none), got {wall!r}")
+    res = j.get("res")
+    if not isinstance(res, int) or isinstance(res, bool) or res < 1:
+        raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
+    if res > nb_hosts:
+        raise WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts")
+    prof = j.get("profile")
+    if not isinstance(prof, str) or prof not in profiles:
+        raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
+    cache = {} if flat_cache is None else flat_cache
+    if prof not in cache:
+        cache[prof] = flatten_profile(prof, profiles)
+    for leaf_name, leaf in cache[prof]:
+        if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
+            raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
+                                f"hosts but the job requests {res}")
+    raw = dict(j)
+    full = f"{workload}!{name}"
+    raw["id"] = full
+    return EngineJob(id=full, name=name, workload=workload, subtime=subtime, walltime=float(wall),
+                     res=res, profile=prof, raw=raw, stages=cache[prof])
+
+
 def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bool = False,
                   data: dict | None = None) -> Workload:
     """Read and check one Batsim workload for the engine.
@@ -187,28 +221,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
         sub = j["subtime"]
         if not _num(sub) or sub < 0:
             raise WorkloadError(f"{where}: 'subtime' must be a number >= 0, got {sub!r}")
-        wall = j.get("walltime", -1)
-        if not _num(wall) or (wall <= 0 and wall != -1):
-            raise WorkloadError(f"{where}: 'walltime' must be > 0 or -1 (none), got {wall!r}")
-        res = j["res"]
-        if not isinstance(res, int) or isinstance(res, bool) or res < 1:
-            raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
-        if res > nb_hosts:
-            raise WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts")
-        prof = j["profile"]
-        if prof not in profiles:
-            raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
-        if prof not in flat_cache:
-            flat_cache[prof] = flatten_profile(prof, profiles)
-        for leaf_name, leaf in flat_cache[prof]:
-            if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
-                raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
-                                    f"hosts but the job requests {res}")
-        raw = dict(j)
-        full = f"{name}!{jid}"
-        raw["id"] = full
-        jobs.append(EngineJob(id=full, name=jid, workload=name, subtime=float(sub), walltime=float(wall),
-                              res=res, profile=prof, raw=raw, stages=flat_cache[prof]))
+        jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache))
     # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
     jobs.sort(key=lambda x: (x.subtime, x.id))
     return Workload(name=name, path=src, jobs=jobs, profiles=profiles)
