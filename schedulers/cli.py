@@ -241,12 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     from .batsim.runner import BatsimRunError
     from .engine.simulator import EngineError
     from .inputs.errors import PlatformError, WorkloadError
+    from .registry import PolicyOptionError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError) as exc:
+    except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError, PolicyOptionError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gridsched: error: {msg}", file=sys.stderr)
         return 2

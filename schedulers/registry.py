@@ -14,19 +14,55 @@ from .fcfs import FCFS
 POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "replay": ReplayPolicy}
 
 
-def get_policy(name: str, options: dict[str, Any] | None = None) -> Policy:
-    """A new instance of the policy registered as ``name``.
+class PolicyOptionError(ValueError):
+    """Options a policy does not read (one line: the policy, the bad keys, the known options)."""
 
-    Args:
-        name: registered name (see :data:`POLICIES`).
-        options: policy options (``--policy-options`` JSON), passed to the constructor.
+
+def policy_class(name: str) -> type[Policy]:
+    """The class registered as ``name``.
 
     Raises:
         KeyError: unknown name; the message lists the known names.
     """
     try:
-        cls = POLICIES[name]
+        return POLICIES[name]
     except KeyError:
         known = ", ".join(sorted(POLICIES))
         raise KeyError(f"unknown policy {name!r}; known policies: {known}") from None
-    return cls(options)
+
+
+def check_options(name: str, options: dict[str, Any] | None) -> None:
+    """Check that ``options`` only holds keys that policy ``name`` declares in
+    :attr:`Policy.option_docs`.
+
+    Raises:
+        KeyError: unknown policy. PolicyOptionError: an unknown option key (or options that are
+        not a mapping); the message lists the policy's options.
+    """
+    cls = policy_class(name)
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise PolicyOptionError(f"policy {name!r}: options must be a JSON object / TOML table, "
+                                f"got {type(options).__name__}")
+    unknown = sorted(set(options) - set(cls.option_docs))
+    if unknown:
+        known = ", ".join(sorted(cls.option_docs)) or "none"
+        raise PolicyOptionError(f"policy {name!r} has no option {', '.join(map(repr, unknown))}; "
+                                f"its options: {known}")
+
+
+def get_policy(name: str, options: dict[str, Any] | None = None) -> Policy:
+    """A new instance of the policy registered as ``name``.
+
+    Args:
+        name: registered name (see :data:`POLICIES`).
+        options: policy options (``--policy-options`` JSON), passed to the constructor; every key
+            must be one of the policy's :attr:`~Policy.option_docs`.
+
+    Raises:
+        KeyError: unknown name; the message lists the known names.
+        PolicyOptionError: an option the policy does not read.
+    """
+    check_options(name, options)
+    return policy_class(name)(options)

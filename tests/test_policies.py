@@ -35,7 +35,7 @@ from schedulers.core.events import (
 from schedulers.core.model import Host, Job
 from schedulers.easy import EASY
 from schedulers.fcfs import FCFS
-from schedulers.registry import POLICIES, get_policy
+from schedulers.registry import POLICIES, PolicyOptionError, get_policy
 
 INF = math.inf
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "batsim-4.2.1"
@@ -431,7 +431,10 @@ def test_easy_rejects_oversize_and_queue_key_hook():
 def test_registry():
     assert POLICIES["fcfs"] is FCFS and POLICIES["easy"] is EASY and "replay" in POLICIES
     assert isinstance(get_policy("easy"), EASY)
-    assert get_policy("fcfs", {"x": 1}).options == {"x": 1}
+    with pytest.raises(PolicyOptionError, match="policy 'fcfs' has no option 'x'; its options: none"):
+        get_policy("fcfs", {"x": 1})
+    with pytest.raises(PolicyOptionError, match="'chek_now'; its options: check_now, transcript"):
+        get_policy("replay", {"chek_now": True})
     with pytest.raises(KeyError, match="easy, fcfs, replay"):
         get_policy("nope")
 

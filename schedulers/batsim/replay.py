@@ -99,6 +99,8 @@ class ReplayPolicy(Policy):
     """
 
     name = "replay"
+    option_docs = {"transcript": "path of the recorded transcript (.jsonl) whose replies are played",
+                   "check_now": "check each reply's `now` against the recording (bool, default true)"}
 
     def __init__(
         self,

@@ -159,6 +159,11 @@ class Policy:
     #: while unknown raises it anyway; FCFS and EASY use neither.
     needs_speeds: ClassVar[bool] = False
 
+    #: The options this policy reads (name -> one-line description, with unit and default).
+    #: :func:`schedulers.registry.get_policy` refuses any other key, so that a typo in an option
+    #: name is an error and not a silently ignored setting; campaigns route option axes by it.
+    option_docs: ClassVar[dict[str, str]] = {}
+
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = dict(options or {})
         self.now: float = 0.0
@@ -428,6 +433,12 @@ class Policy:
 
     def schedule(self) -> None:
         """Called once after every message's events: make queue-based decisions here."""
+
+    def metrics(self) -> dict[str, float]:
+        """The policy's own numbers at the end of a run (name -> finite number), recorded by
+        campaigns beside the summary metrics (e.g. EASY's backfilled jobs, a preemptive policy's
+        preemptions). The base class has none."""
+        return {}
 
 
 def first_hosts(available: ProcSet, n: int) -> ProcSet:
