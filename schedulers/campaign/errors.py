@@ -1,0 +1,8 @@
+"""The one error type of campaigns: a bad campaign file, folder or request, as one line."""
+
+from __future__ import annotations
+
+
+class CampaignError(ValueError):
+    """A bad campaign file or output folder. The message is one line naming the file, the key
+    (dotted TOML path such as ``policy[1].options``) and what is wrong."""
