@@ -10,6 +10,8 @@ Sub-commands:
 * ``serve``    — a policy as an external Batsim scheduler (ZMQ REP server).
 * ``convert``  — trace (SWF, GWF, Batsim JSON) to a validated Batsim workload.
 * ``policies`` — list the registered policies.
+* ``campaign`` — many simulations on Dask from a TOML file: ``run``, ``status``, ``collect``,
+  ``plot``, ``report`` (:mod:`schedulers.campaign`).
 """
 
 from __future__ import annotations
@@ -233,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     from .inputs.convert import add_convert_parser
     add_convert_parser(sub)
+    from .campaign.cli import add_campaign_parser
+    add_campaign_parser(sub)
     return parser
 
 
@@ -241,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     from .batsim.runner import BatsimRunError
     from .engine.simulator import EngineError
     from .inputs.errors import PlatformError, WorkloadError
+    from .campaign.errors import CampaignError
     from .registry import PolicyOptionError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError, PolicyOptionError) as exc:
+    except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
+            CampaignError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gridsched: error: {msg}", file=sys.stderr)
         return 2

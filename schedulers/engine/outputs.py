@@ -36,10 +36,11 @@ def _f(x: float) -> str:
     return "%f" % x
 
 
-def job_rows(result: EngineResult) -> list[str]:
-    """The lines of out_jobs.csv (header first)."""
+def job_rows(result: EngineResult, jobs: list | None = None) -> list[str]:
+    """The lines of out_jobs.csv (header first), of ``jobs`` (default: the traced rows; a run
+    without tracing has the same jobs, in the same order, in ``result.jobs``)."""
     out = [JOBS_HEADER]
-    for j in result.rows["jobs"]:
+    for j in result.rows["jobs"] if jobs is None else jobs:
         head = f"{j.name},{j.workload},{j.profile},{_f(j.subtime)},{j.res},{_f(j.walltime)}"
         if j.state == "REJECTED":
             out.append(f'{head},0,REJECTED,,,,,,,,,""')

@@ -214,12 +214,14 @@ def _host_from(name: str, speed: str | None, core: str | None, pstate: str | Non
                     zone_properties=dict(zprops))
 
 
-def read_platform(path: str | Path, master_host: str = "master_host") -> PlatformSpec:
+def read_platform(path: str | Path, master_host: str = "master_host", *,
+                  text: str | bytes | None = None) -> PlatformSpec:
     """Read a SimGrid platform file.
 
     Args:
-        path: the XML file.
+        path: the XML file (with ``text``: only the name used in messages, e.g. ``<synthetic>``).
         master_host: name of Batsim's master host (``--master-host``, default ``master_host``).
+        text: the XML itself, for platforms built in memory (scenario generators).
 
     Returns:
         A :class:`PlatformSpec` whose ``compute`` hosts are in Batsim id order.
@@ -230,8 +232,9 @@ def read_platform(path: str | Path, master_host: str = "master_host") -> Platfor
     """
     src = str(path)
     try:
-        text = Path(src).read_bytes().lstrip()  # SimGrid accepts blank lines before <?xml
-        root = ET.fromstring(text)
+        data = Path(src).read_bytes() if text is None else (
+            text.encode() if isinstance(text, str) else text)
+        root = ET.fromstring(data.lstrip())  # SimGrid accepts blank lines before <?xml
     except ET.ParseError as exc:
         raise PlatformError(f"{src}: malformed XML: {exc}") from None
     except OSError as exc:

@@ -1,0 +1,160 @@
+"""``gridsched campaign run|status|collect|plot|report|generators``.
+
+Exit status: 0 when every run of the campaign is done; 1 when some run failed (its error is in its
+record and ``status`` lists it); 2 for a bad campaign file or folder (one line on stderr); 130
+when interrupted (what finished is kept: the same command resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import CampaignError
+
+
+def _out_for(args: argparse.Namespace, name: str) -> Path:
+    return Path(args.out) if args.out else Path("out") / name
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run_campaign
+    from .spec import load_campaign
+
+    camp = load_campaign(args.file)
+    out = _out_for(args, camp.name)
+    if args.workers is not None and args.workers < 1:
+        raise CampaignError(f"--workers must be >= 1, got {args.workers}")
+    where = args.scheduler_address or ("this process" if args.serial else
+                                       f"a local Dask cluster ({args.workers or 'one worker per core'})")
+    print(f"campaign {camp.name}: {len(camp.runs())} runs, results in {out}/, on {where}", file=sys.stderr)
+    try:
+        stats = run_campaign(camp, out, address=args.scheduler_address, workers=args.workers, serial=args.serial,
+                             retry_failed=args.retry_failed, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        from .store import ResultStore
+        done = len(ResultStore(out).ids())
+        print(f"gridsched: interrupted; {done} results are stored in {out}/results/ "
+              "(run the same command again to run the rest)", file=sys.stderr)
+        return 130
+    print(f"ran {stats.executed} ({stats.failed} failed), {stats.skipped} already present, "
+          f"{stats.wall_s:.1f} s; {stats.status.line()}")
+    _print_failed(out, stats.status.failed)
+    return 1 if stats.status.failed else 0
+
+
+def _print_failed(out: Path, failed: list[str], limit: int = 10) -> None:
+    from .store import ResultStore
+
+    store = ResultStore(out)
+    for rid in failed[:limit]:
+        rec = store.read(rid)
+        params = " ".join(f"{k}={v}" for k, v in rec["params"].items() if v is not None)
+        print(f"  failed {rid} ({params}): {rec['error']}")
+    if len(failed) > limit:
+        print(f"  ... and {len(failed) - limit} more (gridsched campaign status {out} --failed)")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .spec import load_campaign
+    from .store import ResultStore
+
+    target = Path(args.target)
+    if target.is_dir():
+        out = target
+        ids = [r["id"] for r in ResultStore(out).read_manifest()["runs"]]
+    else:
+        camp = load_campaign(target)
+        out = _out_for(args, camp.name)
+        ids = [r.id for r in camp.runs()]
+    st = ResultStore(out).status(ids)
+    print(f"{out}: {st.line()}")
+    _print_failed(out, st.failed, limit=len(st.failed) if args.failed else 10)
+    return 1 if st.failed or st.missing else 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from .collect import collect
+
+    runs, summary = collect(args.dir, fmt=args.format)
+    print(f"wrote {runs} and {summary}")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .collect import collect
+    from .plot import plot_bars, plot_lines
+
+    _, summary_path = collect(args.dir)
+    summary = pd.read_csv(summary_path)
+    fn = plot_bars if args.kind == "bar" else plot_lines
+    out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
+    paths = fn(summary, args.metric, args.x, hue=args.hue, out=out)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    print(f"wrote {write_report(args.dir)}")
+    return 0
+
+
+def cmd_generators(args: argparse.Namespace) -> int:
+    from ..inputs.generators import GENERATORS
+
+    for name, gen in sorted(GENERATORS.items()):
+        print(f"{name:16s} {gen.doc}")
+        print(f"{'':16s} parameters: " + ", ".join(f"{k} = {v!r}" for k, v in gen.params.items()))
+    return 0
+
+
+def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``campaign`` and its sub-commands to the ``gridsched`` parser."""
+    p = sub.add_parser("campaign", help="many simulations on Dask: run, status, collect, plot, report",
+                       description="Campaigns: policies x scenarios x seeds x option axes, from a TOML file "
+                                   "(format: `python -c 'import schedulers.campaign.spec as s; help(s)'` "
+                                   "or README 'Campaigns').")
+    cs = p.add_subparsers(dest="campaign_command", required=True)
+
+    r = cs.add_parser("run", help="run what is missing (resumes an interrupted campaign)")
+    r.add_argument("file", help="campaign TOML file")
+    r.add_argument("--out", "-o", help="output folder (default: out/<campaign name>)")
+    r.add_argument("--scheduler-address", help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster")
+    r.add_argument("--workers", type=int, help="LocalCluster worker processes (default: one per core)")
+    r.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    r.add_argument("--retry-failed", action="store_true", help="run the failed runs again")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+
+    s = cs.add_parser("status", help="done / failed / missing runs")
+    s.add_argument("target", help="campaign TOML file, or its output folder")
+    s.add_argument("--out", "-o", help="output folder (with a TOML file; default: out/<campaign name>)")
+    s.add_argument("--failed", action="store_true", help="list every failed run")
+    s.set_defaults(func=cmd_status)
+
+    c = cs.add_parser("collect", help="one table of runs and a summary per group (mean, std, 95 %% CI, n)")
+    c.add_argument("dir", help="campaign output folder")
+    c.add_argument("--format", choices=("csv", "parquet"), default="csv", help="runs table format (default csv)")
+    c.set_defaults(func=cmd_collect)
+
+    pl = cs.add_parser("plot", help="grouped bars or lines with 95 %% CI error bars (PNG and SVG)")
+    pl.add_argument("dir", help="campaign output folder")
+    pl.add_argument("--metric", required=True, help="summary metric, e.g. mean_waiting_time")
+    pl.add_argument("--x", default="scenario", help="column on the x axis (default: scenario)")
+    pl.add_argument("--hue", default="policy", help="column giving the bars/lines (default: policy; '' for none)")
+    pl.add_argument("--kind", choices=("bar", "line"), default="bar")
+    pl.set_defaults(func=cmd_plot)
+
+    rp = cs.add_parser("report", help="Markdown report with tables, plots and the paper's numbers")
+    rp.add_argument("dir", help="campaign output folder")
+    rp.set_defaults(func=cmd_report)
+
+    g = cs.add_parser("generators", help="list the scenario generators and their parameters")
+    g.set_defaults(func=cmd_generators)
+    return p

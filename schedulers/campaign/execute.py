@@ -1,0 +1,167 @@
+"""One campaign run: build the scenario, simulate, summarise; never raise.
+
+:func:`execute_run` is what a Dask worker calls. It returns the run's record (the format is in
+:mod:`schedulers.campaign`); any exception of the run (bad input, policy error, Batsim failure)
+becomes a record with ``status = "failed"`` and the error's one-line message, so that one bad run
+never stops a campaign. The summary is computed from Batsim's output rows exactly as ``gridsched
+run`` computes it from the files (:func:`schedulers.core.metrics.summarize_jobs` over the
+``out_jobs.csv`` table, ``consumed_joules`` of ``out_schedule.csv``), so that a campaign run and
+the same simulation run alone report the same numbers.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from .spec import RunSpec
+
+RECORD_FORMAT = "gridsched-campaign-run/1"
+
+
+def _summary_from_rows(jobs_csv: str, consumed_joules: float | None, nb_hosts: int) -> dict[str, Any]:
+    import pandas as pd
+
+    from ..core.metrics import summarize_jobs
+
+    jobs = pd.read_csv(io.StringIO(jobs_csv), dtype={"job_id": str, "allocated_resources": str})
+    return summarize_jobs(jobs, nb_hosts, consumed_joules).as_dict()
+
+
+def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | None) -> tuple[dict, Any]:
+    from ..engine import InProcessPort, build_engine, write_outputs
+    from ..engine.outputs import job_rows, schedule_rows
+    from ..registry import get_policy
+
+    policy = get_policy(spec.policy_name, spec.policy_options)
+    energy = spec.engine["energy"]
+    engine = build_engine(platform, workloads, energy=energy, compute_sharing=spec.engine["compute_sharing"],
+                          trace_outputs=outputs is not None)
+    result = engine.run(InProcessPort(policy))
+    if outputs is not None:
+        write_outputs(result, str(outputs / "out_"), energy=energy)
+    consumed = None
+    if energy:  # the printed value, as gridsched run reads it back from out_schedule.csv
+        header, row = schedule_rows(result)[:2]
+        consumed = float(dict(zip(header.split(","), row.split(",")))["consumed_joules"])
+    summary = _summary_from_rows("\n".join(job_rows(result, result.jobs)), consumed, len(engine.hosts))
+    return summary, policy
+
+
+def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: Path) -> tuple[dict, Any]:
+    from ..batsim.runner import run_with_batsim
+    from ..core.metrics import summarize_outputs
+    from ..registry import get_policy
+
+    policy = get_policy(spec.policy_name, spec.policy_options)
+    extra = ["--enable-compute-sharing"] if spec.engine["compute_sharing"] else []
+    run_with_batsim(str(platform), [str(w) for w in workloads], policy, {}, str(outputs / "out_"),
+                    energy=spec.engine["energy"], timeout=spec.batsim_timeout, extra_batsim_args=extra,
+                    socket=None)  # a free port: several runs share the machine
+    return summarize_outputs(outputs / "out_").as_dict(), policy
+
+
+def _scenario(spec: RunSpec, tmp: Path | None) -> tuple[Any, list]:
+    """The platform (path or PlatformSpec) and workloads (paths or dicts) of the run; with
+    ``tmp`` (real Batsim), generated ones are written there as files."""
+    from ..engine.platform import read_platform
+    from ..inputs.generators import generate
+
+    base = Path(spec.base_dir)
+    if "generator" not in spec.scenario:
+        return base / spec.scenario["platform"], [base / w for w in spec.scenario["workloads"]]
+    sc = generate(spec.scenario["generator"], spec.scenario["params"], spec.seed)
+    platform: Any = sc.platform if sc.platform is not None else None
+    if platform is not None and not Path(platform).is_absolute():
+        platform = base / platform
+    if tmp is None:
+        if platform is None:
+            platform = read_platform(f"<generator {spec.scenario['generator']}>", text=sc.platform_xml)
+        return platform, list(sc.workloads)
+    if platform is None:
+        platform = tmp / "platform.xml"
+        platform.write_text(sc.platform_xml or "", encoding="utf-8")
+    files = []
+    for i, w in enumerate(sc.workloads):
+        if isinstance(w, dict):
+            from ..inputs.convert import write_workload
+            files.append(write_workload(w, tmp / f"workload_w{i}.json"))
+        else:
+            files.append(base / w)
+    return platform, files
+
+
+def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
+    for k, v in d.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{what} {k!r} is {v!r}: not a finite number")
+    return d
+
+
+def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
+    """Run one simulation and return its record (never raises for a failing run).
+
+    Args:
+        spec: the run.
+        out_dir: the campaign's output folder; Batsim's files go to ``out_dir/outputs/<id>/``
+            when ``spec.keep_outputs`` (written in a temporary folder renamed at the end, so a
+            folder of that name is always complete).
+
+    Returns:
+        The record (see :mod:`schedulers.campaign`): status ``done`` with ``summary`` and
+        ``policy_metrics``, or ``failed`` with ``error`` (one line) and ``traceback``.
+    """
+    t0 = time.perf_counter()
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
+        "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
+        "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
+        "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": None, "traceback": None,
+        "outputs": None, "gridsched_version": __version__}
+    keep = spec.keep_outputs and out_dir is not None
+    batsim = spec.engine["simulator"] == "batsim"
+    work = Path(tempfile.mkdtemp(prefix=f"gridsched-{spec.id}-")) if batsim or keep else None
+    try:
+        outputs = None
+        if work is not None:
+            outputs = work / "outputs"
+            outputs.mkdir()
+        platform, workloads = _scenario(spec, work if batsim else None)
+        if batsim:
+            summary, policy = _batsim_run(spec, platform, workloads, outputs)
+        else:
+            summary, policy = _engine_run(spec, platform, workloads, outputs if keep else None)
+        metrics = policy.metrics()
+        record["summary"] = _finite(summary, "summary metric")
+        record["policy_metrics"] = _finite({k: v for k, v in metrics.items()}, "policy metric")
+        if keep:
+            final = Path(out_dir) / "outputs" / spec.id
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(outputs, final)
+            record["outputs"] = f"outputs/{spec.id}"
+        record["status"] = "done"
+    except Exception as exc:  # noqa: BLE001 -- a failing run is a result, not a crash
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        record["error"] = f"{type(exc).__name__}: {' '.join(str(msg).split())}"
+        record["traceback"] = traceback.format_exc(limit=20)
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+    record["wall_time_s"] = time.perf_counter() - t0
+    return record
+
+
+def execute_batch(specs: list[RunSpec], out_dir: str | None = None) -> list[dict[str, Any]]:
+    """:func:`execute_run` over several runs (one Dask task carries a batch, to amortise the
+    per-task overhead on tiny runs)."""
+    return [execute_run(s, out_dir) for s in specs]

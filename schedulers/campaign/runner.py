@@ -1,0 +1,164 @@
+"""Run a campaign's missing runs on Dask (or in this process) and store each result at once.
+
+By default a :class:`distributed.LocalCluster` with one single-threaded worker process per core
+(the engine is pure Python: threads would share one interpreter lock); ``address`` connects to
+any running Dask scheduler instead (``tcp://host:8786``, e.g. one whose workers were started on a
+Slurm or OAR cluster with dask-jobqueue). Runs are sent in batches (several tiny runs per Dask
+task, to amortise the scheduler's per-task cost); each finished batch's records are written by
+this process, one atomic file per run (:mod:`.store`), as soon as the batch returns, so a killed
+runner loses at most the batches in flight. A run that fails is recorded as failed (its error
+line) and does not stop the others; a worker that dies (killed, out of memory) fails the runs of
+its batch the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .execute import RECORD_FORMAT, execute_batch
+from .spec import Campaign, RunSpec
+from .store import ResultStore, Status
+
+
+@dataclass
+class RunStats:
+    """What one ``run`` call did: runs executed now, of which failed; runs already present; wall
+    time (s); the folder's status at the end."""
+
+    executed: int
+    failed: int
+    skipped: int
+    wall_s: float
+    status: Status
+
+
+def manifest(campaign: Campaign, runs: list[RunSpec]) -> dict[str, Any]:
+    """The ``campaign.json`` content: name, source, axes, every run's id and params, ``[report]``."""
+    return {"name": campaign.name, "description": campaign.description, "source": str(campaign.path),
+            "axes": campaign.axis_names, "report": campaign.report,
+            "runs": [{"id": r.id, "params": r.params} for r in runs]}
+
+
+def batch_size(n_runs: int, n_workers: int) -> int:
+    """Runs per Dask task: about 16 tasks per worker, at most 50 runs each, at least 1."""
+    return max(1, min(50, n_runs // max(1, 16 * n_workers)))
+
+
+def _failed_record(spec: RunSpec, error: str) -> dict[str, Any]:
+    from .. import __version__
+    return {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
+            "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
+            "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
+            "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
+            "outputs": None, "gridsched_version": __version__}
+
+
+class _Bar:
+    def __init__(self, total: int, initial: int, enabled: bool) -> None:
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, initial=initial, unit="run", desc="campaign", dynamic_ncols=True,
+                            mininterval=0.2, file=sys.stderr)
+
+    def update(self, n: int, failed: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+            if failed:
+                self.bar.set_postfix_str(f"{failed} failed", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _dask_client(address: str | None, workers: int | None) -> Any:
+    from distributed import Client, LocalCluster
+
+    if address:
+        return Client(address, timeout="30s")
+    n = workers or os.cpu_count() or 1
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR, death_timeout=30)
+    return Client(cluster)
+
+
+def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = None, workers: int | None = None,
+                 serial: bool = False, retry_failed: bool = False, progress: bool = True,
+                 on_record: Callable[[dict], None] | None = None) -> RunStats:
+    """Execute the runs of ``campaign`` that ``out`` does not hold yet.
+
+    Args:
+        campaign: the parsed campaign.
+        out: output folder (created; layout in :mod:`schedulers.campaign`).
+        address: a Dask scheduler to use (``tcp://host:8786``); None starts a LocalCluster.
+        workers: LocalCluster worker processes (default: one per core).
+        serial: run in this process, no Dask (debugging, profiling).
+        retry_failed: run again the runs recorded as failed.
+        progress: a progress bar over runs on stderr.
+        on_record: called with each record once it is stored.
+
+    Returns:
+        :class:`RunStats`.
+
+    Raises:
+        CampaignError: ``out`` is not a folder or holds unreadable records. OSError: cannot write.
+    """
+    t0 = time.perf_counter()
+    store = ResultStore(out)
+    store.prepare()
+    runs = campaign.runs()
+    store.write_manifest(manifest(campaign, runs))
+    before = store.status([r.id for r in runs])
+    skip = set(before.done) | (set() if retry_failed else set(before.failed))
+    todo = [r for r in runs if r.id not in skip]
+    executed = failed = 0
+    bar = _Bar(len(runs), len(runs) - len(todo), progress)
+
+    def store_all(records: list[dict]) -> None:
+        nonlocal executed, failed
+        for rec in records:
+            store.write(rec)
+            executed += 1
+            failed += rec["status"] != "done"
+            if on_record is not None:
+                on_record(rec)
+        bar.update(len(records), failed)
+
+    try:
+        if serial or not todo:
+            for spec in todo:
+                store_all(execute_batch([spec], str(store.out)))
+        else:
+            from distributed import as_completed
+
+            client = _dask_client(address, workers)
+            try:
+                n = max(1, len(client.scheduler_info().get("workers", {})) or (workers or os.cpu_count() or 1))
+                size = batch_size(len(todo), n)
+                batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+                futures = client.map(execute_batch, batches, out_dir=str(store.out.resolve()), pure=False)
+                index = {f.key: b for f, b in zip(futures, batches)}
+                for fut in as_completed(futures):
+                    try:
+                        records = fut.result()
+                    except Exception as exc:  # noqa: BLE001 -- a dead worker fails its batch, not the campaign
+                        line = " ".join(str(exc).split()) or type(exc).__name__
+                        records = [_failed_record(s, f"{type(exc).__name__}: {line}") for s in index[fut.key]]
+                    store_all(records)
+                    fut.release()
+            finally:
+                cluster = getattr(client, "cluster", None)
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+    finally:
+        bar.close()
+    return RunStats(executed=executed, failed=failed, skipped=len(runs) - len(todo),
+                    wall_s=time.perf_counter() - t0, status=store.status([r.id for r in runs]))

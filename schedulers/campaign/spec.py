@@ -1,0 +1,530 @@
+"""Campaign files (TOML) and their expansion into runs with stable ids.
+
+A campaign file (read with the standard library's :mod:`tomllib`)::
+
+    name = "small"                 # default: the file's stem
+    seeds = 3                      # seeds 0, 1, 2; or a list: seeds = [7, 11]
+    energy = true                  # Batsim's -E (default false)
+    compute_sharing = false        # Batsim's --enable-compute-sharing (default false)
+    simulator = "engine"           # "engine" (default) or "batsim" (a real batsim on PATH)
+    keep_outputs = false           # keep Batsim's output files of every run (default false)
+    batsim_timeout = 3600          # s, per run, simulator = "batsim" only
+
+    [[policy]]                     # one table per policy: registry name, options, label
+    name = "easy"
+    [[policy]]
+    name = "fcfs"
+    label = "FCFS"                 # default: the name (labels must be unique)
+    options = {}                   # the policy's options (see `gridsched policies`)
+
+    [[scenario]]                   # a platform and workload files (paths relative to this file)...
+    name = "nantes"
+    platform = "../platforms/g5k_nantes_econome.xml"
+    workloads = ["../workloads/demo_nantes.json"]
+    [[scenario]]                   # ... or a registered generator with its parameters
+    name = "synthetic-40"
+    generator = "synthetic"
+    params = { jobs = 40, hosts = 8 }
+
+    [axes]                         # product axes: every combination
+    load = [0.5, 0.9]              # a generator parameter, a policy option or an engine option
+    [zip]                          # values that go together (same length): one axis
+    jobs = [40, 400]
+    hosts = [8, 64]
+
+    [report]                       # read by `gridsched campaign report` (schedulers.campaign.report)
+
+Runs are the product policies x scenarios x axes x seeds. An axis name is routed to what it sets:
+``policy.NAME`` / ``scenario.NAME`` / ``engine.NAME`` say it explicitly; a bare ``NAME`` is a
+policy option when some policy of the campaign declares it (:attr:`Policy.option_docs`), a
+generator parameter when some generator scenario declares it, or an engine option (``energy``,
+``compute_sharing``, ``simulator``); a name that fits two of these must be prefixed. An axis that
+does not apply to a run (an option its policy does not have, a parameter of another generator or of
+a file scenario) does not multiply that run: the run is made once, with the axis value null in its
+parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
+with a file scenario and a deterministic policy, every seed gives the same numbers.
+
+Every run has an id: the first 16 hex digits of the SHA-256 of its canonical parameters (JSON with
+sorted keys: its params, the policy's registry name and effective options, the scenario's
+definition with the generator's defaults filled in, the engine options). The same file means the
+same ids, in any process, whatever the order of keys in the file; the campaign's name,
+``keep_outputs`` and ``batsim_timeout`` do not enter it.
+
+Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
+``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..inputs.generators import GENERATORS, GeneratorError, check_params
+from ..registry import POLICIES, PolicyOptionError, check_options
+from .errors import CampaignError
+
+__all__ = ["Campaign", "RunSpec", "load_campaign", "parse_campaign", "run_id", "ENGINE_OPTIONS"]
+
+#: Engine options an axis may set, with their defaults (Batsim's flags and the simulator choice).
+ENGINE_OPTIONS: dict[str, Any] = {"simulator": "engine", "energy": False, "compute_sharing": False}
+SIMULATORS = ("engine", "batsim")
+_TOP = {"name", "description", "seeds", "energy", "compute_sharing", "simulator", "keep_outputs",
+        "batsim_timeout", "policy", "scenario", "axes", "zip", "report"}
+_KINDS = ("policy", "scenario", "engine")
+
+
+@dataclass(frozen=True)
+class PolicyEntry:
+    """A ``[[policy]]`` table: its label, registry name and options."""
+
+    label: str
+    name: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ScenarioEntry:
+    """A ``[[scenario]]`` table: a generator and its parameters, or a platform and workload files
+    (paths as written, relative to the campaign file)."""
+
+    label: str
+    generator: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    platform: str | None = None
+    workloads: tuple[str, ...] = ()
+
+    def declares(self, name: str) -> bool:
+        return self.generator is not None and name in GENERATORS[self.generator].params
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One product axis: a single name, or a zip group of names whose values go together.
+
+    ``names[i]`` is the key in the runs' params, ``kinds[i]`` what it sets ("policy",
+    "scenario", "engine") and ``keys[i]`` the option/parameter name; ``values`` is a list of
+    tuples (one value per name)."""
+
+    names: tuple[str, ...]
+    kinds: tuple[str, ...]
+    keys: tuple[str, ...]
+    values: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation of a campaign, everything a worker needs (picklable).
+
+    Attributes:
+        id: stable id (:func:`run_id`).
+        campaign: the campaign's name.
+        params: the run's coordinates: ``policy`` (label), ``scenario`` (label), every axis name,
+            ``seed``; scalars, null where an axis does not apply.
+        policy_name, policy_options: what the registry builds.
+        scenario: ``{"generator": NAME, "params": {...}}`` (defaults filled in) or
+            ``{"platform": PATH, "workloads": [PATH, ...]}`` (as written in the file).
+        engine: ``simulator``, ``energy``, ``compute_sharing``.
+        seed: the run's seed.
+        base_dir: the campaign file's folder (relative paths are resolved against it).
+        keep_outputs: keep Batsim's output files. batsim_timeout: s (real Batsim only).
+    """
+
+    id: str
+    campaign: str
+    params: dict[str, Any]
+    policy_name: str
+    policy_options: dict[str, Any]
+    scenario: dict[str, Any]
+    engine: dict[str, Any]
+    seed: int
+    base_dir: str
+    keep_outputs: bool = False
+    batsim_timeout: float = 3600.0
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters the id is the hash of."""
+        return {"params": self.params, "policy_name": self.policy_name,
+                "policy_options": self.policy_options, "scenario": self.scenario, "engine": self.engine}
+
+
+def run_id(identity: dict[str, Any]) -> str:
+    """16 hex digits of the SHA-256 of ``identity`` as canonical JSON (sorted keys, no spaces,
+    ASCII): the same parameters give the same id in every process and on every machine."""
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+@dataclass
+class Campaign:
+    """A parsed, validated campaign file (see the module docstring)."""
+
+    path: Path
+    name: str
+    description: str
+    seeds: list[int]
+    engine: dict[str, Any]
+    keep_outputs: bool
+    batsim_timeout: float
+    policies: list[PolicyEntry]
+    scenarios: list[ScenarioEntry]
+    axes: list[Axis]
+    report: dict[str, Any] | None
+
+    @property
+    def axis_names(self) -> list[str]:
+        """The params keys of every run, in order: policy, scenario, the axes, seed."""
+        return ["policy", "scenario"] + [n for a in self.axes for n in a.names] + ["seed"]
+
+    def runs(self) -> list[RunSpec]:
+        """Every run, in a fixed order (policy, scenario, axes, seed); duplicates (an axis that
+        does not apply) removed.
+
+        Raises:
+            CampaignError: an axis value the policy or the generator refuses (names the axis).
+        """
+        out: dict[str, RunSpec] = {}
+        for pol in self.policies:
+            for sc in self.scenarios:
+                for combo in itertools.product(*(self._values(a, pol, sc) for a in self.axes)):
+                    for seed in self.seeds:
+                        r = self._run(pol, sc, combo, seed)
+                        out.setdefault(r.id, r)
+        return list(out.values())
+
+    def _applies(self, kind: str, key: str, pol: PolicyEntry, sc: ScenarioEntry) -> bool:
+        if kind == "policy":
+            return key in POLICIES[pol.name].option_docs
+        if kind == "scenario":
+            return sc.declares(key)
+        return True
+
+    def _values(self, axis: Axis, pol: PolicyEntry, sc: ScenarioEntry) -> list[tuple[Any, ...]]:
+        mask = [self._applies(k, key, pol, sc) for k, key in zip(axis.kinds, axis.keys)]
+        if not any(mask):
+            return [tuple(None for _ in mask)]
+        return [tuple(v if m else None for v, m in zip(vals, mask)) for vals in axis.values]
+
+    def _run(self, pol: PolicyEntry, sc: ScenarioEntry, combo: tuple, seed: int) -> RunSpec:
+        params: dict[str, Any] = {"policy": pol.label, "scenario": sc.label}
+        options = dict(pol.options)
+        gen_params = dict(sc.params)
+        engine = dict(self.engine)
+        for axis, vals in zip(self.axes, combo):
+            for name, kind, key, v in zip(axis.names, axis.kinds, axis.keys, vals):
+                params[name] = v
+                if v is None:
+                    continue
+                {"policy": options, "scenario": gen_params, "engine": engine}[kind][key] = v
+        params["seed"] = seed
+        if "seed" in POLICIES[pol.name].option_docs:
+            options["seed"] = seed
+        where = f"{self.path}: run policy={pol.label} scenario={sc.label}"
+        try:
+            check_options(pol.name, options)
+        except PolicyOptionError as exc:
+            raise CampaignError(f"{where}: {exc}") from None
+        if sc.generator is not None:
+            try:
+                scenario = {"generator": sc.generator, "params": check_params(sc.generator, gen_params)}
+            except GeneratorError as exc:
+                raise CampaignError(f"{where}: {exc}") from None
+        else:
+            scenario = {"platform": sc.platform, "workloads": list(sc.workloads)}
+        if engine["simulator"] not in SIMULATORS or not isinstance(engine["energy"], bool) \
+                or not isinstance(engine["compute_sharing"], bool):
+            raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
+                                "energy and compute_sharing true or false")
+        spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
+                       scenario=scenario, engine=engine, seed=seed, base_dir=str(self.path.parent),
+                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout)
+        return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
+
+
+# ------------------------------------------------------------------------------ parsing
+class _Checker:
+    """Type checks that raise one-line CampaignErrors ``FILE: KEY: ...``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, what: str) -> CampaignError:
+        return CampaignError(f"{self.path}: {key}: {what}")
+
+    def keys(self, table: dict, allowed: set[str], key: str) -> None:
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise self.fail(f"{key}.{unknown[0]}" if key else unknown[0],
+                            f"unknown key; allowed: {', '.join(sorted(allowed))}")
+
+    def typed(self, value: Any, types: type | tuple, key: str, what: str) -> Any:
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in
+                                               (types if isinstance(types, tuple) else (types,)))
+        if not ok:
+            raise self.fail(key, f"expected {what}, got {_show(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(key, f"expected a finite number, got {value!r}")
+        return value
+
+    def label(self, value: Any, key: str) -> str:
+        self.typed(value, str, key, "a string")
+        if not value.strip():
+            raise self.fail(key, "must not be empty")
+        return value
+
+    def plain(self, value: Any, key: str) -> None:
+        """A value a run can record in JSON: str, int, finite float, bool, lists and tables of them."""
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.plain(v, f"{key}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                self.plain(v, f"{key}[{i}]")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.fail(key, f"expected a finite number, got {value!r}")
+        elif not isinstance(value, (str, int, bool)):
+            raise self.fail(key, f"expected a string, number, boolean, list or table, got {_show(value)}")
+
+
+def _show(v: Any) -> str:
+    name = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "a list",
+            dict: "a table"}.get(type(v), type(v).__name__)
+    text = repr(v)
+    return f"{name} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read and validate a campaign file.
+
+    Raises:
+        CampaignError: unreadable file, invalid TOML, unknown key, wrong type, empty axis,
+            unknown policy, option or generator (one line naming the file and the key).
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CampaignError(f"{p}: cannot read campaign file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CampaignError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(f"{p}: invalid TOML: {exc}") from None
+    return parse_campaign(data, p)
+
+
+def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
+    """Validate an already-parsed campaign table (``path`` names it in messages and is the base
+    of relative paths). Raises CampaignError (see :func:`load_campaign`)."""
+    c = _Checker(path)
+    c.keys(data, _TOP, "")
+    name = c.label(data.get("name", path.stem), "name")
+    description = c.typed(data.get("description", ""), str, "description", "a string")
+    seeds = _seeds(c, data.get("seeds", 1))
+    engine = dict(ENGINE_OPTIONS)
+    for k in ("energy", "compute_sharing"):
+        engine[k] = c.typed(data.get(k, engine[k]), bool, k, "true or false")
+    engine["simulator"] = c.typed(data.get("simulator", "engine"), str, "simulator", "a string")
+    if engine["simulator"] not in SIMULATORS:
+        raise c.fail("simulator", f"expected \"engine\" or \"batsim\", got {engine['simulator']!r}")
+    keep = c.typed(data.get("keep_outputs", False), bool, "keep_outputs", "true or false")
+    timeout = float(c.typed(data.get("batsim_timeout", 3600.0), (int, float), "batsim_timeout", "a number (s)"))
+    if timeout <= 0:
+        raise c.fail("batsim_timeout", f"must be > 0 s, got {timeout!r}")
+    policies = _policies(c, data.get("policy"))
+    scenarios = _scenarios(c, data.get("scenario"), path.parent)
+    axes = _axes(c, data, policies, scenarios)
+    report = data.get("report")
+    if report is not None:
+        c.typed(report, dict, "report", "a table")
+    camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
+                    keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
+                    axes=axes, report=report)
+    camp.runs()  # values that policies or generators refuse are errors now, not at run time
+    return camp
+
+
+def _seeds(c: _Checker, value: Any) -> list[int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise c.fail("seeds", f"a number of seeds must be >= 1, got {value}")
+        return list(range(value))
+    c.typed(value, list, "seeds", "a number of seeds or a list of integer seeds")
+    if not value:
+        raise c.fail("seeds", "empty list: no run")
+    for i, s in enumerate(value):
+        c.typed(s, int, f"seeds[{i}]", "an integer")
+    if len(set(value)) != len(value):
+        raise c.fail("seeds", "a seed appears twice")
+    return list(value)
+
+
+def _entries(c: _Checker, value: Any, key: str, example: str) -> list[dict]:
+    if value is None:
+        raise c.fail(key, f"missing: at least one [[{key}]] table ({example})")
+    c.typed(value, list, key, f"an array of tables [[{key}]]")
+    if not value:
+        raise c.fail(key, "empty: no run")
+    for i, t in enumerate(value):
+        c.typed(t, dict, f"{key}[{i}]", "a table")
+    return value
+
+
+def _policies(c: _Checker, value: Any) -> list[PolicyEntry]:
+    out: list[PolicyEntry] = []
+    for i, t in enumerate(_entries(c, value, "policy", 'name = "easy"')):
+        k = f"policy[{i}]"
+        c.keys(t, {"name", "label", "options"}, k)
+        if "name" not in t:
+            raise c.fail(f"{k}.name", "missing (a registered policy, see `gridsched policies`)")
+        name = c.label(t["name"], f"{k}.name")
+        if name not in POLICIES:
+            raise c.fail(f"{k}.name", f"unknown policy {name!r}; known policies: {', '.join(sorted(POLICIES))}")
+        options = c.typed(t.get("options", {}), dict, f"{k}.options", "a table")
+        c.plain(options, f"{k}.options")
+        try:
+            check_options(name, options)
+        except PolicyOptionError as exc:
+            raise c.fail(f"{k}.options", str(exc)) from None
+        out.append(PolicyEntry(c.label(t.get("label", name), f"{k}.label"), name, dict(options)))
+    _unique(c, [p.label for p in out], "policy", "label")
+    return out
+
+
+def _scenarios(c: _Checker, value: Any, base: Path) -> list[ScenarioEntry]:
+    out: list[ScenarioEntry] = []
+    for i, t in enumerate(_entries(c, value, "scenario", 'name = "s", generator = "synthetic"')):
+        k = f"scenario[{i}]"
+        c.keys(t, {"name", "generator", "params", "platform", "workloads", "workload"}, k)
+        if "name" not in t:
+            raise c.fail(f"{k}.name", "missing (the scenario's label)")
+        label = c.label(t["name"], f"{k}.name")
+        if "generator" in t:
+            extra = sorted({"platform", "workloads", "workload"} & set(t))
+            if extra:
+                raise c.fail(f"{k}.{extra[0]}", "a scenario has a generator or a platform and workloads, not both")
+            gen = c.label(t["generator"], f"{k}.generator")
+            params = c.typed(t.get("params", {}), dict, f"{k}.params", "a table")
+            try:
+                check_params(gen, params)
+            except GeneratorError as exc:
+                raise c.fail(f"{k}.generator" if gen not in GENERATORS else f"{k}.params", str(exc)) from None
+            out.append(ScenarioEntry(label, generator=gen, params=dict(params)))
+            continue
+        if "params" in t:
+            raise c.fail(f"{k}.params", "parameters belong to a generator scenario (generator = ...)")
+        if "platform" not in t:
+            raise c.fail(k, "needs generator = \"NAME\", or platform = \"FILE\" and workloads = [\"FILE\", ...]")
+        platform = c.label(t["platform"], f"{k}.platform")
+        if "workloads" in t and "workload" in t:
+            raise c.fail(f"{k}.workload", "give workload or workloads, not both")
+        wl = t.get("workloads", t.get("workload"))
+        wkey = f"{k}.workloads" if "workloads" in t else f"{k}.workload"
+        if wl is None:
+            raise c.fail(f"{k}.workloads", "missing (a list of Batsim workload files)")
+        wl = [wl] if isinstance(wl, str) else c.typed(wl, list, wkey, "a list of file names")
+        if not wl:
+            raise c.fail(wkey, "empty list: a scenario needs at least one workload")
+        for j, w in enumerate(wl):
+            c.label(w, f"{wkey}[{j}]")
+        for key, f in [(f"{k}.platform", platform)] + [(f"{wkey}[{j}]", w) for j, w in enumerate(wl)]:
+            if not (base / f).is_file():
+                raise c.fail(key, f"no such file {str(base / f)!r}")
+        out.append(ScenarioEntry(label, platform=platform, workloads=tuple(wl)))
+    _unique(c, [s.label for s in out], "scenario", "name")
+    return out
+
+
+def _unique(c: _Checker, labels: list[str], key: str, field_: str) -> None:
+    seen: set[str] = set()
+    for i, lab in enumerate(labels):
+        if lab in seen:
+            raise c.fail(f"{key}[{i}].{field_}", f"{lab!r} is used twice (labels must be unique)")
+        seen.add(lab)
+
+
+def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
+           scenarios: list[ScenarioEntry]) -> tuple[str, str]:
+    """(kind, option key) of axis ``name``."""
+    if name in ("policy", "scenario", "seed", "seeds"):
+        raise c.fail(key, f"{name!r} is not an axis (use [[policy]], [[scenario]], seeds)")
+    pol = any(name.split(".", 1)[-1] in POLICIES[p.name].option_docs for p in policies)
+    gen = any(s.declares(name.split(".", 1)[-1]) for s in scenarios)
+    if "." in name:
+        kind, opt = name.split(".", 1)
+        ok = {"policy": pol, "scenario": gen, "engine": opt in ENGINE_OPTIONS}
+        if kind not in ok:
+            raise c.fail(key, f"prefix {kind!r} unknown; use policy.NAME, scenario.NAME or engine.NAME")
+        if not ok[kind]:
+            raise c.fail(key, f"no {kind} of this campaign has the {'option' if kind != 'scenario' else 'parameter'} "
+                              f"{opt!r}")
+        return kind, opt
+    found = [k for k, ok in (("policy", pol), ("scenario", gen), ("engine", name in ENGINE_OPTIONS)) if ok]
+    if not found:
+        opts = sorted({o for p in policies for o in POLICIES[p.name].option_docs})
+        gps = sorted({g for s in scenarios if s.generator for g in GENERATORS[s.generator].params})
+        raise c.fail(key, f"{name!r} is not an option of the campaign's policies ({', '.join(opts) or 'none'}), "
+                          f"a parameter of its generators ({', '.join(gps) or 'none'}) or an engine option "
+                          f"({', '.join(ENGINE_OPTIONS)})")
+    if len(found) > 1:
+        raise c.fail(key, f"{name!r} is both a {found[0]} and a {found[1]} setting; "
+                          f"write {found[0]}.{name} or {found[1]}.{name}")
+    return found[0], name
+
+
+def _axis_values(c: _Checker, value: Any, key: str) -> list:
+    c.typed(value, list, key, "a non-empty list of values")
+    if not value:
+        raise c.fail(key, "empty axis: no run")
+    for i, v in enumerate(value):
+        c.plain(v, f"{key}[{i}]")
+        if isinstance(v, (list, dict)):
+            raise c.fail(f"{key}[{i}]", f"axis values must be strings, numbers or booleans, got {_show(v)}")
+    return value
+
+
+def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[ScenarioEntry]) -> list[Axis]:
+    axes: list[Axis] = []
+    names: set[str] = set()
+
+    def add(group: dict, where: str, zipped: bool) -> None:
+        ns, kinds, keys, cols = [], [], [], []
+        for name, value in group.items():
+            key = f"{where}.{name}"
+            if name in names:
+                raise c.fail(key, "this axis is given twice")
+            names.add(name)
+            kind, opt = _route(c, name, key, policies, scenarios)
+            ns.append(name), kinds.append(kind), keys.append(opt)
+            cols.append(_axis_values(c, value, key))
+            fixed = [f"policy[{i}].options" for i, p in enumerate(policies) if opt in p.options] if kind == "policy" \
+                else [f"scenario[{i}].params" for i, s in enumerate(scenarios) if opt in s.params] \
+                if kind == "scenario" else ([opt] if opt in data else [])
+            if fixed:
+                raise c.fail(key, f"also set in {fixed[0]}: give it in one place")
+        if zipped:
+            if len({len(col) for col in cols}) > 1:
+                raise c.fail(where, "zip axes must have the same length, got "
+                                    + ", ".join(f"{n}: {len(col)}" for n, col in zip(ns, cols)))
+            axes.append(Axis(tuple(ns), tuple(kinds), tuple(keys), tuple(zip(*cols))))
+        else:
+            for n, k, o, col in zip(ns, kinds, keys, cols):
+                axes.append(Axis((n,), (k,), (o,), tuple((v,) for v in col)))
+
+    if "axes" in data:
+        add(c.typed(data["axes"], dict, "axes", "a table of name = [values]"), "axes", False)
+    z = data.get("zip")
+    if z is not None:
+        groups = [z] if isinstance(z, dict) else c.typed(z, list, "zip", "a table, or an array of tables")
+        for i, g in enumerate(groups):
+            where = "zip" if isinstance(z, dict) else f"zip[{i}]"
+            c.typed(g, dict, where, "a table of name = [values]")
+            if not g:
+                raise c.fail(where, "empty zip group")
+            add(g, where, True)
+    return axes

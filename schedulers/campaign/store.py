@@ -1,0 +1,140 @@
+"""A campaign's output folder: the manifest and one result file per run, written atomically.
+
+Every file is written to a temporary name in its final folder (``.NAME.<pid>.<random>.tmp``),
+flushed to disk (``fsync``) and renamed over its final name (:func:`os.replace`, atomic on POSIX
+file systems). Whatever moment the runner is killed at (``kill -9`` included), a result file is
+either absent or complete; the temporary files of a killed runner are removed by the next one.
+A run is *done* when ``results/<id>.json`` exists: a restarted runner runs only the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import CampaignError
+
+MANIFEST_FORMAT = "gridsched-campaign/1"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: temporary file, fsync, rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def dumps(obj: Any) -> str:
+    """Strict JSON (no NaN/Infinity tokens), sorted keys, one file per record."""
+    return json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+@dataclass
+class Status:
+    """What a folder holds for a list of run ids: done, failed (a record with status failed),
+    missing; and ``stray``: result files of runs that are not in the list (e.g. an earlier
+    version of the campaign file)."""
+
+    done: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    stray: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        total = len(self.done) + len(self.failed) + len(self.missing)
+        text = f"{total} runs: {len(self.done)} done, {len(self.failed)} failed, {len(self.missing)} missing"
+        if self.stray:
+            text += f" ({len(self.stray)} other result files, not runs of this campaign: ignored)"
+        return text
+
+
+class ResultStore:
+    """The output folder ``out`` of a campaign (layout in :mod:`schedulers.campaign`).
+
+    Raises:
+        CampaignError: ``out`` exists and is not a folder.
+    """
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        if self.out.exists() and not self.out.is_dir():
+            raise CampaignError(f"{self.out}: exists and is not a folder")
+        self.results = self.out / "results"
+
+    def prepare(self) -> int:
+        """Create the folders and remove temporary files left by a killed runner (results and
+        outputs). Returns how many were removed."""
+        self.results.mkdir(parents=True, exist_ok=True)
+        removed = 0
+        for p in self.results.glob(".*.tmp"):
+            p.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
+    def path(self, run_id: str) -> Path:
+        return self.results / f"{run_id}.json"
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Write one run's record atomically (replacing an earlier one of the same id)."""
+        atomic_write_text(self.path(record["id"]), dumps(record))
+
+    def ids(self) -> set[str]:
+        """Ids of the runs with a result file."""
+        if not self.results.is_dir():
+            return set()
+        return {p.name[:-5] for p in self.results.iterdir() if p.name.endswith(".json") and not p.name.startswith(".")}
+
+    def read(self, run_id: str) -> dict[str, Any]:
+        """One record. Raises CampaignError naming the file when it is not a record."""
+        p = self.path(run_id)
+        try:
+            rec = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CampaignError(f"{p}: not a readable run record ({exc})") from None
+        if not isinstance(rec, dict) or rec.get("id") != run_id or "status" not in rec:
+            raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status)")
+        return rec
+
+    def status(self, run_ids: Iterable[str]) -> Status:
+        """Done / failed / missing for ``run_ids`` (reads the records present)."""
+        present = self.ids()
+        st = Status()
+        wanted = list(run_ids)
+        for rid in wanted:
+            if rid not in present:
+                st.missing.append(rid)
+            elif self.read(rid)["status"] == "done":
+                st.done.append(rid)
+            else:
+                st.failed.append(rid)
+        st.stray = sorted(present - set(wanted))
+        return st
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.out / "campaign.json", dumps({"format": MANIFEST_FORMAT, **manifest}))
+
+    def read_manifest(self) -> dict[str, Any]:
+        """The manifest. Raises CampaignError when the folder has none (not a campaign folder)."""
+        p = self.out / "campaign.json"
+        try:
+            m = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CampaignError(f"{self.out}: not a campaign output folder (no campaign.json); "
+                                "run `gridsched campaign run FILE --out DIR` first") from None
+        except (OSError, ValueError) as exc:
+            raise CampaignError(f"{p}: unreadable manifest ({exc})") from None
+        if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
+            raise CampaignError(f"{p}: not a gridsched campaign manifest (format {MANIFEST_FORMAT!r})")
+        return m

@@ -1,0 +1,231 @@
+"""Scenario generators: functions ``(params, seed) -> Scenario`` registered by name.
+
+A campaign (``[[scenario]] generator = "NAME"``) asks a generator for each run's platform and
+workload in memory, so that a 24,000-run campaign writes no workload file. A generator declares
+its parameters with their defaults; the defaults' types are the parameters' types (an ``int``
+is accepted where the default is a ``float``), and any other key is refused.
+
+Writing one::
+
+    from schedulers.inputs.generators import Scenario, register_generator
+
+    @register_generator("my-case", params={"jobs": 40, "hosts": 8})
+    def my_case(params, seed):
+        \"\"\"One line shown by `gridsched campaign generators`.\"\"\"
+        rng = numpy.random.default_rng(seed)
+        ...
+        return Scenario(platform_xml=xml_text, workloads=[workload_dict])
+
+The paper reproductions register theirs here (HOSEP's test cases, the green heuristic's loads,
+BUC's Lille scenario). :func:`synthetic` is the generic one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Scenario", "Generator", "GENERATORS", "register_generator", "generate", "check_params",
+           "GeneratorError", "homogeneous_platform_xml", "synthetic"]
+
+
+class GeneratorError(ValueError):
+    """Unknown generator, unknown or mistyped parameter, or parameters a generator cannot honour."""
+
+
+@dataclass
+class Scenario:
+    """A platform and its workloads, as Batsim takes them.
+
+    Attributes:
+        platform: path of a SimGrid platform XML file, or None when ``platform_xml`` is given.
+        platform_xml: the platform XML text (in memory).
+        workloads: Batsim workloads, each a path or an already-built dict (``w0``, ``w1``... in order).
+        description: one line saying what was generated (recorded in run results).
+    """
+
+    platform: str | Path | None = None
+    platform_xml: str | None = None
+    workloads: list[dict | str | Path] = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Generator:
+    """A registered generator: ``func(params, seed) -> Scenario`` and its parameter defaults."""
+
+    name: str
+    func: Callable[[dict[str, Any], int], Scenario]
+    params: dict[str, Any]
+    doc: str
+
+
+#: Every registered generator, by name.
+GENERATORS: dict[str, Generator] = {}
+
+
+def register_generator(name: str, params: dict[str, Any]) -> Callable:
+    """Decorator registering ``func(params, seed) -> Scenario`` as generator ``name``.
+
+    Args:
+        name: registry name (``generator = "NAME"`` in campaign files).
+        params: every parameter with its default value (bool, int, float or str).
+
+    Raises:
+        ValueError: a name registered twice.
+    """
+    def deco(func: Callable[[dict[str, Any], int], Scenario]) -> Callable:
+        if name in GENERATORS:
+            raise ValueError(f"scenario generator {name!r} registered twice")
+        doc = (func.__doc__ or "").strip().splitlines()
+        GENERATORS[name] = Generator(name, func, dict(params), doc[0] if doc else "")
+        return func
+    return deco
+
+
+def _type_ok(value: Any, default: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    return isinstance(value, type(default))
+
+
+def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The full parameter set of generator ``name``: its defaults overridden by ``params``.
+
+    Raises:
+        GeneratorError: unknown generator (lists the known ones), unknown parameter (lists the
+            generator's parameters), or a value of the wrong type.
+    """
+    gen = GENERATORS.get(name)
+    if gen is None:
+        raise GeneratorError(f"unknown scenario generator {name!r}; known generators: "
+                             f"{', '.join(sorted(GENERATORS)) or 'none'}")
+    unknown = sorted(set(params) - set(gen.params))
+    if unknown:
+        raise GeneratorError(f"generator {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"its parameters: {', '.join(sorted(gen.params))}")
+    full = dict(gen.params)
+    for k, v in params.items():
+        if not _type_ok(v, gen.params[k]):
+            raise GeneratorError(f"generator {name!r}: parameter {k!r} must be "
+                                 f"{type(gen.params[k]).__name__}, got {v!r}")
+        full[k] = float(v) if isinstance(gen.params[k], float) else v
+    return full
+
+
+def generate(name: str, params: dict[str, Any], seed: int) -> Scenario:
+    """Run generator ``name`` with ``params`` (checked, defaults filled in) and ``seed``.
+
+    Raises:
+        GeneratorError: see :func:`check_params`, or parameters the generator refuses.
+    """
+    full = check_params(name, params)
+    return GENERATORS[name].func(full, seed)
+
+
+# ------------------------------------------------------------------------------ platforms
+#: Power of the synthetic hosts (W): Idle 100, OneCore 120, AllCores 200, Off 10 -- the figures
+#: the project's Grid'5000 platforms use (SimGrid's energy documentation example and the green
+#: heuristic paper's values; see platforms/README.md), documented assumptions, not measurements.
+SYNTHETIC_POWER = {"idle": 100.0, "one_core": 120.0, "all_cores": 200.0, "off": 10.0}
+
+
+def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str = "synthetic") -> str:
+    """SimGrid platform XML (DTD 4.1) of ``hosts`` identical hosts ``host-0`` ... with ``cores``
+    cores of ``speed`` flops/s each, the :data:`SYNTHETIC_POWER` power states, and Batsim's
+    ``master_host``; no network (as Batsim's ``*_no_net*`` examples).
+
+    Epsilon (SimGrid's ``Idle:Epsilon:AllCores``) is derived from the OneCore figure as SimGrid
+    documents it: ``Epsilon = OneCore - (AllCores - OneCore) / (cores - 1)``; a 1-core host has
+    ``Idle:AllCores`` (Epsilon = Idle, SimGrid 3.32 ``host_energy.cpp``).
+
+    Raises:
+        GeneratorError: hosts or cores < 1, speed not finite and > 0.
+    """
+    if hosts < 1 or cores < 1 or not (math.isfinite(speed) and speed > 0):
+        raise GeneratorError(f"platform {name!r}: need hosts >= 1, cores >= 1 and a finite speed > 0 "
+                             f"(got {hosts}, {cores}, {speed})")
+    p = SYNTHETIC_POWER
+    if cores == 1:
+        watts = f"{p['idle']!r}:{p['all_cores']!r}"
+    else:
+        eps = p["one_core"] - (p["all_cores"] - p["one_core"]) / (cores - 1)
+        watts = f"{p['idle']!r}:{eps!r}:{p['all_cores']!r}"
+    lines = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+             '<platform version="4.1">', f'<zone id="{name}" routing="Full">',
+             '  <host id="master_host" speed="100Mf">',
+             f'    <prop id="wattage_per_state" value="{p["idle"]!r}:{p["all_cores"]!r}"/>',
+             f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
+    width = len(str(hosts - 1))
+    for i in range(hosts):
+        lines += [f'  <host id="host-{i:0{width}d}" speed="{speed!r}f" core="{cores}">',
+                  f'    <prop id="wattage_per_state" value="{watts}"/>',
+                  f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
+    lines += ["</zone>", "</platform>", ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ synthetic
+@register_generator("synthetic", params={
+    "hosts": 16, "cores": 1, "speed": 1e9, "jobs": 40, "load": 0.8, "max_res": 4,
+    "runtime_min": 60.0, "runtime_max": 3600.0, "walltime_factor": 2.0, "profile": "delay",
+    "users": 1})
+def synthetic(params: dict[str, Any], seed: int) -> Scenario:
+    """Poisson arrivals at a given offered load on identical hosts (seeded, in memory).
+
+    Parameters (``params``): ``hosts``, ``cores`` (per host), ``speed`` (flops/s per core);
+    ``jobs``; ``load`` (offered load rho, the work submitted divided by ``hosts`` x the arrival
+    span); ``max_res`` (hosts per job, uniform in 1..max_res); ``runtime_min``/``runtime_max``
+    (s, log-uniform); ``walltime_factor`` (walltime = runtime x U(1, factor), rounded up to the
+    second: estimates are never short); ``profile``: ``"delay"`` (Batsim ``delay``, hosts stay at
+    idle power) or ``"compute"`` (``parallel_homogeneous`` of runtime x speed flops per host, one
+    core of each host busy); ``users`` (jobs owned by ``u0`` ... round-robin on a random draw).
+
+    Arrivals: exponential gaps, rescaled so that the last job arrives at the span
+    ``S = sum(res x runtime) / (load x hosts)``: the offered load is ``load`` exactly, not only in
+    expectation. The first job arrives at 0. Job ids ``0`` ... ``jobs-1`` in arrival order.
+
+    Raises:
+        GeneratorError: jobs < 1, load <= 0, max_res outside 1..hosts, runtime bounds not
+            0 < min <= max, walltime_factor < 1, unknown profile, users < 1.
+    """
+    h, n, load, max_res = params["hosts"], params["jobs"], params["load"], params["max_res"]
+    lo, hi, wf = params["runtime_min"], params["runtime_max"], params["walltime_factor"]
+    if n < 1 or not load > 0 or not 1 <= max_res <= h or not 0 < lo <= hi or wf < 1 \
+            or params["profile"] not in ("delay", "compute") or params["users"] < 1:
+        raise GeneratorError(
+            "generator 'synthetic': need jobs >= 1, load > 0, 1 <= max_res <= hosts, "
+            "0 < runtime_min <= runtime_max, walltime_factor >= 1, profile 'delay' or 'compute', "
+            f"users >= 1; got {params}")
+    rng = np.random.default_rng(seed)
+    res = rng.integers(1, max_res + 1, size=n)
+    runtime = np.round(np.exp(rng.uniform(math.log(lo), math.log(hi), size=n)), 3)
+    walltime = np.ceil(runtime * rng.uniform(1.0, wf, size=n))
+    gaps = rng.exponential(1.0, size=n)
+    gaps[0] = 0.0
+    arrivals = np.cumsum(gaps)
+    span = float((res * runtime).sum()) / (load * h)
+    if arrivals[-1] > 0:
+        arrivals = arrivals * (span / arrivals[-1])
+    users = rng.integers(0, params["users"], size=n)
+    jobs, profiles = [], {}
+    for i in range(n):
+        rt = float(runtime[i])
+        if params["profile"] == "delay":
+            pname = f"delay_{rt!r}"
+            profiles[pname] = {"type": "delay", "delay": rt}
+        else:
+            pname = f"compute_{rt!r}"
+            profiles[pname] = {"type": "parallel_homogeneous", "cpu": rt * params["speed"], "com": 0.0}
+        jobs.append({"id": str(i), "subtime": round(float(arrivals[i]), 6), "res": int(res[i]),
+                     "walltime": float(walltime[i]), "profile": pname, "user": f"u{int(users[i])}"})
+    workload = {"nb_res": h, "jobs": jobs, "profiles": profiles,
+                "description": f"synthetic seed {seed}: {n} jobs, load {load}, {h} hosts"}
+    return Scenario(platform_xml=homogeneous_platform_xml(h, params["cores"], params["speed"]),
+                    workloads=[workload], description=workload["description"])
