@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from schedulers.campaign.errors import CampaignError
 from schedulers.campaign.execute import execute_run
 from schedulers.campaign.runner import batch_size, run_campaign
 from schedulers.campaign.spec import load_campaign

@@ -4,14 +4,13 @@
 :mod:`schedulers.campaign`); any exception of the run (bad input, policy error, Batsim failure)
 becomes a record with ``status = "failed"`` and the error's one-line message, so that one bad run
 never stops a campaign. The summary is computed from Batsim's output rows exactly as ``gridsched
-run`` computes it from the files (:func:`schedulers.core.metrics.summarize_jobs` over the
-``out_jobs.csv`` table, ``consumed_joules`` of ``out_schedule.csv``), so that a campaign run and
+run`` computes it from the files (the values as printed in ``out_jobs.csv`` and
+``out_schedule.csv``, :func:`schedulers.core.metrics.summarize_columns`), so that a campaign run and
 the same simulation run alone report the same numbers.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import shutil
@@ -27,18 +26,34 @@ from .spec import RunSpec
 RECORD_FORMAT = "gridsched-campaign-run/1"
 
 
-def _summary_from_rows(jobs_csv: str, consumed_joules: float | None, nb_hosts: int) -> dict[str, Any]:
-    import pandas as pd
+def _printed(x: float) -> float:
+    """``x`` as Batsim prints it in out_jobs.csv (``%f``, 6 decimals) and a reader reads it back."""
+    return float("%f" % x)
 
-    from ..core.metrics import summarize_jobs
 
-    jobs = pd.read_csv(io.StringIO(jobs_csv), dtype={"job_id": str, "allocated_resources": str})
-    return summarize_jobs(jobs, nb_hosts, consumed_joules).as_dict()
+def summary_of_result(result: Any, nb_hosts: int, energy: bool) -> dict[str, Any]:
+    """The run summary of an engine result, equal to the one ``gridsched run`` reads back from the
+    written files (same 6-decimal values, same :func:`~schedulers.core.metrics.summarize_columns`),
+    without writing or parsing CSV."""
+    from ..core.metrics import summarize_columns
+    from ..engine.results import execution_time
+
+    state, sub, start, ex, fin, res = [], [], [], [], [], []
+    for j in result.jobs:
+        state.append(j.state)
+        sub.append(_printed(j.subtime))
+        res.append(j.res)
+        if j.state == "REJECTED":
+            start.append(0.0), ex.append(0.0), fin.append(0.0)
+            continue
+        e = execution_time(j)
+        start.append(_printed(j.start)), ex.append(_printed(e)), fin.append(_printed(j.start + e))
+    consumed = _printed(result.consumed_joules) if energy else None  # out_schedule.csv's printed value
+    return summarize_columns(state, sub, start, ex, fin, res, nb_hosts, consumed).as_dict()
 
 
 def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | None) -> tuple[dict, Any]:
     from ..engine import InProcessPort, build_engine, write_outputs
-    from ..engine.outputs import job_rows, schedule_rows
     from ..registry import get_policy
 
     policy = get_policy(spec.policy_name, spec.policy_options)
@@ -48,12 +63,7 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
     result = engine.run(InProcessPort(policy))
     if outputs is not None:
         write_outputs(result, str(outputs / "out_"), energy=energy)
-    consumed = None
-    if energy:  # the printed value, as gridsched run reads it back from out_schedule.csv
-        header, row = schedule_rows(result)[:2]
-        consumed = float(dict(zip(header.split(","), row.split(",")))["consumed_joules"])
-    summary = _summary_from_rows("\n".join(job_rows(result, result.jobs)), consumed, len(engine.hosts))
-    return summary, policy
+    return summary_of_result(result, len(engine.hosts), energy), policy
 
 
 def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: Path) -> tuple[dict, Any]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 #: Threshold of the bounded slowdown (s).
@@ -54,47 +56,67 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def summarize_jobs(jobs: pd.DataFrame, nb_hosts: int, energy_joules: float | None = None,
-                   tau: float = BSLD_TAU) -> RunSummary:
-    """Summarise an ``out_jobs.csv`` table.
+def summarize_columns(final_state: Sequence[str], submission: Sequence[float], starting: Sequence[float],
+                      execution: Sequence[float], finish: Sequence[float], res: Sequence[float], nb_hosts: int,
+                      energy_joules: float | None = None, tau: float = BSLD_TAU) -> RunSummary:
+    """Summarise the columns of an ``out_jobs.csv`` table (one value per job, same order).
 
     Args:
-        jobs: the table (columns of Batsim's out_jobs.csv).
+        final_state: Batsim's ``final_state`` (``COMPLETED_SUCCESSFULLY``, ``COMPLETED_KILLED``,
+            ``COMPLETED_WALLTIME_REACHED``, ``REJECTED``).
+        submission, starting, execution, finish: times (s); ignored for rejected jobs.
+        res: requested number of resources (hosts).
         nb_hosts: number of compute hosts (for utilisation).
         energy_joules: Batsim's ``consumed_joules`` of out_schedule.csv (J, from the first job
             submission to the last job end), None without energy.
         tau: bounded-slowdown threshold (s).
 
     Raises:
-        ValueError: ``nb_hosts`` < 1 or columns missing.
+        ValueError: ``nb_hosts`` < 1 or columns of different lengths.
     """
     if nb_hosts < 1:
         raise ValueError("nb_hosts must be >= 1")
-    need = {"final_state", "submission_time", "starting_time", "execution_time", "finish_time",
-            "requested_number_of_resources"}
-    missing = need - set(jobs.columns)
-    if missing:
-        raise ValueError(f"out_jobs table lacks columns {sorted(missing)}")
-    rejected = int((jobs["final_state"] == "REJECTED").sum())
-    ex = jobs[jobs["final_state"] != "REJECTED"]
-    run = ex["execution_time"].astype(float)
-    wait = ex["starting_time"].astype(float) - ex["submission_time"].astype(float)
-    bsld = ((wait + run) / run.clip(lower=tau)).clip(lower=1.0)
-    makespan = float(ex["finish_time"].max()) if len(ex) else 0.0
-    area = float((ex["requested_number_of_resources"].astype(float) * run).sum())
+    state = np.asarray(final_state, dtype=object)
+    cols = [np.asarray(c, dtype=float) for c in (submission, starting, execution, finish, res)]
+    if any(len(c) != len(state) for c in cols):
+        raise ValueError("out_jobs columns of different lengths")
+    ex = state != "REJECTED"
+    sub, start, run, fin, req = (c[ex] for c in cols)
+    n_ex = int(ex.sum())
+    wait = start - sub
+    bsld = np.maximum((wait + run) / np.maximum(run, tau), 1.0)
+    makespan = float(fin.max()) if n_ex else 0.0
+    area = float((req * run).sum())
     return RunSummary(
-        jobs=len(jobs),
-        success=int((jobs["final_state"] == "COMPLETED_SUCCESSFULLY").sum()),
-        killed=int(jobs["final_state"].isin(["COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"]).sum()),
-        rejected=rejected,
+        jobs=len(state),
+        success=int((state == "COMPLETED_SUCCESSFULLY").sum()),
+        killed=int(((state == "COMPLETED_KILLED") | (state == "COMPLETED_WALLTIME_REACHED")).sum()),
+        rejected=len(state) - n_ex,
         makespan=makespan,
-        mean_waiting_time=float(wait.mean()) if len(ex) else 0.0,
-        mean_bounded_slowdown=float(bsld.mean()) if len(ex) else 0.0,
-        max_waiting_time=float(wait.max()) if len(ex) else 0.0,
+        mean_waiting_time=float(wait.mean()) if n_ex else 0.0,
+        mean_bounded_slowdown=float(bsld.mean()) if n_ex else 0.0,
+        max_waiting_time=float(wait.max()) if n_ex else 0.0,
         utilisation=area / (nb_hosts * makespan) if makespan > 0 else 0.0,
         energy_joules=energy_joules,
         energy_kwh=None if energy_joules is None else energy_joules / JOULES_PER_KWH,
     )
+
+
+def summarize_jobs(jobs: pd.DataFrame, nb_hosts: int, energy_joules: float | None = None,
+                   tau: float = BSLD_TAU) -> RunSummary:
+    """Summarise an ``out_jobs.csv`` table (see :func:`summarize_columns`).
+
+    Raises:
+        ValueError: ``nb_hosts`` < 1 or columns missing.
+    """
+    need = ["final_state", "submission_time", "starting_time", "execution_time", "finish_time",
+            "requested_number_of_resources"]
+    missing = set(need) - set(jobs.columns)
+    if missing:
+        raise ValueError(f"out_jobs table lacks columns {sorted(missing)}")
+    state = jobs["final_state"].tolist()
+    cols = [jobs[c].to_numpy(dtype=float, na_value=0.0) for c in need[1:]]
+    return summarize_columns(state, *cols, nb_hosts=nb_hosts, energy_joules=energy_joules, tau=tau)
 
 
 def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSummary:
