@@ -28,10 +28,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise CampaignError(f"--workers must be >= 1, got {args.workers}")
     where = args.scheduler_address or ("this process" if args.serial else
+                                       f"{args.workers or 1} {args.jobqueue} batch job(s)" if args.jobqueue else
                                        f"a local Dask cluster ({args.workers or 'one worker per core'})")
     print(f"campaign {camp.name}: {len(camp.runs())} runs, results in {out}/, on {where}", file=sys.stderr)
     try:
         stats = run_campaign(camp, out, address=args.scheduler_address, workers=args.workers, serial=args.serial,
+                             jobqueue=args.jobqueue,
                              retry_failed=args.retry_failed, progress=not args.no_progress)
     except KeyboardInterrupt:
         from .store import ResultStore
@@ -93,7 +95,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     summary = pd.read_csv(summary_path)
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
-    paths = fn(summary, args.metric, args.x, hue=args.hue, out=out)
+    paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out)
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
@@ -126,7 +128,10 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("file", help="campaign TOML file")
     r.add_argument("--out", "-o", help="output folder (default: out/<campaign name>)")
     r.add_argument("--scheduler-address", help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster")
-    r.add_argument("--workers", type=int, help="LocalCluster worker processes (default: one per core)")
+    r.add_argument("--workers", type=int, help="LocalCluster worker processes (default: one per core); "
+                                               "with --jobqueue, batch jobs to submit")
+    r.add_argument("--jobqueue", metavar="SYSTEM",
+                   help="start the Dask workers as batch jobs with dask-jobqueue: slurm, oar, pbs, sge, lsf, htcondor")
     r.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     r.add_argument("--retry-failed", action="store_true", help="run the failed runs again")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")

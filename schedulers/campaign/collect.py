@@ -67,6 +67,17 @@ def manifest_axes(manifest: dict | None) -> list[str]:
     return []
 
 
+def manifest_ids(manifest: dict | None) -> set[str] | None:
+    """The run ids a manifest lists (``runs``: a list of ``{"id", "params"}``), None when it has
+    no run list."""
+    runs = (manifest or {}).get("runs")
+    if isinstance(runs, dict):
+        return set(runs)
+    if isinstance(runs, list):
+        return {r["id"] for r in runs if isinstance(r, dict) and "id" in r}
+    return None
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -282,14 +293,20 @@ def summarize(table: pd.DataFrame, metrics: list[str] | None = None,
 
 def tables(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The runs table and the default summary of an output folder, without writing anything.
+    When ``campaign.json`` lists the runs, result files of other runs (an earlier version of the
+    campaign file) are left out.
 
     Raises:
         CampaignError: see :func:`load_records`; no result at all.
     """
     records = load_records(out_dir)
+    manifest = load_manifest(out_dir)
+    ids = manifest_ids(manifest)
+    if ids is not None:  # results of runs the campaign file no longer has are left out
+        records = [r for r in records if r["id"] in ids]
     if not records:
         raise CampaignError(f"{Path(out_dir) / 'results'}: no run results yet (run the campaign first)")
-    table = runs_table(records, manifest_axes(load_manifest(out_dir)))
+    table = runs_table(records, manifest_axes(manifest))
     return table, summarize(table)
 
 

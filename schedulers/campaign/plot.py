@@ -180,9 +180,13 @@ def plot_lines(summary: pd.DataFrame, metric: str, x: str, hue: str | None = Non
         raise CampaignError(f"plot: line plots need a numeric x; {x!r} has non-numeric values")
     fig = Figure(figsize=(6.5, 4.5))
     ax = fig.add_subplot()
-    series = _series(summary, groups, metric, x, hue)
+    # groups where the axis does not apply (x empty, e.g. a file scenario on a generator axis)
+    # have no point on this plot: no line and no legend entry for them
+    series = [(label, rows[rows[x].notna()]) for label, rows in _series(summary, groups, metric, x, hue)]
+    series = [(label, rows) for label, rows in series if len(rows)]
+    if not series:
+        raise CampaignError(f"plot: no group has a value of {x!r}")
     for label, rows in series:
-        rows = rows[rows[x].notna()]
         order = np.argsort(rows[x].to_numpy(dtype=float), kind="stable")
         rows = rows.iloc[order]
         xs = rows[x].to_numpy(dtype=float)

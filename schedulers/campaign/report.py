@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from .collect import load_manifest, param_columns, scalar, tables, write_tables
+from .collect import load_manifest, manifest_ids, param_columns, scalar, tables, write_tables
 from .errors import CampaignError
 from .plot import group_columns, metric_label, plot_bars, plot_lines, summary_metrics
 
@@ -259,20 +259,12 @@ def _plot_name(p: PlotSpec, taken: set[str]) -> str:
 def _runs_line(table: pd.DataFrame, manifest: dict | None) -> list[str]:
     done = int((table["status"] == "done").sum())
     failed = len(table) - done
-    runs = (manifest or {}).get("runs")
-    if isinstance(runs, dict):
-        ids = set(runs)
-    elif isinstance(runs, list):
-        ids = {r["id"] for r in runs if isinstance(r, dict) and "id" in r}
-    else:
+    ids = manifest_ids(manifest)
+    if ids is None:
         return [f"- Runs: {done} done, {failed} failed (no run list in campaign.json: missing runs unknown)."]
     have = set(table["id"])
     lines = [f"- Runs: {len(ids)} in the campaign: {done} done, {failed} failed, "
              f"{len(ids - have)} missing (no result yet)."]
-    extra = len(have - ids)
-    if extra:
-        lines.append(f"- {extra} result(s) in results/ belong to no run of the current campaign.json "
-                     "(an earlier version of the campaign file?); they are included in the tables.")
     return lines
 
 

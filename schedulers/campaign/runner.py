@@ -78,11 +78,43 @@ class _Bar:
             self.bar.close()
 
 
-def _dask_client(address: str | None, workers: int | None) -> Any:
+#: Batch systems ``--jobqueue`` knows: dask-jobqueue's cluster classes (configured as usual for
+#: dask-jobqueue: ``~/.config/dask/jobqueue.yaml`` or ``DASK_JOBQUEUE__...`` variables give cores,
+#: memory, queue, walltime).
+JOBQUEUES = {"slurm": "SLURMCluster", "oar": "OARCluster", "pbs": "PBSCluster", "sge": "SGECluster",
+             "lsf": "LSFCluster", "htcondor": "HTCondorCluster"}
+
+
+def jobqueue_cluster(kind: str) -> Any:
+    """A dask-jobqueue cluster of ``kind`` (see :data:`JOBQUEUES`), not yet scaled.
+
+    Raises:
+        CampaignError: unknown kind, dask-jobqueue not installed, or a configuration it refuses.
+    """
+    from .errors import CampaignError
+
+    if kind not in JOBQUEUES:
+        raise CampaignError(f"--jobqueue {kind!r}: unknown; known: {', '.join(JOBQUEUES)}")
+    try:
+        import dask_jobqueue
+    except ImportError:
+        raise CampaignError("--jobqueue needs dask-jobqueue: pip install 'gridsched[cluster]'") from None
+    try:
+        return getattr(dask_jobqueue, JOBQUEUES[kind])()
+    except ValueError as exc:  # e.g. cores/memory not configured
+        raise CampaignError(f"--jobqueue {kind}: {' '.join(str(exc).split())} (set them in "
+                            "~/.config/dask/jobqueue.yaml, see README 'Campaigns')") from None
+
+
+def _dask_client(address: str | None, workers: int | None, jobqueue: str | None = None) -> Any:
     from distributed import Client, LocalCluster
 
     if address:
         return Client(address, timeout="30s")
+    if jobqueue:
+        cluster = jobqueue_cluster(jobqueue)
+        cluster.scale(jobs=workers or 1)
+        return Client(cluster)
     n = workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                            silence_logs=logging.ERROR, death_timeout=30)
@@ -90,7 +122,8 @@ def _dask_client(address: str | None, workers: int | None) -> Any:
 
 
 def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = None, workers: int | None = None,
-                 serial: bool = False, retry_failed: bool = False, progress: bool = True,
+                 jobqueue: str | None = None, serial: bool = False, retry_failed: bool = False,
+                 progress: bool = True,
                  on_record: Callable[[dict], None] | None = None) -> RunStats:
     """Execute the runs of ``campaign`` that ``out`` does not hold yet.
 
@@ -98,7 +131,10 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
         campaign: the parsed campaign.
         out: output folder (created; layout in :mod:`schedulers.campaign`).
         address: a Dask scheduler to use (``tcp://host:8786``); None starts a LocalCluster.
-        workers: LocalCluster worker processes (default: one per core).
+        workers: LocalCluster worker processes (default: one per core); with ``jobqueue``, the
+            number of batch jobs to submit (default 1).
+        jobqueue: start the workers as batch jobs with dask-jobqueue (``"slurm"``, ``"oar"``...,
+            :data:`JOBQUEUES`) instead of a LocalCluster.
         serial: run in this process, no Dask (debugging, profiling).
         retry_failed: run again the runs recorded as failed.
         progress: a progress bar over runs on stderr.
@@ -138,9 +174,11 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
         else:
             from distributed import as_completed
 
-            client = _dask_client(address, workers)
+            client = _dask_client(address, workers, jobqueue)
             try:
                 n = max(1, len(client.scheduler_info().get("workers", {})) or (workers or os.cpu_count() or 1))
+                if jobqueue and not address:
+                    client.wait_for_workers(1)  # batch jobs may wait in the queue
                 size = batch_size(len(todo), n)
                 batches = [todo[i:i + size] for i in range(0, len(todo), size)]
                 futures = client.map(execute_batch, batches, out_dir=str(store.out.resolve()), pure=False)

@@ -42,7 +42,7 @@ generator parameter when some generator scenario declares it, or an engine optio
 does not apply to a run (an option its policy does not have, a parameter of another generator or of
 a file scenario) does not multiply that run: the run is made once, with the axis value null in its
 parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
-with a file scenario and a deterministic policy, every seed gives the same numbers.
+a file scenario run by a policy without one is deterministic and is run once (seed null).
 
 Every run has an id: the first 16 hex digits of the SHA-256 of its canonical parameters (JSON with
 sorted keys: its params, the policy's registry name and effective options, the scenario's
@@ -125,7 +125,7 @@ class RunSpec:
         id: stable id (:func:`run_id`).
         campaign: the campaign's name.
         params: the run's coordinates: ``policy`` (label), ``scenario`` (label), every axis name,
-            ``seed``; scalars, null where an axis does not apply.
+            ``seed``; scalars, null where an axis (or the seed) does not apply.
         policy_name, policy_options: what the registry builds.
         scenario: ``{"generator": NAME, "params": {...}}`` (defaults filled in) or
             ``{"platform": PATH, "workloads": [PATH, ...]}`` (as written in the file).
@@ -191,8 +191,9 @@ class Campaign:
         out: dict[str, RunSpec] = {}
         for pol in self.policies:
             for sc in self.scenarios:
+                seeded = sc.generator is not None or "seed" in POLICIES[pol.name].option_docs
                 for combo in itertools.product(*(self._values(a, pol, sc) for a in self.axes)):
-                    for seed in self.seeds:
+                    for seed in self.seeds if seeded else [None]:
                         r = self._run(pol, sc, combo, seed)
                         out.setdefault(r.id, r)
         return list(out.values())
@@ -210,7 +211,7 @@ class Campaign:
             return [tuple(None for _ in mask)]
         return [tuple(v if m else None for v, m in zip(vals, mask)) for vals in axis.values]
 
-    def _run(self, pol: PolicyEntry, sc: ScenarioEntry, combo: tuple, seed: int) -> RunSpec:
+    def _run(self, pol: PolicyEntry, sc: ScenarioEntry, combo: tuple, seed: int | None) -> RunSpec:
         params: dict[str, Any] = {"policy": pol.label, "scenario": sc.label}
         options = dict(pol.options)
         gen_params = dict(sc.params)
@@ -241,7 +242,7 @@ class Campaign:
             raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
                                 "energy and compute_sharing true or false")
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
-                       scenario=scenario, engine=engine, seed=seed, base_dir=str(self.path.parent),
+                       scenario=scenario, engine=engine, seed=self.seeds[0] if seed is None else seed, base_dir=str(self.path.parent),
                        keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout)
         return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
 
@@ -341,7 +342,8 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
     axes = _axes(c, data, policies, scenarios)
     report = data.get("report")
     if report is not None:
-        c.typed(report, dict, "report", "a table")
+        from .report import check_report_section
+        check_report_section(c.typed(report, dict, "report", "a table"), str(path))
     camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
                     keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
                     axes=axes, report=report)
