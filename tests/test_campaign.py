@@ -359,8 +359,9 @@ def test_jobqueue_clusters_are_dask_jobqueue_ones(monkeypatch) -> None:
         with pytest.raises(CampaignError, match="--jobqueue slurm: You must specify how much cores"):
             jobqueue_cluster("slurm")
     for kind, directive in (("slurm", "#SBATCH"), ("oar", "#OAR")):
+        extra = {"jobqueue.oar.memory_per_core_property_name": "memcore"} if kind == "oar" else {}
         with dask.config.set({f"jobqueue.{kind}.cores": 1, f"jobqueue.{kind}.memory": "2GB",
-                              f"jobqueue.{kind}.walltime": "01:00:00"}):
+                              f"jobqueue.{kind}.walltime": "01:00:00", **extra}):
             cluster = jobqueue_cluster(kind)
             try:
                 script = cluster.job_script()
@@ -379,3 +380,37 @@ def test_readme_campaign_example_is_valid(tmp_path: Path) -> None:
     # easy x (synthetic: 3 loads x 2 zipped sizes x 10 seeds + nantes: once)
     assert len(runs) == 3 * 2 * 10 + 1
     assert camp.report["reference"][0]["source"] == "paper, Table 2"
+
+
+@pytest.mark.skipif(__import__("shutil").which("batsim") is None,
+                    reason="no batsim on PATH (real Batsim 4.2.1; see docs/batsim.md)")
+def test_simulator_axis_engine_and_real_batsim_agree(tmp_path: Path) -> None:
+    f = write(tmp_path, """
+        seeds = 2
+        energy = true
+        [[policy]]
+        name = "fcfs"
+        [[policy]]
+        name = "easy"
+        [[scenario]]
+        name = "s"
+        generator = "synthetic"
+        params = { jobs = 30, hosts = 8, profile = "compute", cores = 2 }
+        [axes]
+        simulator = ["engine", "batsim"]
+        """)
+    camp = load_campaign(f)
+    stats = run_campaign(camp, tmp_path / "out", workers=2, progress=False)
+    assert stats.failed == 0 and stats.executed == 8
+    store = ResultStore(tmp_path / "out")
+    by = {}
+    for rid in store.ids():
+        rec = store.read(rid)
+        p = rec["params"]
+        by[(p["policy"], p["seed"], p["simulator"])] = rec["summary"]
+    for pol in ("fcfs", "easy"):
+        for seed in (0, 1):
+            e, b = by[(pol, seed, "engine")], by[(pol, seed, "batsim")]
+            assert e.keys() == b.keys()
+            for k in e:
+                assert e[k] == pytest.approx(b[k], rel=1e-6, abs=1e-6), (pol, seed, k)

@@ -184,7 +184,9 @@ def runs_table(records: Iterable[dict], axes: list[str] | None = None) -> pd.Dat
         summary_keys += [k for k in (r.get("summary") or {}) if k not in summary_keys]
     policy_keys = sorted({k for r in records for k in (r.get("policy_metrics") or {})})
     metrics = summary_keys + [f"policy.{k}" for k in policy_keys] + ["wall_time_s"]
-    fixed = ["id", "status", "policy_name", "simulator", *metrics, "error"]
+    # an axis named ``simulator`` (engine against real Batsim) is the simulator column itself
+    own_simulator = "simulator" not in params
+    fixed = ["id", "status", "policy_name", *(["simulator"] if own_simulator else []), *metrics, "error"]
     clash = sorted(set(params) & set(fixed))
     if clash:
         raise CampaignError(f"params key {clash[0]!r} has the name of a runs-table column; rename the axis")
@@ -197,7 +199,8 @@ def runs_table(records: Iterable[dict], axes: list[str] | None = None) -> pd.Dat
     for k in params:
         data[k] = cells(lambda r, k=k: r["params"].get(k))
     data["policy_name"] = cells(lambda r: r.get("policy_name"))
-    data["simulator"] = cells(lambda r: r.get("simulator"))
+    if own_simulator:
+        data["simulator"] = cells(lambda r: r.get("simulator"))
     for k in summary_keys:
         data[k] = cells(lambda r, k=k: (r.get("summary") or {}).get(k))
     for k in policy_keys:
@@ -222,9 +225,13 @@ def param_columns(table: pd.DataFrame) -> list[str]:
 
 
 def metric_columns(table: pd.DataFrame) -> list[str]:
-    """The numeric metric columns of a runs table: those between ``simulator`` and ``error``
-    (summary, ``policy.*``, ``wall_time_s``) with a numeric dtype."""
-    return [c for c in _between(table, "simulator", "error")
+    """The numeric metric columns of a runs table: those between ``policy_name`` (and
+    ``simulator`` after it, unless ``simulator`` is a params column) and ``error`` (summary,
+    ``policy.*``, ``wall_time_s``) with a numeric dtype."""
+    cols = _between(table, "policy_name", "error")
+    if cols[:1] == ["simulator"]:
+        cols = cols[1:]
+    return [c for c in cols
             if pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])]
 
 
