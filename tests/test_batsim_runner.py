@@ -45,6 +45,7 @@ from schedulers.easy import EASY
 ROOT = Path(__file__).resolve().parents[1]
 TRANSCRIPT = ROOT.parent / "shared" / "batsim-4.2.1" / "transcripts" / "pybatsim_easyBackfill_energy128_various.jsonl"
 
+PLATFORM_128 = ROOT.parent / "shared" / "data" / "batsim-examples" / "energy_platform_homogeneous_no_net_128.xml"
 needs_transcript = pytest.mark.skipif(not TRANSCRIPT.is_file(), reason=f"{TRANSCRIPT} not found")
 posix_only = pytest.mark.skipif(os.name != "posix", reason="the fake batsim is a POSIX executable script")
 
@@ -131,7 +132,10 @@ def fake_batsim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("FAKE_BATSIM_MAX_S", "40")
     monkeypatch.setenv("FAKE_BATSIM_MODE", "ok")
     platform = tmp_path / "platform.xml"
-    platform.write_text("<platform version='4.1'/>\n", encoding="utf-8")
+    # the platform the transcript was recorded on: the runner's server reads it (host speeds and
+    # cores for the policy) and checks it against SIMULATION_BEGINS (same hosts)
+    if PLATFORM_128.is_file():
+        platform.write_bytes(PLATFORM_128.read_bytes())
     workload = tmp_path / "workload.json"
     workload.write_text('{"nb_res": 128, "jobs": [], "profiles": {}}\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)

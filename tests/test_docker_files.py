@@ -128,7 +128,10 @@ def test_compose_structure() -> None:
 
     sched = services["scheduler"]
     assert sched["build"]["context"] == "." and (ROOT / sched["build"]["dockerfile"]).is_file()
-    assert sched["command"] == ["serve", "--policy", "easy", "--socket", "tcp://*:28000"]
+    # the scheduler reads the platform file Batsim runs on (host speeds and cores for the policy)
+    assert sched["command"] == ["serve", "--policy", "easy", "--socket", "tcp://*:28000",
+                                "--platform", "/data/platforms/g5k_nantes_econome.xml"]
+    assert sched["volumes"] == ["./platforms:/data/platforms:ro"]
     assert "easy" in registry.POLICIES
 
     bat = services["batsim"]

@@ -260,13 +260,14 @@ class _ServerThread(threading.Thread):
     while it waits for Batsim; a final reply being flushed is not cut short)."""
 
     def __init__(self, policy: Policy, endpoint: str, connect_timeout: float, idle_timeout: float,
-                 log: Callable[[str], Any] | None) -> None:
+                 log: Callable[[str], Any] | None, platform: str | None = None) -> None:
         super().__init__(name="gridsched-batsim-server", daemon=True)
         self.policy = policy
         self.endpoint = endpoint
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
         self.user_log = log
+        self.platform = platform
         self.bound = threading.Event()
         self.stop = threading.Event()
         self.stats: ServeStats | None = None
@@ -280,7 +281,8 @@ class _ServerThread(threading.Thread):
     def run(self) -> None:
         try:
             self.stats = serve(self.policy, self.endpoint, connect_timeout=self.connect_timeout,
-                               idle_timeout=self.idle_timeout, log=self._log, stop=self.stop)
+                               idle_timeout=self.idle_timeout, log=self._log, stop=self.stop,
+                               platform=self.platform)
         except BaseException as exc:  # reported by run_with_batsim
             self.error = exc
         finally:
@@ -367,7 +369,9 @@ def run_with_batsim(
 
     t0 = time.monotonic()
     deadline = t0 + timeout
-    server = _ServerThread(policy, bind, min(connect_timeout, timeout), timeout, log)
+    # the policy sees the hosts of the platform file Batsim runs on (speeds, cores), as in the
+    # embedded engine (`gridsched serve --platform`)
+    server = _ServerThread(policy, bind, min(connect_timeout, timeout), timeout, log, os.fspath(platform))
     server.start()
     server.bound.wait(min(10.0, timeout))
     if not server.is_alive() and server.error is not None:
