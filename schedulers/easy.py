@@ -10,12 +10,12 @@ One scheduling pass (after every Batsim message):
 1. start queue jobs in order while they fit on the available hosts;
 2. the first job that does not fit (the *head*) gets a reservation: the earliest time enough hosts
    are free according to the running jobs' walltimes (:class:`~schedulers.core.backfilling.
-   ReservationProfile`, first fit), on specific hosts: the lowest ids free during the head's whole
-   window ``[start, start + walltime)``;
+   ReservationProfile`, first fit), on specific hosts: :meth:`EASY.select_hosts` among the hosts
+   free during the head's whole window ``[start, start + walltime)`` (the lowest ids by default);
 3. each later job, in queue order, starts now when it fits on the hosts free now and does not
    delay the reservation: either it ends before the reservation starts (``now + walltime <=
-   start``; it then takes the lowest free ids) or it uses none of the reserved hosts (it then takes
-   the lowest free non-reserved ids).
+   start``; it then takes :meth:`EASY.select_hosts` of the free hosts) or it uses none of the
+   reserved hosts (it then takes :meth:`EASY.select_hosts` of the free non-reserved hosts).
 
 Reservations are recomputed at every pass, so they only move earlier when jobs end before their
 walltime; with runtimes <= walltimes the head never starts later than the reservation it had when
@@ -26,8 +26,14 @@ does not need. When hosts held forever leave too few for the head, it has no fin
 backfill anywhere, jobs without may not.
 
 Jobs asking for more hosts than the platform has are rejected at submission. Host choice is
-deterministic: lowest ids first (:meth:`EASY.select_hosts`). Queue order is pluggable
-(:meth:`EASY.queue_key`; arrival order by default, ties always broken by arrival order).
+deterministic: lowest ids first (:meth:`EASY.select_hosts`), for starts and reservations alike.
+Queue order is pluggable (:meth:`EASY.queue_key`; arrival order by default, ties always broken by
+arrival order).
+
+Other backfilling variants subclass EASY and replace steps 1-3 with :meth:`EASY.backfill_pass`,
+built from the shared pieces: :meth:`EASY.profile` (running jobs until their walltimes),
+:meth:`EASY.find_reservation` (first fit of one job with the policy's host choice) and
+:meth:`EASY.start_job`; :mod:`schedulers.conservative` is one.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from bisect import bisect_right
 from typing import Any, ClassVar
 
 from .core.backfilling import (
+    HostChoice,
     Reservation,
     ReservationProfile,
     job_duration,
@@ -62,8 +69,9 @@ class EASY(Policy):
             the last pass did not need one (no job could be backfilled, no host free, empty queue).
             :meth:`head_reservation` computes it on demand.
 
-    Extension hooks: :meth:`queue_key` (+ :attr:`dynamic_queue_order`), :meth:`select_hosts`,
-    :meth:`profile`.
+    Extension hooks: :meth:`queue_key` (+ :attr:`dynamic_queue_order`), :meth:`select_hosts`
+    (starts and reservations), :meth:`profile`, :meth:`backfill_pass` (the whole pass, built from
+    :meth:`profile`, :meth:`find_reservation` and :meth:`start_job`).
     """
 
     name = "easy"
@@ -80,6 +88,9 @@ class EASY(Policy):
         self._seq = 0
         self._masks: dict[str, int] = {}  # allocation masks of running jobs
         self.reservation: Reservation | None = None
+        # select_hosts not overridden: reservations take the profile's own lowest-ids choice
+        # (the same hosts, without the extra calls)
+        self._lowest_ids_choice = type(self).select_hosts is EASY.select_hosts
 
     # ------------------------------------------------------------------------------ hooks
     def queue_key(self, job: Job) -> Any:
@@ -92,10 +103,23 @@ class EASY(Policy):
     def select_hosts(self, candidates: int, job: Job) -> int:
         """Pick ``job.res`` hosts (bit mask) among ``candidates`` (bit mask, ``>= job.res`` bits).
 
+        Used for immediate starts and, through :meth:`host_choice`, for reservations (then
+        ``candidates`` are the hosts free during the job's whole reserved window).
+
         Default: the lowest ids. Override for energy- or owner-aware placement; the result must be
-        a subset of ``candidates`` with exactly ``job.res`` hosts.
+        a subset of ``candidates`` with exactly ``job.res`` hosts (a reservation that breaks this
+        raises ValueError).
         """
         return lowest_bits(candidates, job.res)
+
+    def host_choice(self, job: Job) -> HostChoice | None:
+        """:meth:`select_hosts` for ``job``, as the profile's host choice (``choose(candidates,
+        res)`` of :meth:`ReservationProfile.find_earliest`); None (the profile's default, the same
+        lowest ids, without the calls) while :meth:`select_hosts` is not overridden."""
+        if self._lowest_ids_choice:
+            return None
+        select = self.select_hosts
+        return lambda candidates, res: select(candidates, job)
 
     def arrival_index(self, job: Job) -> int:
         """0 for the first job submitted, 1 for the next, ... (tie breaker)."""
@@ -146,13 +170,24 @@ class EASY(Policy):
             busy.append((end, m))
         return ReservationProfile.from_ends(self.now, usable, busy)
 
-    def _reserve_head(self, head: Job) -> Reservation:
-        prof = self.profile()
-        dur = job_duration(head)
-        found = prof.find_earliest_mask(head.res, dur)
+    def find_reservation(self, prof: ReservationProfile, job: Job) -> Reservation:
+        """First fit of ``job`` in ``prof`` (which is not changed).
+
+        Returns:
+            The earliest start (s, ``>= prof.now``) at which ``job.res`` hosts stay free for the
+            job's walltime (forever without walltime), on the hosts :meth:`select_hosts` picks
+            among those free during that whole window. When no such window exists (hosts held
+            forever by jobs without walltime leave too few): start ``inf`` and, as hosts, every
+            host that does become free (``prof.final_free_mask``).
+
+        Raises:
+            ValueError: :meth:`select_hosts` broke its rules (see there).
+        """
+        dur = job_duration(job)
+        found = prof.find_earliest_mask(job.res, dur, choose=self.host_choice(job))
         if found is None:
-            return Reservation(head, INF, dur, prof.final_free_mask)
-        return Reservation(head, found[0], dur, found[1])
+            return Reservation(job, INF, dur, prof.final_free_mask)
+        return Reservation(job, found[0], dur, found[1])
 
     def head_reservation(self) -> Reservation | None:
         """The reservation the queue head gets now (None when the queue is empty).
@@ -161,7 +196,7 @@ class EASY(Policy):
         """
         if not self.queue:
             return None
-        return self._reserve_head(self.queue[0])
+        return self.find_reservation(self.profile(), self.queue[0])
 
     # ----------------------------------------------------------------------------- schedule
     def _resort(self) -> None:
@@ -170,29 +205,57 @@ class EASY(Policy):
         self.queue = [j for _, j in keyed]
 
     def schedule(self) -> None:
-        """One EASY pass (module docstring). Cost when nothing can start: ``O(1)`` with no free
-        host; else one profile build plus ``O(queue)`` cheap integer checks."""
+        """One scheduling pass: re-sort the queue when its order is dynamic, run
+        :meth:`backfill_pass` when the queue is not empty and a host is free (else nothing can
+        start), drop the jobs it started from the queue."""
         self.reservation = None
         if self.dynamic_queue_order and self.queue:
             self._resort()
-        queue = self.queue
-        if not queue:
+        if not self.queue or not self.available_mask:
             return
+        started = self.backfill_pass()
+        if started:
+            self._drop(started)
+
+    def _drop(self, started: list[int]) -> None:
+        queue, keys = self.queue, self._keys
+        p = 0  # length of the run 0, 1, 2, ... at the front of ``started``
+        n = len(started)
+        while p < n and started[p] == p:
+            p += 1
+        for k in reversed(started[p:]):
+            del queue[k]
+            del keys[k]
+        if p:
+            del queue[:p]
+            del keys[:p]
+
+    def backfill_pass(self) -> list[int]:
+        """Start the jobs of :attr:`queue` (not empty, in queue order; at least one host free)
+        that may start now, with :meth:`start_job`; set :attr:`reservation`. Returns the queue
+        positions (0 = head) of the jobs started, in increasing order; :meth:`schedule` then
+        drops them from the queue.
+
+        EASY's pass (module docstring, steps 1-3): one profile build at most, plus ``O(queue)``
+        cheap integer checks (:meth:`schedule` does not call it when no host is free).
+
+        Hook: a backfilling variant overrides this and returns the position of every job it
+        started.
+        """
+        queue = self.queue
         avail = self.available_mask
         nfree = avail.bit_count()
-        if nfree == 0:
-            return
         n = len(queue)
         i = 0
         # 1. start jobs in order while they fit
         while i < n and queue[i].res <= nfree:
             job = queue[i]
             alloc = self.select_hosts(avail, job)
-            self._start(job, alloc)
+            self.start_job(job, alloc)
             avail &= ~alloc
             nfree -= job.res
             i += 1
-        started: list[int] = []
+        started: list[int] = list(range(i))
         # 2-3. reserve for the head, backfill later jobs that do not delay it
         if i < n - 1 and nfree > 0:
             now = self.now
@@ -206,7 +269,7 @@ class EASY(Policy):
                 if r > nfree:
                     continue
                 if resv is None:
-                    resv = self._reserve_head(queue[i])
+                    resv = self.find_reservation(self.profile(), queue[i])
                     start = resv.start
                     spare = avail & ~resv.hosts_mask
                     nspare = spare.bit_count()
@@ -217,7 +280,7 @@ class EASY(Policy):
                     alloc = self.select_hosts(spare, job)
                 else:
                     continue
-                self._start(job, alloc)
+                self.start_job(job, alloc)
                 avail &= ~alloc
                 spare &= ~alloc
                 nspare = spare.bit_count()
@@ -226,15 +289,15 @@ class EASY(Policy):
                 if nfree == 0:
                     break
             self.reservation = resv
-        # drop started jobs from the queue
-        if started:
-            for k in reversed(started):
-                del queue[k]
-                del self._keys[k]
-        if i:
-            del queue[:i]
-            del self._keys[:i]
+        return started
 
-    def _start(self, job: Job, alloc: int) -> None:
+    def start_job(self, job: Job, alloc: int) -> None:
+        """Start ``job`` now on ``alloc`` (bit mask of ``job.res`` free hosts): EXECUTE_JOB, and
+        the allocation mask cached for :meth:`profile`. It stays in :attr:`queue` until
+        :meth:`schedule` drops it.
+
+        Raises:
+            PolicyError: as :meth:`Policy.execute` (job not waiting, wrong number of hosts).
+        """
         self.execute(job, mask_to_procset(alloc))
         self._masks[job.id] = alloc

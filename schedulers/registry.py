@@ -5,17 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from .batsim.replay import ReplayPolicy
-from .core.policy import Policy
+from .conservative import Conservative
+from .core.policy import Policy, PolicyOptionError
 from .easy import EASY
 from .fcfs import FCFS
 
 #: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
 #: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
-POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "replay": ReplayPolicy}
-
-
-class PolicyOptionError(ValueError):
-    """Options a policy does not read (one line: the policy, the bad keys, the known options)."""
+POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
+                                     "replay": ReplayPolicy}
 
 
 def policy_class(name: str) -> type[Policy]:
@@ -62,7 +60,8 @@ def get_policy(name: str, options: dict[str, Any] | None = None) -> Policy:
 
     Raises:
         KeyError: unknown name; the message lists the known names.
-        PolicyOptionError: an option the policy does not read.
+        PolicyOptionError: an option the policy does not read, or a bad value (the policy's
+            constructor checks values).
     """
     check_options(name, options)
     return policy_class(name)(options)

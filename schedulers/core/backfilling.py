@@ -9,8 +9,8 @@ ids free during the whole slice. Operations:
   jobs' expected ends (``start_time + walltime``; a job without walltime, Batsim's ``-1``, never
   ends as far as the profile knows);
 * :meth:`ReservationProfile.find_earliest` first fit: the earliest start ``>= not_before`` at which
-  ``res`` hosts stay free for ``duration`` seconds, on the lowest host ids free during the whole
-  window;
+  ``res`` hosts stay free for ``duration`` seconds, on hosts free during the whole window picked
+  by a host-choice function (:data:`HostChoice`; default :func:`lowest_bits`, the lowest ids);
 * :meth:`ReservationProfile.fits_now` the same, restricted to a start at ``now``;
 * :meth:`ReservationProfile.reserve` / :meth:`ReservationProfile.release` insertion and removal of
   a reservation (or of a running job's remaining time);
@@ -20,7 +20,10 @@ This is the "profile of expected free processors" of conservative and EASY backf
 (Mu'alem & Feitelson 2001, "Utilization, predictability, workloads, and user runtime estimates in
 scheduling the IBM SP2 with backfilling", IEEE TPDS 12(6):529-543, section 2; EASY itself is Lifka
 1995, "The ANL/IBM SP scheduling system", JSSPP, LNCS 949:295-303), with explicit host sets instead
-of processor counts so the reserved hosts are known.
+of processor counts so the reserved hosts are known. Which hosts, among those free during a
+window, a reservation gets is the caller's choice (``choose``), so that owner- or energy-aware
+placement applies to reservations as well as to immediate starts (``gridsched`` DESIGN.md,
+"Principles").
 
 Representation: the public API takes and returns :class:`procset.ProcSet` interval sets; inside,
 host sets are Python ``int`` bit masks (bit ``i`` set = host ``i``). procset 1.0 is pure Python and
@@ -40,7 +43,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from procset import ProcInt, ProcSet
 
@@ -48,8 +51,14 @@ from .model import Job
 
 INF = math.inf
 
+#: Host choice of a search: ``choose(candidates, res) -> hosts``, all three bit masks / counts:
+#: ``candidates`` are the hosts free during the whole window (at least ``res`` of them), the
+#: result must be ``res`` of them. Default everywhere: :func:`lowest_bits` (the lowest ids).
+HostChoice = Callable[[int, int], int]
+
 __all__ = [
     "INF",
+    "HostChoice",
     "ReservationProfile",
     "Reservation",
     "expected_end",
@@ -219,6 +228,20 @@ class Reservation:
         return self.start + self.duration
 
 
+def _chosen(choose: HostChoice, candidates: int, res: int) -> int:
+    """``choose(candidates, res)``, checked: exactly ``res`` hosts, all among ``candidates``.
+
+    Raises:
+        ValueError: the choice breaks either rule.
+    """
+    hosts = choose(candidates, res)
+    if hosts < 0 or hosts & ~candidates or hosts.bit_count() != res:
+        got = mask_to_procset(hosts) if hosts >= 0 else f"the negative mask {hosts}"
+        raise ValueError(f"host choice returned {got} for {res} hosts among "
+                         f"{mask_to_procset(candidates)} (free during the whole window)")
+    return hosts
+
+
 # ------------------------------------------------------------------------------------- profile
 class ReservationProfile:
     """Free hosts over time as ``[t_start, t_end)`` slices (see the module docstring).
@@ -371,8 +394,8 @@ class ReservationProfile:
         if not duration >= 0:  # also rejects NaN
             raise ValueError(f"duration must be >= 0 s, got {duration}")
 
-    def find_earliest_mask(self, res: int, duration: float,
-                           not_before: float | None = None) -> tuple[float, int] | None:
+    def find_earliest_mask(self, res: int, duration: float, not_before: float | None = None,
+                           choose: HostChoice | None = None) -> tuple[float, int] | None:
         """Mask version of :meth:`find_earliest`."""
         self._check_request(res, duration)
         if res > self.hosts_mask.bit_count():
@@ -388,13 +411,13 @@ class ReservationProfile:
             start = starts[i] if starts[i] > t0 else t0
             m, j = self._window(i, start, duration, res)
             if j < 0:
-                return start, lowest_bits(m, res)
+                return start, (lowest_bits(m, res) if choose is None else _chosen(choose, m, res))
             # every window starting in slices i..j contains slice j
             i = j + 1 if free[j].bit_count() < res else i + 1
         return None
 
-    def find_earliest(self, res: int, duration: float,
-                      not_before: float | None = None) -> tuple[float, ProcSet] | None:
+    def find_earliest(self, res: int, duration: float, not_before: float | None = None,
+                      choose: HostChoice | None = None) -> tuple[float, ProcSet] | None:
         """First fit: earliest start at which ``res`` hosts stay free for ``duration`` seconds.
 
         Args:
@@ -402,36 +425,43 @@ class ReservationProfile:
             duration: seconds (>= 0; ``inf`` for a job without walltime: the hosts must then be
                 free forever from the start).
             not_before: earliest acceptable start (s); default and minimum: the profile's ``now``.
+            choose: host choice (:data:`HostChoice`, on bit masks) among the hosts free during the
+                whole window; default: the lowest ids. It does not change ``start``, which only
+                depends on how many hosts are free.
 
         Returns:
-            ``(start, hosts)``: ``start`` (s) is ``not_before`` or a slice start; ``hosts`` are the
-            ``res`` lowest ids among the hosts free during the whole window
+            ``(start, hosts)``: ``start`` (s) is ``not_before`` or a slice start; ``hosts`` are
+            ``res`` hosts picked by ``choose`` among the hosts free during the whole window
             ``[start, start + duration)``. None when no such window exists (``res`` exceeds the
             usable hosts, or hosts held forever by jobs without walltime leave too few).
 
         Raises:
-            ValueError: ``res < 1`` or ``duration`` negative or NaN.
+            ValueError: ``res < 1`` or ``duration`` negative or NaN; ``choose`` returned hosts
+                that are not free during the window or not exactly ``res`` hosts.
         """
-        found = self.find_earliest_mask(res, duration, not_before)
+        found = self.find_earliest_mask(res, duration, not_before, choose)
         if found is None:
             return None
         return found[0], mask_to_procset(found[1])
 
-    def fits_now_mask(self, res: int, duration: float) -> int | None:
+    def fits_now_mask(self, res: int, duration: float, choose: HostChoice | None = None) -> int | None:
         """Mask version of :meth:`fits_now`."""
         self._check_request(res, duration)
         if self._free[0].bit_count() < res:
             return None
         m, j = self._window(0, self.now, duration, res)
-        return lowest_bits(m, res) if j < 0 else None
+        if j >= 0:
+            return None
+        return lowest_bits(m, res) if choose is None else _chosen(choose, m, res)
 
-    def fits_now(self, res: int, duration: float) -> ProcSet | None:
-        """The ``res`` lowest host ids free during ``[now, now + duration)``, or None.
+    def fits_now(self, res: int, duration: float, choose: HostChoice | None = None) -> ProcSet | None:
+        """``res`` hosts free during ``[now, now + duration)`` picked by ``choose`` (default: the
+        lowest ids, see :meth:`find_earliest`), or None when fewer are free.
 
         Raises:
-            ValueError: ``res < 1`` or ``duration`` negative or NaN.
+            ValueError: as :meth:`find_earliest`.
         """
-        m = self.fits_now_mask(res, duration)
+        m = self.fits_now_mask(res, duration, choose)
         return None if m is None else mask_to_procset(m)
 
     # --------------------------------------------------------------------------------- updates

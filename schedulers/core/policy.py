@@ -129,6 +129,12 @@ class _HostSet:
             self._itvs = ps._itvs  # noqa: SLF001
 
 
+class PolicyOptionError(ValueError):
+    """A policy option that is unknown to the policy or has a bad value (one line naming the
+    policy, the option and what is accepted). Raised by :func:`schedulers.registry.get_policy`
+    for unknown keys and by a policy's constructor for bad values."""
+
+
 class Policy:
     """Base class of all policies (see the module docstring).
 
