@@ -73,7 +73,8 @@ class Conservative(EASY):
 
     Attributes:
         reservation_limit: the ``reservations`` option (None: every waiting job).
-        backfilled_jobs: jobs started while a job ahead of them in the queue kept waiting.
+        backfilled_jobs: jobs started while a job ahead of them in the queue kept waiting
+            (counted by :meth:`EASY.schedule <schedulers.easy.EASY.schedule>`).
         reservation: the reservation of the first job left waiting by the last pass (see
             :class:`~schedulers.easy.EASY`); :meth:`planned_reservations` gives them all.
 
@@ -95,7 +96,6 @@ class Conservative(EASY):
             raise PolicyOptionError(f"policy 'conservative': option 'reservations' must be an integer "
                                     f">= 1 (or absent: every job), got {limit!r}")
         self.reservation_limit: int | None = limit
-        self.backfilled_jobs = 0
 
     def backfill_pass(self) -> list[int]:
         """One conservative pass (module docstring): start the jobs whose earliest start is now.
@@ -104,8 +104,6 @@ class Conservative(EASY):
         for k, r in self._walk(self.profile(), stop_when_full=True):
             if r.start == self.now:
                 self.start_job(r.job, r.hosts_mask)
-                if len(started) < k:  # a job ahead of it is left waiting
-                    self.backfilled_jobs += 1
                 started.append(k)
             elif self.reservation is None:
                 self.reservation = r
@@ -146,7 +144,3 @@ class Conservative(EASY):
             if r.start != now:
                 left -= 1
             yield k, r
-
-    def metrics(self) -> dict[str, float]:
-        """``backfilled_jobs``: jobs started while a job ahead of them in the queue kept waiting."""
-        return {"backfilled_jobs": float(self.backfilled_jobs)}

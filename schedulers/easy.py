@@ -86,6 +86,7 @@ class EASY(Policy):
         self._keys: list[tuple[Any, int]] = []  # sort keys parallel to ``queue``
         self._arrival: dict[str, int] = {}
         self._seq = 0
+        self.backfilled_jobs = 0
         self._masks: dict[str, int] = {}  # allocation masks of running jobs
         self.reservation: Reservation | None = None
         # select_hosts not overridden: reservations take the profile's own lowest-ids choice
@@ -215,7 +216,16 @@ class EASY(Policy):
             return
         started = self.backfill_pass()
         if started:
+            # positions are ascending: the j-th started job was backfilled when a job ahead of
+            # it (position < its own) was left waiting
+            if started[-1] != len(started) - 1:
+                self.backfilled_jobs += sum(1 for j, k in enumerate(started) if k != j)
             self._drop(started)
+
+    def metrics(self) -> dict[str, float]:
+        """``backfilled_jobs``: jobs started while a job ahead of them in the queue kept waiting
+        (for a campaign's per-run policy metrics)."""
+        return {"backfilled_jobs": float(self.backfilled_jobs)}
 
     def _drop(self, started: list[int]) -> None:
         queue, keys = self.queue, self._keys

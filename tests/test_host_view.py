@@ -26,6 +26,7 @@ import pytest
 import zmq
 
 from schedulers import registry
+from schedulers.registry import PolicyOptionError
 from schedulers.batsim.platform_file import PlatformFile, PlatformMismatch
 from schedulers.batsim.pybatsim_glue import make_pybatsim_scheduler, pybatsim_available
 from schedulers.batsim.replay import ReplayPolicy, batsim_messages, scheduler_messages
@@ -372,8 +373,11 @@ def test_pybatsim_platform_option(tmp_path: Path) -> None:
 @needs_pybatsim
 def test_pybatsim_platform_option_errors() -> None:
     generic = make_pybatsim_scheduler(None)
-    sched = generic({"policy": "easy", "platform": str(FIX / "hetero4.xml"), "x": 1})
-    assert sched.policy.options == {"x": 1} and len(sched.platform_file.hosts) == 4
+    # "platform" is the glue's; the other keys are the policy's options
+    sched = generic({"policy": "conservative", "platform": str(FIX / "hetero4.xml"), "reservations": 2})
+    assert sched.policy.options == {"reservations": 2} and len(sched.platform_file.hosts) == 4
+    with pytest.raises(PolicyOptionError, match="policy 'easy' has no option 'x'"):
+        generic({"policy": "easy", "platform": str(FIX / "hetero4.xml"), "x": 1})
     with pytest.raises(PlatformError, match="cannot read"):
         generic({"policy": "easy", "platform": "nowhere.xml"})
     with pytest.raises(TypeError, match="'platform' must be the path"):

@@ -264,6 +264,8 @@ def test_easy_backfills_short_job_before_reservation():
     assert (p.reservation.job.name, p.reservation.start, str(p.reservation.hosts)) == ("2", 10.0, "0-3")
     assert run(p, 5.0, done(5, 3, "2-3")) == []
     assert run(p, 10.0, done(10, 1, "0-1")) == [("2", "0-3")]
+    # J3 started while J2, ahead of it, waited: one backfilled job; J1 and J2 started in order
+    assert p.metrics() == {"backfilled_jobs": 1.0}
 
 
 def test_easy_refuses_backfill_that_would_delay_head():
@@ -278,6 +280,7 @@ def test_easy_refuses_backfill_that_would_delay_head():
     assert (p.reservation.start, str(p.reservation.hosts)) == (10.0, "0-3")
     assert run(p, 10.0, done(10, 1, "0-1")) == [("2", "0-3")]
     assert run(p, 20.0, done(20, 2, "0-3")) == [("3", "0-1")]
+    assert p.metrics() == {"backfilled_jobs": 0.0}  # every job started in queue order
 
 
 def test_easy_long_backfill_on_hosts_reservation_does_not_need():
