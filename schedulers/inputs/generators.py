@@ -16,8 +16,9 @@ Writing one::
         ...
         return Scenario(platform_xml=xml_text, workloads=[workload_dict])
 
-The paper reproductions register theirs here (HOSEP's test cases, the green heuristic's loads,
-BUC's Lille scenario). :func:`synthetic` is the generic one.
+The paper reproductions register theirs in their own modules, imported at the end of this one
+(:mod:`.hosep_scenario`: HOSEP's test cases; the green heuristic's loads and BUC's Lille scenario
+to come). :func:`synthetic` is the generic one.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Scenario", "Generator", "GENERATORS", "register_generator", "generate", "check_params",
-           "GeneratorError", "homogeneous_platform_xml", "synthetic"]
+           "GeneratorError", "homogeneous_platform_xml", "synthetic", "hosep_scenario"]
 
 
 class GeneratorError(ValueError):
@@ -229,3 +230,8 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
                 "description": f"synthetic seed {seed}: {n} jobs, load {load}, {h} hosts"}
     return Scenario(platform_xml=homogeneous_platform_xml(h, params["cores"], params["speed"]),
                     workloads=[workload], description=workload["description"])
+
+
+# ------------------------------------------------------------------------------ papers' generators
+# Imported last: they register themselves with the decorator defined above.
+from . import hosep_scenario  # noqa: E402  (the module; registers "hosep")

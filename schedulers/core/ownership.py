@@ -1,0 +1,446 @@
+"""Owner-share accounting for OSEP, HOSEP and EHOSEP: who owns which hosts, who runs where.
+
+Pure bookkeeping over the typed model (:class:`~schedulers.core.model.Host`,
+:class:`~schedulers.core.model.Job`); no decisions. A policy builds one :class:`Ownership` from
+the platform's hosts, tells it when jobs are submitted, start, end or are preempted, and asks it
+for the papers' quantities.
+
+Sources (the papers in ``shared/papers``, see their ``README.md``): ``000`` is the HOSEP paper
+(``000_e546516683445c97.txt``), ``001`` the monograph (``001_e7d938ca075b7e80.txt``); ``L<n>``
+is a line of the plain-text file.
+
+Definitions
+-----------
+
+* **Owner of a host**: its platform property ``owner`` (a missing or empty property: nobody's).
+  **User of a job**: its workload field ``user`` (:attr:`Job.user`, forwarded by Batsim in
+  JOB_SUBMITTED with every other job field).
+* **Power of a host** ``Power_y`` (flops/s): its nominal speed, the fastest pstate's speed per core
+  (sleep pstates have tiny speeds) times its number of cores. The papers' hosts have one core and
+  one speed in MFlops (001 §5.2, L535-551), which become flops/s here (1 MFlops = 1e6 flops/s).
+* **Share** ``Porcao_u`` (001 §3.1 L295: the set of hosts of the grid the user owns) and
+  ``Provided_u`` (000 §3.2 eq. 3 L237; in 001 §4.1.1 L411 ``Porcao_u`` also names the share's
+  capacity, "Porcao_i MFLOPS"): the total power of the hosts ``u`` owns (flops/s).
+* ``Allocated_u`` (000 eq. 3; ``Alocado_u`` in 001 eq. 4.1): the total power of the hosts running
+  ``u``'s jobs now (flops/s). A host runs one job at a time in the papers; if several jobs share a
+  host (Batsim's compute sharing), its power is split equally between them.
+* OSEP's counts (001 §3.3.2 L356, 000 §3.1 L150-153 and Fig. 1 L161-172): ``f_u = (hosts owned) -
+  (active tasks)``, ``> 0`` when ``u`` runs on fewer hosts than it owns; the unmet demand ``i_u`` =
+  the number of ``u``'s submitted tasks waiting for a host.
+* **PowerDiff** (000 Def. 1, eq. 3, L233-241; ``DifPoder``, 001 §4.1.1 eq. 4.1, L413)::
+
+      PowerDiff_u = (Allocated_u - Provided_u) / Provided_u          (dimensionless)
+
+  ``< 0``: deficit, ``> 0``: excess, ``0``: exactly the share (001 L415 says "1" for this case,
+  which eq. 4.1 contradicts: the formula is followed).
+* **Remaining power** after preempting ``z``'s task on host ``y`` (000 Def. 2, eq. 4, L249-261
+  ``RP``; 001 §4.1.2 eq. 4.2, L421 ``PR_Preemp``)::
+
+      RP_{z,y} = (Allocated_z - Provided_z - Power_y) / Provided_z
+
+  ``y`` must run a job of ``z`` (the task "excluded from the set allocated to that user", 000 L250).
+* **Remaining power after allocating** host ``y`` to user ``w`` (001 §4.1.2 eq. 4.3, L425
+  ``PR_Aloc``). The monograph prints ``(Alocado_w - Porcao_w + Poder_y) / Porcao_z``, but ``z`` is
+  no variable of eq. 4.3 (it is eq. 4.2's preempted user). Read here as ``Porcao_w``: eq. 4.3 is
+  then ``w``'s PowerDiff once it holds ``y`` too, the mirror of eq. 4.2 ("de forma semelhante",
+  L423), and comparable with PowerDiff and RP as 001 §4.3.1 condition 4 (L448) compares them.
+  The printed reading is available: ``pr_aloc(w, y, divide_by=z)``.
+* ``omega_z`` (000 Def. 3, L263-265): ``RP_{z,y}`` for the least powerful host ``y`` running
+  ``z``'s jobs (the largest remaining power ``z`` can keep).
+* **Fair share** (001 §4.2, L429-433; 000 Def. 4, L274-279): ``x`` is served fairly when
+  ``PowerDiff_x >= 0``, or when every host ``j`` running a job of a user ``i`` with
+  ``PowerDiff_i >= 0`` has ``RP_{i,j} <= PowerDiff_x``.
+
+Users who own nothing and owners without jobs
+--------------------------------------------
+
+Both are legal. An owner without jobs has ``Allocated = 0``, ``PowerDiff = -1`` (the formula),
+``f_u`` = its host count and no unmet demand: a policy must pair a deficit with demand
+(:meth:`Ownership.deficits` ``with_demand=True``), as OSEP's line 1 does (``i_max > 0``, 000 L162)
+and HOSEP's line 5 implies (a job of the deficit user gets the host, 000 L342).
+
+A non-owner (``Provided = 0``, the "non-owning users" of 001 §6.2 L688, future work there) has no
+share to enforce: every relative quantity ``x / Provided`` of this module is then defined as
+``+inf`` when ``x > 0`` (whatever it uses is excess) and ``0`` when ``x = 0`` (it uses nothing:
+neither deficit nor excess). So a non-owner is never a deficit user, is the first excess user
+while it runs anything, and its ``RP`` is ``0`` on its last host, ``+inf`` before.
+
+Ties in the sorted lists are broken by user name (``str`` order), so that every policy built on
+this module is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from procset import ProcSet
+
+from .model import Host, Job, PolicyError
+
+__all__ = ["Ownership", "OwnershipError", "host_power", "relative"]
+
+
+class OwnershipError(PolicyError):
+    """Bad input or an impossible bookkeeping step: a job without ``user``, an unknown host id,
+    a job started twice, ended without starting... (the message names the job or host)."""
+
+
+def host_power(host: Host) -> float:
+    """Nominal power of ``host`` in flops/s: its fastest pstate's speed (flops/s per core) times
+    its cores.
+
+    Raises:
+        HostInfoUnknown: speeds or cores unknown (real Batsim without the platform file).
+        OwnershipError: no speed above 0.
+    """
+    speed = max(host.speeds)
+    if not speed > 0:
+        raise OwnershipError(f"host {host.name!r} (id {host.id}): no pstate with a speed above 0")
+    return speed * host.cores
+
+
+def relative(x: float, provided: float) -> float:
+    """``x / provided``, the papers' relative measure (000 eqs. 3-4, 001 eqs. 4.1-4.3).
+
+    For a user who owns nothing (``provided == 0``): ``+inf`` when ``x > 0``, ``0.0`` when
+    ``x <= 0`` (see the module docstring).
+    """
+    if provided > 0:
+        return x / provided
+    return math.inf if x > 0 else 0.0
+
+
+def _job_user(job: Job) -> str:
+    user = job.user
+    if user is None:
+        raise OwnershipError(f"job {job.id!r} has no workload field 'user': owner-share policies need "
+                             "the user of every job")
+    return user
+
+
+class Ownership:
+    """Shares, allocations and the papers' relative powers (see the module docstring).
+
+    Args:
+        hosts: the compute hosts (``platform.hosts``), speeds and cores known.
+        owner_key: the host property naming the owner (``"owner"``).
+        users: users to know from the start even if they own nothing and have not submitted yet.
+
+    Raises:
+        HostInfoUnknown: a host's speeds or cores are unknown.
+        OwnershipError: duplicate host ids, a host with no speed above 0.
+
+    The job-tracking methods take :class:`~schedulers.core.model.Job` objects (``id``, ``user``,
+    ``allocation``); a job's user is read once, when it is first seen.
+    """
+
+    def __init__(self, hosts: Iterable[Host], *, owner_key: str = "owner", users: Iterable[str] = ()) -> None:
+        self._power: dict[int, float] = {}
+        self._owner: dict[int, str | None] = {}
+        shares: dict[str, list[int]] = {}
+        for h in hosts:
+            if h.id in self._power:
+                raise OwnershipError(f"host {h.name!r}: duplicate host id {h.id}")
+            self._power[h.id] = host_power(h)
+            owner = h.properties.get(owner_key) or None
+            self._owner[h.id] = owner
+            if owner is not None:
+                shares.setdefault(owner, []).append(h.id)
+        self._share: dict[str, tuple[int, ...]] = {u: tuple(sorted(ids)) for u, ids in shares.items()}
+        self._provided: dict[str, float] = {u: sum(self._power[i] for i in ids) for u, ids in self._share.items()}
+        self._total = sum(self._power[i] for i in sorted(self._power))
+        self._users: set[str] = set(self._share) | {str(u) for u in users}
+        self._user_of: dict[str, str] = {}                   # job id -> user
+        self._waiting: dict[str, dict[str, None]] = {}       # user -> job ids in arrival order
+        self._running: dict[str, tuple[int, ...]] = {}       # job id -> host ids
+        self._running_of: dict[str, dict[str, None]] = {}    # user -> running job ids in start order
+        self._on_host: dict[int, list[str]] = {}             # host id -> job ids running there
+        self._alloc: dict[str, float] | None = None          # user -> Allocated, recomputed lazily
+
+    # ------------------------------------------------------------------ platform facts
+    @property
+    def users(self) -> tuple[str, ...]:
+        """Every known user (owners, users given at construction, users of jobs seen), sorted."""
+        return tuple(sorted(self._users))
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        """Users owning at least one host, sorted."""
+        return tuple(sorted(self._share))
+
+    @property
+    def host_ids(self) -> tuple[int, ...]:
+        """Every host id, sorted."""
+        return tuple(sorted(self._power))
+
+    @property
+    def total_power(self) -> float:
+        """Power of the whole grid (flops/s), owned or not."""
+        return self._total
+
+    def power(self, host_id: int) -> float:
+        """``Power_y`` of host ``host_id`` (flops/s, see :func:`host_power`).
+
+        Raises:
+            OwnershipError: unknown host id.
+        """
+        try:
+            return self._power[host_id]
+        except KeyError:
+            raise OwnershipError(f"unknown host id {host_id!r}") from None
+
+    def owner_of(self, host_id: int) -> str | None:
+        """The owner of host ``host_id``, None when nobody owns it.
+
+        Raises:
+            OwnershipError: unknown host id.
+        """
+        self.power(host_id)
+        return self._owner[host_id]
+
+    def share(self, user: str) -> tuple[int, ...]:
+        """``Porcao_u`` as a set: the ids of the hosts ``user`` owns, sorted (empty for a non-owner;
+        001 §3.1 L295)."""
+        return self._share.get(user, ())
+
+    def provided(self, user: str) -> float:
+        """``Provided_u`` (000 eq. 3) = ``Porcao_u`` in MFLOPS of 001 eq. 4.1: the total power of
+        the hosts ``user`` owns (flops/s; 0 for a non-owner)."""
+        return self._provided.get(user, 0.0)
+
+    def share_fraction(self, user: str) -> float:
+        """``Provided_u / total_power`` (dimensionless): the "% of computing power" of 000 Table 1
+        (L472-482) and 001 §5.2 (L538-551) as a fraction."""
+        return self.provided(user) / self._total
+
+    # ------------------------------------------------------------------ job life cycle
+    def _remember(self, job: Job) -> str:
+        user = self._user_of.get(job.id)
+        if user is None:
+            user = _job_user(job)
+            self._user_of[job.id] = user
+            self._users.add(user)
+        return user
+
+    def submit(self, job: Job) -> None:
+        """``job`` arrives: it waits for a host (counts in ``user``'s unmet demand).
+
+        Raises:
+            OwnershipError: no ``user`` field, or the job is already waiting or running.
+        """
+        user = self._remember(job)
+        if job.id in self._running or job.id in self._waiting.get(user, {}):
+            raise OwnershipError(f"job {job.id!r} submitted twice")
+        self._waiting.setdefault(user, {})[job.id] = None
+
+    def start(self, job: Job, hosts: ProcSet | Iterable[int] | None = None) -> None:
+        """``job`` starts on ``hosts`` (default: ``job.allocation``); it leaves the waiting tasks
+        if it was there (a job never submitted here is accepted too).
+
+        Raises:
+            OwnershipError: no ``user``, no hosts, an unknown host id, or the job already running.
+        """
+        user = self._remember(job)
+        alloc = job.allocation if hosts is None else hosts
+        ids = tuple(sorted(set(alloc))) if alloc is not None else ()
+        if not ids:
+            raise OwnershipError(f"job {job.id!r} started on no host")
+        for i in ids:
+            if i not in self._power:
+                raise OwnershipError(f"job {job.id!r} started on unknown host id {i!r}")
+        if job.id in self._running:
+            raise OwnershipError(f"job {job.id!r} started while already running")
+        self._waiting.get(user, {}).pop(job.id, None)
+        self._running[job.id] = ids
+        self._running_of.setdefault(user, {})[job.id] = None
+        for i in ids:
+            self._on_host.setdefault(i, []).append(job.id)
+        self._alloc = None
+
+    def _stop(self, job: Job, what: str) -> str:
+        ids = self._running.pop(job.id, None)
+        if ids is None:
+            raise OwnershipError(f"job {job.id!r} {what} but it is not running")
+        user = self._user_of[job.id]
+        del self._running_of[user][job.id]
+        for i in ids:
+            on = self._on_host[i]
+            on.remove(job.id)
+            if not on:
+                del self._on_host[i]
+        self._alloc = None
+        return user
+
+    def end(self, job: Job) -> None:
+        """``job`` is over (completed, killed for good): its hosts are released.
+
+        Raises:
+            OwnershipError: the job is not running.
+        """
+        self._stop(job, "ended")
+
+    def preempt(self, job: Job) -> None:
+        """``job`` is stopped and waits again (OSEP's "Vacate job", 000 Fig. 1 L165; HOSEP's
+        "Preempt job", Fig. 2 L341): its hosts are released and it counts in the unmet demand, at
+        the end of its user's waiting tasks.
+
+        Raises:
+            OwnershipError: the job is not running.
+        """
+        user = self._stop(job, "preempted")
+        self._waiting.setdefault(user, {})[job.id] = None
+
+    def withdraw(self, job: Job) -> None:
+        """A waiting ``job`` leaves for good (rejected).
+
+        Raises:
+            OwnershipError: the job is not waiting.
+        """
+        user = self._user_of.get(job.id)
+        if user is None or job.id not in self._waiting.get(user, {}):
+            raise OwnershipError(f"job {job.id!r} withdrawn but it is not waiting")
+        del self._waiting[user][job.id]
+
+    # ------------------------------------------------------------------ current state
+    def running_jobs(self, user: str) -> tuple[str, ...]:
+        """Ids of ``user``'s running jobs, in start order."""
+        return tuple(self._running_of.get(user, {}))
+
+    def running_hosts(self, user: str) -> tuple[int, ...]:
+        """Ids of the hosts running a job of ``user``, sorted."""
+        return tuple(sorted({i for j in self.running_jobs(user) for i in self._running[j]}))
+
+    def jobs_on(self, host_id: int) -> tuple[str, ...]:
+        """Ids of the jobs running on ``host_id``."""
+        return tuple(self._on_host.get(host_id, ()))
+
+    def idle_hosts(self) -> tuple[int, ...]:
+        """Ids of the hosts running no job, sorted."""
+        return tuple(i for i in sorted(self._power) if i not in self._on_host)
+
+    def waiting_jobs(self, user: str) -> tuple[str, ...]:
+        """Ids of ``user``'s waiting tasks (OSEP's Ready state, 001 §3.3.2 L345), arrival order."""
+        return tuple(self._waiting.get(user, {}))
+
+    def unmet_demand(self, user: str) -> int:
+        """OSEP's ``i_u`` (001 §3.3.2 L355, 000 L151): the number of ``user``'s waiting tasks."""
+        return len(self._waiting.get(user, {}))
+
+    def active_tasks(self, user: str) -> int:
+        """OSEP's ``nt_ativa_u`` (001 §3.3.2 L356): the number of ``user``'s running tasks."""
+        return len(self._running_of.get(user, {}))
+
+    def osep_f(self, user: str) -> int:
+        """OSEP's ``f_u = p_u - nt_ativa_u`` (001 §3.3.2 L356; 000 L152 "f = ofertados -
+        possuidos"): hosts owned minus running tasks; ``> 0`` deficit, ``< 0`` excess (in hosts,
+        whatever their speed: OSEP's homogeneous view)."""
+        return len(self.share(user)) - self.active_tasks(user)
+
+    def _allocations(self) -> dict[str, float]:
+        if self._alloc is None:
+            alloc: dict[str, float] = {}
+            for i in sorted(self._on_host):
+                jobs = self._on_host[i]
+                part = self._power[i] / len(jobs)
+                for j in jobs:
+                    u = self._user_of[j]
+                    alloc[u] = alloc.get(u, 0.0) + part
+            self._alloc = alloc
+        return self._alloc
+
+    def allocated(self, user: str) -> float:
+        """``Allocated_u`` (000 eq. 3) / ``Alocado_u`` (001 eq. 4.1): total power of the hosts
+        running ``user``'s jobs now (flops/s)."""
+        return self._allocations().get(user, 0.0)
+
+    def _held(self, user: str, host_id: int) -> float:
+        """The part of ``host_id``'s power ``user`` holds (flops/s)."""
+        jobs = self._on_host.get(host_id, ())
+        mine = sum(1 for j in jobs if self._user_of[j] == user)
+        return self.power(host_id) * mine / len(jobs) if mine else 0.0
+
+    # ------------------------------------------------------------------ the papers' quantities
+    def power_diff(self, user: str) -> float:
+        """``PowerDiff_u = (Allocated_u - Provided_u) / Provided_u`` (000 Def. 1 eq. 3, L237;
+        001 eq. 4.1, L413), dimensionless. Non-owner: ``+inf`` while it runs anything, else 0."""
+        return relative(self.allocated(user) - self.provided(user), self.provided(user))
+
+    def remaining_power(self, user: str, host_id: int) -> float:
+        """``RP_{z,y} = (Allocated_z - Provided_z - Power_y) / Provided_z`` (000 Def. 2 eq. 4,
+        L259; ``PR_Preemp``, 001 eq. 4.2, L421): ``user``'s PowerDiff once its task on
+        ``host_id`` is preempted. ``Power_y`` is the part of ``y`` the user holds (all of it
+        without compute sharing).
+
+        Raises:
+            OwnershipError: ``host_id`` runs no job of ``user``.
+        """
+        held = self._held(user, host_id)
+        if not held:
+            raise OwnershipError(f"host id {host_id} runs no job of user {user!r}")
+        # Allocated_z - Power_y summed over the other hosts, exact for integer-valued speeds
+        rest = sum(self._held(user, i) for i in self.running_hosts(user) if i != host_id)
+        return relative(rest - self.provided(user), self.provided(user))
+
+    def omega(self, user: str) -> tuple[float, int] | None:
+        """``(omega_z, y)`` (000 Def. 3, L263-265): ``RP_{z,y}`` for the least powerful host ``y``
+        running ``user``'s jobs (lowest id among equals), the largest remaining power ``user``
+        can keep; None when ``user`` runs nothing."""
+        hosts = self.running_hosts(user)
+        if not hosts:
+            return None
+        y = min(hosts, key=lambda i: (self._held(user, i), i))
+        return self.remaining_power(user, y), y
+
+    def pr_aloc(self, user: str, host_id: int, *, divide_by: str | None = None) -> float:
+        """``PR_Aloc_{w,y} = (Allocated_w - Provided_w + Power_y) / Provided_w`` (001 eq. 4.3,
+        L425): ``user``'s PowerDiff once host ``host_id`` (its whole power) runs a task of its own.
+
+        Args:
+            divide_by: the monograph's printed denominator ``Porcao_z`` for a user ``z`` (e.g. the
+                preempted user of eq. 4.2); default: ``user`` itself (the reading of this module,
+                see its docstring).
+
+        Raises:
+            OwnershipError: unknown host id.
+        """
+        den = self.provided(user if divide_by is None else divide_by)
+        return relative(self.allocated(user) - self.provided(user) + self.power(host_id), den)
+
+    def by_power_diff(self) -> list[str]:
+        """Every known user, PowerDiff ascending (largest deficit first), ties by name."""
+        return sorted(self._users, key=lambda u: (self.power_diff(u), u))
+
+    def deficits(self, *, with_demand: bool = False) -> list[str]:
+        """Users with ``PowerDiff < 0`` (000 eq. 5, L287), largest deficit first, ties by name;
+        ``with_demand``: only those with waiting tasks (``i_u > 0``)."""
+        return [u for u in self.by_power_diff()
+                if self.power_diff(u) < 0 and (not with_demand or self.unmet_demand(u) > 0)]
+
+    def excesses(self) -> list[str]:
+        """Users with ``PowerDiff > 0``, largest excess first (000 Fig. 2 L338: ``u_beta``), ties
+        by name."""
+        return sorted((u for u in self._users if self.power_diff(u) > 0),
+                      key=lambda u: (-self.power_diff(u), u))
+
+    def is_fair(self, user: str) -> bool:
+        """001 §4.2 (L429-433; 000 Def. 4, L274-279): ``PowerDiff_x >= 0``, or no host ``j`` of a
+        user ``i`` with ``PowerDiff_i >= 0`` has ``RP_{i,j} > PowerDiff_x`` (taking any such host
+        would leave ``i`` no worse off than ``x`` is now)."""
+        pd = self.power_diff(user)
+        if pd >= 0:
+            return True
+        for i in self._users:
+            if i == user or self.power_diff(i) < 0:
+                continue
+            for j in self.running_hosts(i):
+                if self.remaining_power(i, j) > pd:
+                    return False
+        return True
+
+    def snapshot(self) -> dict[str, dict[str, float]]:
+        """Per user (sorted): ``provided`` and ``allocated`` (flops/s), ``power_diff``,
+        ``active_tasks``, ``unmet_demand`` -- for logs and timelines."""
+        return {u: {"provided": self.provided(u), "allocated": self.allocated(u),
+                    "power_diff": self.power_diff(u), "active_tasks": float(self.active_tasks(u)),
+                    "unmet_demand": float(self.unmet_demand(u))} for u in self.users}

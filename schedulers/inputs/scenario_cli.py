@@ -1,0 +1,114 @@
+"""``gridsched scenario NAME [--PARAM VALUE ...] --seed N -o DIR``: write a generated scenario.
+
+Any registered scenario generator (:mod:`schedulers.inputs.generators`, ``gridsched campaign
+generators`` lists them) becomes a sub-command whose options are its parameters (``tasks_per_user``
+is ``--tasks-per-user``; booleans are ``--x`` / ``--no-x``); unset options keep the generator's
+defaults. The scenario is written to ``DIR/platform.xml`` and ``DIR/workload.json`` (several
+workloads: ``DIR/workload_w0.json``, ``DIR/workload_w1.json``, ...), ready for
+``gridsched run -p DIR/platform.xml -w DIR/workload.json``. Example::
+
+    gridsched scenario hosep --demand large --late user1 --seed 3 -o out/hosep-large-u1-3
+
+Wired into ``gridsched`` by :func:`add_scenario_parser`; also runs alone:
+``python -m schedulers.inputs.scenario_cli hosep ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from .generators import GENERATORS, GeneratorError, generate
+
+__all__ = ["add_scenario_parser", "write_scenario", "run_scenario", "main"]
+
+
+def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path) -> list[Path]:
+    """Generate scenario ``name`` with ``params`` and ``seed`` and write it in folder ``out``
+    (created if needed): ``platform.xml`` and ``workload.json`` (or ``workload_w<i>.json``).
+
+    Returns:
+        The paths written, platform first.
+
+    Raises:
+        GeneratorError: unknown generator or bad parameters (see
+            :func:`~schedulers.inputs.generators.check_params`).
+        OSError: the folder or a file cannot be written.
+    """
+    scenario = generate(name, params, seed)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "platform.xml"]
+    if scenario.platform_xml is not None:
+        written[0].write_text(scenario.platform_xml, encoding="utf-8")
+    elif scenario.platform is not None:
+        shutil.copyfile(scenario.platform, written[0])
+    else:
+        raise GeneratorError(f"generator {name!r} returned no platform")
+    many = len(scenario.workloads) > 1
+    for i, w in enumerate(scenario.workloads):
+        path = folder / (f"workload_w{i}.json" if many else "workload.json")
+        if isinstance(w, dict):
+            path.write_text(json.dumps(w, indent=1) + "\n", encoding="utf-8")
+        else:
+            shutil.copyfile(w, path)
+        written.append(path)
+    return written
+
+
+def run_scenario(args: argparse.Namespace) -> int:
+    """The sub-command: write the scenario, print what was written. Exit status 2 on bad
+    parameters or an unwritable folder (one line on stderr)."""
+    gen = GENERATORS[args.generator]
+    params = {k: getattr(args, k) for k in gen.params if getattr(args, k, None) is not None}
+    try:
+        paths = write_scenario(args.generator, params, args.seed, args.output)
+    except (GeneratorError, OSError) as exc:
+        print(f"gridsched: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.generator} seed {args.seed}: wrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def _option_type(default: Any) -> Any:
+    return float if isinstance(default, float) else type(default)
+
+
+def add_scenario_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``scenario`` (one sub-command per registered generator) to the ``gridsched`` parser
+    (``sub`` is the result of ``add_subparsers()``). Returns the new parser."""
+    p = sub.add_parser("scenario", help="write a generated scenario (platform.xml, workload.json)",
+                       description="Write the platform and workload of a registered scenario generator "
+                                   "(`gridsched campaign generators` lists them) to a folder.")
+    gs = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
+    for name, gen in sorted(GENERATORS.items()):
+        g = gs.add_parser(name, help=gen.doc, description=gen.doc)
+        for key, default in gen.params.items():
+            flag = "--" + key.replace("_", "-")
+            if isinstance(default, bool):
+                g.add_argument(flag, dest=key, action=argparse.BooleanOptionalAction, default=None,
+                               help=f"default {default}")
+            else:
+                g.add_argument(flag, dest=key, type=_option_type(default), default=None,
+                               help=f"default {default!r}")
+        g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        g.add_argument("-o", "--output", required=True, help="folder to write platform.xml and workload.json in")
+        g.set_defaults(func=run_scenario)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m schedulers.inputs.scenario_cli GENERATOR ...`` (same options as
+    ``gridsched scenario``)."""
+    parser = argparse.ArgumentParser(prog="gridsched")
+    add_scenario_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["scenario", *(sys.argv[1:] if argv is None else argv)])
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
