@@ -10,6 +10,7 @@ Sub-commands:
 * ``serve``    — a policy as an external Batsim scheduler (ZMQ REP server).
 * ``convert``  — trace (SWF, GWF, Batsim JSON) to a validated Batsim workload.
 * ``policies`` — list the registered policies.
+* ``scenario`` — write a registered scenario generator's platform and workload to a folder.
 * ``campaign`` — many simulations on Dask from a TOML file: ``run``, ``status``, ``collect``,
   ``plot``, ``report`` (:mod:`schedulers.campaign`).
 """
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_convert_parser(sub)
     from .campaign.cli import add_campaign_parser
     add_campaign_parser(sub)
+    from .inputs.scenario_cli import add_scenario_parser
+    add_scenario_parser(sub)
     return parser
 
 

@@ -414,3 +414,38 @@ def test_simulator_axis_engine_and_real_batsim_agree(tmp_path: Path) -> None:
             assert e.keys() == b.keys()
             for k in e:
                 assert e[k] == pytest.approx(b[k], rel=1e-6, abs=1e-6), (pol, seed, k)
+
+
+def test_run_metrics_join_the_summary(tmp_path: Path) -> None:
+    from schedulers.core.satisfaction import satisfaction_metrics
+    from schedulers.inputs.convert import write_workload
+
+    f = write(tmp_path, """
+        seeds = [4]
+        metrics = ["satisfaction"]
+        [[policy]]
+        name = "easy"
+        [[scenario]]
+        name = "hosep"
+        generator = "hosep"
+        params = { late = "user4", demand = "medium" }
+        """)
+    camp = load_campaign(f)
+    (run,) = camp.runs()
+    rec = execute_run(run)
+    assert rec["status"] == "done", rec["error"]
+    # the same run alone, files written by hand, satisfaction read from them
+    sc = generate("hosep", run.scenario["params"], 4)
+    (tmp_path / "p.xml").write_text(sc.platform_xml)
+    w = write_workload(sc.workloads[0], tmp_path / "w.json")
+    simulate(tmp_path / "p.xml", [w], get_policy("easy"), export_prefix=tmp_path / "alone" / "out_")
+    expected = satisfaction_metrics(tmp_path / "alone" / "out_jobs.csv", [w], tmp_path / "p.xml")
+    assert sorted(expected) == [f"satisfaction.user{i}" for i in (1, 2, 3, 4)]
+    for k, v in expected.items():
+        assert rec["summary"][k] == v
+    # asking for the metric makes other runs than not asking (every record has every metric)
+    g = write(tmp_path, f.read_text().replace('metrics = ["satisfaction"]', ""), "g.toml")
+    assert load_campaign(g).runs()[0].id != run.id
+    bad = write(tmp_path, f.read_text().replace('"satisfaction"]', '"happiness"]'), "b.toml")
+    with pytest.raises(CampaignError, match=r"metrics\[0\]: unknown run metric 'happiness'; known: satisfaction"):
+        load_campaign(bad)

@@ -138,17 +138,21 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
         "outputs": None, "gridsched_version": __version__}
     keep = spec.keep_outputs and out_dir is not None
     batsim = spec.engine["simulator"] == "batsim"
-    work = Path(tempfile.mkdtemp(prefix=f"gridsched-{spec.id}-")) if batsim or keep else None
+    files = batsim or bool(spec.metrics)  # inputs and outputs as files
+    work = Path(tempfile.mkdtemp(prefix=f"gridsched-{spec.id}-")) if files or keep else None
     try:
         outputs = None
         if work is not None:
             outputs = work / "outputs"
             outputs.mkdir()
-        platform, workloads = _scenario(spec, work if batsim else None)
+        platform, workloads = _scenario(spec, work if files else None)
         if batsim:
             summary, policy = _batsim_run(spec, platform, workloads, outputs)
         else:
-            summary, policy = _engine_run(spec, platform, workloads, outputs if keep else None)
+            summary, policy = _engine_run(spec, platform, workloads, outputs if keep or files else None)
+        for name in spec.metrics:
+            from .run_metrics import RUN_METRICS
+            summary.update(RUN_METRICS[name](outputs / "out_jobs.csv", workloads, platform))
         metrics = policy.metrics()
         record["summary"] = _finite(summary, "summary metric")
         record["policy_metrics"] = _finite({k: v for k, v in metrics.items()}, "policy metric")

@@ -8,6 +8,7 @@ A campaign file (read with the standard library's :mod:`tomllib`)::
     compute_sharing = false        # Batsim's --enable-compute-sharing (default false)
     simulator = "engine"           # "engine" (default) or "batsim" (a real batsim on PATH)
     keep_outputs = false           # keep Batsim's output files of every run (default false)
+    metrics = ["satisfaction"]     # metrics computed from each run's files (run_metrics.RUN_METRICS)
     batsim_timeout = 3600          # s, per run, simulator = "batsim" only
 
     [[policy]]                     # one table per policy: registry name, options, label
@@ -74,7 +75,7 @@ __all__ = ["Campaign", "RunSpec", "load_campaign", "parse_campaign", "run_id", "
 #: Engine options an axis may set, with their defaults (Batsim's flags and the simulator choice).
 ENGINE_OPTIONS: dict[str, Any] = {"simulator": "engine", "energy": False, "compute_sharing": False}
 SIMULATORS = ("engine", "batsim")
-_TOP = {"name", "description", "seeds", "energy", "compute_sharing", "simulator", "keep_outputs",
+_TOP = {"name", "description", "seeds", "metrics", "energy", "compute_sharing", "simulator", "keep_outputs",
         "batsim_timeout", "policy", "scenario", "axes", "zip", "report"}
 _KINDS = ("policy", "scenario", "engine")
 
@@ -133,6 +134,7 @@ class RunSpec:
         seed: the run's seed.
         base_dir: the campaign file's folder (relative paths are resolved against it).
         keep_outputs: keep Batsim's output files. batsim_timeout: s (real Batsim only).
+        metrics: run metrics computed from the run's files (:mod:`.run_metrics`).
     """
 
     id: str
@@ -146,11 +148,16 @@ class RunSpec:
     base_dir: str
     keep_outputs: bool = False
     batsim_timeout: float = 3600.0
+    metrics: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
-        """The parameters the id is the hash of."""
-        return {"params": self.params, "policy_name": self.policy_name,
-                "policy_options": self.policy_options, "scenario": self.scenario, "engine": self.engine}
+        """The parameters the id is the hash of (run metrics included: asking for one more
+        metric makes new runs, so that every record has every metric)."""
+        ident = {"params": self.params, "policy_name": self.policy_name,
+                 "policy_options": self.policy_options, "scenario": self.scenario, "engine": self.engine}
+        if self.metrics:
+            ident["metrics"] = list(self.metrics)
+        return ident
 
 
 def run_id(identity: dict[str, Any]) -> str:
@@ -175,6 +182,7 @@ class Campaign:
     scenarios: list[ScenarioEntry]
     axes: list[Axis]
     report: dict[str, Any] | None
+    metrics: tuple[str, ...] = ()
 
     @property
     def axis_names(self) -> list[str]:
@@ -243,7 +251,7 @@ class Campaign:
                                 "energy and compute_sharing true or false")
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
                        scenario=scenario, engine=engine, seed=self.seeds[0] if seed is None else seed, base_dir=str(self.path.parent),
-                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout)
+                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout, metrics=self.metrics)
         return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
 
 
@@ -337,6 +345,11 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
     timeout = float(c.typed(data.get("batsim_timeout", 3600.0), (int, float), "batsim_timeout", "a number (s)"))
     if timeout <= 0:
         raise c.fail("batsim_timeout", f"must be > 0 s, got {timeout!r}")
+    metrics = c.typed(data.get("metrics", []), list, "metrics", "a list of run metric names")
+    from .run_metrics import RUN_METRICS
+    for i, m in enumerate(metrics):
+        if m not in RUN_METRICS:
+            raise c.fail(f"metrics[{i}]", f"unknown run metric {m!r}; known: {', '.join(RUN_METRICS)}")
     policies = _policies(c, data.get("policy"))
     scenarios = _scenarios(c, data.get("scenario"), path.parent)
     axes = _axes(c, data, policies, scenarios)
@@ -346,7 +359,7 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
         check_report_section(c.typed(report, dict, "report", "a table"), str(path))
     camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
                     keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
-                    axes=axes, report=report)
+                    axes=axes, report=report, metrics=tuple(metrics))
     camp.runs()  # values that policies or generators refuse are errors now, not at run time
     return camp
 

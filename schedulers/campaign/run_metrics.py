@@ -1,0 +1,32 @@
+"""Metrics computed from a finished run's files, asked for by ``metrics = [...]`` in a campaign.
+
+Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number}``, where
+``out_jobs`` is the run's ``out_jobs.csv``, ``workloads`` its workloads (paths or dicts, ``w0``,
+``w1``... in order) and ``platform`` its platform file; the numbers join the run's summary
+(``runs.csv`` columns, grouped and summarised like the others).
+
+* ``satisfaction``: per-user mean satisfaction US (%) with the HOSEP paper's Definition 5
+  (:func:`schedulers.core.satisfaction.satisfaction_metrics`, mode ``hosep``), columns
+  ``satisfaction.<user>``;
+* ``satisfaction-osep``: the same with OSEP's original definition (mode ``osep``), columns
+  ``satisfaction_osep.<user>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+
+def _satisfaction(mode: str, prefix: str) -> Callable[..., dict[str, float]]:
+    def fn(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
+        from ..core.satisfaction import satisfaction_metrics
+        return satisfaction_metrics(out_jobs, workloads, platform, mode=mode, prefix=prefix)
+    return fn
+
+
+#: Run metrics by name.
+RUN_METRICS: dict[str, Callable[..., dict[str, float]]] = {
+    "satisfaction": _satisfaction("hosep", "satisfaction"),
+    "satisfaction-osep": _satisfaction("osep", "satisfaction_osep"),
+}
