@@ -19,24 +19,52 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 
 
+class RunInputError(ValueError):
+    """A bad ``gridsched run`` option or input: one line on stderr, exit status 2."""
+
+
 def _policy_options(text: str | None) -> dict[str, Any]:
-    if not text:
+    """``--policy-options``: a JSON object, inline or ``@file.json``.
+
+    Raises:
+        RunInputError: unreadable file, not strict JSON (see :mod:`schedulers.inputs.jsonfile`),
+            or not a JSON object.
+    """
+    from .inputs.jsonfile import loads_strict, read_json
+
+    if text is None or not text.strip():
         return {}
     text = text.strip()
-    try:
-        if text.startswith("@"):
-            return json.loads(Path(text[1:]).read_text(encoding="utf-8"))
-        return json.loads(text)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SystemExit(f"gridsched: --policy-options: cannot read JSON ({exc})") from None
+    if text.startswith("@"):
+        src = f"--policy-options {text}"
+        try:
+            data = read_json(text[1:], RunInputError, "options file")
+        except RunInputError as exc:
+            raise RunInputError(f"--policy-options: {exc}") from None
+    else:
+        src = "--policy-options"
+        data = loads_strict(text, src, RunInputError)
+    if not isinstance(data, dict):
+        raise RunInputError(f"{src}: policy options must be a JSON object such as "
+                            f"'{{\"key\": 1}}', got a JSON {_json_kind(data)}")
+    return data
+
+
+def _json_kind(v: Any) -> str:
+    return {list: "array", str: "string", bool: "boolean", type(None): "null", dict: "object"}.get(
+        type(v), "number")
 
 
 class _Progress:
@@ -46,11 +74,13 @@ class _Progress:
         self.bar = None
         self.last = 0.0
         self.done = 0
+        self.now = 0.0  # simulated time of the last instant reported, even without a bar
         if enabled and total:
             from tqdm import tqdm
             self.bar = tqdm(total=total, unit="job", desc="simulating", dynamic_ncols=True, mininterval=0.1)
 
     def __call__(self, now: float, done: int, total: int) -> None:
+        self.now = now
         if self.bar is None:
             return
         t = time.monotonic()
@@ -64,6 +94,7 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 #: ``--fit`` for traces: the converter drops oversized jobs by default (a trace from a bigger machine
@@ -71,78 +102,245 @@ class _Progress:
 _TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp", "scale": "clamp"}
 
 
-def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, out: Path) -> list[str]:
-    """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked."""
-    from .inputs.convert import convert_trace
+@dataclass
+class _Prepared:
+    """One ``--workload`` ready for the run: the file the user gave, and when gridsched converted
+    (SWF/GWF) or changed it (``--fit``, ``--max-jobs``) the new file staged for the output folder
+    (``workload_wN.json``), its content and the conversion report."""
 
-    paths: list[str] = []
+    source: str
+    staged: Path | None = None
+    data: dict | None = None
+    note: str | None = None
+
+
+def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
+    """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked, into
+    ``stage`` (moved to the output folder once every input is known to be good).
+
+    Raises:
+        WorkloadError, RunInputError: one line naming the file (and the job).
+    """
+    from .inputs.convert import convert_trace
+    from .inputs.errors import WorkloadError
+    from .inputs.jsonfile import read_json
+
+    prepared: list[_Prepared] = []
     for i, w in enumerate(args.workload):
         p = Path(w)
         name = p.name.lower()
+        target = stage / f"workload_w{i}.json"
         if name.endswith((".swf", ".swf.gz", ".gwf", ".gwf.gz")):
-            target = out / f"workload_w{i}.json"
-            opts: dict[str, Any] = {"cores_per_host": args.cores_per_host or cores, "nb_hosts": nb_hosts,
+            cph = args.cores_per_host if args.cores_per_host is not None else cores
+            opts: dict[str, Any] = {"cores_per_host": cph, "nb_hosts": nb_hosts,
                                     "oversized": _TRACE_OVERSIZED[args.fit]}
-            if args.max_jobs:
+            if args.max_jobs is not None:
                 opts["max_jobs"] = args.max_jobs
-            report = convert_trace(p, target, **opts)
-            print(f"converted {p.name}: {report.summary()}", file=sys.stderr)
-            paths.append(str(target))
-        elif args.fit != "error" or args.max_jobs:
-            target = out / f"workload_w{i}.json"
-            data = json.loads(p.read_text(encoding="utf-8"))
-            if args.max_jobs:
-                data["jobs"] = sorted(data["jobs"], key=lambda j: j["subtime"])[: args.max_jobs]
+            try:
+                report = convert_trace(p, target, **opts)
+            except WorkloadError as exc:  # name the user's trace, not the staging folder
+                raise WorkloadError(str(exc).replace(f"{target} (converted from {p})", f"{p} (converted)")) from None
+            except (ValueError, OSError) as exc:
+                raise RunInputError(f"{p}: cannot convert the trace: {exc}") from None
+            if report.jobs_kept == 0:
+                if report.records_read == 0:
+                    why = "it has no job line (empty or header-only trace)"
+                else:
+                    reasons = ", ".join(f"{n} {r}" for r, n in report.dropped.items())
+                    why = f"none of its {report.records_read} job(s) is kept ({reasons})"
+                raise WorkloadError(f"{p}: no job to simulate: {why}")
+            prepared.append(_Prepared(str(p), target, read_json(target, WorkloadError, "workload"),
+                                      f"converted {p.name}: {report.summary()}"))
+        elif args.fit != "error" or args.max_jobs is not None:
+            data = read_json(p, WorkloadError, "workload")
+            if not isinstance(data, dict):
+                raise WorkloadError(f"{p}: a workload must be a JSON object with 'jobs' and 'profiles', "
+                                    f"got a JSON {_json_kind(data)}")
+            if args.max_jobs is not None:
+                data["jobs"] = _earliest_jobs(p, data.get("jobs"), args.max_jobs)
             if args.fit != "error":
                 from .inputs.rescale import rescale_workload
-                data = rescale_workload(data, nb_hosts, mode=args.fit, source=str(p))
+                data = dict(rescale_workload(data, nb_hosts, mode=args.fit, source=str(p)))
             target.write_text(json.dumps(data), encoding="utf-8")
-            paths.append(str(target))
+            prepared.append(_Prepared(str(p), target, data))
         else:
-            paths.append(str(p))
-    return paths
+            prepared.append(_Prepared(str(p)))
+    return prepared
+
+
+def _earliest_jobs(src: Path, jobs: Any, n: int) -> list:
+    """The ``n`` jobs of a JSON workload submitted first (file order among equal times)."""
+    from .inputs.errors import WorkloadError
+
+    if not isinstance(jobs, list):
+        raise WorkloadError(f"{src}: 'jobs' must be a list")
+    for k, j in enumerate(jobs):
+        if not isinstance(j, dict):
+            raise WorkloadError(f"{src}: job #{k} is not an object")
+        label = f"job {j['id']!r}" if isinstance(j.get("id"), (str, int)) else f"job #{k}"
+        sub = j.get("subtime")
+        if "subtime" not in j:
+            raise WorkloadError(f"{src}: {label}: missing field 'subtime' (--max-jobs keeps the jobs "
+                                "submitted first)")
+        if isinstance(sub, bool) or not isinstance(sub, (int, float)):
+            raise WorkloadError(f"{src}: {label}: 'subtime' must be a number, got {sub!r}")
+    return sorted(jobs, key=lambda j: j["subtime"])[:n]
+
+
+#: The files ``gridsched run`` writes in its output folder (besides ``workload_wN.json``, the
+#: converted or fitted workloads): ``--overwrite`` removes these from the folder, and nothing else.
+RUN_FILES = ("out_jobs.csv", "out_schedule.csv", "out_machine_states.csv", "out_consumed_energy.csv",
+             "out_pstate_changes.csv", "out_schedule.trace", "out_batsim.log", "summary.json",
+             "out_jobs.partial.csv")
+_RUN_WORKLOAD = re.compile(r"workload_w[0-9]+\.json\Z")
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise RunInputError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
+    if args.cores_per_host is not None and args.cores_per_host < 1:
+        raise RunInputError(f"--cores-per-host must be an integer >= 1, got {args.cores_per_host}")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise RunInputError(f"--timeout must be a number of seconds > 0, got {args.timeout}")
+
+
+def _previous_run(out: Path, overwrite: bool) -> list[Path]:
+    """The files of a previous run in ``out`` to remove before this one (with ``--overwrite``).
+
+    Raises:
+        RunInputError: ``out`` is a file, or a non-empty folder without ``--overwrite``.
+    """
+    if not out.exists():
+        return []
+    if not out.is_dir():
+        raise RunInputError(f"{out}: the output path is an existing file, not a folder; choose another --output")
+    try:
+        entries = sorted(out.iterdir())
+    except OSError as exc:
+        raise RunInputError(f"{out}: cannot read the output folder: {exc.strerror or exc}") from None
+    if entries and not overwrite:
+        shown = ", ".join(e.name for e in entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise RunInputError(f"{out}: the output folder is not empty ({shown}); add --overwrite to replace "
+                            "a previous run's files, or choose another --output")
+    return [e for e in entries if e.is_file() and (e.name in RUN_FILES or _RUN_WORKLOAD.match(e.name))]
+
+
+def _interrupted(engine: Any, out: Path, prepared: list[_Prepared]) -> int:
+    """Ctrl-C during the simulation: say where it was, keep the jobs done so far. Returns 130."""
+    from types import SimpleNamespace
+
+    from .engine.outputs import job_rows
+
+    done = engine.rows["jobs"]
+    kept = [w.staged.name for w in prepared if w.staged is not None]
+    partial = out / "out_jobs.partial.csv"
+    try:
+        partial.write_text("\n".join(job_rows(SimpleNamespace(rows={"jobs": list(done)}))) + "\n",
+                           encoding="utf-8")
+        kept.append(f"{partial.name} (the {len(done)} jobs done, in out_jobs.csv's format)")
+    except OSError:
+        pass
+    print(f"\ngridsched: interrupted at simulated time t={engine.now:,.3f} s with {len(done)} of "
+          f"{engine.nb_jobs} jobs done; kept in {out}/: {', '.join(kept)}; no summary and no other "
+          "output file (the run did not end)", file=sys.stderr)
+    return 130
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .core.metrics import summarize_outputs
-    from .engine import build_engine, write_outputs
-    from .engine.platform import read_platform
-    from .registry import get_policy
+    """``gridsched run``. Every input is checked before the output folder is touched; a bad one
+    stops the run with one line (:func:`main`, exit status 2)."""
+    import gc
+    import shutil
+    import tempfile
 
+    from .core.metrics import summarize_outputs
+    from .engine import InProcessPort, write_outputs
+    from .engine.platform import check_compute_speeds, read_platform
+    from .engine.simulator import Engine
+    from .engine.workload import load_workload
+    from .registry import PolicyOptionError, check_options, get_policy
+
+    _check_numbers(args)
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    previous = _previous_run(out, args.overwrite)
     missing = [w for w in args.workload if not Path(w).exists()]
     if missing and args.fallback_workload:
         print(f"note: {', '.join(missing)} not found (is ../shared beside the project?); "
               f"running the shipped scenario {args.fallback_workload} instead", file=sys.stderr)
         args.workload = [args.fallback_workload]
-    prefix = str(out / "out_")
+    options = _policy_options(args.policy_options)
+    policy = None
+    try:
+        if args.engine == "embedded":
+            policy = get_policy(args.policy, options)
+        else:
+            check_options(args.policy, options)
+    except PolicyOptionError:
+        raise
+    except (ValueError, OSError) as exc:
+        raise RunInputError(f"policy {args.policy!r}: {exc}") from None
     spec = read_platform(args.platform)
+    check_compute_speeds(spec, args.energy)
     nb_hosts = len(spec.compute)
     cores = min(h.cores for h in spec.compute)
-    workloads = _prepare_workloads(args, nb_hosts, cores, out)
-    options = _policy_options(args.policy_options)
+    engine = None
+    with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
+        prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
+        if args.engine == "embedded":
+            wls = [load_workload(w.source, f"w{i}", nb_hosts, has_network=spec.has_network, data=w.data)
+                   for i, w in enumerate(prepared)]
+            engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing,
+                            forward_profiles=args.forward_profiles)
+        # Every input is good: now the output folder.
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for f in previous:
+                f.unlink()
+        except OSError as exc:
+            raise RunInputError(f"{out}: cannot prepare the output folder: {exc.strerror or exc}") from None
+        if previous:
+            print(f"--overwrite: removed the previous run's files from {out}/: "
+                  f"{', '.join(f.name for f in previous)}", file=sys.stderr)
+        workloads = []
+        for i, w in enumerate(prepared):
+            if w.staged is None:
+                workloads.append(w.source)
+                continue
+            final = out / w.staged.name
+            shutil.move(str(w.staged), final)
+            w.staged = final
+            workloads.append(str(final))
+            if engine is not None:
+                engine.workloads[i].path = str(final)
+    for w in prepared:
+        if w.note:
+            print(w.note, file=sys.stderr)
+    prefix = str(out / "out_")
     if args.engine == "batsim":
         from .batsim.runner import batsim_kwargs_from_args, run_with_batsim
         run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy,
                         **batsim_kwargs_from_args(args))
     else:
-        policy = get_policy(args.policy, options)
-        engine = build_engine(spec, workloads, energy=args.energy, compute_sharing=args.compute_sharing,
-                              forward_profiles=args.forward_profiles)
         progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
         engine.progress = progress
-        from .engine import InProcessPort
-        import gc
         gc.disable()  # the run allocates many long-lived objects and no cycles: ~25 % faster
         try:
             result = engine.run(InProcessPort(policy))
+        except KeyboardInterrupt:
+            progress.close()
+            return _interrupted(engine, out, prepared)
         finally:
             gc.enable()
             progress.close()
         write_outputs(result, prefix, energy=args.energy)
     summary = summarize_outputs(prefix, nb_hosts)
-    (out / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n", encoding="utf-8")
+    values = summary.as_dict()
+    bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
+    if bad:
+        raise RunInputError(f"{out}/summary.json: {', '.join(f'{k} = {values[k]}' for k in bad)}: the run's "
+                            "times or energies are too large to sum; Batsim's files are in the folder")
+    text = json.dumps(values, indent=2, allow_nan=False)  # strict JSON: no NaN/Infinity tokens
+    (out / "summary.json").write_text(text + "\n", encoding="utf-8")
     print(f"policy {args.policy} on {Path(args.platform).name} ({nb_hosts} hosts), "
           f"{args.engine} engine; outputs in {out}/")
     print(summary.format())
@@ -189,7 +387,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--platform", "-p", required=True, help="SimGrid platform XML")
     run.add_argument("--workload", "-w", required=True, action="append",
                      help="Batsim JSON workload, or a SWF/GWF trace converted on the fly (repeatable)")
-    run.add_argument("--output", "-o", default="out", help="output folder (default: out)")
+    run.add_argument("--output", "-o", default="out", help="output folder (default: out); must be new or empty")
+    run.add_argument("--overwrite", action="store_true",
+                     help="reuse a non-empty output folder: first remove the files a previous run wrote there "
+                          "(out_*.csv, summary.json, workload_wN.json...), and only those")
     run.add_argument("--energy", "-E", action="store_true", help="energy model and energy outputs")
     run.add_argument("--policy-options", help="policy options as JSON or @file.json")
     run.add_argument("--engine", choices=("embedded", "batsim"), default="embedded",
@@ -243,8 +444,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(msg: Any) -> str:
+    """An error message on one line (multi-line messages, e.g. several workload problems, joined)."""
+    return "; ".join(part.strip() for part in str(msg).splitlines() if part.strip())
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``gridsched`` command. Returns the exit status."""
+    """Entry point of the ``gridsched`` command. Returns the exit status.
+
+    Exit status: 0 done; 2 bad input (one line on stderr naming the file and the item, or the
+    option); 1 a real-Batsim failure, a timeout, or an internal error (one line, with
+    ``GRIDSCHED_TRACEBACK=1`` in the environment for the traceback); 130 interrupted (Ctrl-C).
+    """
     from .batsim.runner import BatsimRunError
     from .engine.simulator import EngineError
     from .inputs.errors import PlatformError, WorkloadError
@@ -256,12 +467,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
-            CampaignError) as exc:
+            RunInputError, CampaignError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"gridsched: error: {msg}", file=sys.stderr)
+        print(f"gridsched: error: {_one_line(msg)}", file=sys.stderr)
         return 2
     except (BatsimRunError, TimeoutError) as exc:
         print(f"gridsched: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # e.g. the output folder cannot be written
+        print(f"gridsched: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ngridsched: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if os.environ.get("GRIDSCHED_TRACEBACK"):
+            raise
+        print(f"gridsched: internal error: {type(exc).__name__}: {_one_line(exc)} "
+              "(GRIDSCHED_TRACEBACK=1 shows the traceback; please report it)", file=sys.stderr)
         return 1
 
 

@@ -132,14 +132,18 @@ def test_decision_later_than_its_reply_now_is_refused():
 # ------------------------------------------------------------------------------ livelock
 def test_call_me_later_that_rounds_to_now_is_a_livelock_naming_the_policy_and_time():
     # At t = 1e14 s, 1e14 + 1e-3 == 1e14 in double precision: the call lands on the same instant.
+    # (Workload times stop at 2**33 s; the policy itself asks to be called at 1e14 s.)
     class Spinner(Policy):
         name = "spinner"
 
+        def on_job_submitted(self, job):
+            self.call_me_later(1e14)
+
         def schedule(self):
-            if self.now >= 1e14:  # once the job is there
+            if self.now >= 1e14:  # once called back there
                 self.call_me_later(self.now + 1e-3)
 
-    w = wl([{"id": "A", "subtime": 1e14, "walltime": -1, "res": 1, "profile": "d"}],
+    w = wl([{"id": "A", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
            {"d": {"type": "delay", "delay": 1}})
     with pytest.raises(EngineError, match=r"livelock at t=100000000000000.0: policy 'spinner'"):
         simulate(HETERO, [w], Spinner())

@@ -2,7 +2,8 @@
 
 Files (``PREFIX`` is Batsim's ``-e``, e.g. ``out/out_``):
 
-* ``PREFIXjobs.csv``: one row per job in completion (or rejection) order; floats ``%f``;
+* ``PREFIXjobs.csv``: one row per job in completion (or rejection) order; floats ``%f``; a
+  profile name holding a comma, quote or line break is quoted as CSV (Batsim writes it raw);
   rejected jobs have empty time columns; ``consumed_energy`` is -1 without energy;
   ``execution_time`` of a null-duration job is 1e-5 s as in Batsim.
 * ``PREFIXschedule.csv``: the aggregate row (makespan, mean/max waiting, turnaround, slowdown =
@@ -17,9 +18,12 @@ Formats checked against ``shared/batsim-4.2.1/outputs``.
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 from pathlib import Path
 
-from .simulator import EngineResult, execution_time
+from .simulator import EngineError, EngineResult, execution_time
 
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
                "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
@@ -36,12 +40,28 @@ def _f(x: float) -> str:
     return "%f" % x
 
 
+_CSV_SPECIAL = frozenset(',"\r\n')
+
+
+def _csv_field(text: str) -> str:
+    """``text`` as one CSV field: unchanged when it holds no comma, quote or line break (every id
+    :func:`~schedulers.engine.workload.job_name` accepts, and ordinary profile names, so the
+    file stays byte-identical to Batsim's), else quoted by the :mod:`csv` module (Batsim writes
+    such a field raw, which splits the row)."""
+    if _CSV_SPECIAL.isdisjoint(text):
+        return text
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([text])  # fields holding \r or \n get quoted
+    return buf.getvalue()[:-2]
+
+
 def job_rows(result: EngineResult, jobs: list | None = None) -> list[str]:
     """The lines of out_jobs.csv (header first), of ``jobs`` (default: the traced rows; a run
     without tracing has the same jobs, in the same order, in ``result.jobs``)."""
     out = [JOBS_HEADER]
     for j in result.rows["jobs"] if jobs is None else jobs:
-        head = f"{j.name},{j.workload},{j.profile},{_f(j.subtime)},{j.res},{_f(j.walltime)}"
+        head = (f"{_csv_field(j.name)},{_csv_field(j.workload)},{_csv_field(j.profile)},{_f(j.subtime)},{j.res},"
+                f"{_f(j.walltime)}")
         if j.state == "REJECTED":
             out.append(f'{head},0,REJECTED,,,,,,,,,""')
             continue
@@ -89,8 +109,37 @@ def pstate_rows(result: EngineResult) -> list[str]:
     return out
 
 
+def check_finite(result: EngineResult) -> None:
+    """Refuse to write a NaN or an infinity: every time, energy and metric of the run must be a
+    finite number. Inputs are bounded so that this holds (:mod:`.workload`, :mod:`.platform`);
+    what is left is a computation whose duration (flops / speed) overflows the sums.
+
+    Raises:
+        EngineError: naming the first job or ``out_schedule.csv`` column that is not finite.
+    """
+    for j in result.rows["jobs"]:
+        if j.state == "REJECTED":
+            continue
+        for what, v in (("start", j.start), ("finish", j.start + execution_time(j)), ("energy", j.energy)):
+            if not math.isfinite(v):
+                raise EngineError(f"job {j.id}: its {what} is {v}, not a finite number; its computation is "
+                                  "too long for the engine (flops / speed overflows)")
+    for k, v in result.schedule.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise EngineError(f"out_schedule.csv: {k} is {v}, not a finite number; the run's times or "
+                              "energies are too large to sum")
+    rows = result.rows["energy"]  # time and energy only grow: the last row has the largest
+    if rows and not all(math.isfinite(v) for v in (rows[-1][0], rows[-1][1], rows[-1][3])):
+        raise EngineError(f"out_consumed_energy.csv: row {rows[-1]} is not finite")
+
+
 def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool) -> list[Path]:
-    """Write Batsim's output files with ``prefix`` (folders are created). Returns the paths."""
+    """Write Batsim's output files with ``prefix`` (folders are created). Returns the paths.
+
+    Raises:
+        EngineError: a value to write is not finite (:func:`check_finite`); nothing is written.
+    """
+    check_finite(result)
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     files = {"jobs.csv": job_rows, "schedule.csv": schedule_rows, "machine_states.csv": machine_state_rows}

@@ -17,7 +17,10 @@ Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 * each compute host's properties gain ``role: ""`` when absent.
 
 Energy: SimGrid's host-energy plugin (SimGrid >= 3.24): ``wattage_per_state`` holds one
-``Idle:Epsilon:AllCores`` (or ``Idle:AllCores``, then Epsilon = Idle) triple per pstate, watts;
+``Idle:Epsilon:AllCores`` (or ``Idle:AllCores``, then Epsilon = Idle) triple per pstate, watts
+(between 0 and :data:`MAX_WATTS`: a NaN, infinite or negative power would give NaN or negative
+energy, and the bound keeps every energy finite: watts x seconds x hosts stays far below the
+largest double);
 a host with ``C`` cores of which a load ``L`` (in cores, possibly fractional) is busy draws
 ``Epsilon + (AllCores - Epsilon) * min(L / C, 1)`` when ``L > 0`` and ``Idle`` otherwise.
 ``wattage_off`` is the power of a host turned off (Batsim never turns hosts off: sleeping is a
@@ -38,6 +41,9 @@ _SPEED_UNITS = {
     "": 1.0, "f": 1.0, "flops": 1.0,
     "kf": 1e3, "mf": 1e6, "gf": 1e9, "tf": 1e12, "pf": 1e15, "ef": 1e18, "zf": 1e21, "yf": 1e24,
 }
+#: Largest power accepted in ``wattage_per_state`` and ``wattage_off`` (W): a gigawatt per host.
+MAX_WATTS = 1e9
+
 _SPEED_RE = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zA-Z]*)\s*$")
 
 
@@ -133,6 +139,9 @@ def _parse_power(h: HostSpec, source: str) -> None:
             vals = [float(p) for p in parts]
         except ValueError:
             raise PlatformError(f"{source}: host {h.name!r}: non-numeric wattage_per_state entry {chunk!r}") from None
+        if not all(0 <= v <= MAX_WATTS for v in vals):  # also refuses NaN
+            raise PlatformError(f"{source}: host {h.name!r}: wattage_per_state entry {i} is {chunk.strip()!r}; "
+                                f"powers must be numbers of watts >= 0 and <= {MAX_WATTS:g}")
         if len(vals) == 2:  # Idle:AllCores means Epsilon = Idle (HostEnergy::init_watts_range_list, 3.32)
             vals = [vals[0], vals[0], vals[1]]
         ranges.append(PowerRange(*vals))
@@ -147,6 +156,9 @@ def _parse_power(h: HostSpec, source: str) -> None:
             h.wattage_off = float(off)
         except ValueError:
             raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} is not a number") from None
+        if not 0 <= h.wattage_off <= MAX_WATTS:
+            raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
+                                f"watts >= 0 and <= {MAX_WATTS:g}")
     sp = h.properties.get("sleep_pstates")
     if sp:
         try:
@@ -281,7 +293,10 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             else:
                 continue
 
-    walk(root, {})
+    try:
+        walk(root, {})
+    except RecursionError:
+        raise PlatformError(f"{src}: zones nested too deeply to read") from None
     seen: set[str] = set()
     for h in hosts:
         if h.name in seen:
@@ -309,3 +324,26 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
     loopback = master is not None and routing_of.get(master.name) == "Full"
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback)
+
+
+def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
+    """Refuse a compute host that cannot compute, as Batsim 4.2.1 does (``src/machines.cpp``,
+    ``Machines::create_machines``): with energy (``-E``) every computation pstate (not the sleep
+    pstate nor a virtual switching pstate of ``sleep_pstates``) must have a speed > 0; without,
+    the speed of the host's initial pstate must be > 0. (SimGrid itself accepts a zero speed:
+    tasks there just make no progress; the engine follows SimGrid and leaves this check to
+    ``gridsched run``.)
+
+    Raises:
+        PlatformError: naming the file, the host and the pstate.
+    """
+    for h in platform.compute:
+        if energy:
+            special = set(h.sleep_pstates or ())
+            pstates = [p for p in range(len(h.speeds)) if p not in special]
+        else:
+            pstates = [h.pstate]
+        for p in pstates:
+            if not h.speeds[p] > 0:
+                raise PlatformError(f"{platform.source}: host {h.name!r}: computation pstate {p} has speed "
+                                    f"{h.speeds[p]:g} flops/s; Batsim 4.2.1 needs a speed > 0 on a compute host")

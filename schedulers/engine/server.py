@@ -53,7 +53,7 @@ from .execution import (
 from .ports import EngineError, Reply, describe_scheduler
 from .queue import Kind, at
 from .results import EngineResult
-from .workload import EngineJob, Workload, build_job, check_profile
+from .workload import EngineJob, Workload, build_job, check_profile, job_name
 
 #: Messages exchanged at one instant with nothing changing before the engine calls it a livelock.
 LIVELOCK_EXCHANGES = 1000
@@ -270,10 +270,10 @@ class ServerMixin:
         if not isinstance(obj, dict) or "id" not in obj:
             raise EngineError(f"{where}: the job object has no 'id' field")
         raw_id = obj["id"]
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
-            raise EngineError(f"{where}: the job's 'id' must be a string or an integer, got {raw_id!r}")
-        raw_id = str(raw_id)
-        own = raw_id if wname in raw_id else f"{wname}!{raw_id}"
+        try:
+            own = f"{wname}!{job_name(where, wname, raw_id)}"
+        except WorkloadError as exc:
+            raise EngineError(str(exc)) from None
         if own != job_id:
             raise EngineError(f"{where}: the job object's id {raw_id!r} names another job than {job_id!r}")
         sub = obj.get("subtime")
@@ -377,15 +377,28 @@ class ServerMixin:
             mailbox.extend(nxt_switch)
 
     def _deadlock(self) -> EngineError:
-        waiting = [j.id for j in self.jobs.values() if j.state == SUBMITTED][:10]
-        nb_left = self.nb_jobs - self._finished_jobs
-        if nb_left:
-            msg = (f"deadlock at t={self.now}: nothing left to simulate but the scheduler never executed or "
-                   f"rejected {nb_left} job(s) (e.g. {', '.join(waiting)})")
-        else:
-            msg = f"deadlock at t={self.now}: nothing left to simulate but the simulation cannot end"
+        """The error for a run whose event queue is empty before the simulation could end: jobs
+        submitted but never executed or rejected, jobs running with nothing left to end them,
+        or a missing NOTIFY registration_finished."""
+        waiting = [j.id for j in self.jobs.values() if j.state == SUBMITTED]
+        running = [j for j in self.jobs.values() if j.state == RUNNING]
+        problems = []
+        if waiting:
+            problems.append(f"the scheduler never executed or rejected {len(waiting)} submitted job(s) "
+                            f"(e.g. {', '.join(waiting[:10])})")
+        if running:
+            def where(j: EngineJob) -> str:
+                hosts = [self.hosts[hid] for hid in j.hosts[:4]]
+                return (f"{j.id} on " + ", ".join(f"{h.spec.name} ({h.spec.speeds[h.pstate]:g} flops/s)"
+                                                  for h in hosts) + (", ..." if len(j.hosts) > 4 else ""))
+            problems.append(f"{len(running)} running job(s) never end: their computation makes no progress "
+                            f"(a host at speed 0, or more flops than a double can time) and they have no "
+                            f"walltime (e.g. {'; '.join(where(j) for j in running[:3])})")
+        if not problems:
+            problems.append("the simulation cannot end")
+        msg = f"deadlock at t={self.now}: nothing left to simulate but " + "; ".join(problems)
         asleep = self._counts[HostState.SLEEPING]
-        if asleep and nb_left:
+        if asleep and waiting:
             msg += f"; {asleep} of {len(self.hosts)} hosts are asleep and the policy never woke them"
         if self.dynamic_jobs and not self._registration_finished:
             msg += ("; dynamic jobs are enabled and the scheduler never sent NOTIFY registration_finished "

@@ -10,17 +10,27 @@ Profiles the engine simulates (Batsim 4.2.1 semantics, checked against
 ``parallel_homogeneous_total``, ``parallel``, ``composed`` (alias ``sequence``) with ``repeat``.
 Other types (SMPI, usage traces, data staging, ...) raise :class:`WorkloadError` pointing to real
 Batsim.
+
+Numbers are bounded where they are read, so that no output can hold a NaN, an infinity or a
+time that lost its precision: every number must be finite; ``subtime`` >= 0, ``walltime`` > 0
+(or -1), ``delay`` > 0, flops >= 0; and every time (``subtime``, ``walltime``, ``delay``) is at
+most :data:`MAX_TIME` = 2**33 s (about 272 years). Below it a double still resolves the
+microsecond the outputs print (its spacing is at most 2**-20 s), and the sums the engine and the
+metrics make of such times (start + run, sums over jobs) stay finite. A job's whole profile,
+``composed`` ones expanded with their ``repeat``, has at most :data:`MAX_STAGES` stages.
+
+Job ids follow Batsim 4.2.1 (:func:`job_name`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..inputs.errors import WorkloadError
+from ..inputs.jsonfile import read_json
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel",
                       "composed", "sequence")
@@ -69,8 +79,77 @@ class Workload:
     profiles: dict[str, dict[str, Any]]
 
 
+#: Largest time (s) accepted in a workload: 2**33 s, about 272 years (see the module docstring).
+MAX_TIME = float(2 ** 33)
+
+#: Largest number of stages of one job's profile (``composed`` expanded with ``repeat``).
+MAX_STAGES = 1_000_000
+
+#: Characters Batsim 4.2.1 cannot keep in a job id (see :func:`job_name`).
+_ID_BAD_CHARS = frozenset('(),|}"\\$') | frozenset(chr(c) for c in range(32))
+
+
 def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _time(v: Any) -> bool:
+    """A finite number no larger than :data:`MAX_TIME` (sign checked by the caller)."""
+    return _num(v) and v <= MAX_TIME
+
+
+def job_name(where: str, workload: str, raw: Any) -> str:
+    """The job name (the part after ``!``) of a job whose ``id`` field is ``raw`` in workload
+    ``workload``, checked as Batsim 4.2.1 checks it (``Job::from_json`` and ``JobIdentifier``
+    in ``src/jobs.cpp`` of oar-team/batsim, tag v4.2.1).
+
+    Batsim's rules, each refused here with a one-line :class:`WorkloadError` (Batsim aborts):
+
+    * the id is a JSON string or a JSON integer that fits in 32 bits (rapidjson's ``IsInt``);
+      ``null``, booleans, floats, arrays and objects are refused; an integer becomes its decimal
+      text;
+    * an id whose text contains the workload's name (``w0``) is read as ``workload!job``: split
+      at ``!`` (runs of ``!`` count as one) it must give exactly two parts, and here the first
+      must be this workload (Batsim would file the job under another workload name);
+      any other id is the job name and must not contain ``!``;
+    * Batsim then rewrites the job's JSON with a regular expression that stops at any of
+      ``( ) , | }`` and inserts the id unescaped, so an id holding one of those, a double quote,
+      a backslash or a control character (newline, tab...) makes Batsim abort ("not valid
+      JSON") or, for a backslash, silently change the id; ``$`` is refused too, as
+      ``std::regex_replace`` reads ``$&``, ``$1``... in the inserted id as substitutions.
+
+    Stricter than Batsim: the empty id is refused (it would give an empty ``job_id`` column).
+    With these rules an id never needs quoting in ``out_jobs.csv``.
+    """
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        got = "null" if raw is None else type(raw).__name__
+        raise WorkloadError(f"{where}: job id {raw!r} is a {got}; Batsim 4.2.1 needs a string or an integer")
+    if isinstance(raw, int):
+        if not -2 ** 31 <= raw < 2 ** 31:
+            raise WorkloadError(f"{where}: job id {raw} does not fit in 32 bits (Batsim 4.2.1 reads integer "
+                                "ids as int); write it as a string")
+        return str(raw)
+    if not raw:
+        raise WorkloadError(f"{where}: empty job id")
+    bad = sorted(set(raw) & _ID_BAD_CHARS)
+    if bad:
+        shown = ", ".join(repr(c) for c in bad)
+        raise WorkloadError(f"{where}: job id {raw!r} contains {shown}, which Batsim 4.2.1 cannot keep in an "
+                            "id (it rewrites the job's JSON around the id and aborts); "
+                            "ids may not contain ( ) , | } \" \\ $ or control characters")
+    if workload in raw:
+        # boost::split with token_compress_on: runs of '!' are one separator
+        head, *rest = raw.split("!")
+        compressed = [head] + [p for p in rest if p]
+        if len(compressed) != 2 or compressed[0] != workload or not compressed[1]:
+            raise WorkloadError(f"{where}: job id {raw!r} contains the workload name {workload!r}, so Batsim "
+                                f"4.2.1 reads it as 'workload!job' and needs exactly '{workload}!NAME' "
+                                "(NAME without '!')")
+        return compressed[1]
+    if "!" in raw:
+        raise WorkloadError(f"{where}: job id {raw!r} contains '!', which Batsim 4.2.1 reserves for "
+                            "'workload!job'")
+    return raw
 
 
 def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool) -> None:
@@ -83,8 +162,9 @@ def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool
             f"{where}: profile type {t!r} is not simulated by the embedded engine "
             f"(supported: {', '.join(SUPPORTED_PROFILES)}); run it on real Batsim (--engine batsim)")
     if t == "delay":
-        if not _num(p.get("delay")) or p["delay"] <= 0:  # Batsim refuses non-positive delays
-            raise WorkloadError(f"{where}: 'delay' must be a number > 0, got {p.get('delay')!r}")
+        if not _time(p.get("delay")) or p["delay"] <= 0:  # Batsim refuses non-positive delays
+            raise WorkloadError(f"{where}: 'delay' must be a number of seconds > 0 and <= {MAX_TIME:.0f} "
+                                f"(2**33), got {p.get('delay')!r}")
     elif t in ("parallel_homogeneous", "parallel_homogeneous_total"):
         for k in ("cpu", "com"):
             if not _num(p.get(k)) or p[k] < 0:
@@ -116,22 +196,67 @@ def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool
             raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
 
 
-def flatten_profile(name: str, profiles: dict[str, dict], depth: int = 0) -> list[tuple[str, dict]]:
+def flatten_profile(name: str, profiles: dict[str, dict], where: str = "") -> list[tuple[str, dict]]:
     """The leaf profiles of ``name`` in execution order (``composed`` expanded with ``repeat``).
 
     Raises:
-        WorkloadError: a cycle of composed profiles.
+        WorkloadError: more than :data:`MAX_STAGES` stages (a cycle of composed profiles, or a
+            ``repeat`` too large); the message starts with ``where``.
     """
-    if depth > 32:
-        raise WorkloadError(f"profile {name!r}: composed profiles nest too deep (cycle?)")
-    p = profiles[name]
-    if p["type"] in ("composed", "sequence"):
-        out: list[tuple[str, dict]] = []
-        for _ in range(int(p.get("repeat", 1))):
-            for s in p["seq"]:
-                out.extend(flatten_profile(s, profiles, depth + 1))
-        return out
-    return [(name, p)]
+    out: list[tuple[str, dict]] = []
+    stack = [name]
+    expanded = 0
+    while stack:
+        n = stack.pop()
+        p = profiles[n]
+        if p["type"] in ("composed", "sequence"):
+            rep = int(p.get("repeat", 1))
+            expanded += 1
+            if expanded > MAX_STAGES or len(out) + len(stack) + rep * len(p["seq"]) > MAX_STAGES:
+                raise WorkloadError(f"{where or 'profile ' + repr(name)}: profile {name!r} expands to more than "
+                                    f"{MAX_STAGES:,} stages (composed profiles in a cycle, or a 'repeat' "
+                                    "too large)")
+            stack.extend(reversed(p["seq"] * rep))
+        else:
+            out.append((n, p))
+    return out
+
+
+def check_composed(src: str, profiles: dict[str, dict]) -> None:
+    """Refuse cycles of ``composed`` profiles (naming the cycle) and profiles expanding to more than
+    :data:`MAX_STAGES` stages, before any job expands them. Profiles already passed
+    :func:`check_profile`.
+
+    Raises:
+        WorkloadError: ``"<src>: profile 'a': composed profiles form a cycle 'a' -> 'b' -> 'a'"``.
+    """
+    composed = ("composed", "sequence")
+    counts: dict[str, int] = {n: 1 for n, p in profiles.items() if p["type"] not in composed}
+    for root in profiles:
+        if root in counts:
+            continue
+        stack: list[tuple[str, Any]] = [(root, iter(profiles[root]["seq"]))]  # the path being explored
+        on_path = {root}
+        while stack:
+            n, it = stack[-1]
+            sub = next(it, None)
+            if sub is None:
+                stack.pop()
+                on_path.discard(n)
+                p = profiles[n]
+                total = int(p.get("repeat", 1)) * sum(counts[x] for x in p["seq"])
+                if total > MAX_STAGES:
+                    raise WorkloadError(f"{src}: profile {n!r} expands to {total:,} stages (composed "
+                                        f"profiles with 'repeat'); at most {MAX_STAGES:,}")
+                counts[n] = total
+            elif sub in on_path:
+                path = [x for x, _ in stack]
+                cycle = path[path.index(sub):] + [sub]
+                raise WorkloadError(f"{src}: profile {sub!r}: composed profiles form a cycle "
+                                    f"{' -> '.join(map(repr, cycle))}")
+            elif sub not in counts:
+                stack.append((sub, iter(profiles[sub]["seq"])))
+                on_path.add(sub)
 
 
 def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
@@ -144,8 +269,9 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
         WorkloadError: a message starting with ``where``.
     """
     wall = j.get("walltime", -1)
-    if not _num(wall) or (wall <= 0 and wall != -1):
-        raise WorkloadError(f"{where}: 'walltime' must be > 0 or -1 (none), got {wall!r}")
+    if not _time(wall) or (wall <= 0 and wall != -1):
+        raise WorkloadError(f"{where}: 'walltime' must be a number of seconds > 0 and <= {MAX_TIME:.0f} "
+                            f"(2**33), or -1 (none), got {wall!r}")
     res = j.get("res")
     if not isinstance(res, int) or isinstance(res, bool) or res < 1:
         raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
@@ -156,7 +282,7 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
         raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
     cache = {} if flat_cache is None else flat_cache
     if prof not in cache:
-        cache[prof] = flatten_profile(prof, profiles)
+        cache[prof] = flatten_profile(prof, profiles, where)
     for leaf_name, leaf in cache[prof]:
         if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
             raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
@@ -173,27 +299,25 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     """Read and check one Batsim workload for the engine.
 
     Args:
-        path: the JSON file (also used in error messages).
+        path: the JSON file, plain or gzip-compressed (also used in error messages).
         name: workload name (``w0``...).
         nb_hosts: number of compute hosts of the platform.
         has_network: the platform has links (then communications are refused).
         data: the already-parsed JSON, if any.
 
     Raises:
-        WorkloadError: malformed JSON, missing fields, negative times, duplicate ids, missing or
-            unsupported profiles, ``res`` larger than the platform (message names file and item).
+        WorkloadError: one line naming the file and the job or profile: unreadable file or not
+            strict JSON (:func:`schedulers.inputs.jsonfile.read_json`), ids Batsim refuses
+            (:func:`job_name`), duplicate ids, missing fields, numbers out of their bounds (see
+            the module docstring), missing or unsupported profiles, cycles of composed profiles,
+            ``res`` larger than the platform.
     """
     src = str(path)
     if data is None:
-        try:
-            with open(src, encoding="utf-8") as f:
-                data = json.load(f)
-        except json.JSONDecodeError as exc:
-            raise WorkloadError(f"{src}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-        except OSError as exc:
-            raise WorkloadError(f"{src}: cannot read workload: {exc.strerror or exc}") from None
+        data = read_json(src, WorkloadError, "workload")
     if not isinstance(data, dict):
-        raise WorkloadError(f"{src}: a workload must be a JSON object with 'jobs' and 'profiles'")
+        raise WorkloadError(f"{src}: a workload must be a JSON object with 'jobs' and 'profiles', "
+                            f"got a JSON {_json_type(data)}")
     profiles = data.get("profiles", {})
     jobs_in = data.get("jobs")
     if not isinstance(profiles, dict):
@@ -202,6 +326,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
         raise WorkloadError(f"{src}: 'jobs' must be a list")
     for pname, p in profiles.items():
         check_profile(src, pname, p, profiles, has_network)
+    check_composed(src, profiles)
     flat_cache: dict[str, list] = {}
     jobs: list[EngineJob] = []
     seen: set[str] = set()
@@ -210,7 +335,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
             raise WorkloadError(f"{src}: job #{k} is not an object")
         if "id" not in j:
             raise WorkloadError(f"{src}: job #{k} has no 'id'")
-        jid = str(j["id"])
+        jid = job_name(f"{src}: job #{k}", name, j["id"])
         where = f"{src}: job {jid!r}"
         if jid in seen:
             raise WorkloadError(f"{where}: duplicate job id")
@@ -219,9 +344,22 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
             if key not in j:
                 raise WorkloadError(f"{where}: missing field {key!r}")
         sub = j["subtime"]
-        if not _num(sub) or sub < 0:
-            raise WorkloadError(f"{where}: 'subtime' must be a number >= 0, got {sub!r}")
+        if not _time(sub) or sub < 0:
+            raise WorkloadError(f"{where}: 'subtime' must be a number of seconds >= 0 and <= {MAX_TIME:.0f} "
+                                f"(2**33), got {sub!r}")
         jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache))
     # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
     jobs.sort(key=lambda x: (x.subtime, x.id))
     return Workload(name=name, path=src, jobs=jobs, profiles=profiles)
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, str):
+        return "string"
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    return "number" if isinstance(v, (int, float)) else type(v).__name__

@@ -43,8 +43,8 @@ from .swf import (
     _convert_records,
     _FieldNames,
     _job_id,
-    _open_text,
     _parse_float,
+    _trace_lines,
 )
 
 __all__ = ["GWF_COLUMNS", "gwf_to_batsim", "read_gwf"]
@@ -103,31 +103,30 @@ def read_gwf(path: str | PathLike[str]) -> Iterator[TraceRecord]:
         index = _COL[name]
         return _parse_float(tokens[index], source, lineno, f"column {index + 1} ({name})")
 
-    with _open_text(path) as stream:
-        for lineno, line in enumerate(stream, start=1):
-            text = line.strip()
-            if not text or text.startswith("#"):
-                continue
-            tokens = text.split()
-            if len(tokens) != len(GWF_COLUMNS):
-                raise WorkloadError(
-                    f"{source}, line {lineno}: a GWF job line has {len(GWF_COLUMNS)} columns, "
-                    f"found {len(tokens)}: {text[:80]!r}"
-                )
-            status = number(tokens, "Status", lineno)
-            site = tokens[_COL["OrigSiteID"]]
-            yield TraceRecord(
-                line=lineno,
-                job_id=_job_id(tokens[_COL["JobID"]]),
-                submit=number(tokens, "SubmitTime", lineno),
-                run=number(tokens, "RunTime", lineno),
-                allocated=number(tokens, "NProcs", lineno),
-                requested=number(tokens, "ReqNProcs", lineno),
-                requested_time=number(tokens, "ReqTime", lineno),
-                status=int(status) if status.is_integer() else -1,
-                user=_user(tokens[_COL["UserID"]]),
-                site=None if _unknown(site) else site,
+    for lineno, line in _trace_lines(path):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        tokens = text.split()
+        if len(tokens) != len(GWF_COLUMNS):
+            raise WorkloadError(
+                f"{source}, line {lineno}: a GWF job line has {len(GWF_COLUMNS)} columns, "
+                f"found {len(tokens)}: {text[:80]!r}"
             )
+        status = number(tokens, "Status", lineno)
+        site = tokens[_COL["OrigSiteID"]]
+        yield TraceRecord(
+            line=lineno,
+            job_id=_job_id(tokens[_COL["JobID"]]),
+            submit=number(tokens, "SubmitTime", lineno),
+            run=number(tokens, "RunTime", lineno),
+            allocated=number(tokens, "NProcs", lineno),
+            requested=number(tokens, "ReqNProcs", lineno),
+            requested_time=number(tokens, "ReqTime", lineno),
+            status=int(status) if status.is_integer() else -1,
+            user=_user(tokens[_COL["UserID"]]),
+            site=None if _unknown(site) else site,
+        )
 
 
 def gwf_to_batsim(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
+import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from os import PathLike
@@ -443,6 +444,28 @@ def _open_text(path: Path) -> IO[str]:
     return open(path, encoding="utf-8", errors="replace")
 
 
+def _trace_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a trace file, plain or gzip-compressed.
+
+    Raises:
+        FileNotFoundError: no such file.
+        WorkloadError: a folder, an unreadable file, truncated or corrupt gzip data (one line
+            naming the file).
+    """
+    source = str(path)
+    try:
+        with _open_text(path) as stream:
+            yield from enumerate(stream, start=1)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise WorkloadError(f"{source}: is a folder, not a trace file") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise WorkloadError(f"{source}: truncated or corrupt gzip data ({exc})") from None
+    except OSError as exc:
+        raise WorkloadError(f"{source}: cannot read the trace: {exc.strerror or exc}") from None
+
+
 def _parse_float(token: str, source: str, lineno: int, what: str) -> float:
     try:
         value = float(token)
@@ -488,38 +511,37 @@ def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) ->
     """
     path = Path(path)
     source = str(path)
-    with _open_text(path) as stream:
-        for lineno, line in enumerate(stream, start=1):
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith(";"):
-                if header is not None:
-                    match = _HEADER.match(text)
-                    if match and match.group(1) not in header:
-                        header[match.group(1)] = match.group(2)
-                continue
-            tokens = text.split()
-            if len(tokens) != 18:
-                raise WorkloadError(
-                    f"{source}, line {lineno}: an SWF job line has 18 fields, found {len(tokens)}: {text[:80]!r}"
-                )
-            values = [
-                _parse_float(tok, source, lineno, f"field {i} ({SWF_FIELDS[i - 1]})")
-                for i, tok in enumerate(tokens, start=1)
-            ]
-            user = values[11]
-            yield TraceRecord(
-                line=lineno,
-                job_id=_job_id(tokens[0]),
-                submit=values[1],
-                run=values[3],
-                allocated=values[4],
-                requested=values[7],
-                requested_time=values[8],
-                status=int(values[10]),
-                user=None if user == -1 else f"u{_compact(user)}",
+    for lineno, line in _trace_lines(path):
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith(";"):
+            if header is not None:
+                match = _HEADER.match(text)
+                if match and match.group(1) not in header:
+                    header[match.group(1)] = match.group(2)
+            continue
+        tokens = text.split()
+        if len(tokens) != 18:
+            raise WorkloadError(
+                f"{source}, line {lineno}: an SWF job line has 18 fields, found {len(tokens)}: {text[:80]!r}"
             )
+        values = [
+            _parse_float(tok, source, lineno, f"field {i} ({SWF_FIELDS[i - 1]})")
+            for i, tok in enumerate(tokens, start=1)
+        ]
+        user = values[11]
+        yield TraceRecord(
+            line=lineno,
+            job_id=_job_id(tokens[0]),
+            submit=values[1],
+            run=values[3],
+            allocated=values[4],
+            requested=values[7],
+            requested_time=values[8],
+            status=int(values[10]),
+            user=None if user == -1 else f"u{_compact(user)}",
+        )
 
 
 def _header_hosts(header: dict[str, str], cores_per_host: int) -> int | None:

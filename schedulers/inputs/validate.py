@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import zlib
 from importlib import resources
 from os import PathLike
 from pathlib import Path
@@ -198,12 +199,18 @@ def load_workload_json(path: str | PathLike[str]) -> dict[str, Any]:
         raise WorkloadError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except gzip.BadGzipFile as exc:
         raise WorkloadError(f"{path}: not a gzip file ({exc})") from None
+    except (EOFError, zlib.error) as exc:
+        raise WorkloadError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+    except IsADirectoryError:
+        raise WorkloadError(f"{path}: is a folder, not a workload") from None
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise WorkloadError(
             f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise WorkloadError(f"{path}: JSON nested too deeply to read") from None
     except _DuplicateKey as exc:
         raise WorkloadError(f"{path}: duplicate key {exc.args[0]!r} in one JSON object") from None
     validate_workload(data, str(path))
