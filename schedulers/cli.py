@@ -227,15 +227,13 @@ def _previous_run(out: Path, overwrite: bool) -> list[Path]:
 
 def _interrupted(engine: Any, out: Path, prepared: list[_Prepared]) -> int:
     """Ctrl-C during the simulation: say where it was, keep the jobs done so far. Returns 130."""
-    from types import SimpleNamespace
-
-    from .engine.outputs import job_rows
+    from .engine.outputs import job_lines
 
     done = engine.rows["jobs"]
     kept = [w.staged.name for w in prepared if w.staged is not None]
     partial = out / "out_jobs.partial.csv"
     try:
-        partial.write_text("\n".join(job_rows(SimpleNamespace(rows={"jobs": list(done)}))) + "\n",
+        partial.write_text("\n".join(job_lines(done)) + "\n",
                            encoding="utf-8")
         kept.append(f"{partial.name} (the {len(done)} jobs done, in out_jobs.csv's format)")
     except OSError:

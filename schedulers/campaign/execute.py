@@ -89,7 +89,7 @@ def _scenario(spec: RunSpec, tmp: Path | None) -> tuple[Any, list]:
     if "generator" not in spec.scenario:
         return base / spec.scenario["platform"], [base / w for w in spec.scenario["workloads"]]
     sc = generate(spec.scenario["generator"], spec.scenario["params"], spec.seed)
-    platform: Any = sc.platform if sc.platform is not None else None
+    platform: Any = sc.platform
     if platform is not None and not Path(platform).is_absolute():
         platform = base / platform
     if tmp is None:
@@ -116,6 +116,16 @@ def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
     return d
 
 
+def new_record(spec: RunSpec, error: str | None = None) -> dict[str, Any]:
+    """The record of ``spec`` before it ran (format in :mod:`schedulers.campaign`): status
+    ``failed`` with ``error`` until :func:`execute_run` fills in a result."""
+    return {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
+            "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
+            "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
+            "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
+            "outputs": None, "gridsched_version": __version__}
+
+
 def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
     """Run one simulation and return its record (never raises for a failing run).
 
@@ -130,12 +140,7 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
         ``policy_metrics``, or ``failed`` with ``error`` (one line) and ``traceback``.
     """
     t0 = time.perf_counter()
-    record: dict[str, Any] = {
-        "format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
-        "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
-        "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
-        "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": None, "traceback": None,
-        "outputs": None, "gridsched_version": __version__}
+    record = new_record(spec)
     keep = spec.keep_outputs and out_dir is not None
     batsim = spec.engine["simulator"] == "batsim"
     files = batsim or bool(spec.metrics)  # inputs and outputs as files

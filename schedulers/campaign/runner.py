@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .execute import RECORD_FORMAT, execute_batch
+from .execute import execute_batch, new_record
 from .spec import Campaign, RunSpec
 from .store import ResultStore, Status
 
@@ -48,15 +48,6 @@ def manifest(campaign: Campaign, runs: list[RunSpec]) -> dict[str, Any]:
 def batch_size(n_runs: int, n_workers: int) -> int:
     """Runs per Dask task: about 16 tasks per worker, at most 50 runs each, at least 1."""
     return max(1, min(50, n_runs // max(1, 16 * n_workers)))
-
-
-def _failed_record(spec: RunSpec, error: str) -> dict[str, Any]:
-    from .. import __version__
-    return {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
-            "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
-            "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
-            "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
-            "outputs": None, "gridsched_version": __version__}
 
 
 class _Bar:
@@ -151,7 +142,9 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
     store.prepare()
     runs = campaign.runs()
     store.write_manifest(manifest(campaign, runs))
-    before = store.status([r.id for r in runs])
+    ids = [r.id for r in runs]
+    before = store.status(ids)
+    states = {**{rid: "done" for rid in before.done}, **{rid: "failed" for rid in before.failed}}
     skip = set(before.done) | (set() if retry_failed else set(before.failed))
     todo = [r for r in runs if r.id not in skip]
     executed = failed = 0
@@ -161,6 +154,7 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
         nonlocal executed, failed
         for rec in records:
             store.write(rec)
+            states[rec["id"]] = rec["status"]
             executed += 1
             failed += rec["status"] != "done"
             if on_record is not None:
@@ -188,7 +182,7 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
                         records = fut.result()
                     except Exception as exc:  # noqa: BLE001 -- a dead worker fails its batch, not the campaign
                         line = " ".join(str(exc).split()) or type(exc).__name__
-                        records = [_failed_record(s, f"{type(exc).__name__}: {line}") for s in index[fut.key]]
+                        records = [new_record(s, f"{type(exc).__name__}: {line}") for s in index[fut.key]]
                     store_all(records)
                     fut.release()
             finally:
@@ -199,4 +193,4 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
     finally:
         bar.close()
     return RunStats(executed=executed, failed=failed, skipped=len(runs) - len(todo),
-                    wall_s=time.perf_counter() - t0, status=store.status([r.id for r in runs]))
+                    wall_s=time.perf_counter() - t0, status=Status.of(ids, states, before.stray))

@@ -183,6 +183,7 @@ class Campaign:
     axes: list[Axis]
     report: dict[str, Any] | None
     metrics: tuple[str, ...] = ()
+    _runs: list[RunSpec] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def axis_names(self) -> list[str]:
@@ -196,6 +197,11 @@ class Campaign:
         Raises:
             CampaignError: an axis value the policy or the generator refuses (names the axis).
         """
+        if self._runs is None:  # expanded once (24,000 runs take about a second)
+            self._runs = self._expand()
+        return self._runs
+
+    def _expand(self) -> list[RunSpec]:
         out: dict[str, RunSpec] = {}
         for pol in self.policies:
             for sc in self.scenarios:

@@ -51,6 +51,15 @@ class Status:
     missing: list[str] = field(default_factory=list)
     stray: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, run_ids: Iterable[str], states: dict[str, str], stray: list[str]) -> "Status":
+        """Classify ``run_ids`` by ``states`` (id -> record status; absent: missing)."""
+        st = cls(stray=list(stray))
+        for rid in run_ids:
+            state = states.get(rid)
+            (st.missing if state is None else st.done if state == "done" else st.failed).append(rid)
+        return st
+
     def line(self) -> str:
         total = len(self.done) + len(self.failed) + len(self.missing)
         text = f"{total} runs: {len(self.done)} done, {len(self.failed)} failed, {len(self.missing)} missing"
@@ -109,17 +118,9 @@ class ResultStore:
     def status(self, run_ids: Iterable[str]) -> Status:
         """Done / failed / missing for ``run_ids`` (reads the records present)."""
         present = self.ids()
-        st = Status()
         wanted = list(run_ids)
-        for rid in wanted:
-            if rid not in present:
-                st.missing.append(rid)
-            elif self.read(rid)["status"] == "done":
-                st.done.append(rid)
-            else:
-                st.failed.append(rid)
-        st.stray = sorted(present - set(wanted))
-        return st
+        states = {rid: self.read(rid)["status"] for rid in wanted if rid in present}
+        return Status.of(wanted, states, sorted(present - set(wanted)))
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.out.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,10 @@ import csv
 import io
 import math
 from pathlib import Path
+from typing import Iterable
 
 from .simulator import EngineError, EngineResult, execution_time
+from .workload import EngineJob
 
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
                "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
@@ -55,11 +57,16 @@ def _csv_field(text: str) -> str:
     return buf.getvalue()[:-2]
 
 
-def job_rows(result: EngineResult, jobs: list | None = None) -> list[str]:
-    """The lines of out_jobs.csv (header first), of ``jobs`` (default: the traced rows; a run
-    without tracing has the same jobs, in the same order, in ``result.jobs``)."""
+def job_rows(result: EngineResult) -> list[str]:
+    """The lines of out_jobs.csv (header first)."""
+    return job_lines(result.rows["jobs"])
+
+
+def job_lines(jobs: Iterable[EngineJob]) -> list[str]:
+    """The lines of out_jobs.csv (header first) for finished or rejected ``jobs``, in order (also
+    a partial file of the jobs done so far)."""
     out = [JOBS_HEADER]
-    for j in result.rows["jobs"] if jobs is None else jobs:
+    for j in jobs:
         head = (f"{_csv_field(j.name)},{_csv_field(j.workload)},{_csv_field(j.profile)},{_f(j.subtime)},{j.res},"
                 f"{_f(j.walltime)}")
         if j.state == "REJECTED":
