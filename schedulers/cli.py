@@ -256,7 +256,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .engine.platform import check_compute_speeds, read_platform
     from .engine.simulator import Engine
     from .engine.workload import load_workload
-    from .registry import PolicyOptionError, check_options, get_policy
+    from .core.policy import batsim_flags, engine_flags
+    from .registry import PolicyOptionError, check_options, get_policy, policy_class
 
     _check_numbers(args)
     out = Path(args.output)
@@ -287,8 +288,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.engine == "embedded":
             wls = [load_workload(w.source, f"w{i}", nb_hosts, has_network=spec.has_network, data=w.data)
                    for i, w in enumerate(prepared)]
-            engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing,
-                            forward_profiles=args.forward_profiles)
+            features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
+            features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
+            engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, **features)
         # Every input is good: now the output folder.
         try:
             out.mkdir(parents=True, exist_ok=True)
@@ -316,8 +318,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     prefix = str(out / "out_")
     if args.engine == "batsim":
         from .batsim.runner import batsim_kwargs_from_args, run_with_batsim
-        run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy,
-                        **batsim_kwargs_from_args(args))
+        kw = batsim_kwargs_from_args(args)
+        kw["extra_batsim_args"] += tuple(f for f in batsim_flags(policy_class(args.policy))
+                                         if f not in kw["extra_batsim_args"])
+        run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy, **kw)
     else:
         progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
         engine.progress = progress
@@ -353,7 +357,8 @@ def cmd_engine(args: argparse.Namespace) -> int:
                           compute_sharing=args.enable_compute_sharing,
                           forward_profiles=args.forward_profiles_on_submission,
                           dynamic_jobs=args.enable_dynamic_jobs,
-                          acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, master_host=args.master_host)
+                          acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                          profile_reuse=args.enable_profile_reuse, master_host=args.master_host)
     port = ZmqPort(args.socket_endpoint, timeout=args.timeout)
     try:
         result = engine.run(port)
@@ -422,6 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="accept REGISTER_JOB/REGISTER_PROFILE; the run ends after NOTIFY registration_finished")
     eng.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                      help="answer JOB_SUBMITTED for registered jobs (needs --enable-dynamic-jobs, as in Batsim)")
+    eng.add_argument("--enable-profile-reuse", action="store_true",
+                     help="keep the profiles of ended jobs usable by REGISTER_JOB (needs --enable-dynamic-jobs)")
     eng.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for each scheduler reply")
     eng.set_defaults(func=cmd_engine)
 

@@ -9,11 +9,13 @@ from .conservative import Conservative
 from .core.policy import Policy, PolicyOptionError
 from .easy import EASY
 from .fcfs import FCFS
+from .hosep import HOSEP
+from .osep import OSEP
 
 #: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
 #: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
 POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
-                                     "replay": ReplayPolicy}
+                                     "osep": OSEP, "hosep": HOSEP, "replay": ReplayPolicy}
 
 
 def policy_class(name: str) -> type[Policy]:

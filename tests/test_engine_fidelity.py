@@ -332,3 +332,38 @@ def test_time_zero_submissions_and_the_submitters_bye(routing, messages, tmp_pat
     port = Recorder()
     simulate(xml, [w], port)
     assert port.log[:len(messages)] == messages
+
+
+class ReuseAfterKill(Policy):
+    """Runs w0!1 (a 100 s delay, profile d), kills it at 10 s and registers w0!1r with the same
+    profile name d."""
+
+    def on_job_submitted(self, job):
+        self.execute(job, [0])
+
+    def on_simulation_begins(self, platform):
+        self.call_me_later(10)
+
+    def on_requested_call(self):
+        self.kill([self.jobs["w0!1"]])
+
+    def on_jobs_killed(self, jobs, progress):
+        self.register_job("w0", "1r", 1, "d", track=True)
+        self.execute(self.jobs["w0!1r"], [0])
+        self.notify("registration_finished")
+
+
+def test_profile_of_an_ended_job_is_garbage_collected_unless_reuse(tmp_path):
+    # server_process (src/server.cpp) deletes the jobs whose end it has just sent and, unless
+    # --enable-profile-reuse, Profiles::remove_profile empties their profile's entry: a later
+    # REGISTER_JOB naming it aborts Batsim 4.2.1 ("it existed some time ago but is no longer
+    # accessible"). With reuse the restart runs its full 100 s from 10 s: ends at 110.
+    w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 100}})
+    with pytest.raises(EngineError, match="garbage-collected"):
+        simulate(HETERO, [w], ReuseAfterKill(), dynamic_jobs=True)
+    r = simulate(HETERO, [w], ReuseAfterKill(), dynamic_jobs=True, profile_reuse=True)
+    assert [(j.id, j.state, j.start, j.finish) for j in r.jobs] == [
+        ("w0!1", "COMPLETED_KILLED", 0.0, 10.0), ("w0!1r", "COMPLETED_SUCCESSFULLY", 10.0, 110.0)]
+    with pytest.raises(EngineError, match="needs dynamic jobs"):
+        simulate(HETERO, [w], ReuseAfterKill(), profile_reuse=True)

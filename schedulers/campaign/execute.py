@@ -53,13 +53,14 @@ def summary_of_result(result: Any, nb_hosts: int, energy: bool) -> dict[str, Any
 
 
 def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | None) -> tuple[dict, Any]:
+    from ..core.policy import engine_flags
     from ..engine import InProcessPort, build_engine, write_outputs
     from ..registry import get_policy
 
     policy = get_policy(spec.policy_name, spec.policy_options)
     energy = spec.engine["energy"]
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=spec.engine["compute_sharing"],
-                          trace_outputs=outputs is not None)
+                          trace_outputs=outputs is not None, **engine_flags(policy))
     result = engine.run(InProcessPort(policy))
     if outputs is not None:
         write_outputs(result, str(outputs / "out_"), energy=energy)
@@ -69,10 +70,12 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
 def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: Path) -> tuple[dict, Any]:
     from ..batsim.runner import run_with_batsim
     from ..core.metrics import summarize_outputs
+    from ..core.policy import batsim_flags
     from ..registry import get_policy
 
     policy = get_policy(spec.policy_name, spec.policy_options)
     extra = ["--enable-compute-sharing"] if spec.engine["compute_sharing"] else []
+    extra += batsim_flags(policy)  # e.g. dynamic jobs for OSEP/HOSEP
     run_with_batsim(str(platform), [str(w) for w in workloads], policy, {}, str(outputs / "out_"),
                     energy=spec.engine["energy"], timeout=spec.batsim_timeout, extra_batsim_args=extra,
                     socket=None)  # a free port: several runs share the machine

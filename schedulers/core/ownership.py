@@ -366,20 +366,22 @@ class Ownership:
         001 eq. 4.1, L413), dimensionless. Non-owner: ``+inf`` while it runs anything, else 0."""
         return relative(self.allocated(user) - self.provided(user), self.provided(user))
 
-    def remaining_power(self, user: str, host_id: int) -> float:
+    def remaining_power(self, user: str, host_id: int | Iterable[int]) -> float:
         """``RP_{z,y} = (Allocated_z - Provided_z - Power_y) / Provided_z`` (000 Def. 2 eq. 4,
         L259; ``PR_Preemp``, 001 eq. 4.2, L421): ``user``'s PowerDiff once its task on
         ``host_id`` is preempted. ``Power_y`` is the part of ``y`` the user holds (all of it
-        without compute sharing).
+        without compute sharing). ``host_id`` may be several ids (a task on several hosts, whose
+        preemption frees them all: ``Power_y`` is then their sum).
 
         Raises:
-            OwnershipError: ``host_id`` runs no job of ``user``.
+            OwnershipError: a host of ``host_id`` runs no job of ``user``.
         """
-        held = self._held(user, host_id)
-        if not held:
-            raise OwnershipError(f"host id {host_id} runs no job of user {user!r}")
+        gone = {host_id} if isinstance(host_id, int) else set(host_id)
+        for y in sorted(gone):
+            if not self._held(user, y):
+                raise OwnershipError(f"host id {y} runs no job of user {user!r}")
         # Allocated_z - Power_y summed over the other hosts, exact for integer-valued speeds
-        rest = sum(self._held(user, i) for i in self.running_hosts(user) if i != host_id)
+        rest = sum(self._held(user, i) for i in self.running_hosts(user) if i not in gone)
         return relative(rest - self.provided(user), self.provided(user))
 
     def omega(self, user: str) -> tuple[float, int] | None:
@@ -392,9 +394,10 @@ class Ownership:
         y = min(hosts, key=lambda i: (self._held(user, i), i))
         return self.remaining_power(user, y), y
 
-    def pr_aloc(self, user: str, host_id: int, *, divide_by: str | None = None) -> float:
+    def pr_aloc(self, user: str, host_id: int | Iterable[int], *, divide_by: str | None = None) -> float:
         """``PR_Aloc_{w,y} = (Allocated_w - Provided_w + Power_y) / Provided_w`` (001 eq. 4.3,
-        L425): ``user``'s PowerDiff once host ``host_id`` (its whole power) runs a task of its own.
+        L425): ``user``'s PowerDiff once host ``host_id`` (its whole power) runs a task of its own;
+        several ids: ``Power_y`` is their sum.
 
         Args:
             divide_by: the monograph's printed denominator ``Porcao_z`` for a user ``z`` (e.g. the
@@ -404,8 +407,10 @@ class Ownership:
         Raises:
             OwnershipError: unknown host id.
         """
+        ids = (host_id,) if isinstance(host_id, int) else tuple(sorted(set(host_id)))
+        gain = sum(self.power(i) for i in ids)
         den = self.provided(user if divide_by is None else divide_by)
-        return relative(self.allocated(user) - self.provided(user) + self.power(host_id), den)
+        return relative(self.allocated(user) - self.provided(user) + gain, den)
 
     def by_power_diff(self) -> list[str]:
         """Every known user, PowerDiff ascending (largest deficit first), ties by name."""

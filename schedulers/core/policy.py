@@ -129,6 +129,29 @@ class _HostSet:
             self._itvs = ps._itvs  # noqa: SLF001
 
 
+#: Batsim features a policy may need (:attr:`Policy.requires`): name -> (Batsim's command-line
+#: flag, the key of SIMULATION_BEGINS's ``config`` that reports it, the engine's keyword argument).
+#: Keys and flags as Batsim 4.2.1 names them (``src/batsim.cpp`` options, ``protocol.cpp``
+#: ``append_simulation_begins``; the recorded transcripts in ``shared/batsim-4.2.1`` carry them).
+FEATURES: dict[str, tuple[str, str, str]] = {
+    "dynamic-jobs": ("--enable-dynamic-jobs", "dynamic-jobs-enabled", "dynamic_jobs"),
+    "forward-profiles": ("--forward-profiles-on-submission", "profiles-forwarded-on-submission",
+                         "forward_profiles"),
+}
+
+
+def batsim_flags(policy: "type[Policy] | Policy") -> list[str]:
+    """Batsim's command-line flags for the features ``policy`` requires (:attr:`Policy.requires`),
+    e.g. ``["--enable-dynamic-jobs", "--forward-profiles-on-submission"]`` for OSEP."""
+    return [FEATURES[f][0] for f in sorted(policy.requires)]
+
+
+def engine_flags(policy: "type[Policy] | Policy") -> dict[str, bool]:
+    """The embedded engine's keyword arguments (``dynamic_jobs=True``...) for the features
+    ``policy`` requires."""
+    return {FEATURES[f][2]: True for f in sorted(policy.requires)}
+
+
 class PolicyOptionError(ValueError):
     """A policy option that is unknown to the policy or has a bad value (one line naming the
     policy, the option and what is accepted). Raised by :func:`schedulers.registry.get_policy`
@@ -170,8 +193,15 @@ class Policy:
     #: name is an error and not a silently ignored setting; campaigns route option axes by it.
     option_docs: ClassVar[dict[str, str]] = {}
 
+    #: Batsim features the policy cannot run without (keys of :data:`FEATURES`): ``gridsched run``
+    #: and campaigns switch them on, and at SIMULATION_BEGINS the policy stops with a one-line
+    #: :class:`PolicyError` naming Batsim's flag when Batsim reports one of them off (real Batsim
+    #: behind ``gridsched serve`` started without it).
+    requires: ClassVar[frozenset[str]] = frozenset()
+
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = dict(options or {})
+        self._tracked: set[str] = set()   # ids registered with track=True, acknowledgement pending
         self.now: float = 0.0
         self.platform: Platform = Platform(hosts=[])
         self.jobs: dict[str, Job] = {}
@@ -235,6 +265,9 @@ class Policy:
     def _dispatch(self, ev: Event) -> None:
         if isinstance(ev, JobSubmitted):
             job = ev.job
+            if job.id in self._tracked:  # the acknowledgement of a job registered with track=True
+                self._tracked.discard(job.id)
+                return
             self.jobs[job.id] = job
             self.on_job_submitted(job)
         elif isinstance(ev, JobCompleted):
@@ -263,6 +296,11 @@ class Policy:
                 self.no_more_static_jobs = True
             self.on_notify(ev)
         elif isinstance(ev, SimulationBegins):
+            for feature in sorted(self.requires):
+                flag, key, _ = FEATURES[feature]
+                if ev.config.get(key) is False:
+                    raise PolicyError(f"policy {self.name!r} needs Batsim's {flag}, but SIMULATION_BEGINS "
+                                      f"says {key}: false; start Batsim with {flag}")
             hosts = ev.compute_resources
             self.platform = Platform(hosts=hosts, config=ev.config,
                                      allow_compute_sharing=ev.allow_compute_sharing)
@@ -389,16 +427,26 @@ class Policy:
         self._decisions.append(RegisterProfile(workload=workload, name=name, profile=dict(profile)))
 
     def register_job(self, workload: str, name: str, res: int, profile: str, *, walltime: float = -1.0,
-                     subtime: float | None = None, **extra: Any) -> str:
+                     subtime: float | None = None, track: bool = False,
+                     profile_data: dict[str, Any] | None = None, **extra: Any) -> str:
         """REGISTER_JOB (Batsim ``--enable-dynamic-jobs``): submit job ``workload!name`` of ``res``
         hosts running ``profile`` (s of ``walltime``, -1 = none), submitted now unless
         ``subtime`` (s) is given; extra fields (``user``...) go into the job. Returns the job id.
-        With ``--acknowledge-dynamic-jobs`` Batsim answers JOB_SUBMITTED; otherwise the policy
-        knows the job already. End registrations with ``notify("registration_finished")``."""
+        End registrations with ``notify("registration_finished")``.
+
+        Without ``track``, the policy learns of the job as Batsim tells it: with
+        ``--acknowledge-dynamic-jobs`` a JOB_SUBMITTED comes back (and :meth:`on_job_submitted`
+        runs), otherwise nothing does. With ``track=True`` the job is known at once, whatever
+        Batsim's acknowledgement setting: it is in :attr:`jobs` (state SUBMITTED, ``profile_data``
+        as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
+        is absorbed (no second :meth:`on_job_submitted`)."""
         job_id = f"{workload}!{name}"
         job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": int(res),
                "profile": profile, "walltime": float(walltime), **extra}
         self._decisions.append(RegisterJob(job_id=job_id, job=job))
+        if track:
+            self.jobs[job_id] = Job.from_json(job_id, job, profile_data)
+            self._tracked.add(job_id)
         return job_id
 
     def emit(self, decision: Decision) -> None:

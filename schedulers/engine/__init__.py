@@ -23,7 +23,7 @@ __all__ = ["simulate", "build_engine", "Engine", "EngineError", "EngineResult", 
 
 def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], *,
                  energy: bool = False, compute_sharing: bool = False, forward_profiles: bool = False,
-                 dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False,
+                 dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False,
                  master_host: str = "master_host", trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None) -> Engine:
     """Read the inputs and build an :class:`Engine` (workloads named w0, w1, ... in order).
@@ -43,12 +43,13 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
             wls.append(load_workload(w, f"w{i}", len(spec.compute), has_network=spec.has_network))
     return Engine(spec, wls, energy=energy, compute_sharing=compute_sharing, forward_profiles=forward_profiles,
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+                  profile_reuse=profile_reuse,
                   trace_outputs=trace_outputs, progress=progress)
 
 
 def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], scheduler: Any, *,
              energy: bool = False, compute_sharing: bool = False, forward_profiles: bool = False,
-             dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False,
+             dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False,
              export_prefix: str | Path | None = None, master_host: str = "master_host",
              progress: Callable[[float, int, int], None] | None = None) -> EngineResult:
     """Run one simulation in-process.
@@ -59,9 +60,9 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
         scheduler: a :class:`~schedulers.core.policy.Policy` (called in-process) or any
             :class:`SchedulerPort`.
         energy: Batsim's ``-E``.
-        compute_sharing, forward_profiles, dynamic_jobs, acknowledge_dynamic_jobs: Batsim's
-            ``--enable-compute-sharing``, ``--forward-profiles-on-submission``,
-            ``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``.
+        compute_sharing, forward_profiles, dynamic_jobs, acknowledge_dynamic_jobs, profile_reuse:
+            Batsim's ``--enable-compute-sharing``, ``--forward-profiles-on-submission``,
+            ``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``.
         export_prefix: write Batsim's output files with this prefix (``out/out_``) when given.
 
     Returns:
@@ -72,8 +73,8 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
     """
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
                           forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
-                          acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, master_host=master_host,
-                          trace_outputs=export_prefix is not None, progress=progress)
+                          acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, profile_reuse=profile_reuse,
+                          master_host=master_host, trace_outputs=export_prefix is not None, progress=progress)
     port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
     result = engine.run(port)
     if export_prefix is not None:

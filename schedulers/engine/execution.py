@@ -255,7 +255,9 @@ class ExecutionMixin:
         else:
             self._progress_compute(job)
             prog = 1.0 - job.remaining
-        leaf = {"profile_name": name, "progress": prog}
+        # Batsim writes every double of a message as printf "%6f" (the Writer of src/protocol.hpp):
+        # a scheduler sees the progress with 6 decimals; in-process, the engine gives the same value
+        leaf = {"profile_name": name, "progress": float(f"{prog:f}")}
         top = self.workloads_by_name[job.workload].profiles[job.profile]
         if top["type"] in ("composed", "sequence"):
             return {"profile_name": job.profile, "current_task_index": job.stage, "current_task": leaf}

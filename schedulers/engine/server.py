@@ -20,6 +20,12 @@ Dynamic jobs (``--enable-dynamic-jobs``, ``handle_register_job``/``handle_regist
     ``Job::from_json`` (``subtime`` required: Batsim 4.2.1 aborts without it, the engine says
     so); with ``--acknowledge-dynamic-jobs`` the server answers JOB_SUBMITTED at once. The
     simulation ends only after NOTIFY ``registration_finished`` (``is_simulation_finished``).
+Profile garbage collection (``server_process``, ``Jobs::delete_job``, ``Profiles::remove_profile``)
+    Once a message carrying a job's end (completed, killed or rejected) has been sent, Batsim
+    deletes the job and, unless ``--enable-profile-reuse``, empties its profile's entry (and the
+    sub-profiles of a ``composed`` one): the name stays taken (REGISTER_PROFILE of it aborts) but a
+    later REGISTER_JOB naming it aborts ("it existed some time ago but is no longer accessible"),
+    even if other jobs still run with it. The engine refuses the same, with that reason.
 Energy in ``out_schedule.csv``
     ``consumed_joules`` is the platform's energy at the last job end minus its energy when the
     first job was submitted (``export.cpp`` ``JobsTracer::finalize``, ``job_submitter.cpp``);
@@ -104,6 +110,7 @@ class ServerMixin:
             self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
                                              return_code=job.return_code, alloc=job.alloc))
             self._write_job_row(job)
+            self._to_delete.append(job)
             return []
         if kind == Kind.SWITCH:
             self._on_switched(*payload)
@@ -127,6 +134,7 @@ class ServerMixin:
                 self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
                                                  return_code=job.return_code, alloc=job.alloc))
                 self._write_job_row(job)
+                self._to_delete.append(job)
             self._buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
             return []
         if kind == Kind.DECISION:
@@ -184,6 +192,7 @@ class ServerMixin:
             self._finished_jobs += 1
             self._done_jobs.append(job)
             self._write_job_row(job)
+            self._to_delete.append(job)
         elif isinstance(d, KillJobs):
             really = []
             for jid in d.job_ids:
@@ -281,6 +290,11 @@ class ServerMixin:
             raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
                               f"submission time, e.g. the current time {self.now}")
         prof = obj.get("profile")
+        if isinstance(prof, str) and prof in w.collected:
+            raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was garbage-collected when a job "
+                              "using it ended (Batsim 4.2.1 aborts: 'it existed some time ago but is no longer "
+                              "accessible'); register a new profile, or enable profile reuse "
+                              "(--enable-profile-reuse)")
         if isinstance(prof, str) and prof not in w.profiles:
             raise EngineError(f"{where}: profile {prof!r} does not exist in workload {wname!r} "
                               "(register it first with REGISTER_PROFILE)")
@@ -304,12 +318,30 @@ class ServerMixin:
 
     def _exchange(self, port) -> list[Decision] | Reply:
         events, self._buffer = self._buffer, []
+        if self._to_delete:
+            if not self.profile_reuse:
+                self._collect_profiles(self._to_delete)
+            self._to_delete = []
         self._messages += 1
         self._check_livelock(port)
         t0 = _time.perf_counter()
         reply = port.exchange(self.now, events)
         self._sched_time += _time.perf_counter() - t0
         return reply
+
+    def _collect_profiles(self, jobs) -> None:
+        """Batsim's garbage collection of the profiles of ended jobs (see the module docstring)."""
+        for job in jobs:
+            w = self.workloads_by_name[job.workload]
+            todo = [job.profile]
+            while todo:
+                name = todo.pop()
+                if name in w.collected or name not in w.profiles:
+                    continue
+                w.collected.add(name)
+                prof = w.profiles[name]
+                if prof.get("type") in ("composed", "sequence"):
+                    todo.extend(str(s) for s in prof.get("seq", ()))
 
     def _check_livelock(self, port) -> None:
         sig = (self._finished_jobs, self._running, self.nb_jobs, self._nb_grouped_switches, self._switching,
@@ -464,7 +496,7 @@ class ServerMixin:
             "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
             "redis-prefix": "default", "profiles-forwarded-on-submission": self.forward_profiles,
             "dynamic-jobs-enabled": self.dynamic_jobs, "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
-            "profile-reuse-enabled": False, "sched-config": "", "forward-unknown-events": False,
+            "profile-reuse-enabled": self.profile_reuse, "sched-config": "", "forward-unknown-events": False,
         }
         return SimulationBegins(
             0.0, nb_resources=len(hosts), nb_compute_resources=len(hosts), nb_storage_resources=0,

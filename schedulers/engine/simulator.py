@@ -49,6 +49,8 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
         dynamic_jobs: Batsim's ``--enable-dynamic-jobs`` (REGISTER_JOB / REGISTER_PROFILE).
         acknowledge_dynamic_jobs: Batsim's ``--acknowledge-dynamic-jobs`` (JOB_SUBMITTED for
             registered jobs).
+        profile_reuse: Batsim's ``--enable-profile-reuse`` (needs ``dynamic_jobs``): profiles of
+            finished jobs stay usable by REGISTER_JOB (see :mod:`.server`, garbage collection).
         trace_outputs: keep the output rows (needed to write files).
         progress: called as ``progress(now, nb_finished, nb_jobs)`` after each instant.
 
@@ -60,7 +62,7 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
 
     def __init__(self, platform: PlatformSpec, workloads: list[Workload], *, energy: bool = False,
                  compute_sharing: bool = False, forward_profiles: bool = False, dynamic_jobs: bool = False,
-                 acknowledge_dynamic_jobs: bool = False, trace_outputs: bool = True,
+                 acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None) -> None:
         if platform.has_network:
             raise EngineError(
@@ -68,6 +70,9 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
                 "them, which shifts every event by the network's latency, and the embedded engine does not "
                 "model that. Use a platform without links (as Batsim's *_no_net* examples) or real Batsim "
                 "(gridsched run --engine batsim)")
+        if profile_reuse and not dynamic_jobs:
+            raise EngineError("profile reuse (--enable-profile-reuse) needs dynamic jobs (--enable-dynamic-jobs); "
+                              "Batsim 4.2.1 refuses it alone")
         if energy and not platform.has_energy:
             missing = [h.name for h in platform.compute if h.power is None][:5]
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
@@ -79,6 +84,8 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
         self.forward_profiles = forward_profiles
         self.dynamic_jobs = dynamic_jobs
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
+        self.profile_reuse = profile_reuse
+        self._to_delete: list = []       # jobs ended since the last message (Batsim's jobs_to_be_deleted)
         self.trace = trace_outputs
         self.progress = progress
         self.workloads_by_name = {w.name: w for w in workloads}

@@ -77,6 +77,8 @@ class Workload:
     path: str
     jobs: list[EngineJob]
     profiles: dict[str, dict[str, Any]]
+    #: names of profiles garbage-collected after their job ended (Batsim's null profile entries)
+    collected: set[str] = field(default_factory=set)
 
 
 #: Largest time (s) accepted in a workload: 2**33 s, about 272 years (see the module docstring).

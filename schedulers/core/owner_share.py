@@ -1,0 +1,353 @@
+"""The skeleton OSEP and HOSEP share: tasks, idle hosts, periodic decision rounds, preemption by
+kill and resubmission, checkpointing, and the end of the dynamic registrations.
+
+A subclass gives only its choices (the hooks below); this module does the protocol. Sources
+(``shared/papers``, ``L<n>`` = line of the plain-text file): ``000`` = the HOSEP paper, ``001`` =
+the monograph.
+
+The loop, after the events of every Batsim message (:meth:`OwnerSharePolicy.schedule`):
+
+1. **Hosts freed by a preemption** go to the task the decision reserved them for.
+2. **Idle hosts** go to ready tasks first (000 §3.3 L326, "O processo faz inicialmente a alocação
+   de tarefas a nós desocupados"): users in :meth:`~OwnerSharePolicy.idle_user_order`, each
+   user's tasks in :meth:`~OwnerSharePolicy.ready_order`, hosts by
+   :meth:`~OwnerSharePolicy.choose_idle_hosts`.
+3. **A decision round** (001 Fig. 1, "Algoritmo Dinâmico de Atualização", L306-317: every ``t``
+   seconds, call the decision algorithm with ``maxt``): at most ``maxt`` times, ask
+   :meth:`~OwnerSharePolicy.decision_step` for a (victim task, beneficiary task) pair; the
+   victim's job is killed (KILL_JOB), its hosts reserved for the beneficiary, and the accounting
+   (:class:`~schedulers.core.ownership.Ownership`) updated at once, so that the next step of the
+   same round sees it (001 Fig. 3 line 7, "Atualiza informações dos usuários"). The recursion of
+   the papers' algorithms (line 9) is this loop; it stops when a step finds nothing to do (a
+   literal re-call with the same ``maxt`` and an unchanged state would never end).
+   Rounds run at ``k x t`` s (``t`` = option ``period``), only while some task waits for a host;
+   ``period = 0`` runs a round after every message instead.
+4. When Batsim reports the kill (JOB_KILLED with ``job_progress``), the task's rest is submitted
+   as job ``<name>#<k>`` (REGISTER_JOB; with checkpointing a new profile holding the work left,
+   REGISTER_PROFILE), see :mod:`schedulers.core.preemption`.
+5. Once Batsim has no more static jobs and every task is over, NOTIFY ``registration_finished``
+   (Batsim ends a simulation with dynamic jobs only after it).
+
+Batsim features: ``--enable-dynamic-jobs`` (restarts) and ``--forward-profiles-on-submission``
+(task sizes: HOSEP picks the smallest task, checkpoints shrink the profile); ``gridsched run`` and
+campaigns switch both on, ``gridsched serve`` stops at SIMULATION_BEGINS with the flag to add when
+Batsim runs without them. Host speeds are needed too (``serve --platform FILE``).
+
+A job's ``user`` field names its user; a host's ``owner`` property its owner
+(:mod:`schedulers.core.ownership`). Jobs larger than the platform are rejected.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from .model import Job, JobState
+from .ownership import Ownership, OwnershipError
+from .policy import Policy, PolicyError, PolicyOptionError
+from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
+
+__all__ = ["OwnerSharePolicy"]
+
+#: Job fields a restart does not copy from the killed job (they are set anew, or are
+#: :meth:`Policy.register_job` parameters).
+_NOT_COPIED = frozenset(("id", "subtime", "res", "profile", "walltime", "track", "profile_data"))
+
+
+def _number(policy: str, key: str, value: Any, *, minimum: float, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value < minimum or (strict and value == minimum):
+        rel = ">" if strict else ">="
+        raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be a number {rel} {minimum:g}, "
+                                f"got {value!r}")
+    return float(value)
+
+
+class OwnerSharePolicy(Policy):
+    """Base of the owner-share policies (see the module docstring for the loop).
+
+    Options (``option_docs``): ``period`` (s), ``maxt``, ``checkpoint``, ``block`` (s).
+
+    Attributes:
+        own: the :class:`~schedulers.core.ownership.Ownership` accounting (after
+            SIMULATION_BEGINS), keyed by task (original job id).
+        tasks: every task by original job id.
+        maxt: preemptions allowed per decision round.
+
+    Raises (from the constructor):
+        PolicyOptionError: a bad option value (one line naming the policy and option).
+    """
+
+    needs_speeds: ClassVar[bool] = True
+    requires: ClassVar[frozenset[str]] = frozenset({"dynamic-jobs", "forward-profiles"})
+    option_docs: ClassVar[dict[str, str]] = {
+        "period": "t of the update algorithm (001 Fig. 1 line 1): seconds between decision rounds, "
+                  "rounds at k x t (default 60; 0: a round after every Batsim message)",
+        "maxt": "most preemptions per decision round (001 §3.3.1 L322; default: the number of hosts)",
+        "checkpoint": "keep the completed blocks of a preempted task (001 §3.4 L367, §5.4; default false)",
+        "block": "checkpoint block, seconds of execution on the host that ran it (default 600: 001 §5.4 L604)",
+    }
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        o = self.options
+        self.period = _number(self.name, "period", o.get("period", 60.0), minimum=0.0)
+        maxt = o.get("maxt")
+        if maxt is not None and (isinstance(maxt, bool) or not isinstance(maxt, int) or maxt < 0):
+            raise PolicyOptionError(f"policy {self.name!r}: option 'maxt' must be an integer >= 0, got {maxt!r}")
+        self._maxt_option: int | None = maxt
+        ck = o.get("checkpoint", False)
+        if not isinstance(ck, bool):
+            raise PolicyOptionError(f"policy {self.name!r}: option 'checkpoint' must be true or false, got {ck!r}")
+        self.checkpointing = ck
+        self.block = _number(self.name, "block", o.get("block", 600.0), minimum=0.0, strict=True)
+        self.maxt = 0
+        self.own: Ownership | None = None
+        self.tasks: dict[str, Task] = {}
+        self._task_of: dict[str, Task] = {}              # Batsim job id (original or restart) -> task
+        self._ready: dict[str, dict[str, Task]] = {}     # user -> runnable waiting tasks
+        self._reserved: dict[str, tuple[Task, tuple[int, ...]]] = {}  # task id -> (task, hosts freed by a kill)
+        self._reserved_mask = 0
+        self._tick_at: float | None = None
+        self._tick_due = False
+        self._ended = 0
+        self._registration_done = False
+        self.preemptions: dict[str, int] = {}            # victim user -> preemptions
+        self.wasted: dict[str, float] = {}               # victim user -> flops lost
+
+    # ------------------------------------------------------------------------------ hooks
+    def idle_user_order(self, users: list[str]) -> list[str]:
+        """The order in which users with ready tasks get idle hosts (``users`` sorted by name)."""
+        raise NotImplementedError
+
+    def ready_order(self, tasks: list[Task]) -> list[Task]:
+        """The order of one user's ready tasks (given in arrival order)."""
+        raise NotImplementedError
+
+    def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
+        """``task.res`` hosts among the idle ``free`` ids (sorted; ``len(free) >= task.res``)."""
+        raise NotImplementedError
+
+    def decision_step(self) -> tuple[Task, Task] | None:
+        """One step of the decision algorithm: ``(victim, beneficiary)`` -- preempt the active task
+        ``victim`` and give its hosts to the ready task ``beneficiary`` -- or None to end the round.
+        Helpers: :meth:`ready_tasks`, :meth:`active_tasks`, :meth:`fits`, :attr:`own`."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------------ views
+    def ready_tasks(self, user: str) -> list[Task]:
+        """``user``'s runnable waiting tasks (Ready, 001 §3.3.2 L345) in :meth:`ready_order`."""
+        tasks = list(self._ready.get(user, {}).values())
+        return self.ready_order(tasks) if len(tasks) > 1 else tasks
+
+    def users_with_ready(self) -> list[str]:
+        """Users with at least one runnable waiting task, sorted by name."""
+        return sorted(u for u, ts in self._ready.items() if ts)
+
+    def active_tasks(self, user: str) -> list[Task]:
+        """``user``'s Active tasks (001 §3.3.2 L344): running, and not already being killed."""
+        return [t for j in self.own.running_jobs(user) if (t := self.tasks[j]).job.state == JobState.RUNNING
+                and not t.killing]
+
+    def elapsed(self, task: Task) -> float:
+        """How long ``task``'s current run has executed (s), ``w_j`` of 001 §3.3.2 L358."""
+        start = task.job.start_time
+        return 0.0 if start is None else self.now - start
+
+    @staticmethod
+    def fits(task: Task, hosts: tuple[int, ...]) -> bool:
+        """True when ``task`` can run on the hosts a preemption frees (it needs no more of them)."""
+        return task.res <= len(hosts)
+
+    # ------------------------------------------------------------------------------ events
+    def on_simulation_begins(self, platform) -> None:
+        self.own = Ownership(platform.hosts)
+        self.maxt = len(platform.hosts) if self._maxt_option is None else self._maxt_option
+
+    def on_job_submitted(self, job: Job) -> None:
+        if job.res > len(self.platform.hosts):
+            self.reject(job)
+            self._ended += 1
+            return
+        if job.user is None:
+            raise OwnershipError(f"job {job.id!r} has no workload field 'user': policy {self.name!r} needs the "
+                                 "user of every job")
+        task = Task(id=job.id, user=job.user, job=job, arrival=job.subtime, index=len(self.tasks),
+                    profile=job.profile_data)
+        self.tasks[job.id] = task
+        self._task_of[job.id] = task
+        self.own.submit(task)
+        self._ready.setdefault(task.user, {})[task.id] = task
+
+    def on_job_completed(self, job: Job) -> None:
+        task = self._task_of.get(job.id)
+        if task is None or task.job is not job:
+            return
+        if job.state == JobState.COMPLETED_KILLED and task.killing:
+            return  # the restart is submitted when JOB_KILLED brings the progress
+        if task.killing:  # ended on its own before the kill landed: it waited again in the books
+            task.killing = False
+            self.own.withdraw(task)
+        else:
+            self.own.end(task)
+        task.hosts = ()
+        self._ended += 1
+
+    def on_jobs_killed(self, jobs: list[Job], progress: dict[str, Any]) -> None:
+        for job in jobs:
+            task = self._task_of.get(job.id)
+            if task is not None and task.killing and task.job is job and job.state == JobState.COMPLETED_KILLED:
+                self._resubmit(task, job, progress.get(job.id))
+
+    def on_requested_call(self) -> None:
+        if self._tick_at is not None and self.now >= self._tick_at - 1e-9:
+            self._tick_at = None
+            self._tick_due = True
+
+    # ------------------------------------------------------------------------------ the loop
+    def schedule(self) -> None:
+        if self.own is None:
+            return
+        self._start_reserved()
+        self._fill_idle()
+        if self._tick_due or self.period == 0:
+            self._tick_due = False
+            if any(self._ready.values()):
+                self._decide()
+        self._arm_tick()
+        if self.no_more_static_jobs and not self._registration_done and self._ended == len(self.tasks):
+            self._registration_done = True
+            self.notify("registration_finished")
+
+    def _start(self, task: Task, hosts: tuple[int, ...]) -> None:
+        del self._ready[task.user][task.id]
+        self.own.start(task, hosts)
+        task.hosts = hosts
+        self.execute(task.job, hosts)
+
+    def _start_reserved(self) -> None:
+        if not self._reserved:
+            return
+        avail = self.available_mask
+        for tid, (task, hosts) in list(self._reserved.items()):
+            mask = sum(1 << h for h in hosts)
+            if avail & mask == mask:
+                del self._reserved[tid]
+                self._reserved_mask &= ~mask
+                self.execute(task.job, hosts)
+
+    def _fill_idle(self) -> None:
+        free_mask = self.available_mask & ~self._reserved_mask
+        while free_mask and any(self._ready.values()):
+            free = [i for i in range(free_mask.bit_length()) if free_mask >> i & 1]
+            pick = None
+            for user in self.idle_user_order(self.users_with_ready()):
+                for task in self.ready_tasks(user):
+                    if task.res <= len(free):
+                        pick = task
+                        break
+                if pick is not None:
+                    break
+            if pick is None:
+                return
+            hosts = tuple(sorted(self.choose_idle_hosts(pick, free)))
+            if len(hosts) != pick.res or not set(hosts) <= set(free):
+                raise PolicyError(f"policy {self.name!r} chose hosts {hosts} for job {pick.job.id} "
+                                  f"({pick.res} needed) among the idle {free}")
+            self._start(pick, hosts)
+            for h in hosts:
+                free_mask &= ~(1 << h)
+
+    def _decide(self) -> None:
+        for _ in range(self.maxt):
+            step = self.decision_step()
+            if step is None:
+                return
+            victim, task = step
+            hosts = victim.hosts
+            if victim.killing or victim.job.state != JobState.RUNNING or not self.fits(task, hosts) \
+                    or task.id not in self._ready.get(task.user, {}):
+                raise PolicyError(f"policy {self.name!r}: decision_step returned an impossible pair "
+                                  f"({victim.job.id} -> {task.job.id})")
+            self.kill([victim.job])
+            victim.killing = True
+            self.own.preempt(victim)
+            victim.hosts = ()
+            self.preemptions[victim.user] = self.preemptions.get(victim.user, 0) + 1
+            mine = hosts[:task.res]
+            del self._ready[task.user][task.id]
+            self.own.start(task, mine)
+            task.hosts = mine
+            self._reserved[task.id] = (task, mine)
+            self._reserved_mask |= sum(1 << h for h in mine)
+
+    def _arm_tick(self) -> None:
+        if self.period <= 0 or self._tick_at is not None or not any(self._ready.values()):
+            return
+        at = (math.floor(self.now / self.period + 1e-9) + 1) * self.period
+        self._tick_at = at
+        self.call_me_later(at)
+
+    # ------------------------------------------------------------------------------ restarts
+    def _resubmit(self, task: Task, job: Job, prog: Any) -> None:
+        """Submit what is left of ``task`` after its job was killed (see the module docstring)."""
+        task.killing = False
+        work = profile_work(task.profile)
+        progress = _leaf_progress(prog)
+        block = self.block if self.checkpointing else None
+        if work is None:
+            if self.checkpointing:
+                raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted with checkpointing on, but "
+                                  "its profile's work is unknown (Batsim must forward profiles: "
+                                  "--forward-profiles-on-submission; composed profiles cannot be checkpointed)")
+            cp = None
+        else:
+            elapsed = 0.0 if job.start_time is None else max(0.0, self.now - job.start_time)
+            cp = checkpoint(work, progress, elapsed, block)
+            task.wasted += cp.wasted
+            task.saved += cp.saved
+            self.wasted[task.user] = self.wasted.get(task.user, 0.0) + cp.wasted
+        task.restarts += 1
+        name = restart_name(task.name, task.restarts)
+        if task.profile is None:
+            raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is unknown: Batsim "
+                              "must forward profiles (--forward-profiles-on-submission)")
+        if task.profile.get("type") in ("composed", "sequence"):
+            raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is "
+                              f"{task.profile.get('type')!r}; restarts support single-phase profiles only")
+        # A restart always gets a profile of its own: Batsim 4.2.1 empties the profile of an ended
+        # job (unless --enable-profile-reuse), so the killed job's profile name is no longer usable.
+        profile = remaining_profile(task.profile, cp.saved) if cp is not None and cp.saved > 0 else dict(task.profile)
+        profile_name = name
+        self.register_profile(task.workload, profile_name, profile)
+        extra = {k: v for k, v in job.extra.items() if k not in _NOT_COPIED}
+        new_id = self.register_job(task.workload, name, job.res, profile_name, walltime=job.walltime,
+                                   track=True, profile_data=profile, **extra)
+        new = self.jobs[new_id]
+        task.job, task.profile, task.hosts = new, profile, ()
+        self._task_of[new_id] = task
+        self._ready.setdefault(task.user, {})[task.id] = task
+
+    # ------------------------------------------------------------------------------ results
+    def metrics(self) -> dict[str, float]:
+        """``preemptions`` and ``wasted_flops`` in total and per victim user (``preemptions.user1``...),
+        and ``restarted_tasks``."""
+        out: dict[str, float] = {"preemptions": float(sum(self.preemptions.values())),
+                                 "wasted_flops": float(math.fsum(self.wasted.values())),
+                                 "restarted_tasks": float(sum(1 for t in self.tasks.values() if t.restarts))}
+        for u in sorted(self.preemptions):
+            out[f"preemptions.{u}"] = float(self.preemptions[u])
+            out[f"wasted_flops.{u}"] = float(self.wasted.get(u, 0.0))
+        return out
+
+
+def _leaf_progress(prog: Any) -> float:
+    """The ``progress`` of Batsim's ``job_progress`` entry (the current leaf for a composed profile;
+    0 when Batsim sent none)."""
+    while isinstance(prog, dict) and "current_task" in prog:
+        prog = prog["current_task"]
+    if isinstance(prog, dict):
+        p = prog.get("progress", 0.0)
+        if isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p):
+            return min(1.0, max(0.0, float(p)))
+    return 0.0
