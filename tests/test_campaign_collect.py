@@ -419,7 +419,7 @@ def test_check_report_section_good():
      'report.plot[1].kind: expected "bar" or "line", got "pie"'),
     ({"plot": [{"kind": "bar", "x": "s"}]}, "report.plot[0].metric: missing (required)"),
     ({"plot": [{"kind": "bar", "metric": "m", "x": "s", "colour": "red"}]},
-     "report.plot[0].colour: unknown key (known: hue, kind, metric, title, x)"),
+     "report.plot[0].colour: unknown key (known: hue, kind, metric, title, where, x)"),
     ({"plot": [{"kind": "bar", "metric": "m", "x": "s", "hue": 1}]},
      "report.plot[0].hue: expected a non-empty string, got an integer 1"),
     (ref(value="12"), "report.reference[0].value: expected a finite number, got a string '12'"),

@@ -130,9 +130,10 @@ def test_decision_later_than_its_reply_now_is_refused():
 
 
 # ------------------------------------------------------------------------------ livelock
-def test_call_me_later_that_rounds_to_now_is_a_livelock_naming_the_policy_and_time():
-    # At t = 1e14 s, 1e14 + 1e-3 == 1e14 in double precision: the call lands on the same instant.
-    # (Workload times stop at 2**33 s; the policy itself asks to be called at 1e14 s.)
+def test_call_me_later_that_rounds_to_now_is_refused_as_batsim_aborts():
+    # server_on_call_me_later (src/server.cpp) asserts target_time > clock: "You asked to be
+    # awaken in the past!". At t = 1e14 s, 1e14 + 1e-3 == 1e14 in double precision: the call is
+    # for the current time. (Workload times stop at 2**33 s; the policy asks for 1e14 s itself.)
     class Spinner(Policy):
         name = "spinner"
 
@@ -145,8 +146,26 @@ def test_call_me_later_that_rounds_to_now_is_a_livelock_naming_the_policy_and_ti
 
     w = wl([{"id": "A", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
            {"d": {"type": "delay", "delay": 1}})
-    with pytest.raises(EngineError, match=r"livelock at t=100000000000000.0: policy 'spinner'"):
+    with pytest.raises(EngineError, match=r"CALL_ME_LATER at t=100000000000000.0: .*awaken in the past"):
         simulate(HETERO, [w], Spinner())
+
+
+def test_a_scheduler_that_never_lets_time_advance_is_a_livelock_naming_the_policy_and_time():
+    # A scheduler that answers every consumed-energy answer with a new query keeps Batsim at one
+    # instant forever (each QUERY is answered at once); the engine stops after LIVELOCK_EXCHANGES.
+    class Asker(Policy):
+        name = "asker"
+
+        def on_job_submitted(self, job):
+            self.query_consumed_energy()
+
+        def on_answer(self, answer):
+            self.query_consumed_energy()
+
+    w = wl([{"id": "A", "subtime": 5, "walltime": -1, "res": 1, "profile": "d"}],
+           {"d": {"type": "delay", "delay": 1}})
+    with pytest.raises(EngineError, match=r"livelock at t=5.0: policy 'asker'"):
+        simulate(HETERO, [w], Asker(), energy=True)
 
 
 # --------------------------------------------------------- dynamic jobs (server.cpp, protocol.cpp)

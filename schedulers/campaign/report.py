@@ -11,6 +11,7 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     metric = "mean_waiting_time"
     x = "scenario"
     hue = "policy"            # optional; title = "..." optional
+    where = {late = "user1"}  # optional: only the groups with these params
     [[report.reference]]      # a number of the paper, for one group
     where = {policy = "easy", scenario = "small"}
     metric = "mean_waiting_time"
@@ -45,6 +46,7 @@ class PlotSpec:
     x: str
     hue: str | None = None
     title: str | None = None
+    where: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,26 +116,31 @@ class _Checker:
         return v
 
 
+def _where(c: _Checker, where: Any, key: str) -> dict:
+    if not isinstance(where, dict):
+        raise c.fail(key, f"expected a table of params, got {_kind(where)}")
+    if not where:
+        raise c.fail(key, "expected at least one params key")
+    for k, val in where.items():
+        if not isinstance(val, (str, int, float, bool)):
+            raise c.fail(f"{key}.{k}", f"expected a string, number or boolean, got {_kind(val)}")
+    return where
+
+
 def _plot(c: _Checker, v: Any, key: str) -> PlotSpec:
-    t = c.table(v, key, ("kind", "metric", "x"), ("hue", "title"))
+    t = c.table(v, key, ("kind", "metric", "x"), ("hue", "title", "where"))
     if t["kind"] not in PLOT_KINDS:
         got = f'"{t["kind"]}"' if isinstance(t["kind"], str) else _kind(t["kind"])
         raise c.fail(f"{key}.kind", f'expected "bar" or "line", got {got}')
     return PlotSpec(t["kind"], c.string(t["metric"], f"{key}.metric"), c.string(t["x"], f"{key}.x"),
                     None if "hue" not in t else c.string(t["hue"], f"{key}.hue"),
-                    None if "title" not in t else c.string(t["title"], f"{key}.title"))
+                    None if "title" not in t else c.string(t["title"], f"{key}.title"),
+                    tuple(_where(c, t["where"], f"{key}.where").items()) if "where" in t else ())
 
 
 def _reference(c: _Checker, v: Any, key: str) -> Reference:
     t = c.table(v, key, ("where", "metric", "value", "source"), ("ci95", "std"))
-    where = t["where"]
-    if not isinstance(where, dict):
-        raise c.fail(f"{key}.where", f"expected a table of params, got {_kind(where)}")
-    if not where:
-        raise c.fail(f"{key}.where", "expected at least one params key")
-    for k, val in where.items():
-        if not isinstance(val, (str, int, float, bool)):
-            raise c.fail(f"{key}.where.{k}", f"expected a string, number or boolean, got {_kind(val)}")
+    where = _where(c, t["where"], f"{key}.where")
     ci95 = std = None
     if "ci95" in t:
         pair = c.array(t["ci95"], f"{key}.ci95")
@@ -247,7 +254,7 @@ def _reference_rows(c: _Checker, refs: tuple[Reference, ...], summary: pd.DataFr
 
 
 def _plot_name(p: PlotSpec, taken: set[str]) -> str:
-    base = "_".join(s for s in (p.kind, p.metric, "by", p.x, p.hue) if s)
+    base = "_".join(s for s in (p.kind, p.metric, "by", p.x, p.hue, *(f"{k}-{v}" for k, v in p.where)) if s)
     base = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base)
     name, k = base, 2
     while name in taken:
@@ -291,6 +298,10 @@ def _metrics_and_plots(spec: ReportSpec, c: _Checker, summary: pd.DataFrame) -> 
             if col is not None and col not in groups:
                 raise c.fail(f"report.plot[{i}].{role}",
                              f"{col!r} is not a group column; available: {', '.join(groups)}")
+        for k, _ in p.where:
+            if k not in groups:
+                raise c.fail(f"report.plot[{i}].where.{k}",
+                             f"not a group column; available: {', '.join(groups)}")
     return metrics, spec.plots
 
 
@@ -317,13 +328,17 @@ def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFr
     lines = ["## Plots", ""]
     taken: set[str] = set()
     for i, p in enumerate(plots):
-        if not summary[f"{p.metric}_mean"].notna().any():
-            lines += [f"- {p.metric}: no value in any group, no plot.", ""]
+        rows = summary
+        for k, v in p.where:
+            rows = rows[[_same(scalar(x), v) for x in rows[k]]]
+        if not len(rows) or not rows[f"{p.metric}_mean"].notna().any():
+            where = f" where {dict(p.where)}" if p.where else ""
+            lines += [f"- {p.metric}{where}: no value in any group, no plot.", ""]
             continue
         stem = _plot_name(p, taken)
         draw = plot_bars if p.kind == "bar" else plot_lines
         try:
-            draw(summary, p.metric, p.x, p.hue, out=out / "plots" / stem, title=p.title)
+            draw(rows.reset_index(drop=True), p.metric, p.x, p.hue, out=out / "plots" / stem, title=p.title)
         except CampaignError as exc:  # e.g. a line plot over a non-numeric x
             raise c.fail(f"report.plot[{i}]", str(exc)) if from_spec else exc
         lines += [f"![{p.title or metric_label(p.metric) + ' by ' + p.x}](plots/{stem}.png)", ""]

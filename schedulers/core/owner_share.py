@@ -21,7 +21,10 @@ The loop, after the events of every Batsim message (:meth:`OwnerSharePolicy.sche
    the papers' algorithms (line 9) is this loop; it stops when a step finds nothing to do (a
    literal re-call with the same ``maxt`` and an unchanged state would never end).
    Rounds run at ``k x t`` s (``t`` = option ``period``), only while some task waits for a host;
-   ``period = 0`` runs a round after every message instead.
+   ``period = 0`` runs a round after every message instead. A round that ends with nothing to do
+   is not repeated until an event (a submission, an end, a kill) changes the state: the
+   quantities the decision reads (allocations, demands) change only at events, so the skipped
+   rounds could only decide the same nothing.
 4. When Batsim reports the kill (JOB_KILLED with ``job_progress``), the task's rest is submitted
    as job ``<name>#<k>`` (REGISTER_JOB; with checkpointing a new profile holding the work left,
    REGISTER_PROFILE), see :mod:`schedulers.core.preemption`.
@@ -110,6 +113,8 @@ class OwnerSharePolicy(Policy):
         self._reserved_mask = 0
         self._tick_at: float | None = None
         self._tick_due = False
+        self._last_round: float | None = None
+        self._stable = False        # the last round found nothing to do and no event came since
         self._ended = 0
         self._registration_done = False
         self.preemptions: dict[str, int] = {}            # victim user -> preemptions
@@ -165,6 +170,7 @@ class OwnerSharePolicy(Policy):
         self.maxt = len(platform.hosts) if self._maxt_option is None else self._maxt_option
 
     def on_job_submitted(self, job: Job) -> None:
+        self._stable = False
         if job.res > len(self.platform.hosts):
             self.reject(job)
             self._ended += 1
@@ -180,6 +186,7 @@ class OwnerSharePolicy(Policy):
         self._ready.setdefault(task.user, {})[task.id] = task
 
     def on_job_completed(self, job: Job) -> None:
+        self._stable = False
         task = self._task_of.get(job.id)
         if task is None or task.job is not job:
             return
@@ -194,6 +201,7 @@ class OwnerSharePolicy(Policy):
         self._ended += 1
 
     def on_jobs_killed(self, jobs: list[Job], progress: dict[str, Any]) -> None:
+        self._stable = False
         for job in jobs:
             task = self._task_of.get(job.id)
             if task is not None and task.killing and task.job is job and job.state == JobState.COMPLETED_KILLED:
@@ -210,10 +218,11 @@ class OwnerSharePolicy(Policy):
             return
         self._start_reserved()
         self._fill_idle()
-        if self._tick_due or self.period == 0:
-            self._tick_due = False
+        if self._round_due():
+            self._last_round = self.now
             if any(self._ready.values()):
                 self._decide()
+        self._tick_due = False
         self._arm_tick()
         if self.no_more_static_jobs and not self._registration_done and self._ended == len(self.tasks):
             self._registration_done = True
@@ -262,6 +271,7 @@ class OwnerSharePolicy(Policy):
         for _ in range(self.maxt):
             step = self.decision_step()
             if step is None:
+                self._stable = True
                 return
             victim, task = step
             hosts = victim.hosts
@@ -281,10 +291,31 @@ class OwnerSharePolicy(Policy):
             self._reserved[task.id] = (task, mine)
             self._reserved_mask |= sum(1 << h for h in mine)
 
+    def _next_round(self) -> float:
+        """The first round time ``k x t`` not before now and after the last round (s)."""
+        p = self.period
+        at = math.ceil(self.now / p - 1e-9) * p
+        if self._last_round is not None and at <= self._last_round + 1e-9:
+            at = (math.floor(self._last_round / p + 1e-9) + 1) * p
+        return at
+
+    def _round_due(self) -> bool:
+        """A decision round runs now: at most once per instant; after every message with
+        ``period = 0``; when its CALL_ME_LATER fired; or when an event lands on a round time."""
+        if self._last_round is not None and self.now <= self._last_round + 1e-9:
+            return False
+        if self.period == 0 or self._tick_due:
+            return True
+        return not self._stable and any(self._ready.values()) and self._next_round() <= self.now + 1e-9
+
     def _arm_tick(self) -> None:
-        if self.period <= 0 or self._tick_at is not None or not any(self._ready.values()):
+        """CALL_ME_LATER for the next round while tasks wait and the state may call for one.
+        Always strictly in the future: Batsim 4.2.1 aborts on a call for the current time."""
+        if self.period <= 0 or self._tick_at is not None or self._stable or not any(self._ready.values()):
             return
-        at = (math.floor(self.now / self.period + 1e-9) + 1) * self.period
+        at = self._next_round()
+        if at <= self.now + 1e-9:
+            at = (math.floor(self.now / self.period + 1e-9) + 1) * self.period
         self._tick_at = at
         self.call_me_later(at)
 

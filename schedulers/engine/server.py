@@ -204,6 +204,10 @@ class ServerMixin:
         elif isinstance(d, CallMeLater):
             if not math.isfinite(d.at):
                 raise EngineError(f"CALL_ME_LATER at t={self.now}: time {d.at!r} is not a finite number")
+            if not d.at > self.now:
+                # server_on_call_me_later (src/server.cpp) asserts target_time > clock
+                raise EngineError(f"CALL_ME_LATER at t={self.now}: it asks to be called at {d.at!r}, not after the "
+                                  "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
             self._waiters += 1
             self._queue.push(max(at(d.at), self.now), Kind.WAITER)
         elif isinstance(d, SetResourceState):
