@@ -18,6 +18,8 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     value = 1234.5
     source = "000 Table 2"
     ci95 = [1100.0, 1300.0]   # optional, or std = 50.0
+    [[report.timeline]]       # one run replayed for its power-usage plot (see .timeline)
+    where = {policy = "easy", scenario = "small", seed = 0}
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class ReportSpec:
     metrics: tuple[str, ...] | None = None
     plots: tuple[PlotSpec, ...] | None = None
     references: tuple[Reference, ...] = ()
+    timelines: tuple = ()
 
 
 # --- checking the [report] table ---------------------------------------------------------------
@@ -160,8 +163,9 @@ def _reference(c: _Checker, v: Any, key: str) -> Reference:
 def check_report_section(section: Any, where: str) -> ReportSpec:
     """Check a campaign file's ``[report]`` table (as parsed by tomllib) and return it as a
     :class:`ReportSpec`. Keys: ``title`` (string), ``metrics`` (array of metric names),
-    ``plot`` (array of tables ``kind``/``metric``/``x``/``hue``?/``title``?), ``reference``
-    (array of tables ``where``/``metric``/``value``/``source``/``ci95``?/``std``?). Whether the
+    ``plot`` (array of tables ``kind``/``metric``/``x``/``hue``?/``title``?/``where``?),
+    ``reference`` (array of tables ``where``/``metric``/``value``/``source``/``ci95``?/``std``?),
+    ``timeline`` (array of tables ``where``/``title``?/``relative``?). Whether the
     metrics and columns exist is checked by :func:`write_report`, against the results.
 
     Raises:
@@ -169,7 +173,7 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
             count from 0 (``report.plot[1]`` is the second ``[[report.plot]]``).
     """
     c = _Checker(where)
-    t = c.table(section, "report", (), ("title", "metrics", "plot", "reference"))
+    t = c.table(section, "report", (), ("title", "metrics", "plot", "reference", "timeline"))
     title = c.string(t["title"], "report.title") if "title" in t else None
     metrics = None
     if "metrics" in t:
@@ -181,7 +185,46 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
                       for i, p in enumerate(c.array(t["plot"], "report.plot")))
     refs = tuple(_reference(c, r, f"report.reference[{i}]")
                  for i, r in enumerate(c.array(t.get("reference", []), "report.reference")))
-    return ReportSpec(title, metrics, plots, refs)
+    timelines = tuple(_timeline(c, v, f"report.timeline[{i}]")
+                      for i, v in enumerate(c.array(t.get("timeline", []), "report.timeline")))
+    return ReportSpec(title, metrics, plots, refs, timelines)
+
+
+def _timeline(c: _Checker, v: Any, key: str):
+    from .timeline import TimelineSpec
+    t = c.table(v, key, ("where",), ("title", "relative"))
+    rel = t.get("relative", False)
+    if not isinstance(rel, bool):
+        raise c.fail(f"{key}.relative", f"expected true or false, got {_kind(rel)}")
+    return TimelineSpec(tuple(_where(c, t["where"], f"{key}.where").items()),
+                        None if "title" not in t else c.string(t["title"], f"{key}.title"), rel)
+
+
+def _timeline_section(c: _Checker, spec: ReportSpec, table: pd.DataFrame, manifest: dict, out: Path) -> list[str]:
+    """Replay each ``[[report.timeline]]`` run and link its power-usage plot."""
+    import json
+
+    from .timeline import replay_usage
+    if not spec.timelines:
+        return []
+    base = str(Path(str(manifest["source"])).parent) if manifest.get("source") else str(out)
+    lines = ["## Power in use per user", ""]
+    for i, tl in enumerate(spec.timelines):
+        key = f"report.timeline[{i}].where"
+        for k, _ in tl.where:
+            if k not in table.columns:
+                raise c.fail(f"{key}.{k}", f"not a run parameter; available: {', '.join(param_columns(table))}")
+        hits = table[[all(_same(scalar(r[k]), v) for k, v in tl.where) and r["status"] == "done"
+                      for _, r in table.iterrows()]]
+        if len(hits) != 1:
+            raise c.fail(key, f"matches {len(hits)} done runs, not one; give every parameter and the seed")
+        run_id = str(hits["id"].iat[0])
+        record = json.loads((out / "results" / f"{run_id}.json").read_text(encoding="utf-8"))
+        stem = "timeline_" + "_".join(f"{k}-{v}" for k, v in tl.where)
+        stem = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in stem)
+        replay_usage(record, base, out / "plots" / stem, title=tl.title, relative=tl.relative)
+        lines += [f"![{tl.title or dict(tl.where)}](plots/{stem}.png)", ""]
+    return lines
 
 
 # --- writing the report -------------------------------------------------------------------------
@@ -398,6 +441,7 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
         lines += [f"- Not compared: {u}" for u in unmatched] + ([""] if unmatched else [])
     if plots:
         lines += _plot_section(plots, spec.plots is not None, c, summary, out)
+    lines += _timeline_section(c, spec, table, manifest, out)
     lines += _failed_section(table)
     path = out / "report.md"
     path.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
