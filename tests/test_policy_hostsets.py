@@ -76,3 +76,26 @@ def test_sleep_and_wake_update_the_masks():
     assert str(p.available) == "0 2-3"
     p.decide(2.0, [ResourceStateChanged(2.0, resources=ProcSet(1), state="0")])
     assert str(p.available) == "0-3" and p.available_mask == 0b1111
+
+
+def test_a_shared_host_stays_allocated_while_another_job_runs_on_it():
+    # With compute sharing two jobs may hold host 0; when one ends the host is still busy.
+    from schedulers.core.events import JobCompleted, JobSubmitted, SimulationBegins
+    from schedulers.core.model import Host, Job
+    from schedulers.core.policy import Policy
+
+    p = Policy()
+    hosts = [Host(id=i, name=f"h{i}", speeds=[1e9], cores=1) for i in range(2)]
+    p.decide(0.0, [SimulationBegins(0.0, nb_resources=2, nb_compute_resources=2, nb_storage_resources=0,
+                                    allow_compute_sharing=True, config={}, compute_resources=hosts)])
+    a = Job.from_json("w0!a", {"res": 1, "subtime": 0, "profile": "p"})
+    b = Job.from_json("w0!b", {"res": 1, "subtime": 0, "profile": "p"})
+    p.decide(0.0, [JobSubmitted(0.0, job=a), JobSubmitted(0.0, job=b)])
+    p.execute(a, [0])
+    p.execute(b, [0])
+    p.decide(5.0, [JobCompleted(5.0, job_id="w0!a", job_state="COMPLETED_SUCCESSFULLY", return_code=0,
+                                alloc=a.allocation)])
+    assert p.available_mask == 0b10
+    p.decide(6.0, [JobCompleted(6.0, job_id="w0!b", job_state="COMPLETED_SUCCESSFULLY", return_code=0,
+                                alloc=b.allocation)])
+    assert p.available_mask == 0b11

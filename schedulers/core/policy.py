@@ -325,6 +325,15 @@ class Policy:
         return not self._is_sleep_pstate(host, host.pstate) and host.state not in _NOT_AWAKE
 
     def _release(self, alloc: ProcSet) -> None:
+        if self.platform.allow_compute_sharing and self.running:
+            # a host another running job still holds (compute sharing) stays allocated
+            held = 0
+            for job in self.running.values():
+                if job.allocation is not None:
+                    held |= procset_to_mask(job.allocation)
+            alloc = mask_to_procset(procset_to_mask(alloc) & ~held)
+            if not alloc:
+                return
         hosts = self.platform.hosts
         last = len(hosts) - 1
         computing = HostState.COMPUTING
