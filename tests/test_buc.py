@@ -193,3 +193,34 @@ def test_equal_scores_and_walltimes_give_fcfs_schedule(tmp_path, seed):
     # control: with unequal precisions the schedules differ (the comparison above can fail)
     wl2 = _workload(random.Random(seed), precise_equal=False)
     assert _schedule(tmp_path, "buc_unequal", BUC(), wl2) != _schedule(tmp_path, "fcfs_unequal", FCFS(), wl2)
+
+
+@pytest.mark.parametrize("name", ["buc", "buc-easy"])
+def test_zmq_server_run_equals_in_process_run(tmp_path, name):
+    """The same policy behind the ZeroMQ server (`gridsched serve`), driven by the engine playing
+    Batsim, writes the same out_jobs.csv as in-process (real Batsim: see docs/batsim.md)."""
+    import socket
+    import threading
+
+    from schedulers.batsim.server import serve
+    from schedulers.engine import build_engine, write_outputs
+    from schedulers.engine.zmq_client import ZmqPort
+
+    wl = _workload(random.Random(7), precise_equal=False)
+    platform = read_platform("<test>", text=homogeneous_platform_xml(4, 1, 1e9))
+    opts = {"kp": 1440}
+    simulate(platform, [wl], get_policy(name, opts), export_prefix=tmp_path / "a_")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    th = threading.Thread(target=lambda: serve(get_policy(name, opts), f"tcp://127.0.0.1:{port}",
+                                               connect_timeout=20, idle_timeout=20), daemon=True)
+    th.start()
+    zport = ZmqPort(f"tcp://127.0.0.1:{port}", timeout=20)
+    try:
+        write_outputs(build_engine(platform, [wl]).run(zport), tmp_path / "b_", energy=False)
+    finally:
+        zport.close()
+    th.join(20)
+    assert not th.is_alive()
+    assert (tmp_path / "a_jobs.csv").read_text() == (tmp_path / "b_jobs.csv").read_text()
