@@ -7,12 +7,17 @@ forever). Walltimes are not used (jobs without walltime, Batsim's ``-1``, are fi
 
 This is the baseline of Batsim's and pybatsim's examples (``fcfs``), against which backfilling
 (Lifka 1995; Mu'alem & Feitelson 2001, IEEE TPDS 12(6)) is measured.
+
+Queue order hook (as :class:`schedulers.easy.EASY`'s): a subclass that sets
+:attr:`FCFS.dynamic_queue_order` gets its queue re-sorted by ``(queue_key(job), arrival index)``
+at every pass, before the heads are started (BUC's Sf, :mod:`schedulers.buc`). Plain FCFS never
+calls :meth:`FCFS.queue_key` and keeps submission order.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, ClassVar
 
 from .core.backfilling import lowest_bits, mask_to_procset
 from .core.model import Job
@@ -33,22 +38,37 @@ class FCFS(Policy):
 
     name = "fcfs"
 
+    #: True when :meth:`queue_key` depends on the state: the queue is then re-sorted by
+    #: ``(queue_key(job), arrival index)`` at every pass. False: submission order.
+    dynamic_queue_order: ClassVar[bool] = False
+
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
         self.queue: deque[Job] = deque()
+        self._arrival: dict[str, int] = {}
+
+    def queue_key(self, job: Job) -> Any:
+        """Sort key of a waiting job, smallest first (only read when :attr:`dynamic_queue_order`);
+        ties are broken by arrival order. Default: 0 (arrival order)."""
+        return 0
 
     def on_job_submitted(self, job: Job) -> None:
         """Queue the job, or reject it when ``res`` exceeds the number of compute hosts."""
         if self.platform.hosts and job.res > len(self.platform.hosts):
             self.reject(job)
         else:
+            self._arrival[job.id] = len(self._arrival)
             self.queue.append(job)
 
     def schedule(self) -> None:
-        """Start queue heads while they fit on the available hosts (lowest ids first)."""
+        """Start queue heads while they fit on the available hosts (lowest ids first), after
+        re-sorting the queue when :attr:`dynamic_queue_order` is set."""
         q = self.queue
         if not q:
             return
+        if self.dynamic_queue_order and len(q) > 1:
+            arrival, key = self._arrival, self.queue_key
+            q = self.queue = deque(sorted(q, key=lambda j: (key(j), arrival[j.id])))
         avail = self.available_mask
         nfree = avail.bit_count()
         if q[0].res > nfree:

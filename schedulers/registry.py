@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .batsim.replay import ReplayPolicy
+from .buc import BUC, BUCEasy
 from .conservative import Conservative
 from .core.policy import Policy, PolicyOptionError
 from .easy import EASY
@@ -15,7 +16,8 @@ from .osep import OSEP
 #: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
 #: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
 POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
-                                     "osep": OSEP, "hosep": HOSEP, "replay": ReplayPolicy}
+                                     "osep": OSEP, "hosep": HOSEP, "buc": BUC, "buc-easy": BUCEasy,
+                                     "replay": ReplayPolicy}
 
 
 def policy_class(name: str) -> type[Policy]:

@@ -9,7 +9,10 @@ Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number
   (:func:`schedulers.core.satisfaction.satisfaction_metrics`, mode ``hosep``), columns
   ``satisfaction.<user>``;
 * ``satisfaction-osep``: the same with OSEP's original definition (mode ``osep``), columns
-  ``satisfaction_osep.<user>``.
+  ``satisfaction_osep.<user>``;
+* ``buc``: BUC's Fig. 1 and Fig. 2 numbers (per-role waiting time and its reduction against FCFS
+  on the same inputs, queue-position gain at submission by Su range for Kp 1440 and 10800),
+  columns ``buc.*`` (:func:`schedulers.core.buc_metrics.buc_metrics`).
 """
 
 from __future__ import annotations
@@ -25,8 +28,14 @@ def _satisfaction(mode: str, prefix: str) -> Callable[..., dict[str, float]]:
     return fn
 
 
+def _buc(out_jobs: Path, workloads: list[Any], platform: Any) -> dict[str, float]:
+    from ..core.buc_metrics import buc_metrics
+    return buc_metrics(out_jobs, workloads, platform)
+
+
 #: Run metrics by name.
 RUN_METRICS: dict[str, Callable[..., dict[str, float]]] = {
     "satisfaction": _satisfaction("hosep", "satisfaction"),
     "satisfaction-osep": _satisfaction("osep", "satisfaction_osep"),
+    "buc": _buc,
 }

@@ -17,8 +17,8 @@ Writing one::
         return Scenario(platform_xml=xml_text, workloads=[workload_dict])
 
 The paper reproductions register theirs in their own modules, imported at the end of this one
-(:mod:`.hosep_scenario`: HOSEP's test cases; the green heuristic's loads and BUC's Lille scenario
-to come). :func:`synthetic` is the generic one.
+(:mod:`.hosep_scenario`: HOSEP's test cases; :mod:`.buc_scenario`: BUC's Lille scenario; the
+green heuristic's loads to come). :func:`synthetic` is the generic one.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Scenario", "Generator", "GENERATORS", "register_generator", "generate", "check_params",
-           "GeneratorError", "homogeneous_platform_xml", "synthetic", "hosep_scenario"]
+           "GeneratorError", "homogeneous_platform_xml", "synthetic", "hosep_scenario", "buc_scenario"]
 
 
 class GeneratorError(ValueError):
@@ -235,3 +235,4 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
 # ------------------------------------------------------------------------------ papers' generators
 # Imported last: they register themselves with the decorator defined above.
 from . import hosep_scenario  # noqa: E402  (the module; registers "hosep")
+from . import buc_scenario  # noqa: E402,F401  (the module; registers "buc")
