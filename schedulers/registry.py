@@ -9,10 +9,13 @@ from .conservative import Conservative
 from .core.policy import Policy, PolicyOptionError
 from .easy import EASY
 from .fcfs import FCFS
+from .green import GreenEASY, GreenHEFT
+from .heft import HEFT
 
 #: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
 #: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
 POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
+                                     "heft": HEFT, "green-easy": GreenEASY, "green-heft": GreenHEFT,
                                      "replay": ReplayPolicy}
 
 

@@ -17,8 +17,8 @@ Writing one::
         return Scenario(platform_xml=xml_text, workloads=[workload_dict])
 
 The paper reproductions register theirs in their own modules, imported at the end of this one
-(:mod:`.hosep_scenario`: HOSEP's test cases; the green heuristic's loads and BUC's Lille scenario
-to come). :func:`synthetic` is the generic one.
+(:mod:`.hosep_scenario`: HOSEP's test cases; :mod:`.green_scenario`: the green heuristic's
+Nantes loads; BUC's Lille scenario to come). :func:`synthetic` is the generic one.
 """
 
 from __future__ import annotations
@@ -235,3 +235,4 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
 # ------------------------------------------------------------------------------ papers' generators
 # Imported last: they register themselves with the decorator defined above.
 from . import hosep_scenario  # noqa: E402  (the module; registers "hosep")
+from . import green_scenario  # noqa: E402,F401  (registers "green-nantes")
