@@ -14,13 +14,14 @@ byte-identical output files. Where it plugs in:
 * ``green-easy`` (:class:`GreenEASY`): EASY's backfilling test of step 3 (:meth:`EASY.fits_gap
   <schedulers.easy.EASY.fits_gap>`: ``now + walltime <= head's reserved start``, the gap being
   ``[now, reserved start)``) becomes eq. 4.
-* ``green-heft`` (:class:`GreenHEFT`): HEFT's insertion search asks each job for a free slot of
-  ``walltime * (1 - Δ/100)`` instead of ``walltime`` (:meth:`HEFT.window
-  <schedulers.heft.HEFT.window>`): the job fits any gap of that length.
+* ``green-heft`` (:class:`GreenHEFT`): HEFT's insertion search (:meth:`HEFT.find_reservation
+  <schedulers.heft.HEFT.find_reservation>`) places each job with its walltime, and also looks for
+  a free slot of ``walltime * (1 - Δ/100)``; when that one starts earlier, the job takes it (it
+  fits the gap only thanks to Δ) and will overlap the job planned after it.
 
 What an overlap does: a job admitted only thanks to Δ (it needs more than the gap) holds its hosts
-in the plan until the gap's end (green-easy: the head's reserved start; green-heft: ``start +
-walltime * (1 - Δ/100)``); from then on it is *overlapping*: its hosts count as free for the next
+in the plan until the gap's end (green-easy: the head's reserved start; green-heft: the end of
+its shortened slot, ``start + walltime * (1 - Δ/100)``); from then on it is *overlapping*: its hosts count as free for the next
 job (:meth:`EASY.busy_until <schedulers.easy.EASY.busy_until>` returns None,
 :meth:`EASY.free_now_mask <schedulers.easy.EASY.free_now_mask>` includes them, unless another,
 non-overlapping job holds them), which may start there while it still runs. Both then run under
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.backfilling import INF, Reservation, job_duration, procset_to_mask
+from .core.backfilling import INF, Reservation, ReservationProfile, procset_to_mask
 from .core.model import Job, Platform, PolicyError
 from .core.policy import PolicyOptionError
 from .easy import EASY
@@ -183,7 +184,7 @@ class GreenEASY(_Overlap, EASY):
 
 
 class GreenHEFT(_Overlap, HEFT):
-    """HEFT whose insertion asks for ``walltime * (1 - Δ/100)`` (module docstring).
+    """HEFT whose insertion also tries a slot of ``walltime * (1 - Δ/100)`` (module docstring).
 
     Args and errors: as :class:`GreenEASY`.
     """
@@ -193,23 +194,33 @@ class GreenHEFT(_Overlap, HEFT):
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
         self._read_options(self.options)
+        self._short: dict[str, float] = {}  # job id -> Δ-shortened slot (s) of its placement
 
     def on_simulation_begins(self, platform: Platform) -> None:
         """HEFT's speed classes; refuse Δ > 0 without compute sharing."""
         super().on_simulation_begins(platform)
         self._check_sharing(platform)
 
-    def window(self, job: Job) -> float:
-        """004 eq. 4 (L136) for a slot: ``walltime * (1 - Δ/100)`` (s); ``inf`` without walltime."""
-        return job_duration(job) * (1.0 - self.delta_of(job) / 100.0)
+    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None) -> Reservation:
+        """HEFT's placement with the full walltime; when a slot of ``walltime * (1 - Δ/100)``
+        (004 eq. 4, L136) starts earlier, that one, and the job will overlap from its end."""
+        full = super().find_reservation(prof, job, dur)
+        self._short.pop(job.id, None)
+        delta = self.delta_of(job)
+        if dur is not None or delta <= 0 or not job.has_walltime:
+            return full
+        short = super().find_reservation(prof, job, job.walltime * (1.0 - delta / 100.0))
+        if short.start < full.start:
+            self._short[job.id] = short.duration
+            return short
+        return full
 
     def start_job(self, job: Job, alloc: int) -> None:
-        """HEFT's start; a job whose slot is shorter than its walltime overlaps from the slot's end."""
+        """HEFT's start; a job placed in a Δ-shortened slot overlaps from the slot's end."""
         super().start_job(job, alloc)
-        if job.has_walltime:
-            slot = self.window(job)
-            if slot < job.walltime:
-                self._mark_overlap(job, self.now + slot)
+        slot = self._short.pop(job.id, None)
+        if slot is not None:
+            self._mark_overlap(job, self.now + slot)
 
     def busy_until(self, job: Job) -> float | None:
         """HEFT's, but an overlapping job holds its hosts only until its slot's end."""

@@ -100,25 +100,25 @@ class HEFT(EASY):
         return -self.rank(job)
 
     # ----------------------------------------------------------------------------- placement
-    def window(self, job: Job) -> float:
-        """Length (s) of the slot ``job`` needs in the profile: its walltime (``inf`` without).
-        Hook: :mod:`schedulers.green` shortens it by Δ (004 eq. 4)."""
-        return job_duration(job)
-
     def _fastest_first(self, candidates: int, res: int) -> int:
         ids = [i for i in range(candidates.bit_length()) if candidates >> i & 1]
         ids.sort(key=lambda i: (-self._speed[i], i))
         return sum(1 << i for i in ids[:res])
 
-    def find_reservation(self, prof: ReservationProfile, job: Job) -> Reservation:
+    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None) -> Reservation:
         """Earliest-finish placement of ``job`` in ``prof`` (not changed), over the speed classes.
 
+        Args:
+            dur: length (s) of the slot to find; default the walltime (``inf`` without).
+                :mod:`schedulers.green` asks for a shorter one (004 eq. 4).
+
         Returns:
-            A :class:`Reservation` of :meth:`window` seconds from its start (s) on ``job.res``
-            hosts; start ``inf`` (hosts: ``prof.final_free_mask``) when no class ever has
-            enough free hosts.
+            A :class:`Reservation` of ``dur`` seconds from its start (s) on ``job.res`` hosts;
+            start ``inf`` (hosts: ``prof.final_free_mask``) when no class ever has enough free
+            hosts.
         """
-        dur = self.window(job)
+        if dur is None:
+            dur = job_duration(job)
         choose = self._fastest_first if len(self.classes) > 1 else None
         best: tuple[float, float, int] | None = None  # (finish, start, hosts)
         for speed, within in self.classes or [(1.0, -1)]:
@@ -142,7 +142,7 @@ class HEFT(EASY):
         for k, job in enumerate(self.queue):
             if not prof.free_mask_at(now):
                 break  # no host free now: no later job can start
-            if barred and self.window(job) == INF:
+            if barred and not job.has_walltime:
                 continue
             r = self.find_reservation(prof, job)
             if r.start == INF:

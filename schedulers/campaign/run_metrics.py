@@ -9,7 +9,10 @@ Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number
   (:func:`schedulers.core.satisfaction.satisfaction_metrics`, mode ``hosep``), columns
   ``satisfaction.<user>``;
 * ``satisfaction-osep``: the same with OSEP's original definition (mode ``osep``), columns
-  ``satisfaction_osep.<user>``.
+  ``satisfaction_osep.<user>``;
+* ``green-energy``: the energy readings of the green-heuristic reproduction
+  (:func:`schedulers.core.energy_readings.energy_readings`): ``jobs_energy_j`` (sum of the jobs'
+  ``consumed_energy``), ``hosts_used``, ``end_time``.
 """
 
 from __future__ import annotations
@@ -25,8 +28,14 @@ def _satisfaction(mode: str, prefix: str) -> Callable[..., dict[str, float]]:
     return fn
 
 
+def _green_energy(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
+    from ..core.energy_readings import energy_readings
+    return energy_readings(out_jobs)
+
+
 #: Run metrics by name.
 RUN_METRICS: dict[str, Callable[..., dict[str, float]]] = {
     "satisfaction": _satisfaction("hosep", "satisfaction"),
     "satisfaction-osep": _satisfaction("osep", "satisfaction_osep"),
+    "green-energy": _green_energy,
 }

@@ -81,25 +81,25 @@ def load_profile(name: str, duration: float, load: float, speed: float, periods:
 
 
 @register_generator("green-nantes", params={
-    "jobs": 100, "cpu_load": 100, "interarrival": 4.0, "max_res": 4, "runtime_min": 10.0,
+    "job_count": 100, "cpu_load": 100, "interarrival": 4.0, "max_res": 4, "runtime_min": 10.0,
     "runtime_max": 60.0, "walltime_factor": 1.5, "periods": 10})
 def green_nantes(params: dict[str, Any], seed: int) -> Scenario:
     """Jobs at 0/25/50/75/100 % CPU load on Nantes econome (004 §4.2, §5.1; assumptions in the module).
 
-    Parameters: ``jobs``; ``cpu_load`` (%: 0, 25, 50, 75 or 100); ``interarrival`` (mean gap, s);
+    Parameters: ``job_count`` (number of jobs); ``cpu_load`` (%: 0, 25, 50, 75 or 100); ``interarrival`` (mean gap, s);
     ``max_res`` (hosts per job, uniform 1..max_res); ``runtime_min``/``runtime_max`` (s);
     ``walltime_factor`` (>= 1); ``periods`` (compute/delay periods per job).
 
     Raises:
         GeneratorError: a parameter outside these ranges.
     """
-    n, load, gap = params["jobs"], params["cpu_load"], params["interarrival"]
+    n, load, gap = params["job_count"], params["cpu_load"], params["interarrival"]
     max_res, lo, hi = params["max_res"], params["runtime_min"], params["runtime_max"]
     wf, periods = params["walltime_factor"], params["periods"]
     if n < 1 or load not in (0, 25, 50, 75, 100) or not gap > 0 or not 1 <= max_res <= NANTES_HOSTS \
             or not 0 < lo <= hi or wf < 1 or periods < 1:
         raise GeneratorError(
-            "generator 'green-nantes': need jobs >= 1, cpu_load in 0/25/50/75/100, interarrival > 0, "
+            "generator 'green-nantes': need job_count >= 1, cpu_load in 0/25/50/75/100, interarrival > 0, "
             f"1 <= max_res <= {NANTES_HOSTS}, 0 < runtime_min <= runtime_max, walltime_factor >= 1, "
             f"periods >= 1; got {params}")
     rng = np.random.default_rng(seed)
