@@ -122,6 +122,27 @@ class EASY(Policy):
         select = self.select_hosts
         return lambda candidates, res: select(candidates, job)
 
+    def free_now_mask(self) -> int:
+        """Hosts a job may start on now (bit mask); default :attr:`available_mask`.
+
+        Hook for overlap policies (:mod:`schedulers.green`): hosts whose running job has entered
+        its allowed overlap are free for the next job although still allocated.
+        """
+        return self.available_mask
+
+    def busy_until(self, job: Job) -> float | None:
+        """Until when (s) the running ``job`` holds its hosts in :meth:`profile`: ``start_time +
+        walltime`` (``inf`` without walltime). None: it no longer holds them (overlap policies,
+        :mod:`schedulers.green`, once a job's allowed overlap has begun)."""
+        return job.start_time + job.walltime if job.has_walltime else INF
+
+    def fits_gap(self, job: Job, now: float, resv: Reservation) -> bool:
+        """EASY's gap test (step 3): ``job`` started ``now`` (s) ends by the reservation's start,
+        ``now + walltime <= resv.start`` (004 eq. 3, L132: ``t_i <= t_k^I - t_j^F``). False for a
+        job without walltime. Hook: :mod:`schedulers.green` widens it by Δ (004 eq. 4)."""
+        wt = job.walltime
+        return wt >= 0 and now + wt <= resv.start
+
     def arrival_index(self, job: Job) -> int:
         """0 for the first job submitted, 1 for the next, ... (tie breaker)."""
         return self._arrival[job.id]
@@ -167,8 +188,9 @@ class EASY(Policy):
         for job in self.running.values():
             m = self._mask_of(job)
             usable |= m
-            end = job.start_time + job.walltime if job.has_walltime else INF
-            busy.append((end, m))
+            end = self.busy_until(job)
+            if end is not None:
+                busy.append((end, m))
         return ReservationProfile.from_ends(self.now, usable, busy)
 
     def find_reservation(self, prof: ReservationProfile, job: Job) -> Reservation:
@@ -212,7 +234,7 @@ class EASY(Policy):
         self.reservation = None
         if self.dynamic_queue_order and self.queue:
             self._resort()
-        if not self.queue or not self.available_mask:
+        if not self.queue or not self.free_now_mask():
             return
         started = self.backfill_pass()
         if started:
@@ -253,7 +275,7 @@ class EASY(Policy):
         started.
         """
         queue = self.queue
-        avail = self.available_mask
+        avail = self.free_now_mask()
         nfree = avail.bit_count()
         n = len(queue)
         i = 0
@@ -270,7 +292,6 @@ class EASY(Policy):
         if i < n - 1 and nfree > 0:
             now = self.now
             resv: Reservation | None = None
-            start = INF
             spare = 0
             nspare = 0
             for k in range(i + 1, n):
@@ -280,11 +301,9 @@ class EASY(Policy):
                     continue
                 if resv is None:
                     resv = self.find_reservation(self.profile(), queue[i])
-                    start = resv.start
                     spare = avail & ~resv.hosts_mask
                     nspare = spare.bit_count()
-                wt = job.walltime
-                if wt >= 0 and now + wt <= start:
+                if self.fits_gap(job, now, resv):
                     alloc = self.select_hosts(avail, job)
                 elif r <= nspare:
                     alloc = self.select_hosts(spare, job)

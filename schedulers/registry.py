@@ -12,11 +12,14 @@ from .easy import EASY
 from .fcfs import FCFS
 from .hosep import HOSEP
 from .osep import OSEP
+from .green import GreenEASY, GreenHEFT
+from .heft import HEFT
 
 #: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
 #: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
 POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
                                      "osep": OSEP, "hosep": HOSEP, "buc": BUC, "buc-easy": BUCEasy,
+                                     "heft": HEFT, "green-easy": GreenEASY, "green-heft": GreenHEFT,
                                      "replay": ReplayPolicy}
 
 

@@ -13,6 +13,9 @@ Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number
 * ``buc``: BUC's Fig. 1 and Fig. 2 numbers (per-role waiting time and its reduction against FCFS
   on the same inputs, queue-position gain at submission by Su range for Kp 1440 and 10800),
   columns ``buc.*`` (:func:`schedulers.core.buc_metrics.buc_metrics`).
+* ``green-energy``: the energy readings of the green-heuristic reproduction
+  (:func:`schedulers.core.energy_readings.energy_readings`): ``jobs_energy_j`` (sum of the jobs'
+  ``consumed_energy``), ``hosts_used``, ``end_time``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ def _satisfaction(mode: str, prefix: str) -> Callable[..., dict[str, float]]:
 def _buc(out_jobs: Path, workloads: list[Any], platform: Any) -> dict[str, float]:
     from ..core.buc_metrics import buc_metrics
     return buc_metrics(out_jobs, workloads, platform)
+def _green_energy(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
+    from ..core.energy_readings import energy_readings
+    return energy_readings(out_jobs)
 
 
 #: Run metrics by name.
@@ -38,4 +44,5 @@ RUN_METRICS: dict[str, Callable[..., dict[str, float]]] = {
     "satisfaction": _satisfaction("hosep", "satisfaction"),
     "satisfaction-osep": _satisfaction("osep", "satisfaction_osep"),
     "buc": _buc,
+    "green-energy": _green_energy,
 }

@@ -369,14 +369,15 @@ class ReservationProfile:
         """Hosts free from the last slice on (free forever unless reserved later)."""
         return self._free[-1]
 
-    def _window(self, i: int, start: float, duration: float, res: int) -> tuple[int, int]:
-        """Intersect free sets from slice ``i`` over ``[start, start + duration)``.
+    def _window(self, i: int, start: float, duration: float, res: int, within: int = -1) -> tuple[int, int]:
+        """Intersect free sets (restricted to ``within``, a mask; -1: every host) from slice ``i``
+        over ``[start, start + duration)``.
 
         Returns ``(mask, -1)`` when at least ``res`` hosts are free during the whole window, else
         ``(mask, j)`` with ``j`` the slice where the count fell below ``res``.
         """
         starts, free = self._starts, self._free
-        m = free[i]
+        m = free[i] & within
         end = start + duration
         j = i + 1
         n = len(starts)
@@ -395,25 +396,26 @@ class ReservationProfile:
             raise ValueError(f"duration must be >= 0 s, got {duration}")
 
     def find_earliest_mask(self, res: int, duration: float, not_before: float | None = None,
-                           choose: HostChoice | None = None) -> tuple[float, int] | None:
-        """Mask version of :meth:`find_earliest`."""
+                           choose: HostChoice | None = None, within: int = -1) -> tuple[float, int] | None:
+        """Mask version of :meth:`find_earliest`; ``within`` (mask, default every host) restricts
+        the search to those hosts (HEFT's search per host speed class, :mod:`schedulers.heft`)."""
         self._check_request(res, duration)
-        if res > self.hosts_mask.bit_count():
+        if res > (self.hosts_mask & within).bit_count():
             return None
         starts, free = self._starts, self._free
         t0 = self.now if not_before is None or not_before < self.now else float(not_before)
         n = len(starts)
         i = bisect_right(starts, t0) - 1
         while i < n:
-            if free[i].bit_count() < res:
+            if (free[i] & within).bit_count() < res:
                 i += 1
                 continue
             start = starts[i] if starts[i] > t0 else t0
-            m, j = self._window(i, start, duration, res)
+            m, j = self._window(i, start, duration, res, within)
             if j < 0:
                 return start, (lowest_bits(m, res) if choose is None else _chosen(choose, m, res))
             # every window starting in slices i..j contains slice j
-            i = j + 1 if free[j].bit_count() < res else i + 1
+            i = j + 1 if (free[j] & within).bit_count() < res else i + 1
         return None
 
     def find_earliest(self, res: int, duration: float, not_before: float | None = None,

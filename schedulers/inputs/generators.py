@@ -17,8 +17,8 @@ Writing one::
         return Scenario(platform_xml=xml_text, workloads=[workload_dict])
 
 The paper reproductions register theirs in their own modules, imported at the end of this one
-(:mod:`.hosep_scenario`: HOSEP's test cases; :mod:`.buc_scenario`: BUC's Lille scenario; the
-green heuristic's loads to come). :func:`synthetic` is the generic one.
+(:mod:`.hosep_scenario`: HOSEP's test cases; :mod:`.buc_scenario`: BUC's Lille scenario;
+:mod:`.green_scenario`: the green heuristic's Nantes loads). :func:`synthetic` is the generic one.
 """
 
 from __future__ import annotations
@@ -236,3 +236,4 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
 # Imported last: they register themselves with the decorator defined above.
 from . import hosep_scenario  # noqa: E402  (the module; registers "hosep")
 from . import buc_scenario  # noqa: E402,F401  (the module; registers "buc")
+from . import green_scenario  # noqa: E402,F401  (registers "green-nantes")

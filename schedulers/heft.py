@@ -1,0 +1,160 @@
+"""HEFT (Heterogeneous Earliest Finish Time) for independent batch jobs, applied online.
+
+Sources:
+    H. Topcuoglu, S. Hariri and M.-Y. Wu, "Performance-effective and low-complexity task
+    scheduling for heterogeneous computing", IEEE TPDS 13(3):260-274, 2002 (HEFT: upward rank,
+    then each task, by decreasing rank, on the processor giving its earliest finish time, with
+    insertion into idle slots between tasks already scheduled).
+    The green-heuristic paper (``../shared/papers/004_256d972a5ab7dee1.txt``, section 3.2,
+    L112-120): eq. 1 (L116) ``rank(i) = w_i + max_{j in succ(i)} (c_ij + rank(j))``, the two
+    phases "prioritisation" (decreasing rank) and "resource selection" (the resource with the
+    smallest expected execution time for the job), L120.
+
+Batch jobs have no successors, so eq. 1 reduces to ``rank(i) = mean_w(i)``: the job's mean
+computation cost over the hosts. Costs come from walltimes, read as follows.
+
+**Walltime on hosts of different speeds.** A job's walltime (s) is read as its run time on the
+*slowest* host of the platform (speed ``s_min``, pstate 0): the one bound valid on every host, as
+Batsim kills a job at ``start + walltime`` whatever hosts it runs on. On hosts ``H`` the expected
+run time is ``walltime * s_min / min_{h in H} speed(h)`` (the slowest host of a parallel job sets
+its pace, as in Batsim's lockstep). ``mean_w(i)`` is ``walltime * mean_h(s_min / speed(h))`` over
+every host. In the plan (the reservation profile) a job holds its hosts for its full walltime,
+running or waiting: delay phases do not run faster on faster hosts and Batsim's kill is the only
+certain bound, so the plan never counts on a host before it is surely free. On a homogeneous
+platform (Nantes econome) every factor is 1 and HEFT is the list order below with lowest-id
+placement.
+
+**Online.** HEFT is an offline list scheduler; here the list is the queue. At each scheduling pass
+(after every Batsim message), every waiting job is ranked (its rank depends on the job and the
+platform only, so it is computed once, at submission; ties: arrival order, where the paper draws
+at random, L120), the reservation profile is rebuilt from the running jobs, and the jobs are
+placed in decreasing rank one after the other, each at its earliest finish time among the host
+speed classes (for each speed ``s`` of the platform, the earliest window of ``walltime`` on ``res``
+hosts of speed ``>= s``; finish = start + expected run time at ``s``; ties to the faster class),
+on the fastest hosts free during that window (then the lowest ids), inserted in any idle slot of
+the profile (HEFT's insertion policy). Jobs placed at ``now`` start; the other placements only
+hold their slot for the rest of this pass (recomputed at the next one). So HEFT is conservative
+backfilling in decreasing-rank order with earliest-finish host choice
+(:mod:`schedulers.conservative` places in arrival order on the earliest start).
+
+Jobs without walltime have rank ``inf`` (placed first) and hold hosts forever as in
+:mod:`schedulers.easy`. Cost of a pass: one profile build, then per waiting job and speed class a
+first-fit search and one reservation, ``O(S)`` each on ``S`` slices, until no host is free now.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
+from .core.model import Job, Platform
+from .easy import EASY
+
+
+class HEFT(EASY):
+    """HEFT for independent batch jobs, applied at every pass (see the module docstring).
+
+    Options: none. Needs host speeds (:attr:`Policy.needs_speeds`).
+
+    Attributes:
+        speed_min: the slowest host's pstate-0 speed (flops/s): walltimes are run times there.
+        classes: ``[(speed, mask), ...]`` by decreasing speed: the hosts of speed ``>= speed``.
+    """
+
+    name = "heft"
+    needs_speeds = True
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.speed_min = 1.0
+        self.classes: list[tuple[float, int]] = []
+        self._speed: list[float] = []
+        self._mean_factor = 1.0
+
+    def on_simulation_begins(self, platform: Platform) -> None:
+        """Read every host's pstate-0 speed (flops/s) and build the speed classes."""
+        self._speed = [float(h.speeds[0]) for h in platform.hosts]
+        if not self._speed:
+            return
+        self.speed_min = min(self._speed)
+        self.classes = []
+        for s in sorted(set(self._speed), reverse=True):
+            mask = sum(1 << i for i, v in enumerate(self._speed) if v >= s)
+            self.classes.append((s, mask))
+        self._mean_factor = sum(self.speed_min / v for v in self._speed) / len(self._speed)
+
+    # ------------------------------------------------------------------------------ eq. 1
+    def run_time(self, job: Job, speed: float) -> float:
+        """Expected run time (s) of ``job`` on hosts whose slowest has ``speed`` (flops/s):
+        ``walltime * speed_min / speed``; ``inf`` without walltime."""
+        return job_duration(job) * (self.speed_min / speed)
+
+    def rank(self, job: Job) -> float:
+        """``rank(i)`` of 004 eq. 1 (L116) for a job without successors: its mean computation
+        cost (s) over the hosts, ``walltime * mean_h(speed_min / speed(h))``."""
+        return job_duration(job) * self._mean_factor
+
+    def queue_key(self, job: Job) -> Any:
+        """Decreasing rank (ties: arrival order, added by :class:`EASY`)."""
+        return -self.rank(job)
+
+    # ----------------------------------------------------------------------------- placement
+    def _fastest_first(self, candidates: int, res: int) -> int:
+        ids = [i for i in range(candidates.bit_length()) if candidates >> i & 1]
+        ids.sort(key=lambda i: (-self._speed[i], i))
+        return sum(1 << i for i in ids[:res])
+
+    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None) -> Reservation:
+        """Earliest-finish placement of ``job`` in ``prof`` (not changed), over the speed classes.
+
+        Args:
+            dur: length (s) of the slot to find; default the walltime (``inf`` without).
+                :mod:`schedulers.green` asks for a shorter one (004 eq. 4).
+
+        Returns:
+            A :class:`Reservation` of ``dur`` seconds from its start (s) on ``job.res`` hosts;
+            start ``inf`` (hosts: ``prof.final_free_mask``) when no class ever has enough free
+            hosts.
+        """
+        if dur is None:
+            dur = job_duration(job)
+        choose = self._fastest_first if len(self.classes) > 1 else None
+        best: tuple[float, float, int] | None = None  # (finish, start, hosts)
+        for speed, within in self.classes or [(1.0, -1)]:
+            found = prof.find_earliest_mask(job.res, dur, choose=choose, within=within)
+            if found is None:
+                continue
+            finish = found[0] + self.run_time(job, speed)
+            if best is None or finish < best[0]:
+                best = (finish, found[0], found[1])
+        if best is None:
+            return Reservation(job, INF, dur, prof.final_free_mask)
+        return Reservation(job, best[1], dur, best[2])
+
+    def backfill_pass(self) -> list[int]:
+        """Place the queue in decreasing rank (module docstring); start the jobs placed now.
+        Returns their queue positions; :attr:`reservation` is the first job left waiting."""
+        prof = self.profile()
+        now = prof.now
+        started: list[int] = []
+        barred = False  # a job got no finite slot: jobs without walltime cannot be placed
+        for k, job in enumerate(self.queue):
+            if not prof.free_mask_at(now):
+                break  # no host free now: no later job can start
+            if barred and not job.has_walltime:
+                continue
+            r = self.find_reservation(prof, job)
+            if r.start == INF:
+                barred = True
+                continue
+            if r.duration == 0:  # busy now all the same (Batsim needs walltime > 0)
+                prof.reserve_mask(r.start, math.nextafter(r.start, INF) - r.start, r.hosts_mask)
+            else:
+                prof.reserve_mask(r.start, r.duration, r.hosts_mask)
+            if r.start == now:
+                self.start_job(job, r.hosts_mask)
+                started.append(k)
+            elif self.reservation is None:
+                self.reservation = r
+        return started
