@@ -63,7 +63,7 @@ def test_mini_campaign_report_with_where_plot_and_timeline(tmp_path):
     report = write_report(out).read_text()
     plots = sorted(p.name for p in (out / "plots").glob("*.png"))
     assert plots == ["bar_satisfaction.user1_by_policy_late-user1.png",
-                     "timeline_policy-HOSEP_late-user1_seed-1.png"]
+                     "timeline_late-user1_policy-HOSEP_seed-1.png"]
     assert "HOSEP, user1 late" in report
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert len(rows) == 4 and all(float(r["satisfaction.user1_mean"]) > 0 for r in rows)

@@ -220,7 +220,7 @@ def _timeline_section(c: _Checker, spec: ReportSpec, table: pd.DataFrame, manife
             raise c.fail(key, f"matches {len(hits)} done runs, not one; give every parameter and the seed")
         run_id = str(hits["id"].iat[0])
         record = json.loads((out / "results" / f"{run_id}.json").read_text(encoding="utf-8"))
-        stem = "timeline_" + "_".join(f"{k}-{v}" for k, v in tl.where)
+        stem = "timeline_" + "_".join(f"{k}-{v}" for k, v in sorted(tl.where))
         stem = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in stem)
         replay_usage(record, base, out / "plots" / stem, title=tl.title, relative=tl.relative)
         lines += [f"![{tl.title or dict(tl.where)}](plots/{stem}.png)", ""]
@@ -297,7 +297,7 @@ def _reference_rows(c: _Checker, refs: tuple[Reference, ...], summary: pd.DataFr
 
 
 def _plot_name(p: PlotSpec, taken: set[str]) -> str:
-    base = "_".join(s for s in (p.kind, p.metric, "by", p.x, p.hue, *(f"{k}-{v}" for k, v in p.where)) if s)
+    base = "_".join(s for s in (p.kind, p.metric, "by", p.x, p.hue, *(f"{k}-{v}" for k, v in sorted(p.where))) if s)
     base = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base)
     name, k = base, 2
     while name in taken:
