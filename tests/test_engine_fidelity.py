@@ -353,18 +353,8 @@ def test_time_zero_submissions_and_the_submitters_bye(routing, messages, tmp_pat
     assert port.log[:len(messages)] == messages
 
 
-class ReuseAfterKill(Policy):
-    """Runs w0!1 (a 100 s delay, profile d), kills it at 10 s and registers w0!1r with the same
-    profile name d."""
-
-    def on_job_submitted(self, job):
-        self.execute(job, [0])
-
-    def on_simulation_begins(self, platform):
-        self.call_me_later(10)
-
-    def on_requested_call(self):
-        self.kill([self.jobs["w0!1"]])
+class ReuseAfterKill(Resubmitter):
+    """As Resubmitter, but registers w0!1r with the killed job's own profile name d."""
 
     def on_jobs_killed(self, jobs, progress):
         self.register_job("w0", "1r", 1, "d", track=True)

@@ -34,7 +34,6 @@ have given against that run's queues.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import tempfile
@@ -45,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..buc import precision, update_score
-from .run_outputs import OutputsError
+from .run_outputs import OutputsError, out_jobs_rows
 
 __all__ = ["read_jobs", "workload_users", "choose_real_users", "wait_means", "position_gains", "buc_metrics"]
 
@@ -62,28 +61,20 @@ def read_jobs(out_jobs: str | Path) -> list[dict[str, Any]]:
     Raises:
         OutputsError: missing file or column, or a non-numeric time (names the file and job).
     """
-    p = Path(out_jobs)
     cols = ("job_id", "workload_name", "submission_time", "requested_time", "starting_time",
             "execution_time", "finish_time", "final_state")
-    try:
-        with open(p, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in cols if c not in (reader.fieldnames or ())]
-            if missing:
-                raise OutputsError(f"{p}: not an out_jobs.csv file (columns {', '.join(missing)} missing)")
-            rows = []
-            for r in reader:
-                if r["final_state"] == "REJECTED":
-                    continue
-                jid = f"{r['workload_name']}!{r['job_id']}"
-                try:
-                    vals = [float(r[c]) for c in cols[2:7]]
-                except ValueError:
-                    raise OutputsError(f"{p}: job {jid}: a time column is not a number") from None
-                rows.append(dict(zip(("id", "sub", "wt", "start", "run", "finish"), [jid] + vals),
-                                 state=r["final_state"]))
-    except OSError as exc:
-        raise OutputsError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    p, table = out_jobs_rows(out_jobs, cols)
+    rows = []
+    for r in table:
+        if r["final_state"] == "REJECTED":
+            continue
+        jid = f"{r['workload_name']}!{r['job_id']}"
+        try:
+            vals = [float(r[c]) for c in cols[2:7]]
+        except ValueError:
+            raise OutputsError(f"{p}: job {jid}: a time column is not a number") from None
+        rows.append(dict(zip(("id", "sub", "wt", "start", "run", "finish"), [jid] + vals),
+                         state=r["final_state"]))
     return rows
 
 

@@ -27,7 +27,7 @@ from procset import ProcSet
 
 from .model import Host
 
-__all__ = ["OutputsError", "Task", "JobRun", "RunFiles", "task_key", "read_out_jobs", "read_tasks",
+__all__ = ["OutputsError", "Task", "JobRun", "RunFiles", "task_key", "out_jobs_rows", "read_out_jobs", "read_tasks",
            "read_hosts", "load_run", "ideal_duration"]
 
 
@@ -106,35 +106,46 @@ def _float(text: str, where: str, column: str) -> float:
         raise OutputsError(f"{where}: column {column!r} is not a number: {text!r}") from None
 
 
-def read_out_jobs(path: str | Path) -> list[JobRun]:
-    """The rows of an ``out_jobs.csv`` file (a folder: its ``out_jobs.csv``).
+def out_jobs_rows(path: str | Path, need: tuple[str, ...]) -> tuple[Path, list[dict[str, str]]]:
+    """The path and the rows (as dicts of strings) of an ``out_jobs.csv`` file (a folder: its
+    ``out_jobs.csv``), after checking it has the columns ``need``.
 
     Raises:
-        OutputsError: missing file or columns, unreadable numbers or allocations (names the row).
+        OutputsError: missing file or columns (names the file).
     """
     p = Path(path)
     if p.is_dir():
         p = p / "out_jobs.csv"
-    need = ("job_id", "workload_name", "final_state", "starting_time", "finish_time", "allocated_resources")
     try:
         with open(p, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             missing = [c for c in need if c not in (reader.fieldnames or ())]
             if missing:
                 raise OutputsError(f"{p}: not an out_jobs.csv file (columns {', '.join(missing)} missing)")
-            runs = []
-            for row in reader:
-                where = f"{p}: job {row['workload_name']}!{row['job_id']}"
-                alloc = row["allocated_resources"] or ""
-                try:
-                    hosts = tuple(ProcSet.from_str(alloc)) if alloc.strip() else ()
-                except (ValueError, TypeError):
-                    raise OutputsError(f"{where}: bad allocated_resources {alloc!r}") from None
-                runs.append(JobRun(row["workload_name"], row["job_id"], row["final_state"],
-                                   _float(row["starting_time"], where, "starting_time"),
-                                   _float(row["finish_time"], where, "finish_time"), hosts))
+            return p, list(reader)
     except OSError as exc:
         raise OutputsError(f"{p}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_out_jobs(path: str | Path) -> list[JobRun]:
+    """The rows of an ``out_jobs.csv`` file (a folder: its ``out_jobs.csv``).
+
+    Raises:
+        OutputsError: missing file or columns, unreadable numbers or allocations (names the row).
+    """
+    need = ("job_id", "workload_name", "final_state", "starting_time", "finish_time", "allocated_resources")
+    p, rows = out_jobs_rows(path, need)
+    runs = []
+    for row in rows:
+        where = f"{p}: job {row['workload_name']}!{row['job_id']}"
+        alloc = row["allocated_resources"] or ""
+        try:
+            hosts = tuple(ProcSet.from_str(alloc)) if alloc.strip() else ()
+        except (ValueError, TypeError):
+            raise OutputsError(f"{where}: bad allocated_resources {alloc!r}") from None
+        runs.append(JobRun(row["workload_name"], row["job_id"], row["final_state"],
+                           _float(row["starting_time"], where, "starting_time"),
+                           _float(row["finish_time"], where, "finish_time"), hosts))
     return runs
 
 
