@@ -43,11 +43,10 @@ The order is plugged into both base policies through their ``queue_key`` /
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 from .core.model import Job, JobState
-from .core.policy import PolicyOptionError
+from .core.policy import option_choice, option_number
 from .easy import EASY
 from .fcfs import FCFS
 
@@ -104,14 +103,6 @@ def sf_index(su: float, walltime: float, waited: float, kp: float) -> float:
     return (su * 0.8 + wt_term * 0.2) * kp + waited
 
 
-def _number(policy: str, options: dict[str, Any], key: str, low: float, high: float = math.inf) -> float:
-    v = options.get(key, DEFAULTS[key])
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (low <= v <= high):
-        raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be a number in [{low:g}, {high:g}], "
-                                f"got {v!r}")
-    return float(v)
-
-
 class BUCOrder:
     """The BUC queue order, mixed into a policy with ``queue_key`` / ``dynamic_queue_order`` hooks
     (:class:`~schedulers.fcfs.FCFS`, :class:`~schedulers.easy.EASY`); see the module docstring.
@@ -140,16 +131,13 @@ class BUCOrder:
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)  # type: ignore[call-arg]
         opts, name = self.options, self.name  # type: ignore[attr-defined]
-        self.kp = _number(name, opts, "kp", 0.0)
-        self.su0 = _number(name, opts, "su0", 0.0, 100.0)
-        self.alpha = _number(name, opts, "alpha", 0.0, 1.0)
-        self.gain = _number(name, opts, "gain", 0.0)
-        self.p0 = _number(name, opts, "p0", 0.0, 1.0)
-        self.work_ref = _number(name, opts, "work_ref", 0.0)
-        self.rule = opts.get("rule", DEFAULTS["rule"])
-        if self.rule not in RULES:
-            raise PolicyOptionError(f"policy {name!r}: option 'rule' must be one of {', '.join(RULES)}, "
-                                    f"got {self.rule!r}")
+        self.kp = option_number(name, opts, "kp", DEFAULTS["kp"], low=0.0)
+        self.su0 = option_number(name, opts, "su0", DEFAULTS["su0"], low=0.0, high=100.0)
+        self.alpha = option_number(name, opts, "alpha", DEFAULTS["alpha"], low=0.0, high=1.0)
+        self.gain = option_number(name, opts, "gain", DEFAULTS["gain"], low=0.0)
+        self.p0 = option_number(name, opts, "p0", DEFAULTS["p0"], low=0.0, high=1.0)
+        self.work_ref = option_number(name, opts, "work_ref", DEFAULTS["work_ref"], low=0.0)
+        self.rule = option_choice(name, opts, "rule", DEFAULTS["rule"], RULES)
         self.scores: dict[str, float] = {}
         self.updates = 0
         self.skipped = 0

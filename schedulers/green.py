@@ -44,7 +44,7 @@ from typing import Any
 
 from .core.backfilling import INF, Reservation, ReservationProfile, procset_to_mask
 from .core.model import Job, Platform, PolicyError
-from .core.policy import PolicyOptionError
+from .core.policy import PolicyOptionError, option_flag, option_number
 from .easy import EASY
 from .heft import HEFT
 
@@ -63,18 +63,9 @@ class _Overlap:
     option_docs = OPTION_DOCS
 
     def _read_options(self, options: dict[str, Any]) -> None:
-        def pct(key: str, default: float) -> float:
-            v = options.get(key, default)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 100:
-                raise PolicyOptionError(f"policy {self.name!r}: option {key!r} must be a number of "
-                                        f"percent in [0, 100), got {v!r}")
-            return float(v)
-        self.delta = pct("delta", 10.0)
-        self.delta_min = pct("delta_min", 0.0)
-        per_gap = options.get("per_gap", False)
-        if not isinstance(per_gap, bool):
-            raise PolicyOptionError(f"policy {self.name!r}: option 'per_gap' must be true or false, "
-                                    f"got {per_gap!r}")
+        self.delta = option_number(self.name, options, "delta", 10.0, low=0.0, high=100.0, high_open=True)
+        self.delta_min = option_number(self.name, options, "delta_min", 0.0, low=0.0, high=100.0, high_open=True)
+        per_gap = option_flag(self.name, options, "per_gap")
         if per_gap and self.delta_min > self.delta:
             raise PolicyOptionError(f"policy {self.name!r}: option 'delta_min' ({self.delta_min}) must "
                                     f"not exceed 'delta' ({self.delta})")

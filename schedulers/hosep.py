@@ -53,7 +53,7 @@ import math
 from typing import Any
 
 from .core.owner_share import OwnerSharePolicy
-from .core.policy import PolicyOptionError
+from .core.policy import option_choice
 from .core.preemption import Task
 
 #: The two readings of line 3 (see the module docstring).
@@ -74,10 +74,7 @@ class HOSEP(OwnerSharePolicy):
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
-        self.condition = self.options.get("condition", "omega")
-        if self.condition not in CONDITIONS:
-            raise PolicyOptionError(f"policy 'hosep': option 'condition' must be one of "
-                                    f"{', '.join(map(repr, CONDITIONS))}, got {self.condition!r}")
+        self.condition = option_choice(self.name, self.options, "condition", "omega", CONDITIONS)
 
     def idle_user_order(self, users: list[str]) -> list[str]:
         return sorted(users, key=lambda u: (self.own.power_diff(u), u))

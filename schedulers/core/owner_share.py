@@ -45,9 +45,10 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from .backfilling import procset_to_mask
 from .model import Job, JobState
 from .ownership import Ownership, OwnershipError
-from .policy import Policy, PolicyError, PolicyOptionError
+from .policy import Policy, PolicyError, PolicyOptionError, option_flag, option_number
 from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
 
 __all__ = ["OwnerSharePolicy"]
@@ -55,15 +56,6 @@ __all__ = ["OwnerSharePolicy"]
 #: Job fields a restart does not copy from the killed job (they are set anew, or are
 #: :meth:`Policy.register_job` parameters).
 _NOT_COPIED = frozenset(("id", "subtime", "res", "profile", "walltime", "track", "profile_data"))
-
-
-def _number(policy: str, key: str, value: Any, *, minimum: float, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < minimum or (strict and value == minimum):
-        rel = ">" if strict else ">="
-        raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be a number {rel} {minimum:g}, "
-                                f"got {value!r}")
-    return float(value)
 
 
 class OwnerSharePolicy(Policy):
@@ -94,23 +86,19 @@ class OwnerSharePolicy(Policy):
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
         o = self.options
-        self.period = _number(self.name, "period", o.get("period", 60.0), minimum=0.0)
+        self.period = option_number(self.name, o, "period", 60.0, low=0.0, high_open=True)
         maxt = o.get("maxt")
         if maxt is not None and (isinstance(maxt, bool) or not isinstance(maxt, int) or maxt < 0):
             raise PolicyOptionError(f"policy {self.name!r}: option 'maxt' must be an integer >= 0, got {maxt!r}")
         self._maxt_option: int | None = maxt
-        ck = o.get("checkpoint", False)
-        if not isinstance(ck, bool):
-            raise PolicyOptionError(f"policy {self.name!r}: option 'checkpoint' must be true or false, got {ck!r}")
-        self.checkpointing = ck
-        self.block = _number(self.name, "block", o.get("block", 600.0), minimum=0.0, strict=True)
+        self.checkpointing = option_flag(self.name, o, "checkpoint")
+        self.block = option_number(self.name, o, "block", 600.0, low=0.0, low_open=True, high_open=True)
         self.maxt = 0
         self.own: Ownership | None = None
         self.tasks: dict[str, Task] = {}
         self._task_of: dict[str, Task] = {}              # Batsim job id (original or restart) -> task
         self._ready: dict[str, dict[str, Task]] = {}     # user -> runnable waiting tasks
-        self._reserved: dict[str, tuple[Task, tuple[int, ...]]] = {}  # task id -> (task, hosts freed by a kill)
-        self._reserved_mask = 0
+        self._reserved: dict[str, Task] = {}             # task id -> task waiting for the hosts a kill frees
         self._tick_at: float | None = None
         self._tick_due = False
         self._last_round: float | None = None
@@ -228,25 +216,28 @@ class OwnerSharePolicy(Policy):
             self._registration_done = True
             self.notify("registration_finished")
 
-    def _start(self, task: Task, hosts: tuple[int, ...]) -> None:
+    def _place(self, task: Task, hosts: tuple[int, ...]) -> None:
+        """``task`` leaves the ready tasks for ``hosts`` in the books (it starts now or when a
+        kill frees them)."""
         del self._ready[task.user][task.id]
         self.own.start(task, hosts)
         task.hosts = hosts
-        self.execute(task.job, hosts)
 
     def _start_reserved(self) -> None:
         if not self._reserved:
             return
         avail = self.available_mask
-        for tid, (task, hosts) in list(self._reserved.items()):
-            mask = sum(1 << h for h in hosts)
+        for tid, task in list(self._reserved.items()):
+            mask = procset_to_mask(task.hosts)
             if avail & mask == mask:
                 del self._reserved[tid]
-                self._reserved_mask &= ~mask
-                self.execute(task.job, hosts)
+                self.execute(task.job, task.hosts)
 
     def _fill_idle(self) -> None:
-        free_mask = self.available_mask & ~self._reserved_mask
+        reserved = 0
+        for task in self._reserved.values():
+            reserved |= procset_to_mask(task.hosts)
+        free_mask = self.available_mask & ~reserved
         while free_mask and any(self._ready.values()):
             free = [i for i in range(free_mask.bit_length()) if free_mask >> i & 1]
             pick = None
@@ -263,9 +254,9 @@ class OwnerSharePolicy(Policy):
             if len(hosts) != pick.res or not set(hosts) <= set(free):
                 raise PolicyError(f"policy {self.name!r} chose hosts {hosts} for job {pick.job.id} "
                                   f"({pick.res} needed) among the idle {free}")
-            self._start(pick, hosts)
-            for h in hosts:
-                free_mask &= ~(1 << h)
+            self._place(pick, hosts)
+            self.execute(pick.job, hosts)
+            free_mask &= ~procset_to_mask(hosts)
 
     def _decide(self) -> None:
         for _ in range(self.maxt):
@@ -284,12 +275,8 @@ class OwnerSharePolicy(Policy):
             self.own.preempt(victim)
             victim.hosts = ()
             self.preemptions[victim.user] = self.preemptions.get(victim.user, 0) + 1
-            mine = hosts[:task.res]
-            del self._ready[task.user][task.id]
-            self.own.start(task, mine)
-            task.hosts = mine
-            self._reserved[task.id] = (task, mine)
-            self._reserved_mask |= sum(1 << h for h in mine)
+            self._place(task, hosts[:task.res])
+            self._reserved[task.id] = task
 
     def _next_round(self) -> float:
         """The first round time ``k x t`` not before now and after the last round (s)."""

@@ -28,6 +28,7 @@ Writing a policy::
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar, Iterable
 
 from procset import ProcSet
@@ -156,6 +157,53 @@ class PolicyOptionError(ValueError):
     """A policy option that is unknown to the policy or has a bad value (one line naming the
     policy, the option and what is accepted). Raised by :func:`schedulers.registry.get_policy`
     for unknown keys and by a policy's constructor for bad values."""
+
+
+def option_number(policy: str, options: dict[str, Any], key: str, default: float, *,
+                  low: float = -math.inf, high: float = math.inf, low_open: bool = False,
+                  high_open: bool = False) -> float:
+    """Option ``key`` of ``options`` (``default`` when absent) as a float, checked: a finite or
+    infinite JSON number (not a boolean) in the interval from ``low`` to ``high``, each end closed
+    unless ``low_open`` / ``high_open``.
+
+    Raises:
+        PolicyOptionError: one line naming the policy, the option, the interval and the value.
+    """
+    v = options.get(key, default)
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and not math.isnan(v) \
+        and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    if not ok:
+        if high == math.inf:
+            what = f"{'>' if low_open else '>='} {low:g}"
+        else:
+            what = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be a number {what}, got {v!r}")
+    return float(v)
+
+
+def option_flag(policy: str, options: dict[str, Any], key: str, default: bool = False) -> bool:
+    """Option ``key`` as a boolean (``default`` when absent).
+
+    Raises:
+        PolicyOptionError: not ``true`` / ``false`` (one line naming the policy and the option).
+    """
+    v = options.get(key, default)
+    if not isinstance(v, bool):
+        raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be true or false, got {v!r}")
+    return v
+
+
+def option_choice(policy: str, options: dict[str, Any], key: str, default: str, choices: tuple[str, ...]) -> str:
+    """Option ``key``, one of ``choices`` (``default`` when absent).
+
+    Raises:
+        PolicyOptionError: another value (one line listing the choices).
+    """
+    v = options.get(key, default)
+    if v not in choices:
+        raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be one of "
+                                f"{', '.join(map(repr, choices))}, got {v!r}")
+    return v
 
 
 class Policy:
