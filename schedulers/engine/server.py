@@ -110,7 +110,8 @@ class ServerMixin:
             self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
                                              return_code=job.return_code, alloc=job.alloc))
             self._write_job_row(job)
-            self._to_delete.append(job)
+            if self._collect:
+                self._to_delete.append(job)
             return []
         if kind == Kind.SWITCH:
             self._on_switched(*payload)
@@ -134,7 +135,8 @@ class ServerMixin:
                 self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
                                                  return_code=job.return_code, alloc=job.alloc))
                 self._write_job_row(job)
-                self._to_delete.append(job)
+                if self._collect:
+                    self._to_delete.append(job)
             self._buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
             return []
         if kind == Kind.DECISION:
@@ -192,7 +194,8 @@ class ServerMixin:
             self._finished_jobs += 1
             self._done_jobs.append(job)
             self._write_job_row(job)
-            self._to_delete.append(job)
+            if self._collect:
+                self._to_delete.append(job)
         elif isinstance(d, KillJobs):
             really = []
             for jid in d.job_ids:
@@ -323,8 +326,7 @@ class ServerMixin:
     def _exchange(self, port) -> list[Decision] | Reply:
         events, self._buffer = self._buffer, []
         if self._to_delete:
-            if not self.profile_reuse:
-                self._collect_profiles(self._to_delete)
+            self._collect_profiles(self._to_delete)
             self._to_delete = []
         self._messages += 1
         self._check_livelock(port)

@@ -85,7 +85,10 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
         self.dynamic_jobs = dynamic_jobs
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
         self.profile_reuse = profile_reuse
-        self._to_delete: list = []       # jobs ended since the last message (Batsim's jobs_to_be_deleted)
+        # Batsim's profile garbage collection only shows through REGISTER_JOB: track ended jobs
+        # (Batsim's jobs_to_be_deleted) only when the scheduler can register jobs
+        self._collect = dynamic_jobs and not profile_reuse
+        self._to_delete: list = []
         self.trace = trace_outputs
         self.progress = progress
         self.workloads_by_name = {w.name: w for w in workloads}
