@@ -250,6 +250,7 @@ class Policy:
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = dict(options or {})
         self._tracked: set[str] = set()   # ids registered with track=True, acknowledgement pending
+        self._extra_jobs: dict[int, int] = {}  # host id -> running jobs on it beyond the first (sharing)
         self.now: float = 0.0
         self.platform: Platform = Platform(hosts=[])
         self.jobs: dict[str, Job] = {}
@@ -373,15 +374,21 @@ class Policy:
         return not self._is_sleep_pstate(host, host.pstate) and host.state not in _NOT_AWAKE
 
     def _release(self, alloc: ProcSet) -> None:
-        if self.platform.allow_compute_sharing and self.running:
+        if self._extra_jobs:
             # a host another running job still holds (compute sharing) stays allocated
-            held = 0
-            for job in self.running.values():
-                if job.allocation is not None:
-                    held |= procset_to_mask(job.allocation)
-            alloc = mask_to_procset(procset_to_mask(alloc) & ~held)
-            if not alloc:
-                return
+            keep = 0
+            for i in alloc:
+                n = self._extra_jobs.get(i)
+                if n:
+                    keep |= 1 << i
+                    if n == 1:
+                        del self._extra_jobs[i]
+                    else:
+                        self._extra_jobs[i] = n - 1
+            if keep:
+                alloc = mask_to_procset(procset_to_mask(alloc) & ~keep)
+                if not alloc:
+                    return
         hosts = self.platform.hosts
         last = len(hosts) - 1
         computing = HostState.COMPUTING
@@ -429,6 +436,10 @@ class Policy:
         job.allocation = alloc
         self.running[job.id] = job
         m = procset_to_mask(alloc)
+        shared = m & self._allocated.mask()
+        if shared:  # compute sharing: these hosts already run a job (see _release)
+            for i in mask_to_procset(shared):
+                self._extra_jobs[i] = self._extra_jobs.get(i, 0) + 1
         self._available.set_mask(self._available.mask() & ~m)
         self._allocated.set_mask(self._allocated.mask() | m)
         hosts = self.platform.hosts
