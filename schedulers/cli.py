@@ -465,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     from .engine.simulator import EngineError
     from .inputs.errors import PlatformError, WorkloadError
     from .campaign.errors import CampaignError
+    from .core.model import PolicyInputError
     from .registry import PolicyOptionError
 
     parser = build_parser()
@@ -472,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
-            RunInputError, CampaignError) as exc:
+            RunInputError, CampaignError, PolicyInputError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gridsched: error: {_one_line(msg)}", file=sys.stderr)
         return 2

@@ -49,7 +49,6 @@ Options: ``condition`` and the skeleton's ``period``, ``maxt``, ``checkpoint``, 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .core.owner_share import OwnerSharePolicy
@@ -80,10 +79,7 @@ class HOSEP(OwnerSharePolicy):
         return sorted(users, key=lambda u: (self.own.power_diff(u), u))
 
     def ready_order(self, tasks: list[Task]) -> list[Task]:
-        def size(t: Task) -> float:
-            w = t.work
-            return math.inf if w is None else w * t.res
-        return sorted(tasks, key=lambda t: (size(t), t.arrival, t.index))
+        return self.smallest_first(tasks)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
         return tuple(sorted(free, key=lambda i: (-self.own.power(i), i))[:task.res])

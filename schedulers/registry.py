@@ -9,6 +9,7 @@ from .buc import BUC, BUCEasy
 from .conservative import Conservative
 from .core.policy import Policy, PolicyOptionError
 from .easy import EASY
+from .ehosep import EHOSEP
 from .fcfs import FCFS
 from .hosep import HOSEP
 from .osep import OSEP
@@ -18,7 +19,8 @@ from .heft import HEFT
 #: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
 #: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
 POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
-                                     "osep": OSEP, "hosep": HOSEP, "buc": BUC, "buc-easy": BUCEasy,
+                                     "osep": OSEP, "hosep": HOSEP, "ehosep": EHOSEP,
+                                     "buc": BUC, "buc-easy": BUCEasy,
                                      "heft": HEFT, "green-easy": GreenEASY, "green-heft": GreenHEFT,
                                      "replay": ReplayPolicy}
 

@@ -62,7 +62,7 @@ class Case:
         return str(p)
 
     def workload(self, jobs: list, profiles: dict | None = None, name: str = "w.json") -> str:
-        return self.file(name, json.dumps({"jobs": jobs, "profiles": DELAY if profiles is None else profiles}))
+        return self.file(name, json.dumps({"nb_res": 64, "jobs": jobs, "profiles": DELAY if profiles is None else profiles}))
 
     def job(self, **fields: Any) -> str:
         """A one-job workload: a 3 s delay job with ``fields`` overriding its fields."""
@@ -131,13 +131,13 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
     ("cpu-negative", lambda c: c.run(workload=c.workload(
         [{"id": 1, "subtime": 0, "res": 1, "profile": "c"}],
         {"c": {"type": "parallel_homogeneous", "cpu": -1, "com": 0}})), ("w.json", "profile 'c'", "'cpu'")),
-    ("nan-token", lambda c: c.run(workload=c.file("w.json", '{"jobs": [{"id": 1, "subtime": NaN, "res": 1, '
+    ("nan-token", lambda c: c.run(workload=c.file("w.json", '{"nb_res": 1, "jobs": [{"id": 1, "subtime": NaN, "res": 1, '
                                                              '"profile": "d"}], "profiles": {}}')),
      ("w.json", "NaN")),
-    ("infinity-token", lambda c: c.run(workload=c.file("w.json", '{"jobs": [], "profiles": {"d": {"type": '
+    ("infinity-token", lambda c: c.run(workload=c.file("w.json", '{"nb_res": 1, "jobs": [], "profiles": {"d": {"type": '
                                                                   '"delay", "delay": Infinity}}}')),
      ("w.json", "Infinity")),
-    ("number-overflows-double", lambda c: c.run(workload=c.file("w.json", '{"jobs": [{"id": 1, "subtime": 1e400, '
+    ("number-overflows-double", lambda c: c.run(workload=c.file("w.json", '{"nb_res": 1, "jobs": [{"id": 1, "subtime": 1e400, '
                                                                            '"res": 1, "profile": "d"}]}')),
      ("w.json", "1e400", "too large")),
     ("watts-nan", lambda c: c.run("-E", platform=c.platform("100.0:114.67:200.0", "nan:114.67:200.0")),
@@ -178,13 +178,13 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
     ("workload-is-folder", lambda c: c.run(workload=_folder(c, "wdir")), ("wdir", "folder")),
     ("trace-is-folder", lambda c: c.run(workload=_folder(c, "t.swf")), ("t.swf", "folder")),
     ("trace-truncated-gz", lambda c: c.run(workload=_truncated_gz(c)), ("trunc.swf.gz", "truncated")),
-    ("json-gz-truncated", lambda c: c.run(workload=c.file("w.json.gz", gzip.compress(b'{"jobs": []}')[:12])),
+    ("json-gz-truncated", lambda c: c.run(workload=c.file("w.json.gz", gzip.compress(b'{"nb_res": 1, "jobs": []}')[:12])),
      ("w.json.gz", "truncated")),
-    ("workload-not-utf8", lambda c: c.run(workload=c.file("w.json", b'{"jobs": [], "x": "\xff\xfe"}')),
+    ("workload-not-utf8", lambda c: c.run(workload=c.file("w.json", b'{"nb_res": 1, "jobs": [], "x": "\xff\xfe"}')),
      ("w.json", "UTF-8")),
     ("workload-too-deep", lambda c: c.run(workload=c.file("w.json", deep_json())), ("w.json", "nested")),
     ("workload-array", lambda c: c.run(workload=c.file("w.json", "[1, 2]")), ("w.json", "array")),
-    ("workload-malformed", lambda c: c.run(workload=c.file("w.json", '{"jobs": [')), ("w.json", "malformed")),
+    ("workload-malformed", lambda c: c.run(workload=c.file("w.json", '{"nb_res": 1, "jobs": [')), ("w.json", "malformed")),
     ("platform-is-folder", lambda c: c.run(platform=_folder(c, "p.xml")), ("p.xml",)),
     ("platform-malformed", lambda c: c.run(platform=c.file("p.xml", "<platform><host")), ("p.xml", "malformed")),
     ("platform-zones-too-deep", lambda c: c.run(platform=c.file(
@@ -204,7 +204,14 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
         [{"id": 7, "res": 1, "profile": "d"}])), ("w.json", "job 7", "'subtime'")),
     ("max-jobs-subtime-string", lambda c: c.run("--max-jobs", "3", workload=c.workload(
         [{"id": 7, "subtime": "x", "res": 1, "profile": "d"}])), ("w.json", "job 7", "'subtime'")),
-    ("max-jobs-jobs-not-list", lambda c: c.run("--max-jobs", "3", workload=c.file("w.json", '{"jobs": 3}')),
+    # Batsim 4.2.1 aborts without an integer nb_res > 0 (src/workload.cpp, Workload::load_from_json)
+    ("nb-res-missing", lambda c: c.run(workload=c.file("w.json", '{"jobs": [], "profiles": {}}')),
+     ("w.json", "'nb_res' field is missing")),
+    ("nb-res-float", lambda c: c.run(workload=c.file("w.json", '{"nb_res": 4.0, "jobs": [], "profiles": {}}')),
+     ("w.json", "'nb_res' must be an integer > 0", "4.0")),
+    ("nb-res-zero", lambda c: c.run(workload=c.file("w.json", '{"nb_res": 0, "jobs": [], "profiles": {}}')),
+     ("w.json", "'nb_res' must be an integer > 0", "got 0")),
+    ("max-jobs-jobs-not-list", lambda c: c.run("--max-jobs", "3", workload=c.file("w.json", '{"nb_res": 1, "jobs": 3}')),
      ("w.json", "'jobs'")),
     ("fit-clamp-array", lambda c: c.run("--fit", "clamp", workload=c.file("w.json", "[1, 2]")), ("w.json", "array")),
     ("fit-scale-bad-res", lambda c: c.run("--fit", "scale", workload=c.job(res="2")), ("w.json", "'res'")),
@@ -276,7 +283,7 @@ def test_unusual_profile_names_are_quoted_and_workload_form_ids_keep_their_name(
     # Batsim writes the profile name raw; a comma or quote would split the row. Ids "w0!7" are
     # "workload!job" for Batsim: the job is named 7.
     wl = tmp_path / "w.json"
-    wl.write_text(json.dumps({"jobs": [{"id": "w0!7", "subtime": 0, "res": 1, "profile": 'a,"b"\nc'},
+    wl.write_text(json.dumps({"nb_res": 64, "jobs": [{"id": "w0!7", "subtime": 0, "res": 1, "profile": 'a,"b"\nc'},
                                        {"id": 8, "subtime": 1, "res": 2, "profile": "plain"}],
                               "profiles": {'a,"b"\nc': {"type": "delay", "delay": 2},
                                            "plain": {"type": "delay", "delay": 5}}}))
@@ -309,7 +316,7 @@ def test_a_job_that_never_ends_is_named_as_running_not_as_never_executed(tmp_pat
     # Batsim does). The engine's deadlock message must say the job runs, on which host.
     xml = tmp_path / "p.xml"
     xml.write_text(HETERO.read_text().replace('"50Mf"', '"0f"'))
-    w = {"jobs": [{"id": 1, "subtime": 0, "res": 4, "profile": "c"}],
+    w = {"nb_res": 64, "jobs": [{"id": 1, "subtime": 0, "res": 4, "profile": "c"}],
          "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
     with pytest.raises(EngineError) as err:
         simulate(xml, [w], FCFS())
@@ -322,7 +329,7 @@ def test_a_job_that_never_ends_is_named_as_running_not_as_never_executed(tmp_pat
 def test_ctrl_c_stops_cleanly_says_where_and_keeps_the_jobs_done(tmp_path: Path) -> None:
     n = 30_000
     wl = tmp_path / "big.json"
-    wl.write_text(json.dumps({"jobs": [{"id": i, "subtime": i, "res": 1 + i % 4, "profile": "d"} for i in range(n)],
+    wl.write_text(json.dumps({"nb_res": 64, "jobs": [{"id": i, "subtime": i, "res": 1 + i % 4, "profile": "d"} for i in range(n)],
                               "profiles": {"d": {"type": "delay", "delay": 5}}}))
     out = tmp_path / "o"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -393,7 +400,7 @@ def workloads(draw: st.DrawFn) -> Any:
             mutate(draw, draw(st.sampled_from(jobs)), ["id", "subtime", "walltime", "res", "profile"])
         else:
             mutate(draw, profiles[draw(st.sampled_from(names))], ["type", "delay", "cpu", "com", "seq", "repeat"])
-    data: dict[str, Any] = {"jobs": jobs, "profiles": profiles}
+    data: dict[str, Any] = {"nb_res": 64, "jobs": jobs, "profiles": profiles}
     if draw(st.integers(0, 19)) == 0:
         data[draw(st.sampled_from(["jobs", "profiles"]))] = draw(NASTY)
     return data

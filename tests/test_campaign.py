@@ -280,7 +280,7 @@ def test_axes_route_and_do_not_multiply_runs_they_do_not_apply_to(tmp_path: Path
 # ------------------------------------------------------------------------------ bad files
 BAD = [
     ("unknown policy", 'seeds = 1\n[[policy]]\nname = "nope"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n',
-     "policy[0].name: unknown policy 'nope'; known policies: buc, buc-easy, conservative, easy, fcfs"),
+     "policy[0].name: unknown policy 'nope'; known policies: buc, buc-easy, conservative, easy, ehosep, fcfs"),
     ("unknown key", 'seed = 3\n[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n',
      "seed: unknown key; allowed:"),
     ("unknown policy key", '[[policy]]\nname = "fcfs"\nopts = {}\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n',

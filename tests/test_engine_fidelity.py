@@ -23,7 +23,7 @@ DVFS = FIX / "dvfs2.xml"       # n0, n1: 1 core, sleep pstate 2 (off 2 s at 150 
 
 
 def wl(jobs, profiles):
-    return {"jobs": jobs, "profiles": profiles}
+    return {"nb_res": 64, "jobs": jobs, "profiles": profiles}
 
 
 def schedule_row(prefix: Path) -> dict:

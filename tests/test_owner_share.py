@@ -37,7 +37,7 @@ def platform(tmp: Path, hosts: list[tuple[str, float, str | None]]) -> Path:
 
 def workload(tasks: list[tuple[str, str, float, float]]) -> dict:
     """tasks: (job id, user, subtime s, work Gflop)."""
-    return {"jobs": [{"id": j, "user": u, "subtime": s, "res": 1, "walltime": -1, "profile": j}
+    return {"nb_res": 64, "jobs": [{"id": j, "user": u, "subtime": s, "res": 1, "walltime": -1, "profile": j}
                      for j, u, s, _ in tasks],
             "profiles": {j: {"type": "parallel_homogeneous", "cpu": w * G, "com": 0} for j, _, _, w in tasks}}
 
@@ -254,3 +254,19 @@ def test_engine_equals_recorded_real_batsim(tmp_path, name, options, fixture):
             (w["final_state"], w["allocated_resources"], w["profile"]), j
         for col in ("submission_time", "starting_time", "finish_time"):
             assert abs(float(g[col]) - float(w[col])) <= 1e-4, (j, col)
+
+
+def test_restart_registered_before_the_last_static_arrival(tmp_path):
+    # a0 (A) and b0 (B), 1 Gf. t = 0: A's a1, a2 (1000 Gflop) take both hosts; t = 10: B's b1
+    # (10 Gflop); round at 60: HOSEP preempts A's task on b0 (PowerDiff A = +1, RP_A = 0 > -1; both
+    # hosts equal, the later arrival a2... on host 1), b1 runs 60-70, the restart a2#1 (registered
+    # at 60) runs 70-1070. A's static job "late" (10 Gflop) arrives at 500, after the restart was
+    # registered: the engine must submit it once and never re-submit a2#1 as a static job; late
+    # waits for a1's host, free at 1000, and ends at 1010.
+    plat = platform(tmp_path, [("a0", 1, "A"), ("b0", 1, "B")])
+    wl = workload([("a1", "A", 0, 1000), ("a2", "A", 0, 1000), ("b1", "B", 10, 10), ("late", "A", 500, 10)])
+    _, out = run(tmp_path, plat, wl, HOSEP())
+    assert {j: r[:4] for j, r in out.items()} == {
+        "a1": ("SUCCESSFULLY", 0.0, 1000.0, "0"), "a2": ("KILLED", 0.0, 60.0, "1"),
+        "b1": ("SUCCESSFULLY", 60.0, 70.0, "1"), "a2#1": ("SUCCESSFULLY", 70.0, 1070.0, "1"),
+        "late": ("SUCCESSFULLY", 1000.0, 1010.0, "0")}

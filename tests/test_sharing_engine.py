@@ -45,7 +45,7 @@ def workload(s: dict) -> dict:
         n = len(order)
         profiles[f"p{i}"] = {"type": "parallel", "cpu": [t["flops"][k] for k in order], "com": [0.0] * (n * n)}
         jobs.append({"id": str(i), "subtime": t["start"], "walltime": -1, "res": n, "profile": f"p{i}"})
-    return {"jobs": jobs, "profiles": profiles}
+    return {"nb_res": 64, "jobs": jobs, "profiles": profiles}
 
 
 class Scripted(Policy):

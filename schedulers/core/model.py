@@ -154,7 +154,13 @@ class PolicyError(RuntimeError):
     nobody knows...). Also importable from :mod:`schedulers.core.policy`."""
 
 
-class HostInfoUnknown(PolicyError):
+class PolicyInputError(PolicyError):
+    """The inputs lack what a policy needs (a job without the ``user`` field an owner-share policy
+    reads, hosts without power states, host data Batsim does not send): bad input, reported by
+    ``gridsched`` as one line with exit status 2, not as an internal error."""
+
+
+class HostInfoUnknown(PolicyInputError):
     """A policy read host data that Batsim does not send (speeds per pstate, cores) and that no
     platform file filled in (see :attr:`Host.speeds`)."""
 

@@ -1,5 +1,5 @@
-"""The skeleton OSEP and HOSEP share: tasks, idle hosts, periodic decision rounds, preemption by
-kill and resubmission, checkpointing, and the end of the dynamic registrations.
+"""The skeleton OSEP, HOSEP and EHOSEP share: tasks, idle hosts, periodic decision rounds,
+preemption by kill and resubmission, checkpointing, and the end of the dynamic registrations.
 
 A subclass gives only its choices (the hooks below); this module does the protocol. Sources
 (``shared/papers``, ``L<n>`` = line of the plain-text file): ``000`` = the HOSEP paper, ``001`` =
@@ -11,7 +11,7 @@ The loop, after the events of every Batsim message (:meth:`OwnerSharePolicy.sche
 2. **Idle hosts** go to ready tasks first (000 §3.3 L326, "O processo faz inicialmente a alocação
    de tarefas a nós desocupados"): users in :meth:`~OwnerSharePolicy.idle_user_order`, each
    user's tasks in :meth:`~OwnerSharePolicy.ready_order`, hosts by
-   :meth:`~OwnerSharePolicy.choose_idle_hosts`.
+   :meth:`~OwnerSharePolicy.choose_idle_hosts` (which may refuse a task: the next one is tried).
 3. **A decision round** (001 Fig. 1, "Algoritmo Dinâmico de Atualização", L306-317: every ``t``
    seconds, call the decision algorithm with ``maxt``): at most ``maxt`` times, ask
    :meth:`~OwnerSharePolicy.decision_step` for a (victim task, beneficiary task) pair; the
@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 
 from .backfilling import procset_to_mask
 from .model import Job, JobState
-from .ownership import Ownership, OwnershipError
+from .ownership import MissingUserError, Ownership
 from .policy import Policy, PolicyError, PolicyOptionError, option_flag, option_number
 from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
 
@@ -117,8 +117,10 @@ class OwnerSharePolicy(Policy):
         """The order of one user's ready tasks (given in arrival order)."""
         raise NotImplementedError
 
-    def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
-        """``task.res`` hosts among the idle ``free`` ids (sorted; ``len(free) >= task.res``)."""
+    def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...] | None:
+        """``task.res`` hosts among the idle ``free`` ids (sorted; ``len(free) >= task.res``), or
+        None when none of them may run ``task`` (EHOSEP: every choice would exceed the user's power
+        limit); the skeleton then tries the user's next ready task, then the next user."""
         raise NotImplementedError
 
     def decision_step(self) -> tuple[Task, Task] | None:
@@ -148,6 +150,16 @@ class OwnerSharePolicy(Policy):
         return 0.0 if start is None else self.now - start
 
     @staticmethod
+    def smallest_first(tasks: list[Task]) -> list[Task]:
+        """``tasks`` by size, smallest first: the work of the current profile (flops, per host)
+        times the hosts it asks for, unknown sizes last; ties by arrival, then arrival rank
+        (HOSEP's and EHOSEP's "menor tarefa", 000 §3.3 i, 001 §4.3.2, 003 alg. lines 5 and 11)."""
+        def size(t: Task) -> float:
+            w = t.work
+            return math.inf if w is None else w * t.res
+        return sorted(tasks, key=lambda t: (size(t), t.arrival, t.index))
+
+    @staticmethod
     def fits(task: Task, hosts: tuple[int, ...]) -> bool:
         """True when ``task`` can run on the hosts a preemption frees (it needs no more of them)."""
         return task.res <= len(hosts)
@@ -164,7 +176,7 @@ class OwnerSharePolicy(Policy):
             self._ended += 1
             return
         if job.user is None:
-            raise OwnershipError(f"job {job.id!r} has no workload field 'user': policy {self.name!r} needs the "
+            raise MissingUserError(f"job {job.id!r} has no workload field 'user': policy {self.name!r} needs the "
                                  "user of every job")
         task = Task(id=job.id, user=job.user, job=job, arrival=job.subtime, index=len(self.tasks),
                     profile=job.profile_data)
@@ -240,17 +252,18 @@ class OwnerSharePolicy(Policy):
         free_mask = self.available_mask & ~reserved
         while free_mask and any(self._ready.values()):
             free = [i for i in range(free_mask.bit_length()) if free_mask >> i & 1]
-            pick = None
+            pick, hosts = None, ()
             for user in self.idle_user_order(self.users_with_ready()):
                 for task in self.ready_tasks(user):
                     if task.res <= len(free):
-                        pick = task
-                        break
+                        chosen = self.choose_idle_hosts(task, free)
+                        if chosen is not None:
+                            pick, hosts = task, tuple(sorted(chosen))
+                            break
                 if pick is not None:
                     break
             if pick is None:
                 return
-            hosts = tuple(sorted(self.choose_idle_hosts(pick, free)))
             if len(hosts) != pick.res or not set(hosts) <= set(free):
                 raise PolicyError(f"policy {self.name!r} chose hosts {hosts} for job {pick.job.id} "
                                   f"({pick.res} needed) among the idle {free}")

@@ -76,14 +76,18 @@ from typing import Iterable
 
 from procset import ProcSet
 
-from .model import Host, Job, PolicyError
+from .model import Host, Job, PolicyError, PolicyInputError
 
-__all__ = ["Ownership", "OwnershipError", "host_power", "relative"]
+__all__ = ["MissingUserError", "Ownership", "OwnershipError", "host_power", "relative"]
 
 
 class OwnershipError(PolicyError):
     """Bad input or an impossible bookkeeping step: a job without ``user``, an unknown host id,
     a job started twice, ended without starting... (the message names the job or host)."""
+
+
+class MissingUserError(OwnershipError, PolicyInputError):
+    """A job without the workload field ``user`` that owner-share policies read (bad input)."""
 
 
 def host_power(host: Host) -> float:
@@ -114,7 +118,7 @@ def relative(x: float, provided: float) -> float:
 def _job_user(job: Job) -> str:
     user = job.user
     if user is None:
-        raise OwnershipError(f"job {job.id!r} has no workload field 'user': owner-share policies need "
+        raise MissingUserError(f"job {job.id!r} has no workload field 'user': owner-share policies need "
                              "the user of every job")
     return user
 

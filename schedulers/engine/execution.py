@@ -91,7 +91,7 @@ class ExecutionMixin:
         if self.energy:
             job.energy_start = self._energy_of(hosts)
         self._machine_row()
-        self._energy_row("s")
+        self._energy_row("s", decided=True)
         self._start_stage(job)
 
     def _stage_flops(self, job: EngineJob, prof: dict) -> list[float]:
@@ -288,5 +288,5 @@ class ExecutionMixin:
         else:
             job.energy = -1.0
         self._machine_row()
-        self._energy_row("e")
+        self._energy_row("e", decided=state == COMPLETED_KILLED)
         self._done_jobs.append(job)

@@ -310,7 +310,8 @@ class ServerMixin:
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         job.state = SUBMITTED
-        w.jobs.append(job)
+        # not in w.jobs: that list is the static submitter's, walked by index until its last
+        # arrival; a registered job there would be submitted a second time
         self.jobs[job_id] = job
         self.nb_jobs += 1
         if self.acknowledge_dynamic_jobs:

@@ -310,7 +310,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     Raises:
         WorkloadError: one line naming the file and the job or profile: unreadable file or not
             strict JSON (:func:`schedulers.inputs.jsonfile.read_json`), ids Batsim refuses
-            (:func:`job_name`), duplicate ids, missing fields, numbers out of their bounds (see
+            (:func:`job_name`), no integer ``nb_res`` > 0, duplicate ids, missing fields, numbers out of their bounds (see
             the module docstring), missing or unsupported profiles, cycles of composed profiles,
             ``res`` larger than the platform.
     """
@@ -320,6 +320,14 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     if not isinstance(data, dict):
         raise WorkloadError(f"{src}: a workload must be a JSON object with 'jobs' and 'profiles', "
                             f"got a JSON {_json_type(data)}")
+    # Batsim 4.2.1 (src/workload.cpp, Workload::load_from_json) aborts unless 'nb_res' is a JSON
+    # integer (RapidJSON IsInt: no fraction, 32-bit) > 0; it only limits the platform with --mmax-workload.
+    nb_res = data.get("nb_res")
+    if "nb_res" not in data:
+        raise WorkloadError(f"{src}: the 'nb_res' field is missing (Batsim 4.2.1 refuses the workload; give the "
+                            "number of resources it was made for, e.g. the platform's host count)")
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or not 0 < nb_res < 2**31:
+        raise WorkloadError(f"{src}: 'nb_res' must be an integer > 0 (at most 2**31 - 1), got {nb_res!r}")
     profiles = data.get("profiles", {})
     jobs_in = data.get("jobs")
     if not isinstance(profiles, dict):

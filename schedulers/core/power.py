@@ -1,0 +1,136 @@
+"""What a host draws, read from its power states as SimGrid's host-energy plugin reads them.
+
+Policies that reason about power (EHOSEP's per-user limits) must use the same model as the
+simulator that runs them, not a guess. Batsim 4.2.1 forwards every SimGrid host property in
+SIMULATION_BEGINS (``compute_resources[i].properties``, see the recorded transcripts), so the
+scheduler sees the ``wattage_per_state`` the energy plugin reads.
+
+The model (SimGrid 3.32, ``src/plugins/host_energy.cpp``, the engine's
+:mod:`schedulers.engine.platform`):
+
+* ``wattage_per_state`` holds one ``Idle:Epsilon:AllCores`` triple per pstate, comma-separated, in
+  watts; ``Idle:AllCores`` means Epsilon = Idle (``HostEnergy::init_watts_range_list``).
+* A host of ``C`` cores with a busy load of ``L`` cores draws ``Epsilon + (AllCores - Epsilon) x
+  min(L / C, 1)`` W when ``L > 0``, ``Idle`` when ``L = 0``.
+* A Batsim job puts one *part* (one SimGrid execution) on each host of its allocation
+  (``parallel_homogeneous``, ``parallel_homogeneous_total``; ``parallel`` one per listed host), and
+  SimGrid's L07 model bounds each part at one core (``L07Action::calculate_cpu_bound``): a job's
+  part keeps one core busy when it has flops to compute, none when it has none. A ``delay`` job
+  computes nothing: its hosts draw ``Idle``.
+
+The *full-load* power of a host is ``AllCores`` of its nominal pstate (the fastest computation
+pstate, the same pstate :func:`schedulers.core.ownership.host_power` takes the speed from).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import Host, PolicyInputError
+
+__all__ = ["PowerError", "watt_ranges", "nominal_pstate", "full_load_watts", "draw", "busy_parts"]
+
+
+class PowerError(PolicyInputError):
+    """A host without usable ``wattage_per_state`` (the message names the host)."""
+
+
+_CACHE: dict[str, tuple[tuple[float, float, float], ...]] = {}
+
+
+def watt_ranges(host: Host) -> tuple[tuple[float, float, float], ...]:
+    """``(Idle, Epsilon, AllCores)`` in W for each pstate of ``host``, pstate = index.
+
+    Raises:
+        PowerError: no ``wattage_per_state`` property, or an entry that is not 2 or 3 numbers of
+            watts >= 0 (one line naming the host).
+    """
+    raw = host.properties.get("wattage_per_state", host.properties.get("watt_per_state"))
+    if not raw:
+        raise PowerError(f"host {host.name!r} (id {host.id}) has no 'wattage_per_state' property: this policy "
+                         "needs the platform's power states (SimGrid's host-energy plugin)")
+    cached = _CACHE.get(raw)
+    if cached is not None:
+        return cached
+    out = []
+    for i, chunk in enumerate(raw.split(",")):
+        parts = chunk.split(":")
+        try:
+            vals = [float(p) for p in parts]
+        except ValueError:
+            vals = []
+        if len(vals) not in (2, 3) or not all(0.0 <= v < float("inf") for v in vals):
+            raise PowerError(f"host {host.name!r} (id {host.id}): wattage_per_state entry {i} is {chunk.strip()!r}; "
+                             "expected 'Idle:AllCores' or 'Idle:Epsilon:AllCores' in watts >= 0")
+        if len(vals) == 2:
+            vals = [vals[0], vals[0], vals[1]]
+        out.append((vals[0], vals[1], vals[2]))
+    result = tuple(out)
+    if len(_CACHE) < 4096:
+        _CACHE[raw] = result
+    return result
+
+
+def nominal_pstate(host: Host) -> int:
+    """The fastest computation pstate of ``host`` (lowest index among equals); sleep pstates
+    (``sleep_pstates``) excluded.
+
+    Raises:
+        HostInfoUnknown: speeds unknown (real Batsim without the platform file).
+    """
+    sleep = set(host.sleep_pstates or ())
+    speeds = host.speeds
+    candidates = [i for i in range(len(speeds)) if i not in sleep] or list(range(len(speeds)))
+    return max(candidates, key=lambda i: (speeds[i], -i))
+
+
+def full_load_watts(host: Host) -> float:
+    """``AllCores`` of the host's nominal pstate (W): what it draws with every core busy.
+
+    Raises:
+        PowerError: no usable ``wattage_per_state``, or fewer entries than pstates.
+    """
+    ranges = watt_ranges(host)
+    p = nominal_pstate(host)
+    if p >= len(ranges):
+        raise PowerError(f"host {host.name!r} (id {host.id}) has {len(host.speeds)} pstates but "
+                         f"{len(ranges)} wattage_per_state entries")
+    return ranges[p][2]
+
+
+def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
+    """Power (W) ``host`` draws with ``busy_cores`` busy cores at ``pstate`` (default: its
+    current one), SimGrid's formula (module docstring).
+
+    Raises:
+        PowerError: no usable ``wattage_per_state`` for that pstate.
+        HostInfoUnknown: cores unknown.
+    """
+    ranges = watt_ranges(host)
+    p = host.pstate if pstate is None else pstate
+    if not 0 <= p < len(ranges):
+        raise PowerError(f"host {host.name!r} (id {host.id}): pstate {p} has no wattage_per_state entry")
+    idle, eps, full = ranges[p]
+    if busy_cores <= 0:
+        return idle
+    return eps + (full - eps) * min(busy_cores / host.cores, 1.0)
+
+
+def busy_parts(profile: dict[str, Any] | None, index: int) -> int:
+    """Cores a job with ``profile`` keeps busy on the ``index``-th host of its allocation: 1 for a
+    part with flops to compute, 0 for ``delay`` (and a ``parallel`` part of 0 flops). Unknown
+    profiles (not forwarded, ``composed``, ``sequence``) count 1: a computing part."""
+    if not profile:
+        return 1
+    t = profile.get("type")
+    if t == "delay":
+        return 0
+    if t in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        return 1 if float(profile.get("cpu", 0.0)) > 0 else 0
+    if t == "parallel":
+        cpu = profile.get("cpu", ())
+        try:
+            return 1 if float(cpu[index]) > 0 else 0
+        except (IndexError, TypeError, ValueError):
+            return 1
+    return 1

@@ -1,0 +1,261 @@
+"""EHOSEP, the energy-aware HOSEP: owner shares in computing power under per-user power limits.
+
+Source: ``003`` = ``shared/papers/003_97c4ff2275ee8bc0.txt`` (EHOSEP, §3.1 and its allocation
+algorithm, lines 1-19 of the algorithm box; ``L<n>`` below = line of the plain-text file). The
+shares, ``DifPoder`` (PowerDiff) and ``PR_Preemp`` (remaining power) are HOSEP's
+(:mod:`schedulers.core.ownership`, 000 eqs. 3-4, 001 eqs. 4.1-4.2); the skeleton
+(:mod:`schedulers.core.owner_share`) gives idle hosts, runs the decision rounds every ``period``
+seconds and does the preemptions.
+
+Power (W), from the platform's power states as SimGrid's energy plugin computes them
+(:mod:`schedulers.core.power`; never guessed):
+
+* ``ConMaxPorcao_x``: the full-load power of the hosts ``x`` owns, the sum of their ``AllCores``
+  watts at the nominal pstate.
+* ``Limite_x`` (003 §3.1 L95-98: "porcentagem do consumo total das máquinas que a ele pertencem"):
+  option ``limits[x]`` percent (default 100) of ``ConMaxPorcao_x``. Compared between users (line 9,
+  condition iii) as percentages: the user who asks for less of its own machines' power is the more
+  frugal one. A user who owns nothing has no base for a percentage: it is not limited (its jobs
+  already run on idle hosts only and are preempted first, see :mod:`schedulers.core.ownership`).
+* ``Consumo_x``: what the hosts running ``x``'s tasks draw now, each host at its current pstate
+  with the cores ``x``'s task keeps busy there (one per computing part; a ``delay`` task none: its
+  host draws ``Idle``). Idle hosts are nobody's consumption. Tasks placed on hosts that a kill
+  is freeing count already (the skeleton books them at once).
+* ``Energia_y`` for a task: the power host ``y`` would draw running it (``Consumo_x +
+  Energia_y <= Limite_x``: 003 alg. line 4, "máquina livre cujo consumo não faça exceder o
+  limite", and line 7).
+* ``CSP_z = (ConMaxPorcao_z / ConMaxSistema) x (PoderSistema / PoderPorcao_z)`` (003 §3.1 L107-110),
+  full-load watts and nominal flops/s; ``+inf`` for a user who owns nothing.
+
+Fairness (003 §3.1 L113-124): ``x`` is served fairly when (i) ``DifPoder_x >= 0``; or (ii) no host
+``y`` it does not already use has ``Energia_y + Consumo_x <= Limite_x`` (for ``x``'s smallest
+ready task; ``Consumo_x = Limite_x`` is the case of a host that draws something); or (iii)
+``Consumo_x < Limite_x`` and no preemption passes line 9: for every user ``i`` with ``DifPoder_i
+> 0`` and every task ``j`` it runs, ``PR_Preemp_{i,j} < 0`` and ``Limite_x >= Limite_i``
+(:meth:`EHOSEP.fairly_served`). The algorithm's "usuário habilitado para atendimento" (line 2) is
+a user with a ready task who is not served fairly.
+
+The allocation algorithm (003, lines 1-19), mapped on the skeleton:
+
+* line 1: users in increasing ``DifPoder`` (ties by name).
+* lines 3-5, **idle hosts** (the skeleton's first step, every message): each user with
+  ``Consumo <= Limite`` (line 3) and a ready task, in that order, gets for its smallest ready task
+  (line 5, "menor tarefa"; 001 §4.3.2's size: flops x hosts) the free host that would spend the
+  least *energy* running it (line 5 says "consumir menos energia para executá-la": ``Energia_y``
+  times the task's run time on ``y``, flops / speed, in J; a ``delay`` task: its delay), among the
+  free hosts that keep it within its limit (line 4). So a fast hungry host can beat a slow frugal
+  one. Ties: the faster host, then the lowest id. A task of several hosts takes the ``res`` hosts
+  of least energy if their draws fit the limit, else the ``res`` hosts of least draw if they fit,
+  else none. When no free host keeps a task within the limit, the user's next ready task is tried,
+  then the next user.
+* lines 7-11, **decision rounds** (every ``period`` s; at most ``maxt`` steps, each one run of the
+  algorithm): the first enabled user ``u_i`` (line 2) in line 1's order, within its limit
+  (line 3); its smallest ready task ``t``. Line 7: among users ``u_z != u_i`` with ``DifPoder_z >
+  0`` running a task on hosts ``M_y`` that ``t`` fits and that keep ``u_i`` within its limit, the
+  one with the largest ``CSP_z x Consumo_z`` (ties by name). Line 8: its such task whose
+  preemption wastes least work (flops computed since the last checkpoint, or since its start
+  without checkpointing; ties: the shorter run, then the later arrival). Line 9: preempt only if
+  afterwards ``u_z`` has no deficit (``PR_Preemp_{z,y} >= 0``) or ``Limite_i < Limite_z``.
+  Line 11: ``t`` gets ``M_y``. Line 16 ends the algorithm after the first enabled user, whatever
+  happened: when line 7 or 9 fails, the round ends.
+
+Options: ``limits`` and the skeleton's ``period``, ``maxt``, ``checkpoint``, ``block``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .core.owner_share import OwnerSharePolicy
+from .core.policy import PolicyOptionError
+from .core.power import busy_parts, draw, full_load_watts
+from .core.preemption import Task
+
+#: Relative tolerance of the limit tests (W): sums of float watts in another order.
+_TOL = 1e-9
+
+
+class EHOSEP(OwnerSharePolicy):
+    """EHOSEP (003 §3), registry name ``ehosep``; see the module docstring.
+
+    Attributes (after SIMULATION_BEGINS):
+        full_load: host id -> full-load power (W).
+
+    Raises (constructor):
+        PolicyOptionError: ``limits`` not a mapping of user names to percentages >= 0.
+    Raises (SIMULATION_BEGINS):
+        PowerError: a host without ``wattage_per_state`` (one line naming it).
+    """
+
+    name = "ehosep"
+    option_docs = {**OwnerSharePolicy.option_docs,
+                   "limits": "power limit per user, percent of the full-load power of the user's own hosts "
+                             "(003 §3.1), e.g. {\"user1\": 120}; default 100 for every user; users who own "
+                             "nothing are not limited"}
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        limits = self.options.get("limits", {})
+        if not isinstance(limits, dict):
+            raise PolicyOptionError(f"policy {self.name!r}: option 'limits' must map user names to percents, "
+                                    f"got {limits!r}")
+        self.limit_pct: dict[str, float] = {}
+        for user, pct in limits.items():
+            if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not (0 <= pct < math.inf):
+                raise PolicyOptionError(f"policy {self.name!r}: option 'limits': user {user!r} has limit {pct!r}; "
+                                        "expected a percentage >= 0")
+            self.limit_pct[str(user)] = float(pct)
+        self.full_load: dict[int, float] = {}
+        self._con_max: dict[str, float] = {}
+        self._con_sys = 0.0
+
+    def on_simulation_begins(self, platform) -> None:
+        super().on_simulation_begins(platform)
+        self.full_load = {h.id: full_load_watts(h) for h in platform.hosts}
+        self._con_sys = math.fsum(self.full_load.values())
+        self._con_max = {u: math.fsum(self.full_load[i] for i in self.own.share(u)) for u in self.own.owners}
+
+    # ------------------------------------------------------------------------------ quantities
+    def limit(self, user: str) -> float:
+        """``Limite_user`` (W); ``+inf`` for a user who owns nothing."""
+        if not self.own.share(user):
+            return math.inf
+        return self.limit_pct.get(user, 100.0) / 100.0 * self._con_max[user]
+
+    def limit_percent(self, user: str) -> float:
+        """``user``'s limit as the percentage compared at line 9; ``+inf`` for a non-owner."""
+        return self.limit_pct.get(user, 100.0) if self.own.share(user) else math.inf
+
+    def csp(self, user: str) -> float:
+        """``CSP_user`` (003 §3.1 L107-110), dimensionless; ``+inf`` for a user who owns nothing."""
+        provided = self.own.provided(user)
+        if provided <= 0 or self._con_sys <= 0:
+            return math.inf
+        return (self._con_max[user] / self._con_sys) * (self.own.total_power / provided)
+
+    def task_draw(self, task: Task, hosts: tuple[int, ...]) -> float:
+        """Power (W) the hosts ``hosts`` draw running ``task`` (``Energia_y``)."""
+        hs = self.platform.hosts
+        return math.fsum(draw(hs[h], busy_parts(task.profile, k)) for k, h in enumerate(hosts))
+
+    def consumption(self, user: str) -> float:
+        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now."""
+        return math.fsum(self.task_draw(t, t.hosts) for j in self.own.running_jobs(user)
+                         if (t := self.tasks[j]).hosts)
+
+    def _budget(self, user: str) -> float:
+        """``Limite - Consumo`` (W), with the tolerance of the limit tests."""
+        lim = self.limit(user)
+        return lim if lim == math.inf else lim - self.consumption(user) + _TOL * max(1.0, lim)
+
+    def energy(self, task: Task, host_id: int) -> float:
+        """Energy (J) host ``host_id`` spends running ``task``'s part: its draw times the part's run
+        time (its flops over the host's per-core speed now; a ``delay``: the delay); the draw
+        alone (W x 1 s) when the task's size is unknown."""
+        host = self.platform.hosts[host_id]
+        p = task.profile or {}
+        w = draw(host, busy_parts(p, 0))
+        t = p.get("type")
+        speed = host.speed or 0.0
+        if t == "delay":
+            return w * float(p.get("delay", 0.0))
+        if t == "parallel_homogeneous_total" and speed > 0:
+            return w * float(p.get("cpu", 0.0)) / task.res / speed
+        if t in ("parallel_homogeneous", "parallel") and task.work is not None and speed > 0:
+            per_host = task.work if t == "parallel_homogeneous" else task.work / max(1, task.res)
+            return w * per_host / speed
+        return w
+
+    def fairly_served(self, user: str) -> bool:
+        """Conditions i-iii of 003 §3.1 (L113-124), see the module docstring."""
+        own = self.own
+        if own.power_diff(user) >= 0:                                                  # i
+            return True
+        budget = self._budget(user)
+        ready = self.ready_tasks(user)
+        probe = ready[0] if ready else None
+        mine = set(own.running_hosts(user))
+        if budget < math.inf:                                                          # ii
+            need = [self._draw_one(probe, y) for y in own.host_ids if y not in mine]
+            if not need or min(need) > budget:
+                return True
+        return not any(self._may_preempt(user, z, t.hosts)                             # iii
+                       for z in own.users if z != user and own.power_diff(z) > 0
+                       for t in self.active_tasks(z))
+
+    def _draw_one(self, task: Task | None, host_id: int) -> float:
+        host = self.platform.hosts[host_id]
+        return draw(host, 1 if task is None else busy_parts(task.profile, 0))
+
+    def _may_preempt(self, user: str, victim: str, hosts: tuple[int, ...]) -> bool:
+        """003 alg. line 9: after the preemption ``victim`` has no deficit, or ``Limite_user <
+        Limite_victim`` (percentages)."""
+        return self.own.remaining_power(victim, hosts) >= 0 or self.limit_percent(user) < self.limit_percent(victim)
+
+    def waste(self, task: Task) -> float:
+        """Flops ``task``'s current run would lose if killed now (003 alg. line 8): its run time
+        since the last completed checkpoint block (since its start without checkpointing) times
+        the per-core speed of each host it computes on."""
+        e = self.elapsed(task)
+        if self.checkpointing:
+            e -= math.floor(e / self.block + 1e-9) * self.block
+        hs = self.platform.hosts
+        rate = math.fsum((hs[h].speed or 0.0) * busy_parts(task.profile, k) for k, h in enumerate(task.hosts))
+        return max(0.0, e) * rate
+
+    def _score(self, user: str) -> float:
+        """``CSP_z x Consumo_z`` (003 alg. line 7); a non-owner's infinite CSP counts only when it
+        draws something."""
+        c = self.consumption(user)
+        return 0.0 if c <= 0 else self.csp(user) * c
+
+    # ------------------------------------------------------------------------------ hooks
+    def idle_user_order(self, users: list[str]) -> list[str]:
+        ok = [u for u in users if self._budget(u) >= 0]                                # line 3
+        return sorted(ok, key=lambda u: (self.own.power_diff(u), u))                   # line 1
+
+    def ready_order(self, tasks: list[Task]) -> list[Task]:
+        return self.smallest_first(tasks)
+
+    def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...] | None:
+        budget = self._budget(task.user)                                               # line 4
+        hs = self.platform.hosts
+        by_energy = sorted(free, key=lambda i: (self.energy(task, i), -(hs[i].speed or 0.0), i))
+        if task.res == 1:
+            for i in by_energy:                                                        # line 5
+                if self.task_draw(task, (i,)) <= budget:
+                    return (i,)
+            return None
+        for order in (by_energy, sorted(free, key=lambda i: (self._draw_one(task, i), i))):
+            pick = tuple(order[:task.res])
+            if self.task_draw(task, pick) <= budget:
+                return pick
+        return None
+
+    def decision_step(self) -> tuple[Task, Task] | None:
+        own = self.own
+        for x in sorted(self.users_with_ready(), key=lambda u: (own.power_diff(u), u)):  # line 1
+            if self.fairly_served(x):                                                  # line 2
+                continue
+            budget = self._budget(x)
+            if budget < 0:                                                             # line 3
+                continue
+            t = self.ready_tasks(x)[0]                                                 # line 11: smallest
+            cands: dict[str, list[Task]] = {}
+            for z in own.users:                                                        # line 7
+                if z == x or own.power_diff(z) <= 0:
+                    continue
+                ok = [v for v in self.active_tasks(z)
+                      if self.fits(t, v.hosts) and self.task_draw(t, v.hosts[:t.res]) <= budget]
+                if ok:
+                    cands[z] = ok
+            if not cands:
+                return None                                                            # line 16
+            z = min(cands, key=lambda u: (-self._score(u), u))
+            victim = min(cands[z], key=lambda v: (self.waste(v), self.elapsed(v), -v.arrival, -v.index))  # line 8
+            if not self._may_preempt(x, z, victim.hosts):                               # line 9
+                return None
+            return victim, t                                                           # lines 10-11
+        return None
+
