@@ -16,6 +16,12 @@ Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number
 * ``green-energy``: the energy readings of the green-heuristic reproduction
   (:func:`schedulers.core.energy_readings.energy_readings`): ``jobs_energy_j`` (sum of the jobs'
   ``consumed_energy``), ``hosts_used``, ``end_time``.
+* ``ehosep``: EHOSEP's satisfaction ``S_i`` of the paper's eq. (1) (003 §4; mean over the tasks,
+  and ``S_sum`` as printed) with its three factors, each user's CSP (003 §3.1), the energy of its
+  jobs (J), their mean power against its limit (W) and the energy its hosts drew (J), the grid's
+  energy and the run's length (:func:`schedulers.core.ehosep_metrics.ehosep_metrics`), columns
+  ``ehosep.S.<user>``, ``ehosep.CSP.<user>``, ``ehosep.energy.<user>``... ; needs a run with
+  energy and the limits recorded in the workload (the ``ehosep`` scenario generator does it).
 """
 
 from __future__ import annotations
@@ -34,6 +40,13 @@ def _satisfaction(mode: str, prefix: str) -> Callable[..., dict[str, float]]:
 def _buc(out_jobs: Path, workloads: list[Any], platform: Any) -> dict[str, float]:
     from ..core.buc_metrics import buc_metrics
     return buc_metrics(out_jobs, workloads, platform)
+
+
+def _ehosep(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
+    from ..core.ehosep_metrics import ehosep_metrics
+    return ehosep_metrics(out_jobs, workloads, platform)
+
+
 def _green_energy(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
     from ..core.energy_readings import energy_readings
     return energy_readings(out_jobs)
@@ -45,4 +58,5 @@ RUN_METRICS: dict[str, Callable[..., dict[str, float]]] = {
     "satisfaction-osep": _satisfaction("osep", "satisfaction_osep"),
     "buc": _buc,
     "green-energy": _green_energy,
+    "ehosep": _ehosep,
 }

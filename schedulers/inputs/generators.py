@@ -18,7 +18,8 @@ Writing one::
 
 The paper reproductions register theirs in their own modules, imported at the end of this one
 (:mod:`.hosep_scenario`: HOSEP's test cases; :mod:`.buc_scenario`: BUC's Lille scenario;
-:mod:`.green_scenario`: the green heuristic's Nantes loads). :func:`synthetic` is the generic one.
+:mod:`.green_scenario`: the green heuristic's Nantes loads; :mod:`.ehosep_scenario`: EHOSEP's
+64-host grid). :func:`synthetic` is the generic one.
 """
 
 from __future__ import annotations
@@ -237,3 +238,4 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
 from . import hosep_scenario  # noqa: E402  (the module; registers "hosep")
 from . import buc_scenario  # noqa: E402,F401  (the module; registers "buc")
 from . import green_scenario  # noqa: E402,F401  (registers "green-nantes")
+from . import ehosep_scenario  # noqa: E402,F401  (registers "ehosep")
