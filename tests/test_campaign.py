@@ -314,6 +314,32 @@ BAD = [
 ]
 
 
+def test_axis_sets_one_key_of_a_mapping_option(tmp_path: Path) -> None:
+    # EHOSEP's reproduction sweeps user1's limit: "policy.limits.user1" sets one key of the option
+    # `limits`, merged into the [[policy]] table's own `limits`; HOSEP has no `limits`: run once
+    # per value of the scenario axis it is zipped with, its options untouched.
+    f = write(tmp_path, """
+        seeds = 1
+        [[policy]]
+        name = "ehosep"
+        options = { limits = { user2 = 150 } }
+        [[policy]]
+        name = "hosep"
+        [[scenario]]
+        name = "grid"
+        generator = "ehosep"
+        [zip]
+        "scenario.u1_limit" = [80, 120]
+        "policy.limits.user1" = [80, 120]
+        """)
+    runs = load_campaign(f).runs()
+    eh = sorted((r.params["scenario.u1_limit"], r.policy_options["limits"]) for r in runs if r.policy_name == "ehosep")
+    assert eh == [(80, {"user2": 150, "user1": 80}), (120, {"user2": 150, "user1": 120})]
+    ho = [r for r in runs if r.policy_name == "hosep"]
+    assert len(ho) == 2 and all(r.policy_options == {} and r.params["policy.limits.user1"] is None for r in ho)
+    assert {r.scenario["params"]["u1_limit"] for r in runs} == {80, 120}
+
+
 @pytest.mark.parametrize("case,text,message", BAD, ids=[b[0] for b in BAD])
 def test_bad_campaign_files_give_one_line(tmp_path: Path, capsys, case: str, text: str, message: str) -> None:
     f = write(tmp_path, text)

@@ -210,19 +210,17 @@ def test_command_writes_files_and_fcfs_runs_them_with_energy(tmp_path, capsys):
         assert float(r["consumed_energy"]) == pytest.approx(expected, rel=1e-5, abs=1e-3), r["job_id"]
 
 
-@pytest.mark.xfail(raises=EngineError, strict=True,
-                   reason="engine bug: a job registered (REGISTER_JOB) while the static submitter still has "
-                          "jobs to submit is appended to the workload's job list (server.py _register_job) that "
-                          "the submitter walks (Kind.SUBMIT), so it is submitted again as a static job and the "
-                          "preemptive policies deadlock; the HOSEP scenario submits everything by 360 s")
-def test_hosep_runs_the_scenario_with_energy(tmp_path):
-    # 120 tasks, seed 0: HOSEP preempts while tasks still arrive (deadlocks at t = 20,030 s)
+@pytest.mark.parametrize("policy, options", [("hosep", {}), ("ehosep", {"limits": {"user1": 120}})])
+def test_preemptive_policies_run_the_scenario_with_energy(tmp_path, policy, options):
+    # 120 tasks, seed 0: the policies preempt while tasks still arrive (restarts are registered
+    # before the static submitter ends: the engine once re-submitted them and deadlocked at t = 20,030 s)
     sc = generate("ehosep", {"tasks_per_user": 30}, 0)
     platform = read_platform("<ehosep>", text=sc.platform_xml)
-    res = simulate(platform, sc.workloads, get_policy("hosep"), energy=True, forward_profiles=True,
+    res = simulate(platform, sc.workloads, get_policy(policy, options), energy=True, forward_profiles=True,
                    dynamic_jobs=True, export_prefix=tmp_path / "out_")
     assert res is not None
     with open(tmp_path / "out_jobs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     done = {r["job_id"].split("#")[0] for r in rows if r["final_state"] == "COMPLETED_SUCCESSFULLY"}
     assert done == {j["id"] for j in sc.workloads[0]["jobs"]}
+    assert any("#" in r["job_id"] for r in rows)    # it did preempt

@@ -270,3 +270,16 @@ def test_restart_registered_before_the_last_static_arrival(tmp_path):
         "a1": ("SUCCESSFULLY", 0.0, 1000.0, "0"), "a2": ("KILLED", 0.0, 60.0, "1"),
         "b1": ("SUCCESSFULLY", 60.0, 70.0, "1"), "a2#1": ("SUCCESSFULLY", 70.0, 1070.0, "1"),
         "late": ("SUCCESSFULLY", 1000.0, 1010.0, "0")}
+
+
+def test_a_workload_dict_simulated_twice_gives_the_same_run(tmp_path):
+    # The engine once added the restarts' registered profiles (a2#1) to the caller's workload
+    # dict: a second simulate() of the same dict then aborted on REGISTER_PROFILE a2#1 ("already
+    # exists"). The scenario of test_restart_registered_before_the_last_static_arrival, twice.
+    plat = platform(tmp_path, [("a0", 1, "A"), ("b0", 1, "B")])
+    wl = workload([("a1", "A", 0, 1000), ("a2", "A", 0, 1000), ("b1", "B", 10, 10)])
+    before = {k: dict(v) for k, v in wl["profiles"].items()}
+    _, first = run(tmp_path, plat, wl, HOSEP())
+    assert wl["profiles"] == before
+    _, second = run(tmp_path, plat, wl, HOSEP())
+    assert first == second and "a2#1" in second

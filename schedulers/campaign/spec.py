@@ -29,6 +29,7 @@ A campaign file (read with the standard library's :mod:`tomllib`)::
 
     [axes]                         # product axes: every combination
     load = [0.5, 0.9]              # a generator parameter, a policy option or an engine option
+    "policy.limits.user1" = [80, 150]   # one key of a mapping option (merged into [[policy]] options)
     [zip]                          # values that go together (same length): one axis
     jobs = [40, 400]
     hosts = [8, 64]
@@ -214,7 +215,7 @@ class Campaign:
 
     def _applies(self, kind: str, key: str, pol: PolicyEntry, sc: ScenarioEntry) -> bool:
         if kind == "policy":
-            return key in POLICIES[pol.name].option_docs
+            return key.split(".", 1)[0] in POLICIES[pol.name].option_docs
         if kind == "scenario":
             return sc.declares(key)
         return True
@@ -234,6 +235,14 @@ class Campaign:
             for name, kind, key, v in zip(axis.names, axis.kinds, axis.keys, vals):
                 params[name] = v
                 if v is None:
+                    continue
+                if kind == "policy" and "." in key:   # one key of a mapping option
+                    head, sub = key.split(".", 1)
+                    base = options.get(head, {})
+                    if not isinstance(base, dict):
+                        raise CampaignError(f"{self.path}: axis policy.{key}: policy {pol.label!r} sets option "
+                                            f"{head!r} to {base!r}, not a table")
+                    options[head] = {**base, sub: v}
                     continue
                 {"policy": options, "scenario": gen_params, "engine": engine}[kind][key] = v
         params["seed"] = seed
@@ -474,7 +483,9 @@ def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
     """(kind, option key) of axis ``name``."""
     if name in ("policy", "scenario", "seed", "seeds"):
         raise c.fail(key, f"{name!r} is not an axis (use [[policy]], [[scenario]], seeds)")
-    pol = any(name.split(".", 1)[-1] in POLICIES[p.name].option_docs for p in policies)
+    # policy.OPTION.KEY: one key of a mapping option (e.g. policy.limits.user1 for EHOSEP's limits)
+    opt_head = name.split(".", 1)[-1].split(".", 1)[0] if name.startswith("policy.") else name.split(".", 1)[-1]
+    pol = any(opt_head in POLICIES[p.name].option_docs for p in policies)
     gen = any(s.declares(name.split(".", 1)[-1]) for s in scenarios)
     if "." in name:
         kind, opt = name.split(".", 1)

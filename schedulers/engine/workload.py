@@ -360,7 +360,9 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
         jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache))
     # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
     jobs.sort(key=lambda x: (x.subtime, x.id))
-    return Workload(name=name, path=src, jobs=jobs, profiles=profiles)
+    # a copy: registrations and Batsim's profile garbage collection change the engine's profiles,
+    # never the caller's workload (a dict given to simulate() twice must give the same run twice)
+    return Workload(name=name, path=src, jobs=jobs, profiles=dict(profiles))
 
 
 def _json_type(v: Any) -> str:
