@@ -69,7 +69,7 @@ from typing import Any
 
 from .core.owner_share import OwnerSharePolicy
 from .core.policy import PolicyOptionError
-from .core.power import busy_parts, draw, full_load_watts
+from .core.power import busy_parts, draw, full_load_watts, watt_ranges
 from .core.preemption import Task
 
 #: Relative tolerance of the limit tests (W): sums of float watts in another order.
@@ -107,12 +107,20 @@ class EHOSEP(OwnerSharePolicy):
                                         "expected a percentage >= 0")
             self.limit_pct[str(user)] = float(pct)
         self.full_load: dict[int, float] = {}
+        self._draws: dict[tuple[int, int, int], float] = {}     # (host, busy cores, pstate) -> W
+        self._least: dict[int, float] = {}
         self._con_max: dict[str, float] = {}
         self._con_sys = 0.0
 
     def on_simulation_begins(self, platform) -> None:
         super().on_simulation_begins(platform)
         self.full_load = {h.id: full_load_watts(h) for h in platform.hosts}
+        # the least any host can draw for a task part (any computation pstate): a lower bound that
+        # refuses at once a task no free host could keep within the limit
+        self._least = {}
+        for parts in (0, 1):
+            self._least[parts] = min(draw(h, parts, p) for h in platform.hosts
+                                     for p in range(len(watt_ranges(h))) if p not in (h.sleep_pstates or ()))
         self._con_sys = math.fsum(self.full_load.values())
         self._con_max = {u: math.fsum(self.full_load[i] for i in self.own.share(u)) for u in self.own.owners}
 
@@ -134,10 +142,17 @@ class EHOSEP(OwnerSharePolicy):
             return math.inf
         return (self._con_max[user] / self._con_sys) * (self.own.total_power / provided)
 
+    def _host_draw(self, host_id: int, parts: int) -> float:
+        host = self.platform.hosts[host_id]
+        key = (host_id, parts, host.pstate)
+        w = self._draws.get(key)
+        if w is None:
+            w = self._draws[key] = draw(host, parts)
+        return w
+
     def task_draw(self, task: Task, hosts: tuple[int, ...]) -> float:
         """Power (W) the hosts ``hosts`` draw running ``task`` (``Energia_y``)."""
-        hs = self.platform.hosts
-        return math.fsum(draw(hs[h], busy_parts(task.profile, k)) for k, h in enumerate(hosts))
+        return math.fsum(self._host_draw(h, busy_parts(task.profile, k)) for k, h in enumerate(hosts))
 
     def consumption(self, user: str) -> float:
         """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now."""
@@ -155,7 +170,7 @@ class EHOSEP(OwnerSharePolicy):
         alone (W x 1 s) when the task's size is unknown."""
         host = self.platform.hosts[host_id]
         p = task.profile or {}
-        w = draw(host, busy_parts(p, 0))
+        w = self._host_draw(host_id, busy_parts(p, 0))
         t = p.get("type")
         speed = host.speed or 0.0
         if t == "delay":
@@ -185,8 +200,7 @@ class EHOSEP(OwnerSharePolicy):
                        for t in self.active_tasks(z))
 
     def _draw_one(self, task: Task | None, host_id: int) -> float:
-        host = self.platform.hosts[host_id]
-        return draw(host, 1 if task is None else busy_parts(task.profile, 0))
+        return self._host_draw(host_id, 1 if task is None else busy_parts(task.profile, 0))
 
     def _may_preempt(self, user: str, victim: str, hosts: tuple[int, ...]) -> bool:
         """003 alg. line 9: after the preemption ``victim`` has no deficit, or ``Limite_user <
@@ -220,6 +234,8 @@ class EHOSEP(OwnerSharePolicy):
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...] | None:
         budget = self._budget(task.user)                                               # line 4
+        if budget < task.res * self._least[busy_parts(task.profile, 0)]:
+            return None
         hs = self.platform.hosts
         by_energy = sorted(free, key=lambda i: (self.energy(task, i), -(hs[i].speed or 0.0), i))
         if task.res == 1:
