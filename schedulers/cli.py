@@ -278,6 +278,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     except (ValueError, OSError) as exc:
         raise RunInputError(f"policy {args.policy!r}: {exc}") from None
+    if options.get("idle_timeout") is not None and not args.energy:  # Batsim aborts on SET_RESOURCE_STATE
+        raise RunInputError("policy option 'idle_timeout' switches hosts to their sleep pstate, which Batsim "
+                            "allows only with its energy model: add --energy (-E)")
     spec = read_platform(args.platform)
     check_compute_speeds(spec, args.energy)
     nb_hosts = len(spec.compute)

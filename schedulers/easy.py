@@ -179,12 +179,15 @@ class EASY(Policy):
     def profile(self) -> ReservationProfile:
         """Free hosts over time from now, given the running jobs' walltimes.
 
-        Usable hosts: the available ones plus those of running jobs (sleeping or switching hosts
-        are not counted). A running job holds its hosts until ``start_time + walltime`` (s),
-        forever without walltime.
+        Usable hosts: the available ones plus those of running jobs; sleeping or switching hosts
+        only with idle-host shutdown on (``idle_timeout``), then busy until they can be awake
+        (:meth:`Policy.waking_hosts`: never free now). A running job holds its hosts until
+        ``start_time + walltime`` (s), forever without walltime.
         """
-        busy = []
+        busy = self.waking_hosts()  # [] unless idle_timeout is set
         usable = self.available_mask
+        for _, m in busy:
+            usable |= m
         for job in self.running.values():
             m = self._mask_of(job)
             usable |= m

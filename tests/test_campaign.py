@@ -294,9 +294,9 @@ BAD = [
     ("unknown generator", '[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "s"\ngenerator = "nope"\n',
      "scenario[0].generator: unknown scenario generator 'nope'; known generators: "),
     ("unknown option", '[[policy]]\nname = "easy"\noptions = { delta = 1 }\n[[scenario]]\nname = "s"\n'
-     'generator = "synthetic"\n', "policy[0].options: policy 'easy' has no option 'delta'; its options: none"),
+     'generator = "synthetic"\n', "policy[0].options: policy 'easy' has no option 'delta'; its options: idle_timeout"),
     ("axis nobody has", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
-     '[axes]\ndelta = [0, 10]\n', "axes.delta: 'delta' is not an option of the campaign's policies (none)"),
+     '[axes]\ndelta = [0, 10]\n', "axes.delta: 'delta' is not an option of the campaign's policies (idle_timeout)"),
     ("zip lengths", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
      '[zip]\njobs = [1, 2]\nhosts = [4]\n', "zip: zip axes must have the same length, got jobs: 2, hosts: 1"),
     ("no scenario", '[[policy]]\nname = "easy"\n', "scenario: missing: at least one [[scenario]] table"),

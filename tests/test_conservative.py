@@ -239,8 +239,8 @@ def test_reservation_limit_must_be_a_positive_integer(bad):
 
 def test_registry_and_command_line_listing(capsys):
     assert POLICIES["conservative"] is Conservative
-    assert Conservative.option_docs.keys() == {"reservations"}
-    with pytest.raises(PolicyOptionError, match="has no option 'depth'; its options: reservations"):
+    assert Conservative.option_docs.keys() == {"reservations", "idle_timeout"}  # + the base option
+    with pytest.raises(PolicyOptionError, match="has no option 'depth'; its options: idle_timeout, reservations$"):
         get_policy("conservative", {"depth": 1})
     assert main(["policies"]) == 0
     lines = capsys.readouterr().out.splitlines()

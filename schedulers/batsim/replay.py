@@ -99,6 +99,7 @@ class ReplayPolicy(Policy):
     """
 
     name = "replay"
+    idle_shutdown = False  # plays recorded decisions only (decide is overridden)
     option_docs = {"transcript": "path of the recorded transcript (.jsonl) whose replies are played",
                    "check_now": "check each reply's `now` against the recording (bool, default true)"}
 

@@ -12,7 +12,8 @@ bookkeeping every policy needs (known jobs, running jobs, hosts free for a new j
 dispatches each event to an ``on_*`` callback; after the events of a message it calls
 :meth:`Policy.schedule`, where queue-based policies make their decisions. Callbacks a policy does
 not need are no-ops; unknown event types go to :meth:`Policy.on_unknown_event` and are ignored by
-default (never a crash).
+default (never a crash). After :meth:`Policy.schedule`, the base runs the idle-host shutdown every
+policy may switch on with the option ``idle_timeout`` (:mod:`schedulers.core.shutdown`).
 
 Writing a policy::
 
@@ -59,6 +60,7 @@ from .events import (
 )
 from .model import Host, HostState, Job, JobState, Platform
 from .model import HostInfoUnknown, PolicyError  # noqa: F401 - re-exported (defined beside Host, which raises them)
+from . import shutdown as _shutdown
 
 
 #: ``JobState(name)`` for every member name (names and values are the same strings).
@@ -239,13 +241,24 @@ class Policy:
     #: The options this policy reads (name -> one-line description, with unit and default).
     #: :func:`schedulers.registry.get_policy` refuses any other key, so that a typo in an option
     #: name is an error and not a silently ignored setting; campaigns route option axes by it.
-    option_docs: ClassVar[dict[str, str]] = {}
+    #: The base options (``idle_timeout``, :mod:`schedulers.core.shutdown`) are merged into every
+    #: subclass's own ``option_docs`` (:meth:`__init_subclass__`).
+    option_docs: ClassVar[dict[str, str]] = dict(_shutdown.OPTION_DOCS)
+
+    #: False for a policy that does not run the base's idle-host shutdown (``replay``, which
+    #: overrides :meth:`decide`): ``idle_timeout`` is then not one of its options.
+    idle_shutdown: ClassVar[bool] = True
 
     #: Batsim features the policy cannot run without (keys of :data:`FEATURES`): ``gridsched run``
     #: and campaigns switch them on, and at SIMULATION_BEGINS the policy stops with a one-line
     #: :class:`PolicyError` naming Batsim's flag when Batsim reports one of them off (real Batsim
     #: behind ``gridsched serve`` started without it).
     requires: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.idle_shutdown and not _shutdown.OPTION_DOCS.keys() <= cls.option_docs.keys():
+            cls.option_docs = {**cls.option_docs, **_shutdown.OPTION_DOCS}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = dict(options or {})
@@ -261,6 +274,7 @@ class Policy:
         self.simulation_ended: bool = False
         self.consumed_energy: float | None = None
         self._decisions: list[Decision] = []
+        self._shutdown = _shutdown.IdleShutdown.from_options(self)  # None: idle_timeout off
 
     # ------------------------------------------------------------------------------- host sets
     @property
@@ -308,6 +322,8 @@ class Policy:
             self._dispatch(ev)
         if not self.simulation_ended:
             self.schedule()
+            if self._shutdown is not None:
+                self._shutdown.step()
         out, self._decisions = self._decisions, []
         return out
 
@@ -555,6 +571,22 @@ class Policy:
 
     def schedule(self) -> None:
         """Called once after every message's events: make queue-based decisions here."""
+
+    def hosts_wanted(self) -> int:
+        """How many hosts the waiting jobs need now (idle-host shutdown, option ``idle_timeout``:
+        it keeps that many hosts awake or waking, and wakes sleeping hosts while fewer are).
+
+        Default: the ``res`` of every job the base knows is waiting (submitted, neither started
+        nor rejected), summed, at most the number of hosts. Override when the policy knows
+        better, e.g. only the jobs it could start on more hosts."""
+        return _shutdown.waiting_hosts(self)
+
+    def waking_hosts(self) -> list[tuple[float, int]]:
+        """Hosts asleep or switching that idle-host shutdown can wake, each with the earliest
+        time (s) it can be awake and free: ``[(time, mask), ...]``, for reservations (never free
+        now; :meth:`schedulers.core.shutdown.IdleShutdown.waking`). Empty when ``idle_timeout``
+        is off."""
+        return [] if self._shutdown is None else self._shutdown.waking()
 
     def metrics(self) -> dict[str, float]:
         """The policy's own numbers at the end of a run (name -> finite number), recorded by
