@@ -40,7 +40,7 @@ def lines(path: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------- hand-worked, in the engine
-TWO_JOBS = {"jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 1, "profile": "c"},
+TWO_JOBS = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 1, "profile": "c"},
                      {"id": 2, "subtime": 100, "walltime": 100, "res": 1, "profile": "c"}],
             "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
 
@@ -324,9 +324,9 @@ def _close(a: str, b: str) -> bool:
 def test_engine_equals_recorded_real_batsim(name, tmp_path):
     # fixtures/batsim_shutdown/README.md: real Batsim 4.2.1 driven by the same policy with
     # idle_timeout 25. Every file, every row and column; times and energies within 1e-6; epower
-    # only where both write a number (Batsim's clock moves by 1e-10 s per internal message, so it
-    # may print a power where the engine, with no time elapsed, writes NA: README, "Known
-    # differences").
+    # NA in the same rows, and within 1e-3 elsewhere (Batsim's clock moves by 1e-10 s per internal
+    # message on this Full-routing platform: after a decision it prints the power of that tiny
+    # interval, with rounding noise; schedulers/engine/hosts.py, _energy_row).
     simulate(RECORDED / "platform.xml", [RECORDED / "workload.json"], get_policy(name, {"idle_timeout": 25}),
              energy=True, export_prefix=tmp_path / "out_")
     refs = sorted((RECORDED / name).glob("out_*.csv"))
@@ -339,7 +339,10 @@ def test_engine_equals_recorded_real_batsim(name, tmp_path):
         for i, (g, e) in enumerate(zip(got, exp)):
             assert list(g) == list(e), ref.name
             for col in e:
-                if col in WALL_CLOCK or (col == "epower" and "NA" in (g[col], e[col])):
+                if col in WALL_CLOCK:
+                    continue
+                if col == "epower" and "NA" not in (g[col], e[col]):   # Batsim's 1e-10 s intervals: noise
+                    assert math.isclose(float(g[col]), float(e[col]), rel_tol=1e-3), (name, ref.name, i)
                     continue
                 assert _close(g[col], e[col]), f"{name}/{ref.name} row {i} {col}: {g[col]} != {e[col]}"
 
@@ -347,7 +350,7 @@ def test_engine_equals_recorded_real_batsim(name, tmp_path):
 # --------------------------------------------------------------------------------- command line
 def test_gridsched_run_refuses_the_option_without_energy(tmp_path, capsys):
     wl = tmp_path / "w.json"
-    wl.write_text('{"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],'
+    wl.write_text('{"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],'
                   ' "profiles": {"d": {"type": "delay", "delay": 1}}}')
     code = main(["run", "--policy", "easy", "-p", str(DVFS), "-w", str(wl), "-o", str(tmp_path / "o"),
                  "--no-progress", "--policy-options", '{"idle_timeout": 60}'])
