@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 from .core.backfilling import INF, Reservation, ReservationProfile, procset_to_mask
-from .core.model import Job, Platform, PolicyError
+from .core.model import Job, Platform, PolicyInputError
 from .core.policy import PolicyOptionError, option_flag, option_number
 from .easy import EASY
 from .heft import HEFT
@@ -86,7 +86,7 @@ class _Overlap:
 
     def _check_sharing(self, platform: Platform) -> None:
         if (self.delta > 0 or self.per_gap) and not platform.allow_compute_sharing:
-            raise PolicyError(f"policy {self.name!r} with delta > 0 overlaps jobs on shared hosts: run "
+            raise PolicyInputError(f"policy {self.name!r} with delta > 0 overlaps jobs on shared hosts: run "
                               f"with compute sharing (gridsched run --compute-sharing, Batsim "
                               f"--enable-compute-sharing, campaign compute_sharing = true)")
 

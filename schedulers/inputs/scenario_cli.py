@@ -86,7 +86,7 @@ def add_scenario_parser(sub: Any) -> argparse.ArgumentParser:
                                    "(`gridsched campaign generators` lists them) to a folder.")
     gs = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
     for name, gen in sorted(GENERATORS.items()):
-        g = gs.add_parser(name, help=gen.doc, description=gen.doc)
+        g = gs.add_parser(name, help=gen.doc.replace("%", "%%"), description=gen.doc)
         for key, default in gen.params.items():
             flag = "--" + key.replace("_", "-")
             if isinstance(default, bool):
