@@ -450,3 +450,16 @@ def test_summary_and_runs_round_trip_through_csv(tmp_path):
     s = pd.read_csv(summary_path)
     assert again["mean_waiting_time_mean"].tolist() == pytest.approx(s["mean_waiting_time_mean"].tolist())
     assert again["n_failed"].tolist() == [0, 1, 0]
+
+
+def test_zip_partner_of_x_makes_no_series_of_its_own():
+    # EHOSEP's campaign zips scenario.u1_limit with policy.limits.user1 (null for HOSEP): a line plot
+    # against u1_limit must have one line per policy, not one per value of the partner column.
+    from schedulers.campaign.plot import _series
+    s = pd.DataFrame({"policy": ["E", "E", "E", "H", "H", "H"], "u1": [80, 100, 150] * 2,
+                      "lim1": [80, 100, 150, None, None, None], "n": [3] * 6, "m_mean": [1.0] * 6})
+    series = _series(s, ["policy", "u1", "lim1"], "m", "u1", "policy")
+    assert [(label, len(rows)) for label, rows in series] == [("E", 3), ("H", 3)]
+    # an independent column (two values at one x) still splits the series
+    s2 = pd.concat([s, s.assign(lim1=[90, 90, 90, 90, 90, 90])], ignore_index=True)
+    assert len(_series(s2, ["policy", "u1", "lim1"], "m", "u1", "policy")) > 2

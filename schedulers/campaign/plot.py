@@ -77,8 +77,14 @@ def _fmt(v: Any) -> str:
 
 def _series(summary: pd.DataFrame, groups: list[str], metric: str, x: str, hue: str | None):
     """``[(label, rows)]``: one series per value of ``hue`` and of the other group columns that
-    vary (so that no two rows of a series share an ``x``), each with its rows."""
-    varying = [c for c in groups if c != x and c != hue and summary[c].nunique(dropna=False) > 1]
+    vary (so that no two rows of a series share an ``x``), each with its rows. A column that
+    varies only with ``x`` (a ``[zip]`` partner of ``x``: one value, or none, per value of ``x``)
+    makes no series of its own."""
+    def follows_x(c: str) -> bool:
+        known = summary[summary[c].notna() & summary[x].notna()]
+        return bool((known.groupby(x)[c].nunique() <= 1).all())
+    varying = [c for c in groups if c != x and c != hue and summary[c].nunique(dropna=False) > 1
+               and not follows_x(c)]
     keys = ([hue] if hue else []) + varying
     out: dict[tuple, list[int]] = {}
     for i in range(len(summary)):
