@@ -210,7 +210,8 @@ def test_command_writes_files_and_fcfs_runs_them_with_energy(tmp_path, capsys):
         assert float(r["consumed_energy"]) == pytest.approx(expected, rel=1e-5, abs=1e-3), r["job_id"]
 
 
-@pytest.mark.parametrize("policy, options", [("hosep", {}), ("ehosep", {"limits": {"user1": 120}})])
+@pytest.mark.parametrize("policy, options", [("hosep", {}), ("ehosep", {"limits": {"user1": 120, "user2": 150, "user3": 150,
+                                                                                 "user4": 150}})])
 def test_preemptive_policies_run_the_scenario_with_energy(tmp_path, policy, options):
     # 120 tasks, seed 0: the policies preempt while tasks still arrive (restarts are registered
     # before the static submitter ends: the engine once re-submitted them and deadlocked at t = 20,030 s)
