@@ -88,7 +88,7 @@ from typing import Any
 
 import numpy as np
 
-from .generators import SYNTHETIC_POWER, GeneratorError, Scenario, register_generator
+from .generators import GeneratorError, Scenario, owned_hosts_platform_xml, register_generator
 
 __all__ = ["EHOSEP_MACHINES", "USERS", "TASK_MINUTES", "IDLE_FRACTION", "OFF_FRACTION", "ehosep_hosts",
            "share_mflops", "share_watts", "mean_mflops", "task_counts", "ehosep_platform_xml",
@@ -158,20 +158,9 @@ def _watts(value: float) -> str:
 
 def ehosep_platform_xml(idle_fraction: float = IDLE_FRACTION, off_fraction: float = OFF_FRACTION) -> str:
     """The SimGrid platform XML (DTD 4.1) of the 64-host grid (see the module docstring)."""
-    p = SYNTHETIC_POWER
-    lines = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
-             '<platform version="4.1">', '<zone id="ehosep" routing="Full">',
-             '  <host id="master_host" speed="100Mf">',
-             f'    <prop id="wattage_per_state" value="{p["idle"]!r}:{p["all_cores"]!r}"/>',
-             f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
-    for name, owner, mflops, watts in ehosep_hosts():
-        lines += [f'  <host id="{name}" speed="{mflops}Mf" core="1">',
-                  f'    <prop id="owner" value="{owner}"/>',
-                  f'    <prop id="model" value="{mflops / 1000:g}GF/{watts:g}W"/>',
-                  f'    <prop id="wattage_per_state" value="{_watts(idle_fraction * watts)}:{_watts(watts)}"/>',
-                  f'    <prop id="wattage_off" value="{_watts(off_fraction * watts)}"/>', "  </host>"]
-    lines += ["</zone>", "</platform>", ""]
-    return "\n".join(lines)
+    return owned_hosts_platform_xml("ehosep", [
+        (name, owner, f"{mflops}Mf", f"{mflops / 1000:g}GF/{watts:g}W", _watts(idle_fraction * watts), _watts(watts),
+         _watts(off_fraction * watts)) for name, owner, mflops, watts in ehosep_hosts()])
 
 
 def _check(params: dict[str, Any]) -> None:

@@ -138,6 +138,32 @@ def generate(name: str, params: dict[str, Any], seed: int) -> Scenario:
 SYNTHETIC_POWER = {"idle": 100.0, "one_core": 120.0, "all_cores": 200.0, "off": 10.0}
 
 
+def owned_hosts_platform_xml(zone: str, hosts: list[tuple[str, str, str, str, str, str, str]]) -> str:
+    """SimGrid platform XML (DTD 4.1) of one-core hosts with owners, in one ``Full`` zone, no
+    network, with Batsim's ``master_host`` at the :data:`SYNTHETIC_POWER` figures (the owner-share
+    grids of the ``hosep`` and ``ehosep`` generators).
+
+    Args:
+        zone: the zone id.
+        hosts: ``(name, owner, speed, model, idle W, all-cores W, off W)`` per host, as the XML
+            strings to write (speed with its unit, e.g. ``"132250Mf"``).
+    """
+    p = SYNTHETIC_POWER
+    lines = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+             '<platform version="4.1">', f'<zone id="{zone}" routing="Full">',
+             '  <host id="master_host" speed="100Mf">',
+             f'    <prop id="wattage_per_state" value="{p["idle"]!r}:{p["all_cores"]!r}"/>',
+             f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
+    for name, owner, speed, model, idle, full, off in hosts:
+        lines += [f'  <host id="{name}" speed="{speed}" core="1">',
+                  f'    <prop id="owner" value="{owner}"/>',
+                  f'    <prop id="model" value="{model}"/>',
+                  f'    <prop id="wattage_per_state" value="{idle}:{full}"/>',
+                  f'    <prop id="wattage_off" value="{off}"/>', "  </host>"]
+    lines += ["</zone>", "</platform>", ""]
+    return "\n".join(lines)
+
+
 def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str = "synthetic") -> str:
     """SimGrid platform XML (DTD 4.1) of ``hosts`` identical hosts ``host-0`` ... with ``cores``
     cores of ``speed`` flops/s each, the :data:`SYNTHETIC_POWER` power states, and Batsim's

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from .generators import SYNTHETIC_POWER, GeneratorError, Scenario, register_generator
+from .generators import SYNTHETIC_POWER, GeneratorError, Scenario, owned_hosts_platform_xml, register_generator
 
 __all__ = ["HOSEP_MACHINES", "HOSEP_HOSTS", "DEMAND_MIX", "SIZE_RANGES_MFLOP", "LATE_DELAY", "BEST_MFLOPS",
            "hosep_platform_xml", "class_counts", "hosep_scenario"]
@@ -95,19 +95,9 @@ LATE_DELAY = 360.0
 def hosep_platform_xml() -> str:
     """The SimGrid platform XML (DTD 4.1) of the 12-host grid (see the module docstring)."""
     p = SYNTHETIC_POWER
-    lines = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
-             '<platform version="4.1">', '<zone id="hosep" routing="Full">',
-             '  <host id="master_host" speed="100Mf">',
-             f'    <prop id="wattage_per_state" value="{p["idle"]!r}:{p["all_cores"]!r}"/>',
-             f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
-    for name, owner, model in HOSEP_HOSTS:
-        lines += [f'  <host id="{name}" speed="{HOSEP_MACHINES[model]:.0f}Mf" core="1">',
-                  f'    <prop id="owner" value="{owner}"/>',
-                  f'    <prop id="model" value="{model}"/>',
-                  f'    <prop id="wattage_per_state" value="{p["idle"]!r}:{p["all_cores"]!r}"/>',
-                  f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
-    lines += ["</zone>", "</platform>", ""]
-    return "\n".join(lines)
+    return owned_hosts_platform_xml("hosep", [
+        (name, owner, f"{HOSEP_MACHINES[model]:.0f}Mf", model, repr(p["idle"]), repr(p["all_cores"]), repr(p["off"]))
+        for name, owner, model in HOSEP_HOSTS])
 
 
 def class_counts(demand: str, tasks: int) -> tuple[int, int, int]:
