@@ -39,7 +39,7 @@ built from the shared pieces: :meth:`EASY.profile` (running jobs until their wal
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Any, ClassVar
 
 from .core.backfilling import (
@@ -53,8 +53,14 @@ from .core.backfilling import (
 )
 from .core.model import Job
 from .core.policy import Policy
+from .core.waiting import QueueScan, WaitingIndex
 
 INF = math.inf
+
+#: Queue length (jobs) from which :meth:`EASY.backfill_pass` keeps a :class:`~schedulers.core.
+#: waiting.WaitingIndex` of the queue; it is dropped again below half of it (a scan of a short queue
+#: costs less than keeping the index up to date).
+INDEX_MIN_QUEUE = 256
 
 
 class EASY(Policy):
@@ -92,6 +98,9 @@ class EASY(Policy):
         # select_hosts not overridden: reservations take the profile's own lowest-ids choice
         # (the same hosts, without the extra calls)
         self._lowest_ids_choice = type(self).select_hosts is EASY.select_hosts
+        # fits_gap not overridden: its test, ``now + walltime <= start``, can prune the search
+        self._plain_gap = type(self).fits_gap is EASY.fits_gap
+        self._index: WaitingIndex | None = None  # of the queue, in queue order; None: none kept
 
     # ------------------------------------------------------------------------------ hooks
     def queue_key(self, job: Job) -> Any:
@@ -159,10 +168,13 @@ class EASY(Policy):
         if not self._keys or key >= self._keys[-1]:
             self._keys.append(key)
             self.queue.append(job)
+            if self._index is not None:
+                self._index.append(job, key)
         else:
             i = bisect_right(self._keys, key)
             self._keys.insert(i, key)
             self.queue.insert(i, job)
+            self._index = None  # slots follow the queue order: rebuilt when next needed
 
     def on_job_completed(self, job: Job) -> None:
         """Forget the job's cached allocation mask."""
@@ -226,6 +238,7 @@ class EASY(Policy):
         keyed = sorted(((self.queue_key(j), self._arrival[j.id]), j) for j in self.queue)
         self._keys = [k for k, _ in keyed]
         self.queue = [j for _, j in keyed]
+        self._index = None
 
     def schedule(self) -> None:
         """One scheduling pass: re-sort the queue when its order is dynamic, run
@@ -251,6 +264,10 @@ class EASY(Policy):
 
     def _drop(self, started: list[int]) -> None:
         queue, keys = self.queue, self._keys
+        index = self._index
+        if index is not None:
+            for k in started:
+                index.remove(queue[k])
         p = 0  # length of the run 0, 1, 2, ... at the front of ``started``
         n = len(started)
         while p < n and started[p] == p:
@@ -262,14 +279,35 @@ class EASY(Policy):
             del queue[:p]
             del keys[:p]
 
+    def waiting(self) -> WaitingIndex | QueueScan:
+        """The queue as :meth:`backfill_pass` searches it: a :class:`~schedulers.core.waiting.
+        WaitingIndex` kept up to date from :data:`INDEX_MIN_QUEUE` waiting jobs on (built here,
+        then updated at each submission and start), else a :class:`~schedulers.core.waiting.
+        QueueScan` of :attr:`queue`. Always a scan when :attr:`dynamic_queue_order` (the queue is
+        re-sorted at every pass, an index would be rebuilt at every pass)."""
+        n = len(self.queue)
+        index = self._index
+        if self.dynamic_queue_order or n < (INDEX_MIN_QUEUE // 2 if index is not None else INDEX_MIN_QUEUE):
+            self._index = None
+            return QueueScan(self.queue, self._keys)
+        if index is None or index.live != n:
+            index = self._index = WaitingIndex(self.queue, self._keys)
+        return index
+
     def backfill_pass(self) -> list[int]:
         """Start the jobs of :attr:`queue` (not empty, in queue order; at least one host free)
         that may start now, with :meth:`start_job`; set :attr:`reservation`. Returns the queue
         positions (0 = head) of the jobs started, in increasing order; :meth:`schedule` then
         drops them from the queue.
 
-        EASY's pass (module docstring, steps 1-3): one profile build at most, plus ``O(queue)``
-        cheap integer checks (:meth:`schedule` does not call it when no host is free).
+        EASY's pass (module docstring, steps 1-3): one profile build at most. Step 3 looks at the
+        later jobs in queue order, but through :meth:`waiting`: each search returns the next job
+        with ``res <= nfree`` (hosts free now) that ends before the reservation's start (the
+        :meth:`fits_gap` test, used by the search only while :meth:`fits_gap` is EASY's own) or
+        has ``res <= nspare`` (free hosts the reservation does not need): the very job a scan of
+        the queue would start next, as ``nfree`` and ``nspare`` only fall during the pass. So a
+        pass costs ``O(started x log queue)`` with an index (long queues) instead of a scan of
+        the whole queue, and makes the same decisions.
 
         Hook: a backfilling variant overrides this and returns the position of every job it
         started.
@@ -288,36 +326,40 @@ class EASY(Policy):
             nfree -= job.res
             i += 1
         started: list[int] = list(range(i))
+        if i >= n - 1 or nfree == 0:
+            return started
         # 2-3. reserve for the head, backfill later jobs that do not delay it
-        if i < n - 1 and nfree > 0:
-            now = self.now
-            resv: Reservation | None = None
-            spare = 0
-            nspare = 0
-            for k in range(i + 1, n):
-                job = queue[k]
-                r = job.res
-                if r > nfree:
-                    continue
-                if resv is None:
-                    resv = self.find_reservation(self.profile(), queue[i])
-                    spare = avail & ~resv.hosts_mask
-                    nspare = spare.bit_count()
-                if self.fits_gap(job, now, resv):
-                    alloc = self.select_hosts(avail, job)
-                elif r <= nspare:
-                    alloc = self.select_hosts(spare, job)
-                else:
-                    continue
-                self.start_job(job, alloc)
-                avail &= ~alloc
-                spare &= ~alloc
-                nspare = spare.bit_count()
-                nfree -= r
-                started.append(k)
-                if nfree == 0:
-                    break
-            self.reservation = resv
+        now = self.now
+        waiting = self.waiting()
+        head = queue[i]
+        s = waiting.first(waiting.slot(head) + 1, now, (), (nfree,))
+        if s < 0:
+            return started  # no later job fits the free hosts: no reservation needed
+        resv = self.find_reservation(self.profile(), head)
+        spare = avail & ~resv.hosts_mask
+        nspare = spare.bit_count()
+        limits = (resv.start,) if self._plain_gap else ()
+        keys = self._keys
+        while s >= 0:
+            job = waiting.job(s)
+            r = job.res
+            if self.fits_gap(job, now, resv):
+                alloc = self.select_hosts(avail, job)
+            elif r <= nspare:
+                alloc = self.select_hosts(spare, job)
+            else:  # (a search on res alone, or a job without walltime: fits_gap decides)
+                s = waiting.first(s + 1, now, limits, (nfree, nspare) if limits else (nfree,))
+                continue
+            self.start_job(job, alloc)
+            avail &= ~alloc
+            spare &= ~alloc
+            nspare = spare.bit_count()
+            nfree -= r
+            started.append(bisect_left(keys, waiting.key(s)))
+            if nfree == 0:
+                break
+            s = waiting.first(s + 1, now, limits, (nfree, nspare) if limits else (nfree,))
+        self.reservation = resv
         return started
 
     def start_job(self, job: Job, alloc: int) -> None:

@@ -188,6 +188,26 @@ def test_same_decisions_as_the_reference_scan(tmp_path, seed, jobs, hosts, max_r
     assert got == ref, _first_difference(got, ref)
 
 
+@pytest.mark.parametrize("threshold", [1, 2, 5])
+def test_index_on_short_queues_same_as_scan(tmp_path, monkeypatch, threshold):
+    # the index kept from `threshold` waiting jobs on (dropped below half of it), so that queues
+    # of a few jobs, a queue emptied and refilled, and the switches between index and scan are
+    # all exercised; green-easy's own gap test goes through the search on res alone
+    import schedulers.easy as easy_module
+
+    monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", threshold)
+    for seed in range(5):
+        wl = backlog_workload(150, 100 + seed, hosts=6, max_res=6)
+        got = _decisions(tmp_path, EASY(), wl, 6)
+        monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", 10 ** 9)
+        ref = _decisions(tmp_path, ScanEASY(), wl, 6)
+        green = _decisions(tmp_path, get_policy("green-easy", {"delta": 0}), wl, 6)
+        monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", threshold)
+        green_indexed = _decisions(tmp_path, get_policy("green-easy", {"delta": 0}), wl, 6)
+        assert got == ref, _first_difference(got, ref)
+        assert green_indexed == green == ref  # delta 0: EASY's decisions
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--record"]:
         import tempfile
