@@ -332,14 +332,15 @@ class EASY(Policy):
         now = self.now
         waiting = self.waiting()
         head = queue[i]
-        s = waiting.first(waiting.slot(head) + 1, now, (), (nfree,))
-        if s < 0:
+        after = waiting.slot(head) + 1
+        if not waiting.exists(after, now, (), (nfree,)):
             return started  # no later job fits the free hosts: no reservation needed
         resv = self.find_reservation(self.profile(), head)
         spare = avail & ~resv.hosts_mask
         nspare = spare.bit_count()
         limits = (resv.start,) if self._plain_gap else ()
         keys = self._keys
+        s = waiting.first(after, now, limits, (nfree, nspare) if limits else (nfree,))
         while s >= 0:
             job = waiting.job(s)
             r = job.res

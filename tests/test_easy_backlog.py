@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from schedulers.core.backfilling import Reservation
+from schedulers.conservative import Conservative
+from schedulers.core.backfilling import INF, Reservation, job_duration
 from schedulers.easy import EASY
 from schedulers.engine import simulate
 from schedulers.inputs.generators import homogeneous_platform_xml
@@ -165,6 +166,41 @@ class ScanEASY(EASY):
         return started
 
 
+class ScanConservative(Conservative):
+    """Conservative backfilling with its walk as written before the queue index: beyond the
+    ``reservations`` limit, every later job is tried with ``fits_now_mask``, in queue order."""
+
+    name = "conservative-scan"
+
+    def _walk(self, prof, stop_when_full):
+        now = prof.now
+        left = self.reservation_limit if self.reservation_limit is not None else len(self.queue)
+        barred = False
+        for k, job in enumerate(self.queue):
+            if stop_when_full and not prof.free_mask_at(now):
+                return
+            dur = job_duration(job)
+            if left > 0:
+                if barred and dur == INF:
+                    r = Reservation(job, INF, dur, prof.final_free_mask)
+                else:
+                    r = self.find_reservation(prof, job)
+            else:
+                hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
+                if hosts is None:
+                    continue
+                r = Reservation(job, now, dur, hosts)
+            if r.start == INF:
+                barred = True
+            elif r.start == now and dur == 0:
+                prof.reserve_mask(now, math.nextafter(now, INF) - now, r.hosts_mask)
+            else:
+                prof.reserve_mask(r.start, dur, r.hosts_mask)
+            if r.start != now:
+                left -= 1
+            yield k, r
+
+
 def _decisions(folder: Path, policy, wl: dict, hosts: int) -> list[tuple[str, float, str]]:
     res = simulate(_platform(folder, hosts), [wl], policy)
     return [(j.id, j.start, str(j.alloc)) for j in res.jobs]
@@ -206,6 +242,21 @@ def test_index_on_short_queues_same_as_scan(tmp_path, monkeypatch, threshold):
         green_indexed = _decisions(tmp_path, get_policy("green-easy", {"delta": 0}), wl, 6)
         assert got == ref, _first_difference(got, ref)
         assert green_indexed == green == ref  # delta 0: EASY's decisions
+
+
+@pytest.mark.parametrize("limit, threshold", [(1, 1), (3, 1), (3, 10 ** 9), (8, 2)])
+def test_conservative_reservation_limit_same_as_scan(tmp_path, monkeypatch, limit, threshold):
+    # beyond the `reservations` limit, jobs are found through the index (threshold 1: always)
+    # or a scan (10**9) with the profile's free_now_steps as capacity: the decisions of a walk
+    # that tries every job with fits_now_mask; planned_reservations as well
+    import schedulers.easy as easy_module
+
+    monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", threshold)
+    for seed in range(3):
+        wl = backlog_workload(250, 200 + seed, hosts=8, max_res=8)
+        got = _decisions(tmp_path, Conservative({"reservations": limit}), wl, 8)
+        ref = _decisions(tmp_path, ScanConservative({"reservations": limit}), wl, 8)
+        assert got == ref, _first_difference(got, ref)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from unittest.mock import patch
+
+from schedulers.core import waiting
 from schedulers.core.model import Job
 from schedulers.core.waiting import QueueScan, WaitingIndex, class_low, size_class, walltime_key
 
@@ -62,9 +65,20 @@ def test_hand_worked_searches():
     idx = WaitingIndex(jobs)
     idx.remove(jobs[3])
     assert idx.first(0, 1000.0, (1200.0,), (3, 0)) == -1 and len(idx) == 4
+    # a reservation that never starts (limit inf): every 1-host job fits; the removed slot 2
+    # (walltime inf as well) must not be taken for one
+    idx.remove(jobs[2])
+    assert idx.first(0, 1000.0, (INF,), (1, 0)) == 4
+    idx.append(jobs[2])  # back, behind every other job (slot 5)
+    # the same beyond the first slots a search looks at one by one (PROBE): the trees answer
+    many = [job(n, 5, 100) for n in range(10)] + [job(10, 1, -1), job(11, 1, 400)]
+    far = WaitingIndex(many)
+    far.remove(many[10])
+    assert far.first(0, 1000.0, (INF,), (1, 0)) == 11
+    assert far.first(0, 1000.0, (1300.0,), (1, 0)) == -1 and far.first(0, 1000.0, (1400.0,), (1, 0)) == 11
     idx.append(job(5, 3, 10))
-    assert idx.first(0, 1000.0, (1200.0,), (3, 0)) == 5 and idx.job(5).id == "w0!5"
-    assert [j.id for j in idx.jobs()] == ["w0!0", "w0!1", "w0!2", "w0!4", "w0!5"]
+    assert idx.first(0, 1000.0, (1200.0,), (3, 0)) == 6 and idx.job(6).id == "w0!5"
+    assert [j.id for j in idx.jobs()] == ["w0!0", "w0!1", "w0!4", "w0!2", "w0!5"]
 
 
 def test_update_reaches_the_root_when_only_the_walltime_changes():
@@ -98,13 +112,20 @@ def queries(draw):
     nlim = draw(st.integers(0, 3))
     limits = sorted(draw(st.lists(st.sampled_from([1000.0, 1010.0, 1050.0, 1060.0, 1100.0, INF]),
                                   min_size=nlim, max_size=nlim)))
-    caps = sorted(draw(st.lists(st.integers(0, 220), min_size=nlim + 1, max_size=nlim + 1)), reverse=True)
-    return draw(st.integers(0, 130)), limits, caps
+    caps = sorted(draw(st.lists(st.one_of(st.integers(0, 8), st.integers(0, 220)), min_size=nlim + 1,
+                                max_size=nlim + 1)), reverse=True)
+    return draw(st.one_of(st.just(0), st.integers(0, 130))), limits, caps
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops, st.lists(queries(), min_size=1, max_size=8))
-def test_random_operations_match_a_scan(operations, qs):
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops, st.lists(queries(), min_size=1, max_size=8), st.sampled_from([0, 1, 8]))
+def test_random_operations_match_a_scan(operations, qs, probe):
+    # probe: how many slots a search looks at one by one before the trees (0: trees only)
+    with patch.object(waiting, "PROBE", probe):
+        _random_operations(operations, qs)
+
+
+def _random_operations(operations, qs):
     idx = WaitingIndex()
     live: list[tuple[int, Job]] = []  # (slot, job) in queue order
     n = 0

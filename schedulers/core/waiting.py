@@ -66,6 +66,9 @@ __all__ = ["QueueScan", "WaitingIndex", "size_class", "walltime_key"]
 #: Below this ``res``, each ``res`` is a size class of its own.
 EXACT_CLASSES = 64
 
+#: Slots a search looks at one by one before it searches the size classes' trees.
+PROBE = 8
+
 
 def size_class(res: int) -> int:
     """The size class of a job of ``res`` hosts (>= 1): ``res`` itself below
@@ -134,6 +137,47 @@ class _ClassTree:
             res[i] = m
             wall[i] = v
             i >>= 1
+
+    def first_live(self, s: int, end: int) -> int:
+        """The first local slot in ``[s, end)`` holding a job, or -1."""
+        if s >= end:
+            return -1
+        res, size = self.res, self.size
+        i = s + size
+        while True:
+            if res[i] != INF:
+                if i >= size:
+                    return i - size if i - size < end else -1
+                i = 2 * i
+                continue
+            while i & 1:
+                i >>= 1
+            if i == 0:
+                return -1
+            i += 1
+            if i * (size >> (i.bit_length() - 1)) - size >= end:
+                return -1
+
+    def first_ending(self, s: int, end: int, now: float, limit: float) -> int:
+        """The first local slot in ``[s, end)`` whose job has ``now + walltime <= limit`` (a
+        finite ``limit``: removed slots, walltime ``inf``, never pass), or -1."""
+        if s >= end:
+            return -1
+        wall, size = self.wall, self.size
+        i = s + size
+        while True:
+            if now + wall[i] <= limit:
+                if i >= size:
+                    return i - size if i - size < end else -1
+                i = 2 * i
+                continue
+            while i & 1:
+                i >>= 1
+            if i == 0:
+                return -1
+            i += 1
+            if i * (size >> (i.bit_length() - 1)) - size >= end:
+                return -1
 
     def first(self, s: int, end: int, now: float, limits: Sequence[float], caps: Sequence[int]) -> int:
         """The first local slot in ``[s, end)`` whose job has ``res <= cap(walltime)``, or -1."""
@@ -291,6 +335,21 @@ class WaitingIndex:
             limits: increasing times (s; ``inf`` allowed); caps: ``len(limits) + 1`` host
                 counts, non-increasing. One cap and no limit: a search on ``res`` alone.
         """
+        return self._search(slot, now, limits, caps, False)
+
+    def exists(self, slot: int, now: float, limits: Sequence[float], caps: Sequence[int]) -> bool:
+        """Whether :meth:`first` would find a job (cheaper: any match ends the search)."""
+        return self._search(slot, now, limits, caps, True) >= 0
+
+    def _search(self, slot: int, now: float, limits: Sequence[float], caps: Sequence[int], any_: bool) -> int:
+        # the next few slots first: a match there needs no tree
+        at = self._at
+        stop = min(slot + PROBE, self._next)
+        while slot < stop:
+            entry = at.get(slot)
+            if entry is not None and entry[0].res <= caps[bisect_left(limits, now + walltime_key(entry[0]))]:
+                return slot
+            slot += 1
         best = -1
         top = caps[0]
         low = self._low
@@ -307,9 +366,25 @@ class WaitingIndex:
                 continue  # no job of the class may fit
             order = tree.order
             end = tree.used if best < 0 else bisect_left(order, best)
-            local = tree.first(bisect_left(order, slot), end, now, limits, caps)
+            start = bisect_left(order, slot)
+            if start >= end:
+                continue
+            if c < EXACT_CLASSES:
+                # every job of the class has res = c: it fits while its window crosses at most
+                # `fit` limits, i.e. ends by limits[fit] (any job fits when fit = len(limits))
+                fit = len(caps) - 1
+                while caps[fit] < c:
+                    fit -= 1
+                if fit == len(limits) or limits[fit] == INF:
+                    local = tree.first_live(start, end)
+                else:
+                    local = tree.first_ending(start, end, now, limits[fit])
+            else:
+                local = tree.first(start, end, now, limits, caps)
             if local >= 0:
                 best = order[local]
+                if any_:
+                    break
         return best
 
 
@@ -348,6 +423,10 @@ class QueueScan:
 
     def key(self, slot: int) -> Any:
         return self._keys[slot] if self._keys else None
+
+    def exists(self, slot: int, now: float, limits: Sequence[float], caps: Sequence[int]) -> bool:
+        """As :meth:`WaitingIndex.exists`."""
+        return self.first(slot, now, limits, caps) >= 0
 
     def first(self, slot: int, now: float, limits: Sequence[float], caps: Sequence[int]) -> int:
         """As :meth:`WaitingIndex.first`."""
