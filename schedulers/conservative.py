@@ -163,9 +163,10 @@ class Conservative(EASY):
         :meth:`~schedulers.core.backfilling.ReservationProfile.fits_now_mask` would start, as
         every start only lowers the capacity."""
         now = prof.now
+        head = self.queue[k]
         waiting = self.waiting()
-        keys = self._keys
-        s = waiting.slot(self.queue[k])
+        keys, f = self._keys, self._front  # the queue is _q[_front:] (EASY)
+        s = waiting.slot(head)
         limits, caps = prof.free_now_steps()
         while not (stop_when_full and caps[0] == 0):  # else no host free now: no job can start
             s = waiting.first(s, now, limits, caps)
@@ -179,6 +180,6 @@ class Conservative(EASY):
                     prof.reserve_mask(now, math.nextafter(now, INF) - now, hosts)
                 else:
                     prof.reserve_mask(now, dur, hosts)
-                yield bisect_left(keys, waiting.key(s)), Reservation(job, now, dur, hosts)
+                yield bisect_left(keys, waiting.key(s), f) - f, Reservation(job, now, dur, hosts)
                 limits, caps = prof.free_now_steps()
             s += 1

@@ -244,6 +244,33 @@ def test_index_on_short_queues_same_as_scan(tmp_path, monkeypatch, threshold):
         assert green_indexed == green == ref  # delta 0: EASY's decisions
 
 
+class ShortestFirst(EASY):
+    """EASY with a static queue order of its own: shortest walltime first (jobs are queued in
+    the middle, the index is rebuilt after each)."""
+
+    name = "easy-swf"
+
+    def queue_key(self, job):
+        return job.walltime if job.walltime >= 0 else INF
+
+
+class ShortestFirstScan(ScanEASY):
+    name = "easy-swf-scan"
+    queue_key = ShortestFirst.queue_key
+
+
+@pytest.mark.parametrize("threshold", [1, 256])
+def test_static_queue_order_same_as_scan(tmp_path, monkeypatch, threshold):
+    import schedulers.easy as easy_module
+
+    monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", threshold)
+    wl = backlog_workload(1200, 7, hosts=32, max_res=12)
+    got = _decisions(tmp_path, ShortestFirst(), wl, 32)
+    ref = _decisions(tmp_path, ShortestFirstScan(), wl, 32)
+    assert got == ref, _first_difference(got, ref)
+    assert got != _decisions(tmp_path, EASY(), wl, 32)  # the order does change the schedule
+
+
 @pytest.mark.parametrize("limit, threshold", [(1, 1), (3, 1), (3, 10 ** 9), (8, 2)])
 def test_conservative_reservation_limit_same_as_scan(tmp_path, monkeypatch, limit, threshold):
     # beyond the `reservations` limit, jobs are found through the index (threshold 1: always)
