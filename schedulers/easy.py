@@ -70,8 +70,9 @@ class EASY(Policy):
         options: unused by EASY itself (kept for subclasses and the common interface).
 
     Attributes:
-        queue: waiting jobs, in queue order (the head is ``queue[0]``). A list; the jobs started
-            at the head are dropped from it lazily (:meth:`_drop`), when it is next read.
+        queue: waiting jobs, in queue order (the head is ``queue[0]``): a list, exactly the
+            waiting jobs whenever it is read (a property: inside, the jobs started at the head
+            are dropped by moving an offset, and the list is trimmed when read).
         reservation: the head's :class:`Reservation` computed during the last pass, or None when
             the last pass did not need one (no job could be backfilled, no host free, empty queue).
             :meth:`head_reservation` computes it on demand.
