@@ -27,8 +27,11 @@ quadratic in the number of jobs. :class:`WaitingIndex` answers the search withou
   walltime, a node whose smallest ``res`` exceeds ``cap(smallest walltime)`` holds no job that
   may fit (every job below has at least that ``res`` and at most that capacity), and the search
   skips it whole;
-* a search looks in each class whose smallest size fits ``caps[0]``, each only up to the best
-  job found so far, and returns the first in queue order.
+* a search first looks at the next :data:`PROBE` slots one by one, then in each class whose
+  smallest size fits ``caps[0]`` (skipped at once when the class's root fails the test), each
+  only up to the best job found so far, and returns the first in queue order. In a class of one
+  ``res`` the test is on the walltime alone: any job (``res <= cap`` whatever the walltime) or
+  the first job with ``now + walltime <= limit`` for the limit that capacity allows.
 
 The answer is exact: the first job in queue order with ``res <= cap(walltime)``, the one a scan
 would find (:class:`QueueScan` is that scan); the caller then applies its own test. A class's
@@ -44,7 +47,8 @@ Slots: each job gets a *slot*, an integer growing with queue order; the owner ca
 Costs (``n`` jobs): :meth:`~WaitingIndex.append` and :meth:`~WaitingIndex.remove` ``O(log n)``
 (amortised: a class's tree is rebuilt, ``O(its jobs)``, when its slots run out),
 :meth:`~WaitingIndex.rebuild` ``O(n)``, :meth:`~WaitingIndex.first` ``O(classes x log n)`` plus
-the nodes described above. Memory: two lists of at most ``8 n`` numbers over the trees.
+the nodes described above. Memory: ``O(n)`` numbers after a rebuild; the slots of removed jobs
+are reclaimed when a class runs out of slots (its tree is then rebuilt from its live jobs).
 
 Sources: the segment tree is textbook (M. de Berg et al., *Computational Geometry*, 3rd ed.,
 Springer 2008, section 10.3); the search it serves is EASY's backfilling (Lifka 1995, JSSPP, LNCS
