@@ -356,13 +356,17 @@ def cmd_engine(args: argparse.Namespace) -> int:
     from .engine import build_engine, write_outputs
     from .engine.zmq_client import ZmqPort
 
+    if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
+        raise RunInputError(f"--timeout must be a number of seconds >= 0 (0 or inf: wait forever for each "
+                            f"reply, as Batsim), got {args.timeout:g}")
+    timeout = None if args.timeout in (0, math.inf) else args.timeout
     engine = build_engine(args.platform, args.workload, energy=args.energy,
                           compute_sharing=args.enable_compute_sharing,
                           forward_profiles=args.forward_profiles_on_submission,
                           dynamic_jobs=args.enable_dynamic_jobs,
                           acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                           profile_reuse=args.enable_profile_reuse, master_host=args.master_host)
-    port = ZmqPort(args.socket_endpoint, timeout=args.timeout)
+    port = ZmqPort(args.socket_endpoint, timeout=timeout)
     try:
         result = engine.run(port)
     finally:
@@ -432,7 +436,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="answer JOB_SUBMITTED for registered jobs (needs --enable-dynamic-jobs, as in Batsim)")
     eng.add_argument("--enable-profile-reuse", action="store_true",
                      help="keep the profiles of ended jobs usable by REGISTER_JOB (needs --enable-dynamic-jobs)")
-    eng.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for each scheduler reply")
+    eng.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                     help="seconds to wait for each scheduler reply (default 600; 0 or inf: wait forever, "
+                          "as Batsim; negative or nan: refused)")
     eng.set_defaults(func=cmd_engine)
 
     pol = sub.add_parser("policies", help="list the policies")

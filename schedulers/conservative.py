@@ -52,12 +52,24 @@ when no host is free; else one profile build, then for each job walked a first-f
 reservation, ``O(S)`` each on ``S`` slices (``S`` grows by up to 2 per reservation), so
 ``O(queue^2)`` for the whole queue; the walk stops as soon as no host is free now (no later job
 could start). With 128 hosts and hosts left free that no waiting job can use, a pass costs about
-2 ms at 100 waiting jobs and 80 ms at 1,000 (EASY: 0.07 and 0.15 ms); ``reservations`` bounds it.
+2 ms at 100 waiting jobs and 80 ms at 1,000 (EASY: 0.07 and 0.15 ms); ``reservations`` bounds it:
+the jobs beyond the limit are not walked one by one but found through EASY's index of the queue
+(:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`, :mod:`schedulers.core.waiting`), with the
+profile's :meth:`~schedulers.core.backfilling.ReservationProfile.free_now_steps` (hosts free from
+now on, as windows grow) as the capacity a job must fit: ``O(log queue)`` per job started
+instead of a ``fits_now`` test of every later job, the same decisions.
+
+Towards conservative backfilling at scale: a pass still recomputes every reservation (the
+compression, above). Keeping the reservations between passes would need the same two pieces,
+the profile (reservations inserted and released, :meth:`~schedulers.core.backfilling.
+ReservationProfile.reserve` / :meth:`~schedulers.core.backfilling.ReservationProfile.release`)
+and the queue index (which waiting jobs may start in the free time a release opens); not done.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
@@ -122,19 +134,16 @@ class Conservative(EASY):
         left = self.reservation_limit if self.reservation_limit is not None else len(self.queue)
         barred = False  # a job has no finite reservation: no job without walltime may start
         for k, job in enumerate(self.queue):
+            if left <= 0:  # beyond the limit: only starts now that delay no reservation
+                yield from self._walk_starts(prof, k, barred, stop_when_full)
+                return
             if stop_when_full and not prof.free_mask_at(now):
                 return  # no host free now: no later job can start
             dur = job_duration(job)
-            if left > 0:  # this job gets a reservation
-                if barred and dur == INF:
-                    r = Reservation(job, INF, dur, prof.final_free_mask)
-                else:
-                    r = self.find_reservation(prof, job)
-            else:  # beyond the limit: only a start now that delays no reservation
-                hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
-                if hosts is None:
-                    continue
-                r = Reservation(job, now, dur, hosts)
+            if barred and dur == INF:
+                r = Reservation(job, INF, dur, prof.final_free_mask)
+            else:
+                r = self.find_reservation(prof, job)
             if r.start == INF:
                 barred = True
             elif r.start == now and dur == 0:  # busy now all the same (Batsim needs walltime > 0)
@@ -144,3 +153,33 @@ class Conservative(EASY):
             if r.start != now:
                 left -= 1
             yield k, r
+
+    def _walk_starts(self, prof: ReservationProfile, k: int, barred: bool,
+                     stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:
+        """The jobs from queue position ``k`` on that fit now in ``prof`` (each reserved in it
+        before the next is looked at), found through :meth:`EASY.waiting
+        <schedulers.easy.EASY.waiting>` with the profile's :meth:`~schedulers.core.backfilling.
+        ReservationProfile.free_now_steps` as capacity: the jobs a scan of the queue with
+        :meth:`~schedulers.core.backfilling.ReservationProfile.fits_now_mask` would start, as
+        every start only lowers the capacity."""
+        now = prof.now
+        head = self.queue[k]
+        waiting = self.waiting()
+        keys, f = self._keys, self._front  # the queue is _q[_front:] (EASY)
+        s = waiting.slot(head)
+        limits, caps = prof.free_now_steps()
+        while not (stop_when_full and caps[0] == 0):  # else no host free now: no job can start
+            s = waiting.first(s, now, limits, caps)
+            if s < 0:
+                return
+            job = waiting.job(s)
+            dur = job_duration(job)
+            hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
+            if hosts is not None:
+                if dur == 0:  # busy now all the same (Batsim needs walltime > 0)
+                    prof.reserve_mask(now, math.nextafter(now, INF) - now, hosts)
+                else:
+                    prof.reserve_mask(now, dur, hosts)
+                yield bisect_left(keys, waiting.key(s), f) - f, Reservation(job, now, dur, hosts)
+                limits, caps = prof.free_now_steps()
+            s += 1

@@ -39,7 +39,7 @@ built from the shared pieces: :meth:`EASY.profile` (running jobs until their wal
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Any, ClassVar
 
 from .core.backfilling import (
@@ -53,8 +53,14 @@ from .core.backfilling import (
 )
 from .core.model import Job
 from .core.policy import Policy
+from .core.waiting import QueueScan, WaitingIndex
 
 INF = math.inf
+
+#: Queue length (jobs) from which :meth:`EASY.backfill_pass` keeps a :class:`~schedulers.core.
+#: waiting.WaitingIndex` of the queue; it is dropped again below half of it (a scan of a short queue
+#: costs less than keeping the index up to date).
+INDEX_MIN_QUEUE = 256
 
 
 class EASY(Policy):
@@ -64,7 +70,9 @@ class EASY(Policy):
         options: unused by EASY itself (kept for subclasses and the common interface).
 
     Attributes:
-        queue: waiting jobs, in queue order (the head is ``queue[0]``).
+        queue: waiting jobs, in queue order (the head is ``queue[0]``): a list, exactly the
+            waiting jobs whenever it is read (a property: inside, the jobs started at the head
+            are dropped by moving an offset, and the list is trimmed when read).
         reservation: the head's :class:`Reservation` computed during the last pass, or None when
             the last pass did not need one (no job could be backfilled, no host free, empty queue).
             :meth:`head_reservation` computes it on demand.
@@ -82,8 +90,12 @@ class EASY(Policy):
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
-        self.queue: list[Job] = []
-        self._keys: list[tuple[Any, int]] = []  # sort keys parallel to ``queue``
+        # the queue is ``_q[_front:]``: jobs started at the head are dropped by moving ``_front``
+        # (deleting the front of a list of n jobs moves n pointers; at 10**5-10**6 waiting jobs
+        # that was a good part of a backlogged run), the list is compacted from time to time
+        self._q: list[Job] = []
+        self._front = 0
+        self._keys: list[tuple[Any, int]] = []  # sort keys parallel to ``_q``
         self._arrival: dict[str, int] = {}
         self._seq = 0
         self.backfilled_jobs = 0
@@ -92,6 +104,27 @@ class EASY(Policy):
         # select_hosts not overridden: reservations take the profile's own lowest-ids choice
         # (the same hosts, without the extra calls)
         self._lowest_ids_choice = type(self).select_hosts is EASY.select_hosts
+        # fits_gap not overridden: its test, ``now + walltime <= start``, can prune the search
+        self._plain_gap = type(self).fits_gap is EASY.fits_gap
+        self._index: WaitingIndex | None = None  # of the queue, in queue order; None: none kept
+
+    @property
+    def queue(self) -> list[Job]:
+        """The waiting jobs in queue order, head first (see the class docstring)."""
+        if self._front:
+            self._compact()
+        return self._q
+
+    @queue.setter
+    def queue(self, jobs: list[Job]) -> None:
+        self._q = jobs
+        self._front = 0
+
+    def _compact(self) -> None:
+        f = self._front
+        del self._q[:f]
+        del self._keys[:f]
+        self._front = 0
 
     # ------------------------------------------------------------------------------ hooks
     def queue_key(self, job: Job) -> Any:
@@ -156,13 +189,16 @@ class EASY(Policy):
         self._arrival[job.id] = self._seq
         self._seq += 1
         key = (self.queue_key(job), self._arrival[job.id])
-        if not self._keys or key >= self._keys[-1]:
+        if not self._keys or key >= self._keys[-1]:  # (an empty queue has _front 0, see _drop)
             self._keys.append(key)
-            self.queue.append(job)
+            self._q.append(job)
+            if self._index is not None:
+                self._index.append(job, key)
         else:
-            i = bisect_right(self._keys, key)
+            i = bisect_right(self._keys, key, self._front)
             self._keys.insert(i, key)
-            self.queue.insert(i, job)
+            self._q.insert(i, job)
+            self._index = None  # slots follow the queue order: rebuilt when next needed
 
     def on_job_completed(self, job: Job) -> None:
         """Forget the job's cached allocation mask."""
@@ -220,24 +256,26 @@ class EASY(Policy):
 
         Same computation as in :meth:`schedule` (ignores :attr:`dynamic_queue_order` re-sorting).
         """
-        if not self.queue:
+        if len(self._q) == self._front:
             return None
-        return self.find_reservation(self.profile(), self.queue[0])
+        return self.find_reservation(self.profile(), self._q[self._front])
 
     # ----------------------------------------------------------------------------- schedule
     def _resort(self) -> None:
         keyed = sorted(((self.queue_key(j), self._arrival[j.id]), j) for j in self.queue)
         self._keys = [k for k, _ in keyed]
-        self.queue = [j for _, j in keyed]
+        self._q = [j for _, j in keyed]
+        self._index = None
 
     def schedule(self) -> None:
         """One scheduling pass: re-sort the queue when its order is dynamic, run
         :meth:`backfill_pass` when the queue is not empty and a host is free (else nothing can
         start), drop the jobs it started from the queue."""
         self.reservation = None
-        if self.dynamic_queue_order and self.queue:
+        waiting = len(self._q) > self._front
+        if self.dynamic_queue_order and waiting:
             self._resort()
-        if not self.queue or not self.free_now_mask():
+        if not waiting or not self.free_now_mask():
             return
         started = self.backfill_pass()
         if started:
@@ -253,17 +291,38 @@ class EASY(Policy):
         return {"backfilled_jobs": float(self.backfilled_jobs)}
 
     def _drop(self, started: list[int]) -> None:
-        queue, keys = self.queue, self._keys
+        queue, keys, f = self._q, self._keys, self._front
+        index = self._index
+        if index is not None:
+            for k in started:
+                index.remove(queue[f + k])
         p = 0  # length of the run 0, 1, 2, ... at the front of ``started``
         n = len(started)
         while p < n and started[p] == p:
             p += 1
         for k in reversed(started[p:]):
-            del queue[k]
-            del keys[k]
-        if p:
-            del queue[:p]
-            del keys[:p]
+            del queue[f + k]
+            del keys[f + k]
+        if p:  # the head's run: moves _front; compacted once the dead front is half the list
+            f += p
+            self._front = f
+            if 2 * f >= len(queue):
+                self._compact()
+
+    def waiting(self) -> WaitingIndex | QueueScan:
+        """The queue as :meth:`backfill_pass` searches it: a :class:`~schedulers.core.waiting.
+        WaitingIndex` kept up to date from :data:`INDEX_MIN_QUEUE` waiting jobs on (built here,
+        then updated at each submission and start), else a :class:`~schedulers.core.waiting.
+        QueueScan` of :attr:`queue`. Always a scan when :attr:`dynamic_queue_order` (the queue is
+        re-sorted at every pass, an index would be rebuilt at every pass)."""
+        n = len(self._q) - self._front
+        index = self._index
+        if self.dynamic_queue_order or n < (INDEX_MIN_QUEUE // 2 if index is not None else INDEX_MIN_QUEUE):
+            self._index = None
+            return QueueScan(self.queue, self._keys)
+        if index is None or index.live != n:
+            index = self._index = WaitingIndex(self.queue, self._keys)
+        return index
 
     def backfill_pass(self) -> list[int]:
         """Start the jobs of :attr:`queue` (not empty, in queue order; at least one host free)
@@ -271,56 +330,67 @@ class EASY(Policy):
         positions (0 = head) of the jobs started, in increasing order; :meth:`schedule` then
         drops them from the queue.
 
-        EASY's pass (module docstring, steps 1-3): one profile build at most, plus ``O(queue)``
-        cheap integer checks (:meth:`schedule` does not call it when no host is free).
+        EASY's pass (module docstring, steps 1-3): one profile build at most. Step 3 looks at the
+        later jobs in queue order, but through :meth:`waiting`: each search returns the next job
+        with ``res <= nfree`` (hosts free now) that ends before the reservation's start (the
+        :meth:`fits_gap` test, used by the search only while :meth:`fits_gap` is EASY's own) or
+        has ``res <= nspare`` (free hosts the reservation does not need): the very job a scan of
+        the queue would start next, as ``nfree`` and ``nspare`` only fall during the pass. So a
+        pass costs ``O(started x log queue)`` with an index (long queues) instead of a scan of
+        the whole queue, and makes the same decisions.
 
         Hook: a backfilling variant overrides this and returns the position of every job it
         started.
         """
-        queue = self.queue
+        queue, f = self._q, self._front
         avail = self.free_now_mask()
         nfree = avail.bit_count()
-        n = len(queue)
+        n = len(queue) - f
         i = 0
         # 1. start jobs in order while they fit
-        while i < n and queue[i].res <= nfree:
-            job = queue[i]
+        while i < n and queue[f + i].res <= nfree:
+            job = queue[f + i]
             alloc = self.select_hosts(avail, job)
             self.start_job(job, alloc)
             avail &= ~alloc
             nfree -= job.res
             i += 1
         started: list[int] = list(range(i))
+        if i >= n - 1 or nfree == 0:
+            return started
         # 2-3. reserve for the head, backfill later jobs that do not delay it
-        if i < n - 1 and nfree > 0:
-            now = self.now
-            resv: Reservation | None = None
-            spare = 0
-            nspare = 0
-            for k in range(i + 1, n):
-                job = queue[k]
-                r = job.res
-                if r > nfree:
-                    continue
-                if resv is None:
-                    resv = self.find_reservation(self.profile(), queue[i])
-                    spare = avail & ~resv.hosts_mask
-                    nspare = spare.bit_count()
-                if self.fits_gap(job, now, resv):
-                    alloc = self.select_hosts(avail, job)
-                elif r <= nspare:
-                    alloc = self.select_hosts(spare, job)
-                else:
-                    continue
-                self.start_job(job, alloc)
-                avail &= ~alloc
-                spare &= ~alloc
-                nspare = spare.bit_count()
-                nfree -= r
-                started.append(k)
-                if nfree == 0:
-                    break
-            self.reservation = resv
+        now = self.now
+        head = queue[f + i]
+        waiting = self.waiting()  # (a scan reads :attr:`queue`, which drops the dead front)
+        after = waiting.slot(head) + 1
+        if not waiting.exists(after, now, (), (nfree,)):
+            return started  # no later job fits the free hosts: no reservation needed
+        resv = self.find_reservation(self.profile(), head)
+        spare = avail & ~resv.hosts_mask
+        nspare = spare.bit_count()
+        limits = (resv.start,) if self._plain_gap else ()
+        keys, f = self._keys, self._front
+        s = waiting.first(after, now, limits, (nfree, nspare) if limits else (nfree,))
+        while s >= 0:
+            job = waiting.job(s)
+            r = job.res
+            if self.fits_gap(job, now, resv):
+                alloc = self.select_hosts(avail, job)
+            elif r <= nspare:
+                alloc = self.select_hosts(spare, job)
+            else:  # (a search on res alone, or a job without walltime: fits_gap decides)
+                s = waiting.first(s + 1, now, limits, (nfree, nspare) if limits else (nfree,))
+                continue
+            self.start_job(job, alloc)
+            avail &= ~alloc
+            spare &= ~alloc
+            nspare = spare.bit_count()
+            nfree -= r
+            started.append(bisect_left(keys, waiting.key(s), f) - f)
+            if nfree == 0:
+                break
+            s = waiting.first(s + 1, now, limits, (nfree, nspare) if limits else (nfree,))
+        self.reservation = resv
         return started
 
     def start_job(self, job: Job, alloc: int) -> None:

@@ -91,3 +91,22 @@ def test_host_choice_is_lowest_ids_free_over_the_whole_window():
     assert p.find_earliest(1, 15.0, not_before=12.0) == (12.0, ProcSet(2))
     assert p.find_earliest(3, 1.0) == (20.0, ProcSet((0, 2)))
     assert p.find_earliest(1, 5.0, not_before=3.0) == (3.0, ProcSet(0))
+
+
+def test_free_now_steps_say_what_fits_now():
+    #   host 2 | . . . . . | R R R R R | . . .
+    #   host 1 | A A A A A | . . . . . | . . .
+    #   host 0 | . . . . . | . . . . . | Q Q Q
+    #          0           10          20
+    p = ReservationProfile.from_ends(0.0, ProcSet((0, 2)), [(10.0, ProcSet(1))])
+    p.reserve(10.0, 10.0, ProcSet(2))  # R
+    p.reserve(20.0, INF, ProcSet(0))   # Q, forever
+    assert slices(p) == [(0.0, 10.0, "0 2"), (10.0, 20.0, "0-1"), (20.0, INF, "1-2")]
+    # from now: 2 hosts (0, 2) during the first slice, 1 (host 0) until 20, none after
+    assert p.free_now_steps() == ([10.0, 20.0], [2, 1, 0])
+    # the definition: res fits now for dur when res <= caps[number of limits < now + dur]
+    limits, caps = p.free_now_steps()
+    for res in (1, 2, 3):
+        for dur in (0.0, 5.0, 10.0, 10.5, 20.0, 25.0, INF):
+            crossed = sum(1 for t in limits if t < dur)
+            assert (p.fits_now(res, dur) is not None) == (res <= caps[crossed]), (res, dur)

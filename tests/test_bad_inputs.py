@@ -190,6 +190,13 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
     ("platform-zones-too-deep", lambda c: c.run(platform=c.file(
         "p.xml", "<platform>" + "<zone id='z'>" * 5000 + "<host id='h' speed='1f'/>" + "</zone>" * 5000
         + "</platform>")), ("p.xml",)),
+    # --- platform size (counted before a host is built: these allocate nothing)
+    ("cluster-huge-radical", lambda c: c.run(platform=c.platform(
+        "</zone>", '<cluster id="big" prefix="c" radical="0-99999999" speed="1Gf"/></zone>')),
+     ("p.xml", "cluster 'big'", "radical '0-99999999' gives 100,000,000 hosts", "at most 250,000")),
+    ("cluster-radical-parts", lambda c: c.run(platform=c.platform(
+        "</zone>", '<cluster id="c2" prefix="c" radical="0-199999,7,300000-350000" speed="1Gf"/></zone>')),
+     ("p.xml", "cluster 'c2'", "250,002 hosts")),
     # --- traces that give no job
     ("swf-empty", lambda c: c.run(workload=c.file("e.swf", "")), ("e.swf", "no job")),
     ("swf-header-only", lambda c: c.run(workload=c.file("h.swf", "; Version: 2.2\n; MaxProcs: 16\n")),
@@ -468,3 +475,27 @@ def test_random_malformed_inputs_give_one_line_or_valid_outputs(workload, platfo
             assert not out.exists() or "deadlock" in lines[0]
         else:
             check_outputs(out)
+
+
+def test_platform_host_limit_counts_hosts_and_clusters_together(tmp_path: Path, monkeypatch) -> None:
+    # MAX_HOSTS lowered to 10 so that the limit is reached with a few hosts: <host> elements and
+    # cluster radicals add up (master host included), the host or cluster that crosses it is named
+    from schedulers.engine import platform as plat
+    from schedulers.inputs.errors import PlatformError
+
+    monkeypatch.setattr(plat, "MAX_HOSTS", 10)
+    head = "<platform version='4.1'><zone id='z' routing='Full'><host id='master_host' speed='1f'/>"
+
+    def read(body: str):
+        p = tmp_path / "p.xml"
+        p.write_text(head + body + "</zone></platform>")
+        return plat.read_platform(p)
+
+    assert len(read("<cluster id='a' prefix='a' radical='0-3,5-9' speed='1f'/>").compute) == 9  # 10 hosts
+    with pytest.raises(PlatformError, match=r"p\.xml: cluster 'b': radical '0-4' gives 5 hosts; a platform "
+                                            r"may have at most 10 hosts"):
+        read("<cluster id='a' prefix='a' radical='0-4' speed='1f'/><cluster id='b' prefix='b' radical='0-4' speed='1f'/>")
+    with pytest.raises(PlatformError, match=r"p\.xml: host 'h9': more than 10 hosts"):
+        read("".join(f"<host id='h{i}' speed='1f'/>" for i in range(10)))
+    with pytest.raises(PlatformError, match=r"cluster 'a': bad radical '1-x'"):
+        read("<cluster id='a' prefix='a' radical='1-x' speed='1f'/>")

@@ -1,5 +1,5 @@
-"""The engine benchmark script runs end to end on a tiny workload (no timing asserts: speed is
-measured by ``benchmarks/bench_engine.py`` itself, not by tests)."""
+"""The benchmark scripts run end to end on tiny workloads (no timing asserts: speed is measured
+by ``benchmarks/bench_engine.py`` and ``benchmarks/bench_backlog.py`` themselves, not by tests)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "bench_engine.py"
@@ -69,3 +71,34 @@ def test_script_runs_tiny(tmp_path):
         assert r["tracemalloc_peak_mb"] > 0
     md = (tmp_path / "engine.md").read_text()
     assert "Embedded engine benchmark" in md and "| fcfs | 200 |" in md
+
+
+def test_backlog_workload_is_as_documented():
+    spec = importlib.util.spec_from_file_location("bench_backlog", ROOT / "benchmarks" / "bench_backlog.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    wl = bench.make_workload(2000, seed=3)
+    assert wl == bench.make_workload(2000, seed=3)  # seeded
+    jobs = wl["jobs"]
+    subs = [j["subtime"] for j in jobs]
+    assert subs == sorted(subs) and {j["res"] for j in jobs} == set(range(1, 33))
+    work = 0.0
+    for j in jobs:
+        delay = wl["profiles"][j["profile"]]["delay"]
+        assert 60 <= delay < 3600 and delay < j["walltime"] <= 3 * delay + 60 and j["walltime"] % 60 == 0
+        work += j["res"] * delay
+    # submitted work is about twice what 128 hosts can do over the submission period
+    assert 1.7 < work / (128 * subs[-1]) < 2.3
+    assert bench.MEAN_INTERARRIVAL == pytest.approx(16.5 * 1830 / 256)
+
+
+def test_backlog_script_runs_tiny(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_backlog.py"), "--sizes", "300", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "backlog.json").read_text())["results"]
+    assert [(r["policy"], r["size"]) for r in rows] == [("fcfs", 300), ("easy", 300)]
+    assert all(r["run_s"] > 0 and len(r["check"]) == 16 for r in rows)
+    assert rows[0]["check"] != rows[1]["check"]  # EASY backfills: another schedule
+    assert "| easy | 300 |" in (tmp_path / "backlog.md").read_text()

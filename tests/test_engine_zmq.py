@@ -87,3 +87,34 @@ def test_engine_and_serve_commands_as_processes(tmp_path):
             sched.kill()
     rows = (tmp_path / "out" / "out_jobs.csv").read_text().splitlines()
     assert len(rows) == 5 and rows[0].startswith("job_id,")
+
+
+@pytest.mark.parametrize("value, shown", [("-1", "-1"), ("nan", "nan"), ("-inf", "-inf")])
+def test_engine_command_refuses_negative_timeout(tmp_path, capsys, value, shown):
+    # before: --timeout -1 made ZMQ wait forever (a negative poll timeout), silently; the inputs
+    # are not even read (the workload path does not exist)
+    from schedulers.cli import main
+
+    status = main(["engine", "-p", str(FIX / "hetero4.xml"), "-w", str(tmp_path / "missing.json"),
+                   "-s", f"tcp://127.0.0.1:{free_port()}", f"--timeout={value}"])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 2
+    assert err == [f"gridsched: error: --timeout must be a number of seconds >= 0 (0 or inf: wait forever "
+                   f"for each reply, as Batsim), got {shown}"]
+
+
+def test_zmq_port_timeouts():
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    for bad in (0, -1, -0.5, float("nan"), True, "5"):
+        with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0 \(or None / inf"):
+            ZmqPort(endpoint, timeout=bad)
+    for forever in (None, float("inf")):
+        port = ZmqPort(endpoint, timeout=forever)
+        try:
+            assert port.timeout is None
+        finally:
+            port.close()
+    # a timeout longer than ZMQ's int milliseconds is waited in slices (it used to overflow)
+    port = ZmqPort(endpoint, timeout=1e300)
+    port.close()
+    assert port.timeout == 1e300

@@ -245,6 +245,73 @@ def test_malformed_message_raises_protocol_error() -> None:
     assert isinstance(client.error, zmq.Again)  # no reply ever came; the client gave up on its own
 
 
+def _begins_message(n_hosts: int) -> str:
+    hosts = [{"id": i, "name": f"host{i}", "state": "idle", "properties": {}, "zone_properties": {}}
+             for i in range(n_hosts)]
+    data = {"nb_resources": n_hosts, "nb_compute_resources": n_hosts, "nb_storage_resources": 0,
+            "allow_compute_sharing": False, "allow_storage_sharing": True, "config": {},
+            "compute_resources": hosts, "storage_resources": [], "workloads": {}, "profiles": {}}
+    return json.dumps({"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": data}]})
+
+
+def test_second_batsim_client_is_refused(capsys) -> None:
+    # Batsim A begins a simulation on 2 hosts and is answered; Batsim B then connects to the same
+    # endpoint and begins another on 3 hosts: the server stops with one line (exit 1) before the
+    # policy sees B's hosts, and B gets no answer.
+    endpoint = free_endpoint()
+    a = FakeBatsim(endpoint, [_begins_message(2)], timeout_ms=3000)
+    b = FakeBatsim(endpoint, [_begins_message(3)], timeout_ms=800)
+    seen: list[int] = []
+
+    class Recorder(Policy):
+        name = "recorder"
+
+        def on_simulation_begins(self, platform) -> None:
+            seen.append(len(platform.hosts))
+
+    def clients() -> None:
+        a.start()
+        a.join(JOIN_TIMEOUT_S)  # A answered (or failed) before B connects
+        b.start()
+
+    starter = threading.Thread(target=clients, daemon=True)
+    starter.start()
+    try:
+        with pytest.raises(ProtocolError) as err:
+            serve(Recorder(), endpoint, connect_timeout=10, idle_timeout=10)
+    finally:
+        starter.join(JOIN_TIMEOUT_S)
+        b.join(JOIN_TIMEOUT_S)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"a second SIMULATION_BEGINS (message 2, now=0.0 s) after the one of message 1 "
+                          f"(now=0.0 s): another Batsim connected to {endpoint}")
+    assert a.error is None and len(a.replies) == 1
+    assert isinstance(b.error, zmq.Again) and b.replies == []
+    assert seen == [2]  # the policy never saw the second platform
+    assert_port_free(endpoint)
+
+    # the command line reports it in one line, exit status 1
+    endpoint = free_endpoint()
+    a = FakeBatsim(endpoint, [_begins_message(2)], timeout_ms=3000)
+    b = FakeBatsim(endpoint, [_begins_message(2)], timeout_ms=800)
+    starter = threading.Thread(target=clients, daemon=True)
+    starter.start()
+    args = make_parser().parse_args(["serve", "--policy", "fcfs", "--socket", endpoint,
+                                     "--connect-timeout", "10", "--idle-timeout", "10"])
+    try:
+        status = run_serve(args)
+    finally:
+        starter.join(JOIN_TIMEOUT_S)
+        b.join(JOIN_TIMEOUT_S)
+    err_lines = [line for line in capsys.readouterr().err.splitlines() if "second" in line]
+    assert status == 1
+    assert err_lines == [f"gridsched serve: protocol error: a second SIMULATION_BEGINS (message 2, now=0.0 s) "
+                         f"after the one of message 1 (now=0.0 s): another Batsim connected to {endpoint}; one "
+                         f"scheduler answers one simulation, start one gridsched serve per Batsim, each on its "
+                         f"own --socket"]
+
+
 def test_bind_error_and_bad_arguments() -> None:
     endpoint = free_endpoint()
     ctx = zmq.Context()

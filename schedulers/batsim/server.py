@@ -5,6 +5,11 @@ Batsim 4.x protocol (Batsim documentation, "Protocol"; observed on Batsim 4.2.1,
 ``tcp://*:28000``), Batsim connects with a REQ socket and speaks first; every Batsim message gets
 exactly one reply; after the reply to the message holding SIMULATION_ENDS the run is over.
 
+One :func:`serve` answers one simulation: a second SIMULATION_BEGINS (a second Batsim connected
+to the same endpoint, whose messages ZMQ would interleave with the first one's into the same
+policy state) stops the run with a :class:`~schedulers.batsim.protocol.ProtocolError` before the
+policy sees it.
+
 Batsim waits forever for a scheduler, and a scheduler would wait forever for a Batsim that never
 comes or died mid-run: :func:`serve` gives up with :class:`SchedulerTimeout` instead, and a caller
 that runs it in a thread can end it at any time with its ``stop`` event.
@@ -36,7 +41,7 @@ from typing import Any, Callable
 
 import zmq
 
-from ..core.events import SimulationEnds
+from ..core.events import SimulationBegins, SimulationEnds
 from ..core.policy import Policy, PolicyError
 from ..inputs.errors import PlatformError
 from .platform_file import PlatformFile, PlatformMismatch
@@ -135,8 +140,11 @@ class _Exchange:
     ended: bool
 
 
-def _exchange(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None) -> _Exchange:
+def _exchange(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None,
+              guard: Callable[[float, list], None] | None = None) -> _Exchange:
     now, events = decode_message(raw)
+    if guard is not None:  # may refuse the message before the policy sees it
+        guard(now, events)
     if platform is not None:
         platform.fill_events(events)
     t0 = time.perf_counter()
@@ -238,8 +246,9 @@ def serve(
         SchedulerTimeout: no message within ``connect_timeout`` (Batsim never connected) or
             ``idle_timeout`` (Batsim stopped mid-run); the message gives the endpoint, the seconds
             waited and the last ``now``.
-        ProtocolError: Batsim sent a malformed message, or the policy produced an unwritable
-            decision (Batsim is left waiting: stop it).
+        ProtocolError: Batsim sent a malformed message, the policy produced an unwritable
+            decision, or a second SIMULATION_BEGINS arrived (another Batsim connected to
+            ``endpoint``); Batsim is left waiting: stop it.
         PlatformError: ``platform`` cannot be read (raised before binding).
         PlatformMismatch: ``platform`` is not the platform Batsim announced (Batsim is left
             waiting: stop it).
@@ -276,6 +285,19 @@ def serve(
             say(f"host speeds and cores from {platform_file.source!r} ({len(platform_file.hosts)} compute hosts)")
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)
+        began: list[tuple[int, float]] = []  # (message number, now) of the SIMULATION_BEGINS
+
+        def one_simulation(now: float, events: list) -> None:
+            if not any(isinstance(ev, SimulationBegins) for ev in events):
+                return
+            if began:
+                n, t = began[0]
+                raise ProtocolError(
+                    f"a second SIMULATION_BEGINS (message {stats.messages + 1}, now={now!r} s) after the one of "
+                    f"message {n} (now={t!r} s): another Batsim connected to {stats.endpoint}; one scheduler "
+                    f"answers one simulation, start one gridsched serve per Batsim, each on its own --socket")
+            began.append((stats.messages + 1, now))
+
         while True:
             first = stats.messages == 0
             timeout = connect_timeout if first else idle_timeout
@@ -304,7 +326,7 @@ def serve(
             raw = sock.recv()
             if first:
                 say(f"Batsim connected ({len(raw)} bytes)")
-            ex = _exchange(policy, raw, platform_file)
+            ex = _exchange(policy, raw, platform_file, one_simulation)
             sock.send_string(ex.reply)
             stats.messages += 1
             stats.events += ex.n_events

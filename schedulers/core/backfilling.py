@@ -446,6 +446,21 @@ class ReservationProfile:
             return None
         return found[0], mask_to_procset(found[1])
 
+    def free_now_steps(self) -> tuple[list[float], list[int]]:
+        """How many hosts stay free from now on, as windows grow: ``(limits, caps)`` with
+        ``limits`` the slice starts after the first (s, increasing) and ``caps[j]`` the number of
+        hosts free during the first ``j + 1`` slices. A job of ``res`` hosts and ``duration``
+        seconds fits now (:meth:`fits_now_mask` is not None) exactly when ``res <= caps[j]``,
+        ``j`` the number of limits ``< now + duration``: the capacity
+        :meth:`schedulers.core.waiting.WaitingIndex.first` searches with. ``O(S)``."""
+        starts, free = self._starts, self._free
+        m = free[0]
+        caps = [m.bit_count()]
+        for f in free[1:]:
+            m &= f
+            caps.append(m.bit_count())
+        return starts[1:], caps
+
     def fits_now_mask(self, res: int, duration: float, choose: HostChoice | None = None) -> int | None:
         """Mask version of :meth:`fits_now`."""
         self._check_request(res, duration)

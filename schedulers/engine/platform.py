@@ -16,6 +16,13 @@ Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 * compute resources get ids ``0..n-1`` in lexicographic order of host names;
 * each compute host's properties gain ``role: ""`` when absent.
 
+Size: a platform has at most :data:`MAX_HOSTS` hosts, more than the nodes of the largest
+supercomputer (Fugaku, 158,976). Each host costs about 2 KB between the platform read here, the
+engine's machine states and the policy's view of the hosts (100,000 hosts: 3 s and 125 MB to
+read, 200 MB peak for a one-job EASY run with energy, measured 2026-11-23), so a ``<cluster
+radical="0-99999999">`` would need hundreds of gigabytes: it is refused, with the file, the
+cluster and the count, before any host is built.
+
 Energy: SimGrid's host-energy plugin (SimGrid >= 3.24): ``wattage_per_state`` holds one
 ``Idle:Epsilon:AllCores`` (or ``Idle:AllCores``, then Epsilon = Idle) triple per pstate, watts
 (between 0 and :data:`MAX_WATTS`: a NaN, infinite or negative power would give NaN or negative
@@ -43,6 +50,10 @@ _SPEED_UNITS = {
 }
 #: Largest power accepted in ``wattage_per_state`` and ``wattage_off`` (W): a gigawatt per host.
 MAX_WATTS = 1e9
+
+#: Largest number of hosts of a platform (``<host>`` elements and hosts of ``<cluster>`` radicals
+#: together, master host included); about 0.5 GB of memory at most (module docstring).
+MAX_HOSTS = 250_000
 
 _SPEED_RE = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zA-Z]*)\s*$")
 
@@ -185,25 +196,35 @@ def _tag(e: ET.Element) -> str:
     return t.rsplit("}", 1)[-1] if isinstance(t, str) else ""
 
 
-def _expand_radical(radical: str, where: str) -> list[str]:
-    out: list[str] = []
+def _radical_ranges(radical: str, where: str) -> list[tuple[int, int]]:
+    """The ``(first, last)`` number ranges of a cluster's ``radical`` (``"0-3,7"``), unexpanded."""
+    out: list[tuple[int, int]] = []
     for part in radical.split(","):
         part = part.strip()
         if not part:
             continue
-        if "-" in part:
-            a, b = part.split("-", 1)
-            try:
-                lo, hi = int(a), int(b)
-            except ValueError:
-                raise PlatformError(f"{where}: bad radical {radical!r}") from None
-            out.extend(str(i) for i in range(lo, hi + 1))
-        else:
-            try:
-                out.append(str(int(part)))
-            except ValueError:
-                raise PlatformError(f"{where}: bad radical {radical!r}") from None
+        a, sep, b = part.partition("-")
+        try:
+            lo = int(a)
+            hi = int(b) if sep else lo
+        except ValueError:
+            raise PlatformError(f"{where}: bad radical {radical!r}") from None
+        out.append((lo, hi))
     return out
+
+
+def _expand_radical(radical: str, where: str, room: int = MAX_HOSTS) -> list[str]:
+    """The host numbers of ``radical`` as strings, in order.
+
+    Raises:
+        PlatformError: a bad radical, or more than ``room`` hosts (counted before expanding).
+    """
+    ranges = _radical_ranges(radical, where)
+    count = sum(max(0, hi - lo + 1) for lo, hi in ranges)
+    if count > room:
+        raise PlatformError(f"{where}: radical {radical!r} gives {count:,} hosts; a platform may have at most "
+                            f"{MAX_HOSTS:,} hosts (schedulers.engine.platform.MAX_HOSTS)")
+    return [str(i) for lo, hi in ranges for i in range(lo, hi + 1)]
 
 
 def _host_from(name: str, speed: str | None, core: str | None, pstate: str | None,
@@ -268,6 +289,9 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 z.update(_props(child))
                 walk(child, z)
             elif t == "host":
+                if len(hosts) >= MAX_HOSTS:
+                    raise PlatformError(f"{src}: host {child.get('id', '')!r}: more than {MAX_HOSTS:,} hosts; a "
+                                        f"platform may have at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)")
                 routing_of[child.get("id", "")] = elem.get("routing", "")
                 hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
                                         child.get("pstate"), _props(child), zprops, src))
@@ -277,7 +301,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 if radical is None:
                     raise PlatformError(f"{src}: cluster {child.get('id')!r} has no radical")
                 props = _props(child)
-                for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}"):
+                for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}", MAX_HOSTS - len(hosts)):
                     hosts.append(_host_from(f"{prefix}{r}{suffix}", child.get("speed"), child.get("core"),
                                             None, props, zprops, src))
                 if child.get("bw") or child.get("bb_bw"):

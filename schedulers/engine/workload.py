@@ -17,7 +17,8 @@ time that lost its precision: every number must be finite; ``subtime`` >= 0, ``w
 most :data:`MAX_TIME` = 2**33 s (about 272 years). Below it a double still resolves the
 microsecond the outputs print (its spacing is at most 2**-20 s), and the sums the engine and the
 metrics make of such times (start + run, sums over jobs) stay finite. A job's whole profile,
-``composed`` ones expanded with their ``repeat``, has at most :data:`MAX_STAGES` stages.
+``composed`` ones expanded with their ``repeat``, has at most :data:`MAX_STAGES` stages; the stages
+are never materialised (:class:`Stages` computes each one when the engine reaches it).
 
 Job ids follow Batsim 4.2.1 (:func:`job_name`).
 """
@@ -25,9 +26,10 @@ Job ids follow Batsim 4.2.1 (:func:`job_name`).
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from ..inputs.errors import WorkloadError
 from ..inputs.jsonfile import read_json
@@ -59,7 +61,7 @@ class EngineJob:
     energy: float = -1.0
     energy_start: float = 0.0
     # execution state
-    stages: list[tuple[str, dict]] = field(default_factory=list)
+    stages: Sequence[tuple[str, dict]] = field(default_factory=list)  # a Stages, or a list
     stage: int = 0
     stage_start: float = 0.0
     remaining: float = 1.0   # fraction of the current compute stage left
@@ -198,30 +200,108 @@ def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool
             raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
 
 
-def flatten_profile(name: str, profiles: dict[str, dict], where: str = "") -> list[tuple[str, dict]]:
-    """The leaf profiles of ``name`` in execution order (``composed`` expanded with ``repeat``).
+class Stages:
+    """The leaf stages of profile ``name`` in execution order, as a read-only sequence of ``(leaf
+    name, leaf profile)``, computed on access: a ``composed`` profile is never expanded, so its
+    ``repeat`` costs no memory (a list of the 10**6 stages :data:`MAX_STAGES` allows takes about
+    70 MB; a workload with many such profiles took gigabytes).
+
+    ``stages[i]`` walks down the composed profiles: ``i`` modulo one repetition's stage count,
+    then the element of ``seq`` holding it (a bisection on the stage counts of ``seq``), in
+    ``O(depth x log len(seq))``.
+
+    Args:
+        name: the profile (every profile it names already passed :func:`check_profile`).
+        profiles: the workload's profiles.
+        memo: stage counts and ``seq`` prefix sums by profile name, shared by the
+            :class:`Stages` of one workload (filled here as needed).
+        where: prefix of error messages (default ``profile 'NAME'``).
 
     Raises:
-        WorkloadError: more than :data:`MAX_STAGES` stages (a cycle of composed profiles, or a
-            ``repeat`` too large); the message starts with ``where``.
+        WorkloadError: composed profiles in a cycle, or more than :data:`MAX_STAGES` stages.
     """
-    out: list[tuple[str, dict]] = []
-    stack = [name]
-    expanded = 0
-    while stack:
-        n = stack.pop()
-        p = profiles[n]
-        if p["type"] in ("composed", "sequence"):
-            rep = int(p.get("repeat", 1))
-            expanded += 1
-            if expanded > MAX_STAGES or len(out) + len(stack) + rep * len(p["seq"]) > MAX_STAGES:
-                raise WorkloadError(f"{where or 'profile ' + repr(name)}: profile {name!r} expands to more than "
-                                    f"{MAX_STAGES:,} stages (composed profiles in a cycle, or a 'repeat' "
-                                    "too large)")
-            stack.extend(reversed(p["seq"] * rep))
-        else:
-            out.append((n, p))
-    return out
+
+    __slots__ = ("name", "_profiles", "_memo", "_len")
+
+    def __init__(self, name: str, profiles: dict[str, dict], memo: dict[str, tuple[int, list[int]]] | None = None,
+                 where: str = "") -> None:
+        self.name = name
+        self._profiles = profiles
+        self._memo = {} if memo is None else memo
+        self._len = self._count(name, where or f"profile {name!r}")
+
+    def _count(self, root: str, where: str) -> int:
+        """Stages of ``root`` (memoised with the prefix sums of each composed profile's ``seq``),
+        by an explicit depth-first walk (no recursion limit on long chains)."""
+        memo, profiles = self._memo, self._profiles
+        composed = ("composed", "sequence")
+        stack: list[tuple[str, bool]] = [(root, False)]  # (profile, its children are counted)
+        on_path: set[str] = set()  # the composed profiles being counted (ancestors)
+        while stack:
+            n, expanded = stack.pop()
+            if n in memo:
+                continue
+            p = profiles[n]
+            if p["type"] not in composed:
+                memo[n] = (1, [])
+                continue
+            if not expanded:
+                if n in on_path:
+                    raise WorkloadError(f"{where}: composed profiles form a cycle through {n!r}")
+                on_path.add(n)
+                stack.append((n, True))
+                stack.extend((x, False) for x in reversed(p["seq"]) if x not in memo)
+                continue
+            on_path.discard(n)
+            prefix, total = [], 0
+            for x in p["seq"]:
+                total += memo[x][0]
+                prefix.append(total)
+            count = int(p.get("repeat", 1)) * total
+            if count > MAX_STAGES:
+                raise WorkloadError(f"{where}: profile {n!r} expands to {count:,} stages (composed profiles "
+                                    f"with 'repeat'); at most {MAX_STAGES:,}")
+            memo[n] = (count, prefix)
+        return memo[root][0]
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> tuple[str, dict]:
+        if not 0 <= i < self._len:
+            raise IndexError(f"stage {i} of profile {self.name!r}, which has {self._len}")
+        n, profiles, memo = self.name, self._profiles, self._memo
+        while True:
+            p = profiles[n]
+            prefix = memo[n][1]
+            if not prefix:  # a leaf
+                return n, p
+            i %= prefix[-1]  # within one repetition
+            k = bisect_right(prefix, i)
+            if k:
+                i -= prefix[k - 1]
+            n = p["seq"][k]
+
+    def __iter__(self) -> Iterator[tuple[str, dict]]:
+        for i in range(self._len):
+            yield self[i]
+
+    def leaves(self) -> list[tuple[str, dict]]:
+        """The distinct leaf profiles, each once, in order of first appearance."""
+        out: dict[str, dict] = {}
+        stack = [self.name]
+        seen: set[str] = set()
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            p = self._profiles[n]
+            if self._memo[n][1]:
+                stack.extend(reversed(p["seq"]))
+            else:
+                out.setdefault(n, p)
+        return list(out.items())
 
 
 def check_composed(src: str, profiles: dict[str, dict]) -> None:
@@ -262,10 +342,12 @@ def check_composed(src: str, profiles: dict[str, dict]) -> None:
 
 
 def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
-              profiles: dict[str, dict], nb_hosts: int, flat_cache: dict[str, list] | None = None) -> EngineJob:
+              profiles: dict[str, dict], nb_hosts: int, flat_cache: dict[str, Stages] | None = None,
+              memo: dict[str, tuple[int, list[int]]] | None = None) -> EngineJob:
     """Check the ``walltime``, ``res`` and ``profile`` of job ``j`` (``subtime`` already checked
     by the caller) and build it as ``workload!name``; used for workload files and for jobs
-    registered by the scheduler (``REGISTER_JOB``).
+    registered by the scheduler (``REGISTER_JOB``). ``flat_cache`` (profile name -> its
+    :class:`Stages`) and ``memo`` (see :class:`Stages`) are shared by the jobs of one workload.
 
     Raises:
         WorkloadError: a message starting with ``where``.
@@ -284,8 +366,8 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
         raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
     cache = {} if flat_cache is None else flat_cache
     if prof not in cache:
-        cache[prof] = flatten_profile(prof, profiles, where)
-    for leaf_name, leaf in cache[prof]:
+        cache[prof] = Stages(prof, profiles, memo, where)
+    for leaf_name, leaf in cache[prof].leaves():
         if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
             raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
                                 f"hosts but the job requests {res}")
@@ -337,7 +419,8 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     for pname, p in profiles.items():
         check_profile(src, pname, p, profiles, has_network)
     check_composed(src, profiles)
-    flat_cache: dict[str, list] = {}
+    flat_cache: dict[str, Stages] = {}
+    memo: dict[str, tuple[int, list[int]]] = {}
     jobs: list[EngineJob] = []
     seen: set[str] = set()
     for k, j in enumerate(jobs_in):
@@ -357,7 +440,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
         if not _time(sub) or sub < 0:
             raise WorkloadError(f"{where}: 'subtime' must be a number of seconds >= 0 and <= {MAX_TIME:.0f} "
                                 f"(2**33), got {sub!r}")
-        jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache))
+        jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache, memo))
     # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
     jobs.sort(key=lambda x: (x.subtime, x.id))
     # a copy: registrations and Batsim's profile garbage collection change the engine's profiles,

@@ -1,0 +1,253 @@
+"""Engine time of FCFS and EASY under a growing backlog of multi-host jobs (issue 13, "Scale").
+
+Workload (generated in memory, seeded, never written to disk): ``N`` jobs with a ``delay``
+profile each on the 128-host platform of :mod:`bench_engine`:
+
+* ``res`` uniform in 1..32 hosts (mean 16.5);
+* delay (the job's run time) uniform in [60, 3600) s, rounded to the millisecond (mean 1,830 s);
+* walltime = delay times a factor uniform in [1, 3), rounded *up* to a whole minute (so always
+  above the delay: no job is killed, most end well before their walltime, as in real traces);
+* Poisson arrivals at twice the platform's capacity: mean inter-arrival ``E[res] * E[delay] /
+  (2 * 128)`` = 117.9 s (subtimes rounded to the millisecond).
+
+Submitted work is twice what the hosts can do, so the waiting queue grows to about ``N / 2`` jobs
+by the end: every EASY pass has a long queue behind the head, most of it unable to start.
+
+Each configuration (policy x size) runs in a fresh Python subprocess. ``run`` = ``Engine.run``
+with the policy called in-process (``InProcessPort``), no energy, output rows not kept (the
+schedule does not depend on them); ``setup`` = ``build_engine``. ``check`` is a SHA-256 of every
+job's ``(id, start, finish, allocation)`` in completion order, so two runs (or two versions of a
+policy) that print the same ``check`` made the same schedule. ``--profile`` runs one
+configuration under :mod:`cProfile` and prints the top functions instead.
+
+Usage::
+
+    python benchmarks/bench_backlog.py                         # FCFS and EASY at 10k, 30k, 100k jobs
+    python benchmarks/bench_backlog.py --sizes 1000000 --policies easy
+    python benchmarks/bench_backlog.py --sizes 30000 --policies easy --profile
+
+Results: a table on stdout, ``benchmarks/results/backlog.json`` and ``backlog.md`` (``--out DIR``
+to write them elsewhere; ``--no-write`` to write nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform as _platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engine import NB_HOSTS, resolve_platform  # noqa: E402 - the same 128-host platform
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MAX_RES = 32
+DELAY_RANGE = (60.0, 3600.0)        # s
+WALLTIME_FACTOR = (1.0, 3.0)
+LOAD = 2.0                          # submitted work / platform capacity
+MEAN_INTERARRIVAL = ((1 + MAX_RES) / 2) * (sum(DELAY_RANGE) / 2) / (LOAD * NB_HOSTS)  # s
+
+#: The issue's goals: EASY within 3x of FCFS at 100k jobs, a 1M-job EASY run under 10 min.
+GOAL_RATIO = 3.0
+GOAL_1M_S = 600.0
+
+
+def make_workload(n: int, seed: int = 0) -> dict:
+    """The benchmark workload (module docstring) as a Batsim workload dict."""
+    rng = random.Random(seed)
+    jobs = []
+    profiles = {}
+    t = 0.0
+    for i in range(n):
+        t += rng.expovariate(1.0 / MEAN_INTERARRIVAL)
+        res = rng.randint(1, MAX_RES)
+        delay = round(rng.uniform(*DELAY_RANGE), 3)
+        walltime = 60.0 * math.ceil(delay * rng.uniform(*WALLTIME_FACTOR) / 60.0)
+        if walltime <= delay:
+            walltime += 60.0
+        name = f"d{i}"
+        profiles[name] = {"type": "delay", "delay": delay}
+        jobs.append({"id": str(i), "subtime": round(t, 3), "walltime": walltime, "res": res, "profile": name})
+    return {"nb_res": NB_HOSTS, "jobs": jobs, "profiles": profiles}
+
+
+def schedule_digest(jobs) -> str:
+    """SHA-256 (hex, 16 digits) of every job's id, start, finish and allocation, in order."""
+    h = hashlib.sha256()
+    for j in jobs:
+        h.update(f"{j.id};{j.start!r};{j.finish!r};{j.alloc}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = False) -> dict:
+    """Run one configuration in this process and measure it."""
+    import gc
+    import resource
+
+    from schedulers.engine import InProcessPort, build_engine
+    from schedulers.registry import get_policy
+
+    wl = make_workload(size, seed)
+    gc.collect()
+    t0 = time.perf_counter()
+    engine = build_engine(platform, [wl], energy=False, trace_outputs=False)
+    del wl
+    t1 = time.perf_counter()
+    port = InProcessPort(get_policy(policy))
+    if profile:
+        import cProfile
+        import pstats
+        prof = cProfile.Profile()
+        result = prof.runcall(engine.run, port)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(25)
+    else:
+        result = engine.run(port)
+    t2 = time.perf_counter()
+    s = result.schedule
+    return {
+        "policy": policy, "size": size, "setup_s": t1 - t0, "run_s": t2 - t1,
+        "jobs_per_s": size / (t2 - t1), "messages": result.messages,
+        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
+        "makespan": s["makespan"], "mean_waiting_time": s["mean_waiting_time"],
+        "check": schedule_digest(result.jobs),
+    }
+
+
+def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--platform", str(platform),
+           "--policies", policy, "--sizes", str(size), "--seed", str(seed)]
+    if profile:
+        cmd.append("--profile")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark worker failed ({' '.join(cmd)}):\n{proc.stderr}")
+    if profile:
+        print(proc.stderr, file=sys.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fmt_table(rows: list[dict]) -> list[str]:
+    fcfs = {r["size"]: r["run_s"] for r in rows if r["policy"] == "fcfs"}
+    out = ["| policy | jobs | setup (s) | run (s) | jobs/s | / FCFS | peak RSS (MB) | makespan (s) "
+           "| mean wait (s) | check |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        ref = fcfs.get(r["size"])
+        ratio = "-" if ref is None or r["policy"] == "fcfs" else f"{r['run_s'] / ref:.2f}"
+        out.append(f"| {r['policy']} | {r['size']:,} | {r['setup_s']:.2f} | {r['run_s']:.2f} "
+                   f"| {r['jobs_per_s']:,.0f} | {ratio} | {r['maxrss_mb']:.0f} | {r['makespan']:,.0f} "
+                   f"| {r['mean_waiting_time']:,.0f} | `{r['check']}` |")
+    return out
+
+
+def _goals(rows: list[dict]) -> list[str]:
+    out = []
+    fcfs = {r["size"]: r["run_s"] for r in rows if r["policy"] == "fcfs"}
+    for r in rows:
+        if r["policy"] == "easy" and r["size"] == 100_000 and 100_000 in fcfs:
+            ratio = r["run_s"] / fcfs[100_000]
+            out.append(f"- EASY / FCFS at 100k jobs: {ratio:.2f} (goal <= {GOAL_RATIO:g}): "
+                       f"{'met' if ratio <= GOAL_RATIO else 'NOT met'}")
+        if r["policy"] == "easy" and r["size"] == 1_000_000:
+            out.append(f"- EASY, 1M jobs: {r['run_s']:.0f} s (goal < {GOAL_1M_S:.0f} s): "
+                       f"{'met' if r['run_s'] < GOAL_1M_S else 'NOT met'}")
+    return out
+
+
+def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    js = out_dir / "backlog.json"
+    js.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8")
+    md = out_dir / "backlog.md"
+    lines = [
+        "# Backlog benchmark (FCFS and EASY, multi-host jobs at twice the capacity)",
+        "",
+        f"Generated by `benchmarks/bench_backlog.py` on {meta['date']} ({meta['python']}, {meta['machine']}).",
+        "",
+        f"- platform: {meta['platform_note']}",
+        f"- workload: {meta['workload']}",
+        "- run = `Engine.run` with the policy in-process, no energy, output rows not kept; "
+        "/ FCFS = run time over FCFS's at the same size in the same invocation; check = digest of "
+        "every job's start, finish and hosts (equal digests: same schedule).",
+        "",
+        *_fmt_table(rows),
+        "",
+    ]
+    g = _goals(rows)
+    if g:
+        lines += ["Goals:", "", *g, ""]
+    md.write_text("\n".join(lines), encoding="utf-8")
+    return js, md
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,30000,100000", help="comma-separated job counts")
+    ap.add_argument("--policies", default="fcfs,easy", help="comma-separated policy names")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", action="store_true", help="cProfile each run (top 25 by own time, on stderr)")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
+                    help="folder for backlog.json and backlog.md")
+    ap.add_argument("--no-write", action="store_true", help="print the table only")
+    ap.add_argument("--platform", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+
+    if args.worker:
+        print(json.dumps(run_one(str(args.platform), policies[0], sizes[0], args.seed, args.profile)))
+        return 0
+
+    from schedulers.registry import POLICIES
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown:
+        ap.error(f"unknown policies {unknown}; known: {sorted(POLICIES)}")
+
+    with tempfile.TemporaryDirectory(prefix="bench_backlog_") as tmp:
+        plat, note = resolve_platform(Path(tmp))
+        print(f"platform: {note}", flush=True)
+        rows = []
+        for size in sizes:
+            for policy in policies:
+                r = _spawn(plat, policy, size, args.seed, args.profile)
+                rows.append(r)
+                print(f"  {policy:5s} {size:>9,} jobs  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
+                      f"peak RSS {r['maxrss_mb']:5.0f} MB  check {r['check']}", flush=True)
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "python": f"Python {_platform.python_version()}",
+        "machine": f"{_platform.machine()}, {os.cpu_count()} CPUs",
+        "platform_note": note,
+        "workload": (f"`delay` jobs of 1-{MAX_RES} hosts (uniform), delays uniform in "
+                     f"[{DELAY_RANGE[0]:g}, {DELAY_RANGE[1]:g}) s, walltime = delay x U[1, 3) rounded up "
+                     f"to the minute, Poisson arrivals every {MEAN_INTERARRIVAL:.1f} s on average "
+                     f"({LOAD:g}x the capacity of {NB_HOSTS} hosts), seed {args.seed}"),
+        "seed": args.seed,
+    }
+    print()
+    print("\n".join(_fmt_table(rows)))
+    g = _goals(rows)
+    if g:
+        print("\n".join(["", "Goals:", *g]))
+    if not args.no_write:
+        js, md = write_reports(args.out, meta, rows)
+        print(f"\nwrote {js} and {md}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
