@@ -8,6 +8,10 @@ hosts can do, so hundreds of jobs wait behind the head at every pass):
   buc-easy, conservative and HEFT wrote on these workloads with the code as it was *before* the
   queue index (commit 385db2e). Equal digests: byte-identical files. Re-record only for a
   deliberate change of a schedule (``PYTHONPATH=. python tests/test_easy_backlog.py --record``).
+  The ``out_consumed_energy.csv`` digests were updated once since, for a change of the ``epower``
+  column alone (rows decided at an instant that already has a row print the power of Batsim's
+  1e-10 s interval instead of NA, checked on real Batsim: ``tests/fixtures/batsim_ehosep``); every
+  other file, and so every decision, kept its recorded digest.
 * **Reference scan.** :class:`ScanEASY` keeps EASY's pass as it was written before (the scan of
   every waiting job, in queue order, at every pass); the policy must make the same decisions,
   message by message, on several seeds, including on workloads with jobs without walltime, jobs

@@ -56,7 +56,7 @@ def test_many_huge_repeats_cost_no_memory():
         jobs.append({"id": i, "subtime": 0, "res": 1, "profile": f"out{i}"})
     tracemalloc.start()
     try:
-        w = load_workload("<many>", "w0", 4, data={"jobs": jobs, "profiles": profiles})
+        w = load_workload("<many>", "w0", 4, data={"nb_res": 4, "jobs": jobs, "profiles": profiles})
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
