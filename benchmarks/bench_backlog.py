@@ -36,17 +36,15 @@ import argparse
 import hashlib
 import json
 import math
-import os
-import platform as _platform
 import random
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_engine import NB_HOSTS, resolve_platform  # noqa: E402 - the same 128-host platform
+from bench_engine import (NB_HOSTS, machine_meta, resolve_platform, run_worker,  # noqa: E402 - the same
+                          write_json_and_md)                                       # 128-host platform
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,14 +125,7 @@ def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool) -> 
            "--policies", policy, "--sizes", str(size), "--seed", str(seed)]
     if profile:
         cmd.append("--profile")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark worker failed ({' '.join(cmd)}):\n{proc.stderr}")
-    if profile:
-        print(proc.stderr, file=sys.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_worker(cmd, echo_stderr=profile)
 
 
 def _fmt_table(rows: list[dict]) -> list[str]:
@@ -166,10 +157,6 @@ def _goals(rows: list[dict]) -> list[str]:
 
 
 def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    js = out_dir / "backlog.json"
-    js.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8")
-    md = out_dir / "backlog.md"
     lines = [
         "# Backlog benchmark (FCFS and EASY, multi-host jobs at twice the capacity)",
         "",
@@ -187,8 +174,7 @@ def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Pa
     g = _goals(rows)
     if g:
         lines += ["Goals:", "", *g, ""]
-    md.write_text("\n".join(lines), encoding="utf-8")
-    return js, md
+    return write_json_and_md(out_dir, "backlog", meta, rows, lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,9 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {policy:5s} {size:>9,} jobs  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
                       f"peak RSS {r['maxrss_mb']:5.0f} MB  check {r['check']}", flush=True)
     meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "python": f"Python {_platform.python_version()}",
-        "machine": f"{_platform.machine()}, {os.cpu_count()} CPUs",
+        **machine_meta(),
         "platform_note": note,
         "workload": (f"`delay` jobs of 1-{MAX_RES} hosts (uniform), delays uniform in "
                      f"[{DELAY_RANGE[0]:g}, {DELAY_RANGE[1]:g}) s, walltime = delay x U[1, 3) rounded up "

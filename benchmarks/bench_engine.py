@@ -159,12 +159,40 @@ def _spawn(platform: Path, policy: str, size: int, energy: bool, trace: bool, se
            "--energy", "on" if energy else "off", "--trace", "on" if trace else "off"]
     if use_tracemalloc:
         cmd.append("--tracemalloc")
+    return run_worker(cmd)
+
+
+def run_worker(cmd: list[str], echo_stderr: bool = False) -> dict:
+    """Run a benchmark's ``--worker`` subprocess (the project on its PYTHONPATH) and return the JSON
+    object its last stdout line holds (shared by the benchmarks that measure in fresh processes).
+
+    Raises:
+        RuntimeError: the worker failed (its stderr in the message).
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark worker failed ({' '.join(cmd)}):\n{proc.stderr}")
+    if echo_stderr:
+        print(proc.stderr, file=sys.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def machine_meta() -> dict:
+    """``date``, ``python`` and ``machine`` of a benchmark report."""
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "python": f"Python {_platform.python_version()}",
+            "machine": f"{_platform.machine()}, {os.cpu_count()} CPUs"}
+
+
+def write_json_and_md(out_dir: Path, stem: str, meta: dict, rows: list[dict], lines: list[str]) -> tuple[Path, Path]:
+    """``<stem>.json`` (``{"meta", "results"}``) and ``<stem>.md`` (``lines``) in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    js = out_dir / f"{stem}.json"
+    js.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8")
+    md = out_dir / f"{stem}.md"
+    md.write_text("\n".join(lines), encoding="utf-8")
+    return js, md
 
 
 # --------------------------------------------------------------------------- reporting
@@ -196,10 +224,6 @@ def _targets(rows: list[dict]) -> list[str]:
 
 
 def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    js = out_dir / "engine.json"
-    js.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8")
-    md = out_dir / "engine.md"
     lines = [
         "# Embedded engine benchmark",
         "",
@@ -223,8 +247,7 @@ def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Pa
     tg = _targets(rows)
     if tg:
         lines += ["Targets (100k jobs):", "", *tg, ""]
-    md.write_text("\n".join(lines), encoding="utf-8")
-    return js, md
+    return write_json_and_md(out_dir, "engine", meta, rows, lines)
 
 
 # --------------------------------------------------------------------------- CLI
@@ -281,9 +304,7 @@ def main(argv: list[str] | None = None) -> int:
                               f"trace={'on ' if trace else 'off'}  run {r['run_s']:7.2f} s  "
                               f"{r['jobs_per_s']:>9,.0f} jobs/s  peak RSS {r['maxrss_mb']:6.0f} MB", flush=True)
     meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "python": f"Python {_platform.python_version()}",
-        "machine": f"{_platform.machine()}, {os.cpu_count()} CPUs",
+        **machine_meta(),
         "platform_note": note,
         "workload": ("single-host `delay` jobs, delays uniform in [10, 100) s, Poisson arrivals of "
                      "1 job/s, walltime = delay rounded up to the next multiple of 10 s, seed "
