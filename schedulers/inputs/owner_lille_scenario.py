@@ -109,9 +109,11 @@ def owner_lille_scenario(params: dict[str, Any], seed: int) -> Scenario:
     if not jobs_in:
         raise GeneratorError("generator 'owner-lille': the trace has no job left")
     runtime = {name: float(p["delay"]) for name, p in wl["profiles"].items()}
+    # run time of each job (s): the trace's, capped at the walltime where the real system killed it
+    used = [runtime[j["profile"]] if j["walltime"] <= 0 else min(runtime[j["profile"]], float(j["walltime"]))
+            for j in jobs_in]
     demand: dict[str, float] = {}
-    for j in jobs_in:
-        r = runtime[j["profile"]] if j["walltime"] <= 0 else min(runtime[j["profile"]], float(j["walltime"]))
+    for j, r in zip(jobs_in, used):
         demand[j["user"]] = demand.get(j["user"], 0.0) + j["res"] * r
     users = sorted(demand)
     order = [users[i] for i in np.random.default_rng(seed).permutation(len(users))]
@@ -122,10 +124,7 @@ def owner_lille_scenario(params: dict[str, Any], seed: int) -> Scenario:
         team_of[u] = t
         load[t] += demand[u]
     jobs, profiles = [], {}
-    for j in jobs_in:
-        r = runtime[j["profile"]]
-        if j["walltime"] > 0:
-            r = min(r, float(j["walltime"]))   # the real system killed it there
+    for j, r in zip(jobs_in, used):
         pname = f"cpu_{r:g}"
         profiles.setdefault(pname, {"type": "parallel_homogeneous", "cpu": r * s_ref, "com": 0.0})
         wt = j["walltime"]
