@@ -69,7 +69,7 @@ from typing import Any
 
 from .core.owner_share import OwnerSharePolicy
 from .core.policy import PolicyOptionError
-from .core.power import busy_parts, draw, full_load_watts, watt_ranges
+from .core.power import busy_parts, csp_coefficient, draw, full_load_watts, watt_ranges
 from .core.preemption import Task
 
 #: Relative tolerance of the limit tests (W): sums of float watts in another order.
@@ -140,7 +140,7 @@ class EHOSEP(OwnerSharePolicy):
         provided = self.own.provided(user)
         if provided <= 0 or self._con_sys <= 0:
             return math.inf
-        return (self._con_max[user] / self._con_sys) * (self.own.total_power / provided)
+        return csp_coefficient(self._con_max[user], self._con_sys, provided, self.own.total_power)
 
     def _host_draw(self, host_id: int, parts: int) -> float:
         host = self.platform.hosts[host_id]

@@ -118,11 +118,12 @@ from typing import Any
 from ..inputs.errors import PlatformError, WorkloadError
 from .model import Host
 from .ownership import host_power
+from .power import csp_coefficient, full_load_watts, watt_ranges
 from .run_outputs import OutputsError, RunFiles, load_run, out_jobs_rows, read_hosts, task_key
 from .satisfaction import task_satisfactions
 
-__all__ = ["Grid", "UserReading", "RunReading", "read_grid", "csp", "recorded_limits", "job_energies",
-           "host_energies", "ehosep_reading", "ehosep_metrics"]
+__all__ = ["Grid", "UserReading", "RunReading", "read_grid", "csp", "recorded_limits", "job_energies", "host_energies",
+           "ehosep_reading", "ehosep_metrics"]
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,8 @@ class Grid:
 
 def read_grid(platform: str | Path, hosts: list[Host] | None = None) -> Grid:
     """The hosts of a platform file with their powers: full load = ``AllCores`` of the fastest
-    pstate, idle = ``Idle`` of the initial pstate (W).
+    computation pstate (:func:`~schedulers.core.power.full_load_watts`, what the ``ehosep``
+    policy reads too), idle = ``Idle`` of the initial pstate (W).
 
     Args:
         hosts: the hosts already read from that file (:func:`~schedulers.core.run_outputs.read_hosts`).
@@ -162,18 +164,14 @@ def read_grid(platform: str | Path, hosts: list[Host] | None = None) -> Grid:
     Raises:
         PlatformError: unreadable platform; a compute host without ``wattage_per_state``.
     """
-    from ..engine.platform import read_platform
-
-    spec = read_platform(platform)
     hosts = read_hosts(platform) if hosts is None else hosts
     full, idle = [], []
-    for h in spec.compute:
-        if h.power is None:
+    for h in hosts:
+        if not h.properties.get("wattage_per_state", h.properties.get("watt_per_state")):
             raise PlatformError(f"{platform}: host {h.name!r} has no wattage_per_state: the ehosep metrics need "
                                 "every compute host's idle and full-load power")
-        fastest = max(range(len(h.speeds)), key=lambda p: h.speeds[p])
-        full.append(h.power[fastest].all_cores)
-        idle.append(h.power[h.pstate].idle)
+        full.append(full_load_watts(h))
+        idle.append(watt_ranges(h)[h.pstate].idle)
     return Grid(hosts, full, idle)
 
 
@@ -186,7 +184,7 @@ def csp(grid: Grid) -> dict[str, float]:
     out = {}
     for u in grid.owners():
         ids = grid.owned(u)
-        out[u] = grid.watts(ids) / total_w * (total_p / grid.power(ids))
+        out[u] = csp_coefficient(grid.watts(ids), total_w, grid.power(ids), total_p)
     return out
 
 

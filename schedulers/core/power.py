@@ -24,26 +24,76 @@ pstate, the same pstate :func:`schedulers.core.ownership.host_power` takes the s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .model import Host, PolicyInputError
 
-__all__ = ["PowerError", "watt_ranges", "nominal_pstate", "full_load_watts", "draw", "busy_parts"]
+__all__ = ["MAX_WATTS", "PowerError", "PowerRange", "parse_watt_ranges", "watt_ranges", "nominal_pstate",
+           "full_load_watts", "draw", "busy_parts", "csp_coefficient"]
+
+#: Largest power accepted in ``wattage_per_state`` and ``wattage_off`` (W): a gigawatt per host.
+#: A NaN, infinite or negative power would give NaN or negative energy, and the bound keeps every
+#: energy finite: watts x seconds x hosts stays far below the largest double.
+MAX_WATTS = 1e9
 
 
 class PowerError(PolicyInputError):
     """A host without usable ``wattage_per_state`` (the message names the host)."""
 
 
-_CACHE: dict[str, tuple[tuple[float, float, float], ...]] = {}
+@dataclass(slots=True, frozen=True)
+class PowerRange:
+    """Power of one pstate (W): idle, epsilon (all cores at near-zero load), all cores busy."""
+
+    idle: float
+    epsilon: float
+    all_cores: float
+
+    def power(self, load: float, cores: int) -> float:
+        """Power (W) with ``load`` cores busy (fractional allowed) out of ``cores`` (SimGrid's
+        formula, module docstring)."""
+        if load <= 0:
+            return self.idle
+        return self.epsilon + (self.all_cores - self.epsilon) * min(load / cores, 1.0)
 
 
-def watt_ranges(host: Host) -> tuple[tuple[float, float, float], ...]:
-    """``(Idle, Epsilon, AllCores)`` in W for each pstate of ``host``, pstate = index.
+def parse_watt_ranges(raw: str) -> list[PowerRange]:
+    """The :class:`PowerRange` of each pstate in a ``wattage_per_state`` value, pstate = index
+    (``Idle:AllCores`` means Epsilon = Idle: SimGrid 3.32 ``HostEnergy::init_watts_range_list``).
 
     Raises:
-        PowerError: no ``wattage_per_state`` property, or an entry that is not 2 or 3 numbers of
-            watts >= 0 (one line naming the host).
+        ValueError: an entry that is not 2 or 3 numbers of watts in ``[0, MAX_WATTS]``; the message
+            names the entry (callers prefix the file and host).
+    """
+    out = []
+    for i, chunk in enumerate(raw.split(",")):
+        parts = [p.strip() for p in chunk.split(":")]
+        if len(parts) not in (2, 3):
+            raise ValueError(f"wattage_per_state entry {i} is {chunk.strip()!r}; "
+                             "expected 'Idle:AllCores' or 'Idle:Epsilon:AllCores'")
+        try:
+            vals = [float(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"non-numeric wattage_per_state entry {chunk!r}") from None
+        if not all(0 <= v <= MAX_WATTS for v in vals):  # also refuses NaN
+            raise ValueError(f"wattage_per_state entry {i} is {chunk.strip()!r}; "
+                             f"powers must be numbers of watts >= 0 and <= {MAX_WATTS:g}")
+        if len(vals) == 2:
+            vals = [vals[0], vals[0], vals[1]]
+        out.append(PowerRange(*vals))
+    return out
+
+
+_CACHE: dict[str, tuple[PowerRange, ...]] = {}
+
+
+def watt_ranges(host: Host) -> tuple[PowerRange, ...]:
+    """The :class:`PowerRange` (W) of each pstate of ``host``, pstate = index.
+
+    Raises:
+        PowerError: no ``wattage_per_state`` property, or a bad entry (:func:`parse_watt_ranges`;
+            one line naming the host).
     """
     raw = host.properties.get("wattage_per_state", host.properties.get("watt_per_state"))
     if not raw:
@@ -52,20 +102,10 @@ def watt_ranges(host: Host) -> tuple[tuple[float, float, float], ...]:
     cached = _CACHE.get(raw)
     if cached is not None:
         return cached
-    out = []
-    for i, chunk in enumerate(raw.split(",")):
-        parts = chunk.split(":")
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            vals = []
-        if len(vals) not in (2, 3) or not all(0.0 <= v < float("inf") for v in vals):
-            raise PowerError(f"host {host.name!r} (id {host.id}): wattage_per_state entry {i} is {chunk.strip()!r}; "
-                             "expected 'Idle:AllCores' or 'Idle:Epsilon:AllCores' in watts >= 0")
-        if len(vals) == 2:
-            vals = [vals[0], vals[0], vals[1]]
-        out.append((vals[0], vals[1], vals[2]))
-    result = tuple(out)
+    try:
+        result = tuple(parse_watt_ranges(raw))
+    except ValueError as exc:
+        raise PowerError(f"host {host.name!r} (id {host.id}): {exc}") from None
     if len(_CACHE) < 4096:
         _CACHE[raw] = result
     return result
@@ -95,7 +135,7 @@ def full_load_watts(host: Host) -> float:
     if p >= len(ranges):
         raise PowerError(f"host {host.name!r} (id {host.id}) has {len(host.speeds)} pstates but "
                          f"{len(ranges)} wattage_per_state entries")
-    return ranges[p][2]
+    return ranges[p].all_cores
 
 
 def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
@@ -110,10 +150,7 @@ def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
     p = host.pstate if pstate is None else pstate
     if not 0 <= p < len(ranges):
         raise PowerError(f"host {host.name!r} (id {host.id}): pstate {p} has no wattage_per_state entry")
-    idle, eps, full = ranges[p]
-    if busy_cores <= 0:
-        return idle
-    return eps + (full - eps) * min(busy_cores / host.cores, 1.0)
+    return ranges[p].power(busy_cores, host.cores) if busy_cores > 0 else ranges[p].idle
 
 
 def busy_parts(profile: dict[str, Any] | None, index: int) -> int:
@@ -134,3 +171,11 @@ def busy_parts(profile: dict[str, Any] | None, index: int) -> int:
         except (IndexError, TypeError, ValueError):
             return 1
     return 1
+
+
+def csp_coefficient(share_w: float, system_w: float, share_flops: float, system_flops: float) -> float:
+    """``CSP = (ConsumoPorcao / ConsumoSistema) x (PoderSistema / PoderPorcao)`` (003 §3.1): full-load
+    watts of the share and of the grid (W), nominal powers of the share and of the grid (flops/s);
+    dimensionless. Needs ``system_w > 0`` and ``share_flops > 0`` (callers decide what a grid
+    without watts or a user without hosts gets)."""
+    return share_w / system_w * (system_flops / share_flops)

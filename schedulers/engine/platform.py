@@ -24,7 +24,8 @@ radical="0-99999999">`` would need hundreds of gigabytes: it is refused, with th
 cluster and the count, before any host is built.
 
 Energy: SimGrid's host-energy plugin (SimGrid >= 3.24): ``wattage_per_state`` holds one
-``Idle:Epsilon:AllCores`` (or ``Idle:AllCores``, then Epsilon = Idle) triple per pstate, watts
+``Idle:Epsilon:AllCores`` (or ``Idle:AllCores``, then Epsilon = Idle) triple per pstate, watts,
+read by :func:`schedulers.core.power.parse_watt_ranges` (the policies read them there too)
 (between 0 and :data:`MAX_WATTS`: a NaN, infinite or negative power would give NaN or negative
 energy, and the bound keeps every energy finite: watts x seconds x hosts stays far below the
 largest double);
@@ -42,14 +43,13 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 
 _SPEED_UNITS = {
     "": 1.0, "f": 1.0, "flops": 1.0,
     "kf": 1e3, "mf": 1e6, "gf": 1e9, "tf": 1e12, "pf": 1e15, "ef": 1e18, "zf": 1e21, "yf": 1e24,
 }
-#: Largest power accepted in ``wattage_per_state`` and ``wattage_off`` (W): a gigawatt per host.
-MAX_WATTS = 1e9
 
 #: Largest number of hosts of a platform (``<host>`` elements and hosts of ``<cluster>`` radicals
 #: together, master host included); about 0.5 GB of memory at most (module docstring).
@@ -78,21 +78,6 @@ def parse_speed(text: str, where: str) -> float:
     if not math.isfinite(v) or v < 0:
         raise PlatformError(f"{where}: speed must be a finite number >= 0, got {text!r}")
     return v
-
-
-@dataclass(slots=True)
-class PowerRange:
-    """Power of one pstate (W): idle, epsilon (all cores at near-zero load), all cores busy."""
-
-    idle: float
-    epsilon: float
-    all_cores: float
-
-    def power(self, load: float, cores: int) -> float:
-        """Power (W) with ``load`` cores busy (fractional allowed) out of ``cores``."""
-        if load <= 0:
-            return self.idle
-        return self.epsilon + (self.all_cores - self.epsilon) * min(load / cores, 1.0)
 
 
 @dataclass(slots=True)
@@ -139,23 +124,10 @@ def _parse_power(h: HostSpec, source: str) -> None:
     raw = h.properties.get("wattage_per_state", h.properties.get("watt_per_state"))  # older SimGrid name
     if raw is None:
         return
-    ranges: list[PowerRange] = []
-    for i, chunk in enumerate(raw.split(",")):
-        parts = [p.strip() for p in chunk.split(":")]
-        if len(parts) not in (2, 3):
-            raise PlatformError(
-                f"{source}: host {h.name!r}: wattage_per_state entry {i} is {chunk.strip()!r}; "
-                "expected 'Idle:AllCores' or 'Idle:Epsilon:AllCores'")
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            raise PlatformError(f"{source}: host {h.name!r}: non-numeric wattage_per_state entry {chunk!r}") from None
-        if not all(0 <= v <= MAX_WATTS for v in vals):  # also refuses NaN
-            raise PlatformError(f"{source}: host {h.name!r}: wattage_per_state entry {i} is {chunk.strip()!r}; "
-                                f"powers must be numbers of watts >= 0 and <= {MAX_WATTS:g}")
-        if len(vals) == 2:  # Idle:AllCores means Epsilon = Idle (HostEnergy::init_watts_range_list, 3.32)
-            vals = [vals[0], vals[0], vals[1]]
-        ranges.append(PowerRange(*vals))
+    try:
+        ranges = parse_watt_ranges(raw)
+    except ValueError as exc:
+        raise PlatformError(f"{source}: host {h.name!r}: {exc}") from None
     if len(ranges) != len(h.speeds):
         raise PlatformError(
             f"{source}: host {h.name!r} has {len(h.speeds)} pstates in 'speed' but "
