@@ -56,6 +56,7 @@ from .core.policy import Policy
 from .core.waiting import QueueScan, WaitingIndex
 
 INF = math.inf
+_MAX_TIME = math.nextafter(INF, 0.0)  # the largest float (s)
 
 #: Queue length (jobs) from which :meth:`EASY.backfill_pass` keeps a :class:`~schedulers.core.
 #: waiting.WaitingIndex` of the queue; it is dropped again below half of it (a scan of a short queue
@@ -368,7 +369,11 @@ class EASY(Policy):
         resv = self.find_reservation(self.profile(), head)
         spare = avail & ~resv.hosts_mask
         nspare = spare.bit_count()
-        limits = (resv.start,) if self._plain_gap else ()
+        # fits_gap: a job *with* a walltime ends by resv.start. A search limit of inf would also
+        # let the jobs without one (walltime key inf) pass as "ending by it", to be refused one by
+        # one below: an infinite start is searched as the largest float instead (same jobs pass
+        # fits_gap, and the index skips the others).
+        limits = ((resv.start if resv.start < INF else _MAX_TIME),) if self._plain_gap else ()
         keys, f = self._keys, self._front
         s = waiting.first(after, now, limits, (nfree, nspare) if limits else (nfree,))
         while s >= 0:
