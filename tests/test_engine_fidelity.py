@@ -294,15 +294,26 @@ def test_switching_off_a_host_that_runs_a_job_is_an_error():
 
 
 # --------------------------------------------------------------------------------- network
-def test_platform_with_network_links_is_refused_with_a_pointer_to_real_batsim(tmp_path):
+def test_platform_with_network_links_delays_the_messages_to_the_master(tmp_path):
+    # h0 -> master_host is the (symmetrical) route through l: 500 us + 1 B at 1 GBps. The master
+    # host's messages to itself cross the Full zone's loopback (1e-10 s). The 1 s job starts at once
+    # (up to the loopback's 1e-10 s) and the scheduler hears of its end 500 us + 1 ns after it.
     xml = tmp_path / "net.xml"
     xml.write_text("<?xml version='1.0'?><platform version='4.1'><zone id='z' routing='Full'>"
                    "<host id='master_host' speed='1Gf'/><host id='h0' speed='1Gf'/>"
                    "<link id='l' bandwidth='1GBps' latency='500us'/>"
                    "<route src='master_host' dst='h0'><link_ctn id='l'/></route></zone></platform>")
     w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 1}})
-    with pytest.raises(EngineError, match=r"net\.xml: the platform has network links.*--engine batsim"):
-        simulate(xml, [w], Eager())
+    heard = []
+
+    class Note(Eager):
+        def decide(self, now, events):
+            heard.extend(now for e in events if type(e).__name__ == "JobCompleted")
+            return super().decide(now, events)
+
+    r = simulate(xml, [w], Note())
+    assert r.jobs[0].finish == pytest.approx(1.0, abs=1e-8)
+    assert heard == [pytest.approx(1.0 + 500e-6 + 1e-9, abs=1e-9)]
 
 
 # ------------------------------------------------------------------ sharing must be invisible

@@ -66,6 +66,8 @@ class HostRun:
         state: current :class:`HostState`.
         jobs: ids of the jobs running on it.
         load: busy cores (float) as the energy plugin sees it.
+        ghost: busy cores of parallel tasks that ended but whose job actor still holds them
+            (networked platforms, :mod:`.netserver`): the energy plugin still counts them.
         power: current power (W); ``energy``: energy (J) up to time ``last`` (s).
     """
 
@@ -75,6 +77,7 @@ class HostRun:
     state_since: float = 0.0
     jobs: set = field(default_factory=set)
     load: float = 0.0
+    ghost: float = 0.0
     power: float = 0.0
     energy: float = 0.0
     last: float = 0.0
@@ -128,7 +131,7 @@ class HostsMixin:
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
-        return h.spec.power[h.pstate].power(h.load, h.spec.cores)
+        return h.spec.power[h.pstate].power(h.load + h.ghost, h.spec.cores)
 
     def total_energy(self, t: float | None = None) -> float:
         """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``."""
@@ -268,13 +271,18 @@ class HostsMixin:
 
     def _on_switched(self, hid: int, target: int) -> None:
         """A machine reached ``target`` at the end of its switch (``server_on_switched``)."""
-        h = self.hosts[hid]
         self._switching -= 1
+        self._switch_reached(hid, target)
+        self._mark_switch_done(hid, target, machine_row=True)
+
+    def _switch_reached(self, hid: int, target: int) -> None:
+        """The switch actor's side (``switch_on/off_machine_process``, ``src/pstate.cpp``): the
+        flop is computed, the host takes ``target`` and its new machine state."""
+        h = self.hosts[hid]
         self._set_pstate(h, target)
         h.load = 0.0
         self._set_power(h)
         self._set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
-        self._mark_switch_done(hid, target, machine_row=True)
 
     def _mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> None:
         """``CurrentSwitches::mark_switch_as_done``: the first pending group towards ``target``

@@ -4,8 +4,9 @@ What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate,
 ``pstate``, ``<prop>`` children), ``<cluster>`` (``prefix``/``radical``/``suffix`` expansion,
 ``speed``, ``core``, ``<prop>`` children copied to every host), nested ``<zone>``/``<AS>`` (their
 ``<prop>`` become zone properties), and whether the platform has network links (``<link>``,
-``<backbone>``, cluster ``bw``) — the engine models no network, so jobs with communications are
-refused on platforms with links. Links carrying ``<prop id="virtual" value="yes"/>`` (the
+``<backbone>``, cluster ``bw``) — then the delays of Batsim's internal messages
+(:mod:`.netroute`, :attr:`PlatformSpec.message_delays`); jobs with communications are refused on
+platforms with links (the engine does not share links between jobs). Links carrying ``<prop id="virtual" value="yes"/>`` (the
 infinitely fast interconnect gridsched's multi-zone Grid'5000 platforms need so that SimGrid can
 route Batsim's messages between zones) do not count.
 
@@ -45,6 +46,7 @@ from pathlib import Path
 
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
+from .netroute import MessageDelays, NetworkUnsupported, message_delays
 
 _SPEED_UNITS = {
     "": 1.0, "f": 1.0, "flops": 1.0,
@@ -114,6 +116,10 @@ class PlatformSpec:
     #: zones (Batsim's ``*_no_net*`` examples) they take no time. This decides one message
     #: grouping at t = 0 (:mod:`schedulers.engine.server`).
     master_loopback: bool = False
+    #: On a platform with network links: how long Batsim's internal messages take
+    #: (:mod:`schedulers.engine.netroute`), or why the engine cannot tell (``network_error``).
+    message_delays: "MessageDelays | None" = None
+    network_error: str | None = None
 
     @property
     def has_energy(self) -> bool:
@@ -274,8 +280,11 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                     raise PlatformError(f"{src}: cluster {child.get('id')!r} has no radical")
                 props = _props(child)
                 for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}", MAX_HOSTS - len(hosts)):
+                    # a <cluster> is a zone of its own whose properties are the cluster's
+                    # (sg_platf_new_cluster_flat); Batsim passes a host its zones' properties,
+                    # the innermost winning (Machines::attach_zone_properties_to_machines)
                     hosts.append(_host_from(f"{prefix}{r}{suffix}", child.get("speed"), child.get("core"),
-                                            None, props, zprops, src))
+                                            None, props, {**zprops, **props}, src))
                 if child.get("bw") or child.get("bb_bw"):
                     has_network = True
             elif t == "link" and _props(child).get("virtual") == "yes":
@@ -318,8 +327,17 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             h.properties = {"role": "", **h.properties}
         _parse_power(h, src)
     loopback = master is not None and routing_of.get(master.name) == "Full"
+    delays, net_error = None, None
+    if has_network:
+        if master is None:
+            net_error = f"{src}: no master host {master_host!r}: Batsim's messages have nowhere to go"
+        else:
+            try:
+                delays = message_delays(root, src, master.name, [h.name for h in compute])
+            except NetworkUnsupported as exc:
+                net_error = str(exc)
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
-                        master_loopback=loopback)
+                        master_loopback=loopback, message_delays=delays, network_error=net_error)
 
 
 def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:

@@ -32,6 +32,7 @@ class Kind(enum.IntEnum):
     BYE = 5         #: a job submitter has submitted all its jobs (SUBMITTER_BYE)
     DECISION = 6    #: a delayed decision reaches the server at its timestamp (scheduler reply)
     READY = 7       #: the scheduler's reply is fully played: it is ready again (SCHED_READY)
+    RECV = 8        #: networked platforms: a message's transfer to the server ends (:mod:`.netserver`)
 
 
 def at(t: float) -> float:

@@ -107,11 +107,7 @@ class ServerMixin:
                     self._start_stage(job)
                     return []
                 self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
-            self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
-                                             return_code=job.return_code, alloc=job.alloc))
-            self._write_job_row(job)
-            if self._collect:
-                self._to_delete.append(job)
+            self._job_completed(job)
             return []
         if kind == Kind.SWITCH:
             self._on_switched(*payload)
@@ -123,21 +119,7 @@ class ServerMixin:
         if kind == Kind.KILL:
             ids, really = payload
             self._killers -= 1
-            progress = {}
-            for job in really:
-                if job.state != RUNNING:
-                    continue
-                progress[job.id] = self._job_progress(job)
-                # Batsim's killer cancels a running parallel task (return code -2); a job in a delay
-                # has none, its actor is killed and the code keeps its default -1 (jobs_execution.cpp)
-                code = -1 if job.stages[job.stage][1]["type"] == "delay" else -2
-                self._end_job(job, COMPLETED_KILLED, code)
-                self._buffer.append(JobCompleted(t, job_id=job.id, job_state=job.state,
-                                                 return_code=job.return_code, alloc=job.alloc))
-                self._write_job_row(job)
-                if self._collect:
-                    self._to_delete.append(job)
-            self._buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
+            self._killing_done(ids, self._kill_running(really))
             return []
         if kind == Kind.DECISION:
             self._play_decisions(*payload)
@@ -147,6 +129,36 @@ class ServerMixin:
             return []
         raise AssertionError(kind)
 
+    def _kill_running(self, really: list[EngineJob]) -> dict[str, Any]:
+        """Batsim's ``killer_process``: end the jobs of ``really`` still running; return their
+        ``job_progress`` entries by job id."""
+        progress = {}
+        for job in really:
+            if job.state != RUNNING:
+                continue
+            progress[job.id] = self._job_progress(job)
+            # Batsim's killer cancels a running parallel task (return code -2); a job in a delay
+            # has none, its actor is killed and the code keeps its default -1 (jobs_execution.cpp)
+            code = -1 if job.stages[job.stage][1]["type"] == "delay" else -2
+            self._end_job(job, COMPLETED_KILLED, code)
+        return progress
+
+    def _killing_done(self, ids: list[str], progress: dict[str, Any]) -> None:
+        """``server_on_killing_done``: JOB_COMPLETED for each job really killed, then JOB_KILLED."""
+        t = self.now
+        for jid in progress:
+            job = self.jobs[jid]
+            self._job_completed(job)
+        self._buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
+
+    def _job_completed(self, job: EngineJob) -> None:
+        """``server_on_job_completed``: the JOB_COMPLETED event and the job's ``out_jobs.csv`` row."""
+        self._buffer.append(JobCompleted(self.now, job_id=job.id, job_state=job.state,
+                                         return_code=job.return_code, alloc=job.alloc))
+        self._write_job_row(job)
+        if self._collect:
+            self._to_delete.append(job)
+
     def _write_job_row(self, job: EngineJob) -> None:
         if self.trace:
             self.rows["jobs"].append(job)
@@ -155,6 +167,11 @@ class ServerMixin:
     def _play_reply(self, reply: list[Decision] | Reply) -> None:
         """Play a scheduler's reply received at ``now``: decisions due now are applied at once,
         later ones when the clock reaches them; the scheduler is busy until the reply's ``now``."""
+        ready_at, decisions = self._reply_parts(reply)
+        self._play_decisions(deque(decisions), ready_at)
+
+    def _reply_parts(self, reply: list[Decision] | Reply) -> tuple[float, list[Decision]]:
+        """A reply's ``now`` (s) and decisions, checked as Batsim checks them."""
         if isinstance(reply, Reply):
             ready_at, decisions = reply.now, reply.decisions
             for d in decisions:
@@ -164,7 +181,7 @@ class ServerMixin:
                                       "(Batsim aborts: timestamps must be <= now)")
         else:
             ready_at, decisions = self.now, reply
-        self._play_decisions(deque(decisions), ready_at)
+        return ready_at, decisions
 
     def _play_decisions(self, decisions: deque, ready_at: float) -> None:
         """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY."""
@@ -212,7 +229,8 @@ class ServerMixin:
                 raise EngineError(f"CALL_ME_LATER at t={self.now}: it asks to be called at {d.at!r}, not after the "
                                   "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
             self._waiters += 1
-            self._queue.push(max(at(d.at), self.now), Kind.WAITER)
+            fire = self._waiter_time(d.at) if self.platform.message_delays else max(at(d.at), self.now)
+            self._queue.push(fire, Kind.WAITER)
         elif isinstance(d, SetResourceState):
             self._set_resource_state(d)
         elif isinstance(d, Query):
@@ -459,6 +477,9 @@ class ServerMixin:
                 by_ps.setdefault(h.pstate, []).append(i)
             for ps in sorted(by_ps):
                 self.rows["pstates"].append((0.0, str(ProcSet(*by_ps[ps])), ps))
+        if self.platform.message_delays is not None:
+            self._run_network(port)
+            return self._result(_time.perf_counter() - wall0)
         # SIMULATION_BEGINS goes first, alone; the submitters start while it is in flight.
         self._buffer.append(self._simulation_begins())
         reply = self._exchange(port)

@@ -11,12 +11,12 @@ class, :class:`Engine`, put together from modules that each read alone:
   livelock detection, SIMULATION_BEGINS/ENDS;
 * :mod:`.results` and :mod:`.outputs` — the run's metrics and Batsim's output files.
 
-Platforms with network links are refused (:class:`EngineError`): Batsim sends every internal
-message (a job's completion, a switch's end, a CALL_ME_LATER's wake-up) over the simulated
-network from the compute host to the master host, which shifts every event by the route's
-latency (on Batsim's ``cluster_energy_128.xml`` a SET_RESOURCE_STATE at 0 s starts at 0.0018 s
-and a CALL_ME_LATER for 5 s fires at 5.0012 s). Links marked ``<prop id="virtual"
-value="yes"/>`` (zero latency, infinite bandwidth) are not a network
+On platforms with network links Batsim's internal messages (a job's completion, a switch's end,
+a CALL_ME_LATER's wake-up, each decision) take their route's time: :mod:`.netroute` computes the
+delays from the XML and :mod:`.netserver` plays Batsim's actors message by message (on Batsim's
+``cluster_energy_128.xml`` a REQUESTED_CALL comes 0.6 ms after the time asked and a job's end reaches the scheduler
+1.6 ms after it). Routings the engine cannot time are refused (:class:`EngineError`). Links marked
+``<prop id="virtual" value="yes"/>`` (zero latency, infinite bandwidth) are not a network
 (:mod:`schedulers.engine.platform`).
 """
 
@@ -26,6 +26,7 @@ from typing import Callable
 
 from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
+from .netserver import NetworkServerMixin, network_refusal
 from .platform import PlatformSpec
 from .ports import EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
@@ -37,7 +38,7 @@ __all__ = ["Engine", "EngineError", "EngineResult", "InProcessPort", "Reply", "S
            "MACHINE_STATES", "NULL_RUNTIME_EPSILON", "LIVELOCK_EXCHANGES", "execution_time"]
 
 
-class Engine(ServerMixin, ExecutionMixin, HostsMixin):
+class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
     """Simulate workloads on a platform, driving a scheduler through a :class:`SchedulerPort`.
 
     Args:
@@ -55,7 +56,7 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
         progress: called as ``progress(now, nb_finished, nb_jobs)`` after each instant.
 
     Raises:
-        EngineError: at construction, a platform with network links or energy asked on a
+        EngineError: at construction, a network whose routing the engine cannot time, or energy asked on a
             platform without power states; during :meth:`run`, invalid decisions, deadlocks and
             livelocks.
     """
@@ -64,12 +65,8 @@ class Engine(ServerMixin, ExecutionMixin, HostsMixin):
                  compute_sharing: bool = False, forward_profiles: bool = False, dynamic_jobs: bool = False,
                  acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None) -> None:
-        if platform.has_network:
-            raise EngineError(
-                f"{platform.source}: the platform has network links; Batsim sends its internal messages over "
-                "them, which shifts every event by the network's latency, and the embedded engine does not "
-                "model that. Use a platform without links (as Batsim's *_no_net* examples) or real Batsim "
-                "(gridsched run --engine batsim)")
+        if platform.has_network and platform.message_delays is None:
+            raise network_refusal(platform)
         if profile_reuse and not dynamic_jobs:
             raise EngineError("profile reuse (--enable-profile-reuse) needs dynamic jobs (--enable-dynamic-jobs); "
                               "Batsim 4.2.1 refuses it alone")

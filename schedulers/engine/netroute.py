@@ -1,0 +1,317 @@
+"""How long Batsim's internal messages take on a platform with a network (SimGrid 3.32 routing).
+
+Batsim 4.2.1 sends every internal message (``send_message``, ``src/ipp.cpp``) as a 1-byte
+SimGrid communication to the server's mailbox, on the master host, from the host of the actor
+that sends it: a job's first host (JOB_COMPLETED), a switching machine (SWITCHED_ON/OFF), or the
+master host itself (submitters, waiters, killers, the scheduler's request-reply actor). Under
+Batsim's host model ``ptask_L07`` a 1-byte message over a route of links takes
+
+    delay = L + 1 B / min(smallest bandwidth of the route, gamma / (2 L x 1 B))
+
+with ``L`` the sum of the links' latencies (``L07Action``: the latency phase, then the byte at
+the bottleneck's rate, bounded by SimGrid's TCP-gamma rule, ``gamma`` = 4,194,304 B: a 0.5 s
+route adds 2.4e-7 s). An empty route takes no time.
+
+Routes, as SimGrid 3.32 builds them (``src/kernel/routing``, ``src/surf/sg_platf.cpp``):
+
+* ``routing="Full"`` zones: the ``<route>``/``<zoneRoute>`` given (``symmetrical`` by default,
+  the reverse route uses the same links); a host's route to itself, when none is given, is the
+  network model's loopback link (``network/loopback-bw`` 10 GBps, ``network/loopback-lat`` 0 s:
+  1e-10 s a message); two hosts of one zone with no route between them exchange in no time;
+* ``<cluster>`` (a star zone): a host's route up is its limiter link (``limiter_link``), its
+  private link (``bw``/``lat``) and the backbone (``bb_bw``/``bb_lat``); a route between two hosts
+  is the source's route up then the destination's route down, each link once; a host's route to
+  itself is its loopback (``loopback_bw``/``loopback_lat``) when given, else up then down;
+  the cluster's router (``prefix`` + ``id`` + ``_router`` + ``suffix`` unless ``router_id``)
+  has no link;
+* between zones (``NetZoneImpl::get_global_route``): the route between the two child zones of
+  their deepest common zone (its gateways ``gw_src``/``gw_dst``), plus the routes from the source
+  to the first gateway and from the second gateway to the destination, recursively.
+
+Anything else (``Floyd``, ``Dijkstra``, ``Vivaldi`` with links, ``<bypassRoute>``, torus /
+fat-tree / dragonfly clusters, ``<cabinet>``, ``<host_link>``) is reported by
+:class:`NetworkUnsupported` with the element named: the engine then refuses the platform and
+points to real Batsim.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+__all__ = ["MessageDelays", "NetworkUnsupported", "message_delays", "parse_bandwidth", "parse_latency"]
+
+#: SimGrid's default loopback link of the network model (``network/loopback-bw``, B/s).
+LOOPBACK_BW = 10e9
+
+_NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24,
+           "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50, "Ei": 2.0 ** 60}
+_TIME = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0,
+         "d": 86400.0, "w": 604800.0}
+
+
+class NetworkUnsupported(ValueError):
+    """A routing feature whose timing the engine does not compute (message names it)."""
+
+
+def parse_bandwidth(text: str, where: str) -> float:
+    """A SimGrid bandwidth (``125MBps``, ``1GBps``, ``10Gbps``, ``1EBps``; a bare number is B/s) in B/s.
+
+    Raises:
+        NetworkUnsupported: not a bandwidth (message names ``where``)."""
+    m = _NUM.match(text or "")
+    if m:
+        num, unit = float(m.group(1)), m.group(2)
+        for base, scale in (("Bps", 1.0), ("bps", 0.125)):
+            if unit.endswith(base) and unit[: -len(base)] in _PREFIX:
+                return num * scale * _PREFIX[unit[: -len(base)]]
+        if unit == "":
+            return num
+    raise NetworkUnsupported(f"{where}: bad bandwidth {text!r}")
+
+
+def parse_latency(text: str | None, where: str) -> float:
+    """A SimGrid latency (``50us``, ``1.46ms``, ``0s``; a bare number is seconds) in s; absent is 0.
+
+    Raises:
+        NetworkUnsupported: not a duration (message names ``where``)."""
+    if text is None or text == "":
+        return 0.0
+    m = _NUM.match(text)
+    if m and m.group(2) in _TIME:
+        return float(m.group(1)) * _TIME[m.group(2)]
+    raise NetworkUnsupported(f"{where}: bad latency {text!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    latency: float   # s
+    bandwidth: float  # B/s
+
+
+@dataclass(eq=False)
+class _Zone:
+    id: str
+    routing: str
+    parent: "_Zone | None"
+    star: bool = False                                      # a <cluster>
+    routes: dict = field(default_factory=dict)              # (src, dst) -> (links, gw_src, gw_dst)
+    up: dict = field(default_factory=dict)                  # star: netpoint -> links up
+    down: dict = field(default_factory=dict)                # star: netpoint -> links down
+    loop: dict = field(default_factory=dict)                # star: netpoint -> loopback links
+
+    def depth(self) -> int:
+        return 0 if self.parent is None else 1 + self.parent.depth()
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelays:
+    """Time (s) of one of Batsim's 1-byte internal messages to the master host.
+
+    ``master``: from the master host to itself; ``hosts``: from each compute host (by name)."""
+
+    master: float
+    hosts: dict
+
+
+#: SimGrid's ``network/TCP-gamma`` (B), the default Batsim keeps: a flow's rate is bounded by
+#: ``gamma / (2 latency)`` (``L07Action::updateBound``, ``src/surf/ptask_L07.cpp``).
+TCP_GAMMA = 4194304.0
+
+#: Batsim's messages are 1 byte (``send_message``, ``src/ipp.cpp``).
+MESSAGE_BYTES = 1.0
+
+
+def _delay(links: list[_Link]) -> float:
+    """Time of a 1-byte message over ``links`` (s): the latencies, then the byte at the rate of
+    the bottleneck, bounded by TCP gamma over twice the latency."""
+    if not links:
+        return 0.0
+    lat, bw = 0.0, math.inf
+    for ln in links:
+        lat += ln.latency
+        bw = min(bw, ln.bandwidth)
+    if lat > 0:
+        bw = min(bw, TCP_GAMMA / (2.0 * lat * MESSAGE_BYTES))
+    if not bw > 0:
+        return math.inf
+    return lat + MESSAGE_BYTES / bw
+
+
+def _tag(e: ET.Element) -> str:
+    return e.tag.rsplit("}", 1)[-1]
+
+
+def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) -> MessageDelays:
+    """Delays of Batsim's internal messages on the platform ``root`` (the parsed ``<platform>``).
+
+    Args:
+        root: the platform's XML root; src: its file (for messages); master: the master host's
+            name; compute: the compute hosts' names.
+
+    Raises:
+        NetworkUnsupported: a routing feature listed in the module docstring, or no route.
+    """
+    links: dict[str, _Link] = {}
+    zone_of: dict[str, _Zone] = {}      # netpoint (host/router) -> its zone
+    zones: dict[str, _Zone] = {}
+
+    def link_of(name: str, direction: str | None, where: str) -> _Link:
+        key = name if name in links else (f"{name}_{direction}" if direction else name)
+        if key not in links:
+            raise NetworkUnsupported(f"{src}: {where}: unknown link {name!r}")
+        return links[key]
+
+    def route_links(e: ET.Element, where: str) -> list[_Link]:
+        out = []
+        for c in e:
+            if _tag(c) == "link_ctn":
+                out.append(link_of(c.get("id", ""), c.get("direction"), where))
+        return out
+
+    def add_link(e: ET.Element) -> None:
+        name = e.get("id", "")
+        where = f"link {name!r}"
+        ln = _Link(parse_latency(e.get("latency"), f"{src}: {where}"),
+                   parse_bandwidth(e.get("bandwidth", ""), f"{src}: {where}"))
+        if e.get("sharing_policy", "").upper() == "SPLITDUPLEX":
+            links[f"{name}_UP"] = ln
+            links[f"{name}_DOWN"] = _Link(ln.latency, ln.bandwidth)
+        else:
+            links[name] = ln
+
+    def cluster(e: ET.Element, parent: _Zone) -> None:
+        cid = e.get("id", "")
+        where = f"{src}: cluster {cid!r}"
+        if e.get("topology", "FLAT").upper() != "FLAT":
+            raise NetworkUnsupported(f"{where}: topology {e.get('topology')!r} (only flat clusters)")
+        z = _Zone(id=cid, routing="Cluster", parent=parent, star=True)
+        zones[cid] = z
+        bb = None
+        bb_bw = parse_bandwidth(e.get("bb_bw"), where) if e.get("bb_bw") else 0.0
+        bb_lat = parse_latency(e.get("bb_lat"), where)
+        if bb_bw > 0 or bb_lat > 0:
+            bb = _Link(bb_lat, bb_bw)
+        bw = parse_bandwidth(e.get("bw", ""), where)
+        lat = parse_latency(e.get("lat"), where)
+        lb_bw = parse_bandwidth(e.get("loopback_bw"), where) if e.get("loopback_bw") else 0.0
+        lb_lat = parse_latency(e.get("loopback_lat"), where)
+        lim = parse_bandwidth(e.get("limiter_link"), where) if e.get("limiter_link") else 0.0
+        from .platform import _expand_radical  # noqa: PLC0415 - one radical reader
+        prefix, suffix = e.get("prefix", ""), e.get("suffix", "")
+        for r in _expand_radical(e.get("radical", ""), where):
+            name = f"{prefix}{r}{suffix}"
+            zone_of[name] = z
+            limiter = [_Link(0.0, lim)] if lim > 0 else []
+            private_up = _Link(lat, bw)
+            split = e.get("sharing_policy", "SPLITDUPLEX").upper() == "SPLITDUPLEX"
+            private_down = _Link(lat, bw) if split else private_up
+            z.up[name] = limiter + [private_up] + ([bb] if bb else [])
+            z.down[name] = limiter + [private_down] + ([bb] if bb else [])
+            if lb_bw > 0 or lb_lat > 0:
+                z.loop[name] = [_Link(lb_lat, lb_bw)]
+        router = e.get("router_id") or f"{prefix}{cid}_router{suffix}"
+        zone_of[router] = z
+        z.up[router] = z.down[router] = []
+
+    def zone(e: ET.Element, parent: _Zone | None) -> None:
+        zid = e.get("id", "")
+        routing = e.get("routing", "")
+        z = _Zone(id=zid, routing=routing, parent=parent)
+        zones[zid] = z
+        for c in e:
+            t = _tag(c)
+            if t == "link":
+                add_link(c)
+        for c in e:
+            t = _tag(c)
+            if t in ("zone", "AS"):
+                zone(c, z)
+            elif t == "cluster":
+                cluster(c, z)
+            elif t in ("host", "router"):
+                zone_of[c.get("id", "")] = z
+            elif t in ("cabinet", "bypassRoute", "bypassZoneRoute", "bypassASroute", "host_link", "backbone",
+                       "peer"):
+                raise NetworkUnsupported(f"{src}: zone {zid!r}: <{t}> is not modelled by the engine")
+        has_links = any(_tag(c) in ("link", "route", "zoneRoute", "ASroute") for c in e)
+        if routing not in ("Full", "None", "") and has_links:
+            raise NetworkUnsupported(f"{src}: zone {zid!r}: routing {routing!r} with links is not modelled by the "
+                                     "engine (only Full zones and flat clusters)")
+        for c in e:
+            t = _tag(c)
+            if t == "route":
+                a, b = c.get("src", ""), c.get("dst", "")
+                ls = route_links(c, f"route {a}->{b}")
+                z.routes[(a, b)] = (ls, None, None)
+                if c.get("symmetrical", "YES").upper() in ("YES", "TRUE", "1"):
+                    z.routes.setdefault((b, a), (list(reversed(ls)), None, None))
+            elif t in ("zoneRoute", "ASroute"):
+                a, b = c.get("src", ""), c.get("dst", "")
+                ga, gb = c.get("gw_src", ""), c.get("gw_dst", "")
+                ls = route_links(c, f"zoneRoute {a}->{b}")
+                z.routes[(a, b)] = (ls, ga, gb)
+                if c.get("symmetrical", "YES").upper() in ("YES", "TRUE", "1"):
+                    z.routes.setdefault((b, a), (list(reversed(ls)), gb, ga))
+
+    for c in root:
+        if _tag(c) in ("zone", "AS"):
+            zone(c, None)
+
+    def path(z: _Zone) -> list[_Zone]:
+        out = []
+        while z is not None:
+            out.append(z)
+            z = z.parent
+        return out[::-1]
+
+    def local(z: _Zone, a: str, b: str) -> tuple[list[_Link], str | None, str | None]:
+        if z.star:
+            if a == b and a in z.loop:
+                return z.loop[a], None, None
+            out: list[_Link] = []
+            for ln in z.up.get(a, []) + z.down.get(b, [])[::-1]:
+                if all(ln is not x for x in out):  # StarZone adds each link once
+                    out.append(ln)
+            return out, None, None
+        r = z.routes.get((a, b))
+        if r is not None:
+            return r
+        if a == b and a in zone_of:
+            return [_Link(0.0, LOOPBACK_BW)], None, None
+        return [], None, None
+
+    def route(a: str, b: str, depth: int = 0) -> list[_Link]:
+        if depth > 64:
+            raise NetworkUnsupported(f"{src}: no route from {a!r} to {b!r} (gateways loop)")
+        if a not in zone_of or b not in zone_of:
+            missing = a if a not in zone_of else b
+            raise NetworkUnsupported(f"{src}: no route: {missing!r} is not a host or router of the platform")
+        pa, pb = path(zone_of[a]), path(zone_of[b])
+        if pa[-1] is pb[-1]:
+            return local(pa[-1], a, b)[0]
+        k = 0
+        while k < min(len(pa), len(pb)) and pa[k] is pb[k]:
+            k += 1
+        if k == 0:
+            raise NetworkUnsupported(f"{src}: {a!r} and {b!r} are in separate top zones")
+        common = pa[k - 1]
+        sa = pa[k].id if k < len(pa) else a
+        sb = pb[k].id if k < len(pb) else b
+        ls, ga, gb = local(common, sa, sb)
+        if ga is None or gb is None:
+            raise NetworkUnsupported(f"{src}: zone {common.id!r}: no zoneRoute with gateways from {sa!r} to {sb!r} "
+                                     "(SimGrid aborts: 'Bad gateways')")
+        out = route(a, ga, depth + 1) if a != ga else []
+        out = out + list(ls)
+        if gb != b:
+            out = out + route(gb, b, depth + 1)
+        return out
+
+    if master not in zone_of:
+        raise NetworkUnsupported(f"{src}: master host {master!r} not found")
+    return MessageDelays(master=_delay(route(master, master)),
+                         hosts={h: _delay(route(h, master)) for h in compute})

@@ -1,0 +1,288 @@
+"""Batsim's server on a platform with a network: every internal message takes its route's time.
+
+Part of :class:`schedulers.engine.simulator.Engine` (a mixin over :mod:`.server`), used when the
+platform has network links (:attr:`PlatformSpec.message_delays`, :mod:`.netroute`). On
+compute-only platforms Batsim's internal messages take no time (or 1e-10 s) and
+:mod:`.server` reproduces their grouping; here they take the latency of their route (on Batsim's
+``cluster_energy_128.xml``, 0.6 ms from the master host to itself and 1.6 ms from a compute host),
+and the order in which Batsim's actors and its server meet decides every time. The model follows
+Batsim 4.2.1 and SimGrid 3.32 actor by actor:
+
+* **The mailbox** (``send_message``, ``src/ipp.cpp``: a blocking 1-byte ``put`` to the mailbox
+  ``server``). The server receives one message at a time, oldest first; a message posted while
+  the server waits is matched at once, otherwise it waits in the mailbox; its transfer takes its
+  route's delay from the moment it is matched. When the transfer ends the server runs first:
+  it handles the message and looks at its mailbox before the sender posts its next message
+  (recorded on Batsim 4.2.1, ``tests/fixtures/batsim_network/tiny_net.xml``: the submitter's
+  last JOB_SUBMITTED reaches the scheduler alone, its goodbye comes in the next message).
+* **The server** (``server_process``, ``src/server.cpp``) handles the message, then sends the
+  events gathered so far to the scheduler if the scheduler is ready and the mailbox is empty,
+  then receives again.
+* **The request-reply actor** (``request_reply_scheduler_process``, ``JsonProtocolReader``) starts
+  after the server's send, posts each decision at ``max(clock, timestamp)`` as one message, one
+  after the other, then SCHED_READY at ``max(clock, now)``. A job starts when the server receives
+  its EXECUTE_JOB (on its first host); a CALL_ME_LATER's waiter sleeps ``max(t - clock, 1e-5)``
+  from its receipt (``waiter_process``), then posts WAITING_DONE from the master host.
+* **Job submitters** (``static_job_submitter_process``, master host) post a hello, then, for the
+  jobs whose ``subtime`` is not after the submitter's clock, one JOB_SUBMITTED; then sleep
+  ``next subtime - clock of the last wake-up``, so each wake-up is late by the time the previous
+  post took; the jobs are SUBMITTED when the server receives them (``subtime`` in the outputs
+  stays the workload's).
+* **Jobs, switches, killers** end on their host at the model's time (``finish_time``, machine
+  states, energy rows), then post JOB_COMPLETED from the job's first host, SWITCHED_ON/OFF from
+  the machine, KILLING_DONE from the master host; the scheduler hears of them, and
+  ``out_jobs.csv`` gets their rows, when the server receives them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from ..core.events import JobSubmitted, Notify, RequestedCall, SimulationEnds
+from ..core.model import Job
+from .execution import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, RUNNING, SUBMITTED
+from .ports import EngineError
+from .queue import Kind, at
+
+#: Batsim's waiter sleeps at least this long (``waiter_process``, ``src/jobs_execution.cpp``), s.
+WAITER_MIN_SLEEP = 1e-5
+
+# message types (the IPMessageType of src/ipp.hpp that the engine models)
+_HELLO, _SUBMITTED, _BYE, _COMPLETED, _SWITCHED, _WAITED, _KILLED, _DECISION, _READY = range(9)
+
+
+class _Submitter:
+    """A static job submitter's state: its workload, next job index, clock of its last wake-up."""
+
+    __slots__ = ("w", "k", "clock")
+
+    def __init__(self, w) -> None:
+        self.w, self.k, self.clock = w, 0, 0.0
+
+
+class NetworkServerMixin:
+    """Batsim's actors and server with message delays (see the module docstring)."""
+
+    # ------------------------------------------------------------------------------ mailbox
+    def _net_init(self) -> None:
+        d = self.platform.message_delays
+        self._d_master = d.master
+        self._d_host = [d.hosts[h.spec.name] for h in self.hosts]
+        self._mailbox: deque = deque()   # posted, not yet matched: (type, payload, delay, then)
+        self._waiting = False            # the server is blocked in receive with nothing matched
+        self._in_flight = 0              # posted and not yet handled by the server
+
+    def _post(self, mtype: int, payload: Any, delay: float, then=None) -> None:
+        """An actor sends a message to the server (blocking ``put``); ``then`` is what the
+        sender does once the transfer is over."""
+        msg = (mtype, payload, delay, then)
+        self._in_flight += 1
+        if self._waiting:
+            self._waiting = False
+            self._queue.push(at(self.now + delay), Kind.RECV, msg)
+        else:
+            self._mailbox.append(msg)
+
+    def _receive(self) -> None:
+        """The server calls receive: the oldest posted message starts its transfer, or it waits."""
+        if self._mailbox:
+            msg = self._mailbox.popleft()
+            self._queue.push(at(self.now + msg[2]), Kind.RECV, msg)
+        else:
+            self._waiting = True
+
+    def _on_received(self, msg: tuple, port) -> None:
+        mtype, payload, _, then = msg
+        self._server_handle(mtype, payload, port)
+        if then is not None:
+            then()
+
+    # ------------------------------------------------------------------------------- server
+    def _server_handle(self, mtype: int, payload: Any, port) -> None:
+        """``server_process``: handle one message, maybe talk to the scheduler, receive again."""
+        self._in_flight -= 1
+        if mtype == _DECISION:
+            self._apply(payload)
+        elif mtype == _READY:
+            self._ready = True
+        elif mtype == _SUBMITTED:
+            for j in payload:
+                j.state = SUBMITTED
+                w = self.workloads_by_name[j.workload]
+                prof = w.profiles[j.profile] if self.forward_profiles else None
+                self._buffer.append(JobSubmitted(self.now, job=Job.from_json(j.id, j.raw, prof)))
+        elif mtype == _COMPLETED:
+            self._job_completed(payload)
+        elif mtype == _SWITCHED:
+            self._switching -= 1
+            self._mark_switch_done(*payload, machine_row=True)
+        elif mtype == _WAITED:
+            self._waiters -= 1
+            self._buffer.append(RequestedCall(self.now))
+        elif mtype == _KILLED:
+            self._killers -= 1
+            self._killing_done(*payload)
+        elif mtype == _BYE:
+            self._submitters_left -= 1
+            if self._submitters_left == 0:
+                self._buffer.append(Notify(self.now, type="no_more_static_job_to_submit"))
+        if self._ready and not self._ended and not self._mailbox:
+            if self._buffer:
+                self._send(port)
+            elif self._finished() and self._in_flight == 0:
+                self._buffer.append(SimulationEnds(self.now))
+                self._exchange(port)
+                self._ended = True
+        self._receive()
+
+    def _send(self, port) -> None:
+        """``generate_and_send_message``: the request-reply actor talks to the scheduler and
+        starts posting its decisions later in this instant."""
+        ready_at, decisions = self._reply_parts(self._exchange(port))
+        self._ready = False
+        self._queue.push(self.now, Kind.DECISION, (deque(decisions), ready_at))
+
+    def _reqrep(self, decisions: deque, ready_at: float) -> None:
+        """The request-reply actor posts its next decision (or SCHED_READY) at its time."""
+        if decisions:
+            ts = decisions[0].timestamp
+            if ts is not None and at(ts) > self.now:
+                self._queue.push(at(ts), Kind.DECISION, (decisions, ready_at))
+                return
+            self._post(_DECISION, decisions.popleft(), self._d_master, lambda: self._reqrep(decisions, ready_at))
+        elif at(ready_at) > self.now:
+            self._queue.push(at(ready_at), Kind.DECISION, (decisions, ready_at))
+        else:
+            self._post(_READY, None, self._d_master)
+
+    # ------------------------------------------------------------------------------- actors
+    def _submit_step(self, s: _Submitter) -> None:
+        """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due, sleep."""
+        jobs = s.w.jobs
+        batch = []
+        while s.k < len(jobs) and jobs[s.k].subtime <= s.clock:
+            if self.energy and self._e_first_sub < 0:
+                self._e_first_sub = self.total_energy()
+            batch.append(jobs[s.k])
+            s.k += 1
+        if s.k == len(jobs):
+            bye = lambda: self._post(_BYE, s.w, self._d_master)  # noqa: E731
+            if batch:
+                self._post(_SUBMITTED, batch, self._d_master, bye)
+            else:
+                bye()
+            return
+        nxt = jobs[s.k].subtime
+
+        def sleep() -> None:
+            self._queue.push(max(at(self.now + (nxt - s.clock)), at(nxt)), Kind.SUBMIT, s)
+
+        if batch:
+            self._post(_SUBMITTED, batch, self._d_master, sleep)
+        else:
+            sleep()
+
+    def _net_event(self, kind: int, payload: Any, port) -> None:
+        if kind == Kind.RECV:
+            self._on_received(payload, port)
+        elif kind == Kind.DECISION:
+            self._reqrep(*payload)
+        elif kind == Kind.JOB_END:
+            job, version, walltime = payload
+            if version != job.version or job.state != RUNNING:
+                return
+            if not walltime:
+                self._progress_compute(job)
+                if job.stage + 1 < len(job.stages):
+                    job.stage += 1
+                    self._start_stage(job)
+                    return
+            held = self._task_loads(job) if walltime else []
+            if walltime:
+                self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
+            else:
+                self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
+            self._hold(held, +1)
+            self._post(_COMPLETED, job, self._d_host[min(job.hosts)], lambda: self._hold(held, -1))
+        elif kind == Kind.SUBMIT:
+            payload.clock = self.now
+            self._submit_step(payload)
+        elif kind == Kind.SWITCH:
+            hid, target = payload
+            self._switch_reached(hid, target)
+            self._post(_SWITCHED, (hid, target), self._d_host[hid])
+        elif kind == Kind.WAITER:
+            self._post(_WAITED, None, self._d_master)
+        elif kind == Kind.KILL:
+            ids, really = payload
+            self._post(_KILLED, (ids, self._kill_running(really)), self._d_master)
+        else:
+            raise AssertionError(kind)
+
+    def _task_loads(self, job) -> list[tuple[int, float]]:
+        """Busy cores of ``job``'s current parallel task on each of its hosts."""
+        if not job.flops or job.rate in (0.0, float("inf")):
+            return []
+        out = []
+        for hid, f in zip(job.hosts, job.flops):
+            h = self.hosts[hid]
+            s = h.spec.speeds[h.pstate]
+            if f > 0 and s > 0:
+                out.append((hid, f * job.rate / s))
+        return out
+
+    def _hold(self, held: list[tuple[int, float]], sign: int) -> None:
+        """A job actor holds its parallel task, cancelled at the walltime, until its
+        JOB_COMPLETED has been received (``execute_job_process`` returns and releases it):
+        until then SimGrid's energy plugin still sees the task's load on its hosts. Recorded on
+        Batsim 4.2.1 (``cluster_energy_128.xml``): after a 16-host job reaches its walltime, the
+        next energy row charges its 16 hosts at full power for the message's 1.6 ms; after a task
+        that completes, whose action leaves the solver when it finishes, nothing is charged."""
+        if not self.energy:
+            return
+        for hid, load in held:
+            h = self.hosts[hid]
+            h.ghost = max(0.0, h.ghost + sign * load) if sign < 0 else h.ghost + load
+            self._set_power(h)
+
+    def _waiter_time(self, target: float) -> float:
+        """When a CALL_ME_LATER's waiter, created now, posts WAITING_DONE (s)."""
+        return at(self.now + max(target - self.now, WAITER_MIN_SLEEP))
+
+    # ---------------------------------------------------------------------------------- run
+    def _run_network(self, port) -> None:
+        """The simulation loop with message delays, from t = 0 to the end."""
+        self._net_init()
+        # t = 0: the submitters (created first) say hello; the server sends SIMULATION_BEGINS,
+        # its request-reply actor will post the reply; the server then receives.
+        for w in self.workloads:
+            self._submitters_left += 1
+            s = _Submitter(w)
+            self._post(_HELLO, s.w, self._d_master, lambda s=s: self._start_submitter(s))
+        self._buffer.append(self._simulation_begins())
+        ready_at, decisions = self._reply_parts(self._exchange(port))
+        self._ready = False
+        self._queue.push(0.0, Kind.DECISION, (deque(decisions), ready_at))
+        self._receive()
+        nb_jobs = self.nb_jobs
+        while not self._ended:
+            if not self._queue:
+                raise self._deadlock()
+            self.now, entries = self._queue.pop_instant()
+            for kind, payload in entries:
+                self._net_event(kind, payload, port)
+                if self._ended:
+                    break
+            if self.progress is not None:
+                self.progress(self.now, self._finished_jobs, nb_jobs)
+
+    def _start_submitter(self, s: _Submitter) -> None:
+        s.clock = self.now
+        self._submit_step(s)
+
+
+def network_refusal(platform) -> EngineError:
+    """The error for a networked platform whose message timing the engine cannot compute."""
+    return EngineError(f"{platform.network_error}; the embedded engine cannot time Batsim's messages on this "
+                       "network: use real Batsim (gridsched run --engine batsim)")
