@@ -147,6 +147,32 @@ class EASY(Policy):
         """
         return lowest_bits(candidates, job.res)
 
+    def hosts_to_wake(self, asleep: int, n: int) -> int:
+        """The ``n`` sleeping hosts (bit mask, among ``asleep``) idle-host shutdown wakes
+        (:meth:`Policy.hosts_to_wake <schedulers.core.policy.Policy.hosts_to_wake>`): those
+        :meth:`select_hosts` would give the waiting jobs if the sleeping hosts were awake.
+
+        The queue, in order, takes :meth:`select_hosts` of ``pool`` = the hosts free now
+        (:meth:`free_now_mask`) plus ``asleep``, less the hosts of the jobs before it, until a job
+        needs more than the pool has; the sleeping hosts among these picks are woken, in queue
+        order (the lowest ids of a job's picks when it would exceed ``n``), and the lowest ids of
+        the other sleeping hosts make up ``n`` when the picks name fewer. With :meth:`select_hosts`
+        not overridden this is the lowest ids of ``asleep``."""
+        if self._lowest_ids_choice:
+            return lowest_bits(asleep, n)
+        pool = self.free_now_mask() | asleep
+        out = 0
+        for job in self.queue:
+            left = n - out.bit_count()
+            if left <= 0 or job.res > pool.bit_count():
+                break
+            pick = self.select_hosts(pool, job)
+            pool &= ~pick
+            new = pick & asleep & ~out
+            out |= new if new.bit_count() <= left else lowest_bits(new, left)
+        left = n - out.bit_count()
+        return out | lowest_bits(asleep & ~out, left) if left > 0 else out
+
     def host_choice(self, job: Job) -> HostChoice | None:
         """:meth:`select_hosts` for ``job``, as the profile's host choice (``choose(candidates,
         res)`` of :meth:`ReservationProfile.find_earliest`); None (the profile's default, the same

@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
+from .core.backfilling import INF, Reservation, ReservationProfile, job_duration, lowest_bits
 from .core.model import Job, Platform
 from .easy import EASY
 
@@ -104,6 +104,11 @@ class HEFT(EASY):
         ids = [i for i in range(candidates.bit_length()) if candidates >> i & 1]
         ids.sort(key=lambda i: (-self._speed[i], i))
         return sum(1 << i for i in ids[:res])
+
+    def hosts_to_wake(self, asleep: int, n: int) -> int:
+        """The ``n`` sleeping hosts (bit mask, among ``asleep``) idle-host shutdown wakes: the
+        fastest (pstate 0), then the lowest ids, as HEFT places (:meth:`find_reservation`)."""
+        return self._fastest_first(asleep, n) if len(self.classes) > 1 else lowest_bits(asleep, n)
 
     def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None) -> Reservation:
         """Earliest-finish placement of ``job`` in ``prof`` (not changed), over the speed classes.

@@ -102,3 +102,18 @@ def test_backlog_script_runs_tiny(tmp_path):
     assert all(r["run_s"] > 0 and len(r["check"]) == 16 for r in rows)
     assert rows[0]["check"] != rows[1]["check"]  # EASY backfills: another schedule
     assert "| easy | 300 |" in (tmp_path / "backlog.md").read_text()
+
+
+def test_green_benchmark_runs_tiny(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_green.py"), "--jobs", "30", "--loads", "50",
+         "--deltas", "10", "--tracemalloc", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "green.json").read_text())["results"]
+    assert len(rows) == 1
+    r = rows[0]
+    assert (r["policy"], r["jobs"], r["cpu_load"], r["delta"]) == ("green-easy", 30, 50, 10.0)
+    assert r["check"]["nb_jobs_success"] == 30 and r["run_s"] > 0 and r["maxrss_mb"] > 0
+    assert r["tracemalloc_peak_mb"] > 0
+    assert "| green-easy | 30 | 50 | 10 |" in (tmp_path / "green.md").read_text()

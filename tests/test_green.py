@@ -170,7 +170,8 @@ def test_delta_zero_gives_the_plain_policys_files(tmp_path, plain, green):
 # ---------------------------------------------------------------------------- CPU-load profiles
 def test_half_load_profile_alternates_compute_and_delay():
     prof = load_profile("p", 20.0, 50, NANTES_CORE_SPEED, 10)
-    assert prof["p"] == {"type": "sequence", "repeat": 10, "seq": ["p_c", "p_d"]}
+    # "composed": the one name Batsim 4.2.1 knows for it (src/profiles.cpp; "sequence" is refused)
+    assert prof["p"] == {"type": "composed", "repeat": 10, "seq": ["p_c", "p_d"]}
     assert prof["p_c"] == {"type": "parallel_homogeneous", "cpu": 12.9625e9, "com": 0.0}  # 1 s busy
     assert prof["p_d"] == {"type": "delay", "delay": 1.0}
     assert set(load_profile("q", 20.0, 100, 1e9, 10)) == {"q"}

@@ -21,7 +21,7 @@ from schedulers.core.events import (
     SetResourceState, SimulationBegins,
 )
 from schedulers.core.model import Host, Job
-from schedulers.core.policy import PolicyOptionError
+from schedulers.core.policy import PolicyError, PolicyOptionError
 from schedulers.engine import simulate
 from schedulers.registry import POLICIES, get_policy
 
@@ -356,3 +356,143 @@ def test_gridsched_run_refuses_the_option_without_energy(tmp_path, capsys):
                  "--no-progress", "--policy-options", '{"idle_timeout": 60}'])
     assert code == 2
     assert "'idle_timeout'" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------- which hosts are woken: the policy's choice
+def test_easy_wakes_the_hosts_its_select_hosts_would_give_the_job():
+    # An EASY that places on the highest ids. 3 hosts, timeout 10 s, switch-off 4 s, wake-up 20 s.
+    # t=10: all idle 10 s, no job waits: all three sleep (one request, 4 s). t=20: J1 (1 host)
+    # waits, nothing is awake: one host is woken, the one select_hosts picks among the hosts
+    # J1 could use once awake (h0-h2): h2 (plain EASY wakes h0). t=40: h2 awake, J1 starts there.
+    class HighestIds(POLICIES["easy"]):
+        def select_hosts(self, candidates, job):
+            ids = [i for i in range(candidates.bit_length()) if candidates >> i & 1]
+            return sum(1 << i for i in ids[-job.res:])
+
+    for policy, woken in ((HighestIds({"idle_timeout": 10}), "2"), (get_policy("easy", {"idle_timeout": 10}), "0")):
+        assert show(policy.decide(0.0, [hosts(3)])) == [("call", 10.0)]
+        assert show(policy.decide(10.0, [RequestedCall(10.0)])) == [("pstate", "0-2", "1")]
+        assert show(policy.decide(14.0, [switched(14.0, "0-2", 1)])) == []
+        assert show(policy.decide(20.0, [sub(20, 1, 1, 50)])) == [("pstate", woken, "0")]
+        assert show(policy.decide(40.0, [switched(40.0, woken, 0)])) == [("run", "1", woken)]
+
+
+def test_easy_wakes_for_the_queue_in_order_and_counts_the_awake_free_hosts():
+    # Same HighestIds EASY, 4 hosts; h3 is awake and free, h0-h2 asleep. J1 needs 2 hosts:
+    # select_hosts of pool {h0..h3} gives h2-h3, of which h2 sleeps: hosts_to_wake(asleep, 1) = h2
+    # (the lowest ids would say h0). With J2 (1 host) behind: J1 takes h2-h3, J2 the highest of
+    # the rest, h1: hosts_to_wake(asleep, 2) = h1-h2. Asked for 3, the picks name 2: the lowest
+    # other sleeping id, h0, makes up the third.
+    class HighestIds(POLICIES["easy"]):
+        def select_hosts(self, candidates, job):
+            ids = [i for i in range(candidates.bit_length()) if candidates >> i & 1]
+            return sum(1 << i for i in ids[-job.res:])
+
+    p = HighestIds()
+    p.decide(0.0, [hosts(4)])
+    p._available.set_mask(0b1000)   # h3 awake and free; h0-h2 asleep (never started in this test)
+    p.queue = [Job(id="w0!1", workload="w0", subtime=0, walltime=10, res=2, profile="p")]
+    assert p.hosts_to_wake(0b0111, 1) == 0b0100
+    p.queue.append(Job(id="w0!2", workload="w0", subtime=0, walltime=10, res=1, profile="p"))
+    assert p.hosts_to_wake(0b0111, 2) == 0b0110
+    assert p.hosts_to_wake(0b0111, 3) == 0b0111
+
+
+def test_heft_wakes_the_fastest_sleeping_host():
+    # HEFT places on the fastest hosts: h0, h1 at 1 Gf/s, h2 at 2 Gf/s (pstate 0), all asleep
+    # from 14 (switch-off 4 s). J1 (1 host) at 20 wakes h2 (awake at 40), not h0.
+    begins = hosts(3)
+    begins.compute_resources[2].speeds = [2e9, 1e-9, 0.25, 0.05]
+    p = get_policy("heft", {"idle_timeout": 10})
+    assert show(p.decide(0.0, [begins])) == [("call", 10.0)]
+    assert show(p.decide(10.0, [RequestedCall(10.0)])) == [("pstate", "0-2", "1")]
+    p.decide(14.0, [switched(14.0, "0-2", 1)])
+    assert show(p.decide(20.0, [sub(20, 1, 1, 50)])) == [("pstate", "2", "0")]
+    assert show(p.decide(40.0, [switched(40.0, "2", 0)])) == [("run", "1", "2")]
+
+
+def test_a_wake_choice_outside_the_sleeping_hosts_is_a_policy_error():
+    class Bad(POLICIES["fcfs"]):
+        def hosts_to_wake(self, asleep, n):
+            return 1 << 5
+
+    p = Bad({"idle_timeout": 10})
+    p.decide(0.0, [hosts(2)])
+    p.decide(10.0, [RequestedCall(10.0)])
+    p.decide(14.0, [switched(14.0, "0-1", 1)])
+    with pytest.raises(PolicyError, match=r"hosts_to_wake chose 5 where 1 of the sleeping hosts 0-1"):
+        p.decide(20.0, [sub(20, 1, 1, 50)])
+
+
+OWNED = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="z" routing="Full">
+  <host id="master_host" speed="100Mf"/>
+  <host id="a0" speed="1Gf, 1e-9Mf, 0.25f, 0.05f" core="1">
+    <prop id="wattage_per_state" value="100:200, 10:10, 150:150, 180:180"/>
+    <prop id="wattage_off" value="5"/><prop id="sleep_pstates" value="1:2:3"/><prop id="owner" value="alice"/>
+  </host>
+  <host id="b0" speed="1Gf, 1e-9Mf, 0.25f, 0.05f" core="1">
+    <prop id="wattage_per_state" value="100:200, 10:10, 150:150, 180:180"/>
+    <prop id="wattage_off" value="5"/><prop id="sleep_pstates" value="1:2:3"/><prop id="owner" value="bob"/>
+  </host>
+</zone>
+</platform>
+"""
+
+
+def test_osep_wakes_the_host_of_the_user_who_waits(tmp_path):
+    # a0 (id 0, alice) and b0 (id 1, bob): 1 core, 1 Gf, Idle 100 W, busy 200 W, sleep 10 W,
+    # switch-off 1 flop at 0.25 f/s = 4 s at 150 W, switch-on 1 flop at 0.05 f/s = 20 s at 180 W.
+    # OSEP, timeout 10 s; bob's B1 (10 Gflop = 10 s) arrives at 30:
+    #   0-10   both idle (100 W)          10-14 both switching off (150 W)     14- asleep (10 W)
+    #   30     B1 waits: bob's own b0 is woken (30-50 at 180 W; the lowest id would be alice's a0)
+    #   50-60  B1 on b0 (200 W); then nothing runs or waits: nothing more switches, end at 60.
+    # consumed_joules = E(60) - E(first submission, 30): a0 30 x 10 = 300, b0 20 x 180 + 10 x 200
+    # = 5600: 5900 J.
+    plat = tmp_path / "owned.xml"
+    plat.write_text(OWNED)
+    wl = {"nb_res": 2, "jobs": [{"id": "B1", "user": "bob", "subtime": 30, "res": 1, "walltime": -1, "profile": "b"}],
+          "profiles": {"b": {"type": "parallel_homogeneous", "cpu": 10e9, "com": 0}}}
+    simulate(plat, [wl], get_policy("osep", {"idle_timeout": 10}), energy=True, dynamic_jobs=True,
+             forward_profiles=True, export_prefix=tmp_path / "out_")
+    job = rows(tmp_path / "out_jobs.csv")[0]
+    assert (job["starting_time"], job["finish_time"], job["allocated_resources"], job["consumed_energy"]) == \
+        ("50.000000", "60.000000", "1", "2000.000000")
+    assert lines(tmp_path / "out_pstate_changes.csv") == ["0,0-1,0", "10,0-1,-2", "14,0-1,1", "30,1,-1", "50,1,0"]
+    assert rows(tmp_path / "out_schedule.csv")[0]["consumed_joules"] == "5900.000000"
+
+
+def test_owner_share_hosts_wanted_leaves_out_a_task_waiting_for_a_kill():
+    # OSEP, a0 (alice) and b0 (bob), rounds every 60 s. bob's B1, B2 take both hosts at 0; alice's
+    # A1 at 30 waits: 1 host wanted. Round at 60: f_alice = 1 - 0 = 1 > 0 with a ready task,
+    # f_bob = 1 - 2 = -1: B2 (ran as long as B1, the later arrival index) is killed and A1
+    # reserved its host b0. A1 is still waiting for Batsim (the base's default count says 1), but
+    # needs no other host: hosts_wanted = 0. The kill's JOB_KILLED brings B2's restart B2#1,
+    # which does wait for a host: 1; A1 starts on b0.
+    from schedulers.core.events import JobKilled, KillJobs
+    from schedulers.core.shutdown import waiting_hosts
+
+    begins = hosts(2, sleepable=())
+    for h, owner in zip(begins.compute_resources, ("alice", "bob")):
+        h.properties["owner"] = owner
+    prof = {"type": "parallel_homogeneous", "cpu": 1e12, "com": 0}
+
+    def job(t, n, user):
+        return JobSubmitted(t, job=Job(id=f"w0!{n}", workload="w0", subtime=t, walltime=-1.0, res=1, profile="p",
+                                       extra={"user": user}, profile_data=prof))
+
+    p = get_policy("osep", {"period": 60})
+    p.decide(0.0, [begins])
+    assert show(p.decide(0.0, [job(0, "B1", "bob"), job(0, "B2", "bob")])) == [("run", "B1", "0"), ("run", "B2", "1")]
+    assert show(p.decide(30.0, [job(30, "A1", "alice")])) == [("call", 60.0)]
+    assert p.hosts_wanted() == 1 == waiting_hosts(p)
+    out = p.decide(60.0, [RequestedCall(60.0)])
+    assert [type(d) for d in out] == [KillJobs] and out[0].job_ids == ["w0!B2"]
+    assert (p.hosts_wanted(), waiting_hosts(p)) == (0, 1)
+    out = show(p.decide(60.0, [JobCompleted(60.0, job_id="w0!B2", job_state="COMPLETED_KILLED",
+                                            alloc=ProcSet(1)),
+                               JobKilled(60.0, job_ids=["w0!B2"], job_progress={"w0!B2": {"progress": 0.06}})]))
+    assert ("run", "A1", "1") in out
+    assert p.hosts_wanted() == 1   # B2#1

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from .backfilling import procset_to_mask
+from .backfilling import lowest_bits, procset_to_mask
 from .model import Job, JobState
 from .ownership import MissingUserError, Ownership
 from .policy import Policy, PolicyError, PolicyOptionError, option_flag, option_number
@@ -163,6 +163,47 @@ class OwnerSharePolicy(Policy):
     def fits(task: Task, hosts: tuple[int, ...]) -> bool:
         """True when ``task`` can run on the hosts a preemption frees (it needs no more of them)."""
         return task.res <= len(hosts)
+
+    # ------------------------------------------------------------------------ idle-host shutdown
+    def hosts_wanted(self) -> int:
+        """Hosts the waiting tasks need now (idle-host shutdown, :meth:`Policy.hosts_wanted
+        <schedulers.core.policy.Policy.hosts_wanted>`): the ``res`` of the ready tasks, summed, at
+        most the number of hosts. A task waiting for the hosts a kill frees (reserved by a decision
+        round) needs no other host, although its job is still waiting for Batsim."""
+        cap = len(self.platform.hosts)
+        total = 0
+        for tasks in self._ready.values():
+            for task in tasks.values():
+                total += task.res
+                if total >= cap:
+                    return cap
+        return total
+
+    def hosts_to_wake(self, asleep: int, n: int) -> int:
+        """The ``n`` sleeping hosts (bit mask, among ``asleep``) idle-host shutdown wakes
+        (:meth:`Policy.hosts_to_wake <schedulers.core.policy.Policy.hosts_to_wake>`): the hosts
+        the waiting users own. Users with ready tasks in :meth:`idle_user_order`, each one's ready
+        tasks in :meth:`ready_order`, each task takes :meth:`choose_idle_hosts` among its user's
+        own sleeping hosts not taken yet (all of them when it needs more; nothing when the hook
+        refuses); a task's hosts beyond ``n`` are cut in the hook's order. The lowest ids of the
+        other sleeping hosts make up ``n``. Woken, a user's own hosts are the idle hosts its tasks
+        get, instead of another owner's, which that owner's next task would take back by a kill."""
+        own = self.own
+        out = 0
+        if own is not None:
+            for user in self.idle_user_order(self.users_with_ready()):
+                for task in self.ready_tasks(user):
+                    left = n - out.bit_count()
+                    if left <= 0:
+                        return out
+                    mine = [i for i in own.share(user) if asleep >> i & 1 and not out >> i & 1]
+                    if not mine:
+                        break
+                    pick = tuple(mine) if len(mine) < task.res else self.choose_idle_hosts(task, mine)
+                    for i in (pick or ())[:left]:
+                        out |= 1 << i
+        left = n - out.bit_count()
+        return out | lowest_bits(asleep & ~out, left) if left > 0 else out
 
     # ------------------------------------------------------------------------------ events
     def on_simulation_begins(self, platform) -> None:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Iterable
 
 from procset import ProcSet
 
-from .backfilling import mask_to_procset, procset_to_mask
+from .backfilling import lowest_bits, mask_to_procset, procset_to_mask
 from .events import (
     Answer,
     CallMeLater,
@@ -580,6 +580,17 @@ class Policy:
         nor rejected), summed, at most the number of hosts. Override when the policy knows
         better, e.g. only the jobs it could start on more hosts."""
         return _shutdown.waiting_hosts(self)
+
+    def hosts_to_wake(self, asleep: int, n: int) -> int:
+        """Which ``n`` sleeping hosts idle-host shutdown wakes (option ``idle_timeout``): a bit
+        mask of exactly ``n`` hosts among ``asleep`` (bit mask of the hosts asleep now; ``1 <= n
+        <= |asleep|``), the hosts the waiting jobs would run on once awake.
+
+        Default: the lowest ids (where :func:`first_hosts` places). Override with the policy's own
+        host choice: EASY asks :meth:`select_hosts <schedulers.easy.EASY.select_hosts>`, HEFT
+        takes the fastest hosts, the owner-share policies the hosts their waiting users own
+        (:mod:`schedulers.core.shutdown`, step 2, checks the answer)."""
+        return lowest_bits(asleep, n)
 
     def waking_hosts(self) -> list[tuple[float, int]]:
         """Hosts asleep or switching that idle-host shutdown can wake, each with the earliest

@@ -23,10 +23,13 @@ One step (``now`` = the message's time, s):
 2. **Wake.** ``wanted`` = :meth:`Policy.hosts_wanted
    <schedulers.core.policy.Policy.hosts_wanted>` (default: the ``res`` of every waiting job,
    summed, at most the number of hosts); ``supply`` = hosts awake and free + hosts being switched
-   on. When ``wanted > supply``, the missing hosts are woken, lowest ids first, among the sleeping
-   hosts, less the hosts that running jobs release by their walltime (``start + walltime``)
-   before a sleeping host could be awake (``now`` + its wake-up delay): waking one then would
-   only cost energy. A host still switching off is not woken (Batsim 4.2.1 ignores a request for
+   on. When ``wanted > supply``, the missing hosts are woken among the sleeping hosts, less the
+   hosts that running jobs release by their walltime (``start + walltime``) before a sleeping
+   host could be awake (``now`` + its wake-up delay): waking one then would only cost energy.
+   Which hosts: :meth:`Policy.hosts_to_wake <schedulers.core.policy.Policy.hosts_to_wake>`, the
+   policy's own host choice (default the lowest ids; EASY's :meth:`select_hosts
+   <schedulers.easy.EASY.select_hosts>`, HEFT's fastest hosts, the owner-share policies' hosts
+   owned by the users who wait). A host still switching off is not woken (Batsim 4.2.1 ignores a request for
    a host in a virtual pstate and never completes it, see :mod:`schedulers.engine.hosts`); it is
    woken at the step of its RESOURCE_STATE_CHANGED if still needed.
 3. **Sleep.** Hosts idle for at least ``idle_timeout`` go to their sleep pstate ``S`` (the ``S``
@@ -227,9 +230,16 @@ class IdleShutdown:
                   if hosts[i].state is HostState.SLEEPING]
         if not asleep:
             return
-        need -= self._released_by(now + min(self.on_delay[i] for i in asleep))
+        need = min(need - self._released_by(now + min(self.on_delay[i] for i in asleep)), len(asleep))
+        if need <= 0:
+            return
+        mask = sum(1 << i for i in asleep)
+        chosen = p.hosts_to_wake(mask, need)
+        if chosen & ~mask or chosen.bit_count() != need:
+            raise PolicyError(f"policy {p.name!r}: hosts_to_wake chose {mask_to_procset(chosen)} where "
+                              f"{need} of the sleeping hosts {mask_to_procset(mask)} were asked for")
         groups: dict[tuple[int, float], int] = {}
-        for i in asleep[:max(need, 0)]:
+        for i in _bits(chosen):
             h = hosts[i]
             target = self._wake_to.pop(i, None)
             if target is None:  # asleep from the start: its lowest computation pstate

@@ -7,12 +7,14 @@ line): 10, 20, 100, 1000, 3500 and 7500 jobs (L204), every job of a set with the
 load" over the job's whole execution (§4.2, L191).
 
 **CPU-load profiles** (:func:`load_profile`). A job of duration ``T`` (s) and load ``L`` (%) on
-hosts of core speed ``s`` (flops/s) is a Batsim ``sequence`` profile repeated ``periods`` times
+hosts of core speed ``s`` (flops/s) is a Batsim ``composed`` profile repeated ``periods`` times
 over ``[compute, delay]``: ``compute`` is ``parallel_homogeneous`` with ``cpu = s * T * L / 100 /
 periods`` flops per host (one core of each host busy at full speed for ``T * L / 100 / periods``
 s), ``delay`` sleeps ``T * (100 - L) / 100 / periods`` s (hosts at idle power). ``L = 100`` is one
 ``parallel_homogeneous`` of ``s * T`` flops, ``L = 0`` one ``delay`` of ``T``. On a dedicated
-host the job lasts ``T`` and keeps one core busy ``L`` % of that time.
+host the job lasts ``T`` and keeps one core busy ``L`` % of that time. (``composed`` and not
+``sequence``: Batsim 4.2.1 knows only ``composed``, ``src/profiles.cpp``; it reads any unknown
+type as a trace profile and stops on "has no 'trace' field". The engine takes both alike.)
 
 **What the paper does not give, and what we assume** (documented choices, not tuned to its
 numbers): job sizes, durations and arrivals. Jobs ``0 .. jobs-1`` arrive as a Poisson process of
@@ -57,7 +59,7 @@ def load_profile(name: str, duration: float, load: float, speed: float, periods:
     """Batsim profiles of one job of ``duration`` s at ``load`` % on cores of ``speed`` flops/s.
 
     Returns:
-        ``{profile name: profile}``: the job's profile ``name`` (a ``sequence`` with ``repeat =
+        ``{profile name: profile}``: the job's profile ``name`` (a ``composed`` with ``repeat =
         periods`` over ``name + "_c"`` and ``name + "_d"``, or a single compute / delay profile
         at 100 % / 0 %) and the profiles it refers to (see the module docstring).
 
@@ -75,7 +77,7 @@ def load_profile(name: str, duration: float, load: float, speed: float, periods:
         return {name: {"type": "delay", "delay": duration}}
     busy = duration * load / 100.0 / periods
     idle = duration * (100.0 - load) / 100.0 / periods
-    return {name: {"type": "sequence", "repeat": periods, "seq": [name + "_c", name + "_d"]},
+    return {name: {"type": "composed", "repeat": periods, "seq": [name + "_c", name + "_d"]},
             name + "_c": {"type": "parallel_homogeneous", "cpu": speed * busy, "com": 0.0},
             name + "_d": {"type": "delay", "delay": idle}}
 

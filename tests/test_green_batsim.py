@@ -1,0 +1,107 @@
+"""green-easy and green-heft with compute sharing: the engine against real Batsim 4.2.1 recordings.
+
+``fixtures/batsim_green/README.md`` says how they were recorded: ``green-nantes``, 200 jobs, seed
+0, Δ = 50 %, energy and ``--enable-compute-sharing``, at 100 % CPU load (one
+``parallel_homogeneous`` profile per job) and at 75 % (``composed`` compute/delay profiles). The
+engine runs the same policy on the same generated inputs (no Batsim needed here).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+
+from schedulers.engine import simulate
+from schedulers.inputs.generators import generate
+from schedulers.inputs.green_scenario import NANTES_PLATFORM
+from schedulers.registry import get_policy
+
+RECORDED = Path(__file__).parent / "fixtures" / "batsim_green"
+WALL_CLOCK = {"scheduling_time", "simulation_time"}
+ENERGY = {"consumed_energy", "consumed_joules", "energy", "wattmin"}
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def _run(tmp_path: Path, policy: str, load: int) -> Path:
+    w = generate("green-nantes", {"job_count": 200, "cpu_load": load}, 0).workloads[0]
+    prefix = tmp_path / "out_"
+    simulate(NANTES_PLATFORM, [w], get_policy(policy, {"delta": 50}), energy=True, compute_sharing=True,
+             export_prefix=prefix)
+    return tmp_path
+
+
+def _equal(name: str, got: list[dict], want: list[dict], columns=None) -> None:
+    """Row by row: times within 1e-4 s, energies (J, W) within 1e-6 relative, ``epower`` within 1e-3
+    relative (Batsim prints the power of a 1e-10 s interval there, with rounding noise: README,
+    "Known differences"; NA in the same rows), the rest equal."""
+    assert len(got) == len(want), name
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert list(g) == list(w), name
+        for col in columns or w:
+            if col in WALL_CLOCK:
+                continue
+            a, b = g[col], w[col]
+            try:
+                x, y = float(a), float(b)
+            except ValueError:
+                assert a == b, f"{name} row {i} {col}: {a} != {b}"
+                continue
+            if col == "epower":
+                assert math.isclose(x, y, rel_tol=1e-3), f"{name} row {i} {col}: {a} != {b}"
+            elif col in ENERGY:
+                assert math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-6), f"{name} row {i} {col}: {a} != {b}"
+            else:
+                assert abs(x - y) <= 1e-4, f"{name} row {i} {col}: {a} != {b}"
+
+
+def _shared_pairs(jobs: list[dict]) -> int:
+    """Pairs of jobs that ran on a common host at the same time (compute sharing at work)."""
+    js = [(float(r["starting_time"]), float(r["finish_time"]), ProcSet.from_str(r["allocated_resources"]))
+          for r in jobs]
+    return sum(1 for i, a in enumerate(js) for b in js[i + 1:]
+               if a[2] & b[2] and a[0] < b[1] and b[0] < a[1])
+
+
+@pytest.mark.parametrize("policy, shared", [("green-easy", 20), ("green-heft", 46)])
+def test_full_load_equals_real_batsim_file_by_file(tmp_path, policy, shared):
+    # 100 % load: every job one parallel_homogeneous profile. Jobs, schedule, energy rows and
+    # machine states equal; the recording has jobs overlapping on shared hosts (counted by hand
+    # from the recorded out_jobs.csv with _shared_pairs: 20 pairs for EASY, 46 for HEFT).
+    out = _run(tmp_path, policy, 100)
+    tag = policy.split("-")[1] + "_l100"
+    want = rows(RECORDED / f"{tag}_jobs.csv")
+    assert _shared_pairs(want) == shared
+    for name in ("jobs", "schedule", "consumed_energy", "machine_states"):
+        _equal(f"{tag}_{name}", rows(out / f"out_{name}.csv"), rows(RECORDED / f"{tag}_{name}.csv"))
+
+
+@pytest.mark.parametrize("policy", ["green-easy", "green-heft"])
+def test_three_quarter_load_schedule_equals_real_batsim(tmp_path, policy):
+    # 75 % load: composed profiles of 10 (compute, delay) periods. Starts, ends, allocations and
+    # states equal; energies are not (next test).
+    out = _run(tmp_path, policy, 75)
+    tag = policy.split("-")[1] + "_l75"
+    want = rows(RECORDED / f"{tag}_jobs.csv")
+    _equal(f"{tag}_jobs", rows(out / "out_jobs.csv"), want,
+           columns=["job_id", "submission_time", "starting_time", "finish_time", "allocated_resources",
+                    "final_state"])
+    _equal(f"{tag}_schedule", rows(out / "out_schedule.csv"), rows(RECORDED / f"{tag}_schedule.csv"),
+           columns=["makespan", "mean_waiting_time", "nb_jobs_success", "time_computing"])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "engine discrepancy (README, Known differences): with multi-host composed compute/delay "
+    "profiles real Batsim 4.2.1 / SimGrid 3.32 charges part of the delay phases at the compute "
+    "phase's power; recorded consumed_joules 2438604.737958 (EASY) vs the engine's 2389520.87"))
+def test_three_quarter_load_energy_equals_real_batsim(tmp_path):
+    out = _run(tmp_path, "green-easy", 75)
+    _equal("easy_l75_schedule", rows(out / "out_schedule.csv"), rows(RECORDED / "easy_l75_schedule.csv"),
+           columns=["consumed_joules"])
