@@ -386,7 +386,16 @@ def cmd_policies(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Sub-commands whose parsers are built by the modules that run them (:func:`build_parser`).
+_MODULE_COMMANDS = ("serve", "convert", "campaign", "scenario")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``gridsched`` parser. With ``command`` (the sub-command named on the command line), the
+    parsers of the other sub-commands that live in their own modules (``serve``, ``convert``,
+    ``campaign``, ``scenario``) are left empty, so that their modules (the scenario generators,
+    ZeroMQ...) are not imported: ``gridsched run`` starts faster. Their full parsers are built
+    when ``command`` is None or names them (``gridsched --help`` lists every sub-command)."""
     parser = argparse.ArgumentParser(prog="gridsched", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"gridsched {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -444,18 +453,32 @@ def build_parser() -> argparse.ArgumentParser:
     pol = sub.add_parser("policies", help="list the policies")
     pol.set_defaults(func=cmd_policies)
 
-    try:
-        from .batsim.server import add_serve_parser
-        add_serve_parser(sub)
-    except ImportError:  # pragma: no cover
-        pass
-    from .inputs.convert import add_convert_parser
-    add_convert_parser(sub)
-    from .campaign.cli import add_campaign_parser
-    add_campaign_parser(sub)
-    from .inputs.scenario_cli import add_scenario_parser
-    add_scenario_parser(sub)
+    for name in _MODULE_COMMANDS:
+        if command is not None and command != name:
+            sub.add_parser(name)  # never parsed nor shown: another sub-command was named
+        elif name == "serve":
+            try:
+                from .batsim.server import add_serve_parser
+                add_serve_parser(sub)
+            except ImportError:  # pragma: no cover
+                pass
+        elif name == "convert":
+            from .inputs.convert import add_convert_parser
+            add_convert_parser(sub)
+        elif name == "campaign":
+            from .campaign.cli import add_campaign_parser
+            add_campaign_parser(sub)
+        else:
+            from .inputs.scenario_cli import add_scenario_parser
+            add_scenario_parser(sub)
     return parser
+
+
+def _command(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names (its first argument, when that is one), else None."""
+    if argv and argv[0] in ("run", "engine", "policies", *_MODULE_COMMANDS):
+        return argv[0]
+    return None
 
 
 def _one_line(msg: Any) -> str:
@@ -477,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     from .core.model import PolicyInputError
     from .registry import PolicyOptionError
 
-    parser = build_parser()
+    parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

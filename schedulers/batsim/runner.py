@@ -37,10 +37,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..core.policy import Policy
-from .server import ServeStats, serve
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.policy import Policy
+    from .server import ServeStats
 
 __all__ = [
     "DEFAULT_BATSIM_ENDPOINT",
@@ -280,6 +281,7 @@ class _ServerThread(threading.Thread):
 
     def run(self) -> None:
         try:
+            from .server import serve
             self.stats = serve(self.policy, self.endpoint, connect_timeout=self.connect_timeout,
                                idle_timeout=self.idle_timeout, log=self._log, stop=self.stop,
                                platform=self.platform)
@@ -352,6 +354,8 @@ def run_with_batsim(
     for kind, p in [("platform", platform)] + [("workload", w) for w in wl]:
         if not Path(p).is_file():
             raise FileNotFoundError(f"{kind} file {os.fspath(p)!r} does not exist")
+    from ..core.policy import Policy
+
     if isinstance(policy_name, Policy):
         policy = policy_name
     else:

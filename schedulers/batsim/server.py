@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import zmq
-
 from ..core.events import SimulationBegins, SimulationEnds
 from ..core.policy import Policy, PolicyError
 from ..inputs.errors import PlatformError
@@ -267,6 +265,8 @@ def serve(
     platform_file = _platform_file(platform)
     stats = ServeStats(endpoint=endpoint)
     t_start = time.monotonic()
+    import zmq  # here, not at the top: `gridsched run` on the embedded engine never loads it
+
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REP)
     linger_ms = 0

@@ -7,16 +7,21 @@ scheduling", JSSPP 1998):
 * bounded slowdown ``max(1, (w + run) / max(run, tau))`` with ``tau = 10`` s;
 * utilisation ``sum(res * run) / (nb_hosts * makespan)`` over executed jobs;
 * makespan: last finish time (s); energy in joules and kWh (1 kWh = 3.6e6 J).
+
+Pure Python (no numpy, no pandas), so that ``gridsched run`` starts without the analysis stack.
+The sums and means are numpy's to the last bit: :func:`pairwise_sum` is numpy's summation
+algorithm, and these summaries were computed with numpy before (same ``summary.json`` values).
 """
 
 from __future__ import annotations
 
+import csv
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 #: Threshold of the bounded slowdown (s).
 BSLD_TAU = 10.0
@@ -56,6 +61,53 @@ class RunSummary:
         return "\n".join(lines)
 
 
+def pairwise_sum(values: Sequence[float], lo: int = 0, n: int | None = None) -> float:
+    """``sum(values[lo:lo + n])`` computed as numpy sums a contiguous float64 array
+    (``np.add.reduce``: ``0.0 +`` the pairwise sum of ``pairwise_sum_DOUBLE`` in numpy's
+    ``loops_utils.h.src``: below 8 values a plain loop, up to 128 values 8 interleaved partial
+    sums, above that the two halves (split at a multiple of 8) summed recursively), so that the
+    result is bit-for-bit ``float(np.asarray(values, dtype=float).sum())``. Units: those of the
+    values."""
+    if n is None:
+        n = len(values) - lo
+    return 0.0 + _pairwise(values, lo, n)
+
+
+def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo:lo + 8]
+        end = lo + n - n % 8
+        for b in range(lo + 8, end, 8):
+            r0 += a[b]
+            r1 += a[b + 1]
+            r2 += a[b + 2]
+            r3 += a[b + 3]
+            r4 += a[b + 4]
+            r5 += a[b + 5]
+            r6 += a[b + 6]
+            r7 += a[b + 7]
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for i in range(end, lo + n):
+            res += a[i]
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+def _max(values: list[float]) -> float:
+    """``max(values)`` (non-empty), NaN when one is NaN (as numpy's ``max``)."""
+    m = max(values)
+    if m != m or any(v != v for v in values):
+        return float("nan")
+    return m
+
+
 def summarize_columns(final_state: Sequence[str], submission: Sequence[float], starting: Sequence[float],
                       execution: Sequence[float], finish: Sequence[float], res: Sequence[float], nb_hosts: int,
                       energy_joules: float | None = None, tau: float = BSLD_TAU) -> RunSummary:
@@ -76,26 +128,30 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
     """
     if nb_hosts < 1:
         raise ValueError("nb_hosts must be >= 1")
-    state = np.asarray(final_state, dtype=object)
-    cols = [np.asarray(c, dtype=float) for c in (submission, starting, execution, finish, res)]
+    state = list(final_state)
+    cols = [[float(x) for x in c] for c in (submission, starting, execution, finish, res)]
     if any(len(c) != len(state) for c in cols):
         raise ValueError("out_jobs columns of different lengths")
-    ex = state != "REJECTED"
-    sub, start, run, fin, req = (c[ex] for c in cols)
-    n_ex = int(ex.sum())
-    wait = start - sub
-    bsld = np.maximum((wait + run) / np.maximum(run, tau), 1.0)
-    makespan = float(fin.max()) if n_ex else 0.0
-    area = float((req * run).sum())
+    keep = [k for k, st in enumerate(state) if st != "REJECTED"]
+    sub, start, run, fin, req = ([c[k] for k in keep] for c in cols)
+    n_ex = len(keep)
+    wait = [s - b for s, b in zip(start, sub)]
+    # np.maximum propagates NaN: ``x if not x < y else y`` does too
+    bsld = []
+    for w, r in zip(wait, run):
+        b = (w + r) / (r if not r < tau else tau)
+        bsld.append(b if not b < 1.0 else 1.0)
+    makespan = _max(fin) if n_ex else 0.0
+    area = pairwise_sum([q * r for q, r in zip(req, run)])
     return RunSummary(
         jobs=len(state),
-        success=int((state == "COMPLETED_SUCCESSFULLY").sum()),
-        killed=int(((state == "COMPLETED_KILLED") | (state == "COMPLETED_WALLTIME_REACHED")).sum()),
+        success=sum(1 for st in state if st == "COMPLETED_SUCCESSFULLY"),
+        killed=sum(1 for st in state if st in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED")),
         rejected=len(state) - n_ex,
         makespan=makespan,
-        mean_waiting_time=float(wait.mean()) if n_ex else 0.0,
-        mean_bounded_slowdown=float(bsld.mean()) if n_ex else 0.0,
-        max_waiting_time=float(wait.max()) if n_ex else 0.0,
+        mean_waiting_time=pairwise_sum(wait) / n_ex if n_ex else 0.0,
+        mean_bounded_slowdown=pairwise_sum(bsld) / n_ex if n_ex else 0.0,
+        max_waiting_time=_max(wait) if n_ex else 0.0,
         utilisation=area / (nb_hosts * makespan) if makespan > 0 else 0.0,
         energy_joules=energy_joules,
         energy_kwh=None if energy_joules is None else energy_joules / JOULES_PER_KWH,
@@ -126,15 +182,31 @@ def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSum
         FileNotFoundError: the jobs file is missing.
     """
     prefix = str(prefix)
-    jobs = pd.read_csv(prefix + "jobs.csv", dtype={"job_id": str, "allocated_resources": str})
+    need = ("final_state", "submission_time", "starting_time", "execution_time", "finish_time",
+            "requested_number_of_resources")
+    with open(prefix + "jobs.csv", newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        missing = set(need) - set(header)
+        if missing:
+            raise ValueError(f"out_jobs table lacks columns {sorted(missing)}")
+        idx = [header.index(c) for c in need]
+        state: list[str] = []
+        cols: list[list[float]] = [[], [], [], [], []]
+        for row in reader:
+            state.append(row[idx[0]])
+            for col, k in zip(cols, idx[1:]):
+                v = row[k]
+                col.append(float(v) if v else 0.0)  # rejected jobs: empty times (pandas' NaN -> 0.0)
     energy = None
     sched_path = Path(prefix + "schedule.csv")
     if sched_path.exists():
-        sched = pd.read_csv(sched_path)
+        with open(sched_path, newline="", encoding="utf-8") as f:
+            sched = next(csv.DictReader(f))
         if nb_hosts is None:
-            nb_hosts = int(sched["nb_computing_machines"].iloc[0])
+            nb_hosts = int(float(sched["nb_computing_machines"]))
         if Path(prefix + "consumed_energy.csv").exists():
-            energy = float(sched["consumed_joules"].iloc[0])
+            energy = float(sched["consumed_joules"])
     if nb_hosts is None:
         raise ValueError(f"{prefix}schedule.csv is missing: give nb_hosts")
-    return summarize_jobs(jobs, nb_hosts, energy)
+    return summarize_columns(state, *cols, nb_hosts=nb_hosts, energy_joules=energy)

@@ -42,8 +42,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .generators import GeneratorError, Scenario, register_generator
 
 __all__ = ["LILLE_PLATFORM", "TRACES", "SHARED_DIR", "INJECTED", "buc_scenario"]
@@ -125,6 +123,7 @@ def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
     if not jobs:
         raise GeneratorError("generator 'buc': the trace has no job left")
     span = max(j["subtime"] for j in jobs)
+    import numpy as np  # here, not at the top: `gridsched` starts without numpy
     real_res = np.array([j["res"] for j in jobs])
     rng = np.random.default_rng(seed)
     for user, p in INJECTED.items():

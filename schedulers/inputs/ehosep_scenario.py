@@ -86,8 +86,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from .generators import GeneratorError, Scenario, owned_hosts_platform_xml, register_generator
 
 __all__ = ["EHOSEP_MACHINES", "USERS", "TASK_MINUTES", "IDLE_FRACTION", "OFF_FRACTION", "ehosep_hosts",
@@ -196,6 +194,7 @@ def ehosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
     mean_speed = mean_mflops() * 1e6                       # flops/s
     slowest = min(m[3] for m in EHOSEP_MACHINES) * 1e6      # flops/s
     lo, hi = TASK_MINUTES
+    import numpy as np  # here, not at the top: `gridsched` starts without numpy
     rng = np.random.default_rng(seed)
     width = len(str(max(counts.values()) - 1))
     jobs: list[dict[str, Any]] = []

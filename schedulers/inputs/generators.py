@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 __all__ = ["Scenario", "Generator", "GENERATORS", "register_generator", "generate", "check_params",
            "GeneratorError", "homogeneous_platform_xml", "synthetic", "hosep_scenario", "buc_scenario"]
 
@@ -231,6 +229,7 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
             "generator 'synthetic': need jobs >= 1, load > 0, 1 <= max_res <= hosts, "
             "0 < runtime_min <= runtime_max, walltime_factor >= 1, profile 'delay' or 'compute', "
             f"users >= 1; got {params}")
+    import numpy as np  # here, not at the top: `gridsched` starts without numpy
     rng = np.random.default_rng(seed)
     res = rng.integers(1, max_res + 1, size=n)
     runtime = np.round(np.exp(rng.uniform(math.log(lo), math.log(hi), size=n)), 3)

@@ -38,8 +38,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .generators import GeneratorError, Scenario, register_generator
 
 __all__ = ["NANTES_PLATFORM", "NANTES_CORE_SPEED", "NANTES_HOSTS", "PAPER_JOB_COUNTS", "PAPER_LOADS",
@@ -104,6 +102,7 @@ def green_nantes(params: dict[str, Any], seed: int) -> Scenario:
             "generator 'green-nantes': need job_count >= 1, cpu_load in 0/25/50/75/100, interarrival > 0, "
             f"1 <= max_res <= {NANTES_HOSTS}, 0 < runtime_min <= runtime_max, walltime_factor >= 1, "
             f"periods >= 1; got {params}")
+    import numpy as np  # here, not at the top: `gridsched` starts without numpy
     rng = np.random.default_rng(seed)
     res = rng.integers(1, max_res + 1, size=n)
     runtime = np.round(rng.uniform(lo, hi, size=n), 3)

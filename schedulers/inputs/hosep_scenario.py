@@ -56,8 +56,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .generators import SYNTHETIC_POWER, GeneratorError, Scenario, owned_hosts_platform_xml, register_generator
 
 __all__ = ["HOSEP_MACHINES", "HOSEP_HOSTS", "DEMAND_MIX", "SIZE_RANGES_MFLOP", "LATE_DELAY", "BEST_MFLOPS",
@@ -143,6 +141,7 @@ def hosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
                              f"and more on the best machine), got {large_max}")
     ranges = dict(SIZE_RANGES_MFLOP)
     ranges["large"] = (SIZE_RANGES_MFLOP["large"][0], BEST_MFLOPS * 60.0 * large_max)
+    import numpy as np  # here, not at the top: `gridsched` starts without numpy
     rng = np.random.default_rng(seed)
     width = len(str(n - 1))
     jobs: list[dict[str, Any]] = []

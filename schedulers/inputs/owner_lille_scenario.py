@@ -44,8 +44,6 @@ import math
 import re
 from typing import Any
 
-import numpy as np
-
 from .generators import GeneratorError, Scenario, register_generator
 
 __all__ = ["owner_lille_scenario", "lille_owner_platform_xml", "TEAMS"]
@@ -116,6 +114,7 @@ def owner_lille_scenario(params: dict[str, Any], seed: int) -> Scenario:
     for j, r in zip(jobs_in, used):
         demand[j["user"]] = demand.get(j["user"], 0.0) + j["res"] * r
     users = sorted(demand)
+    import numpy as np  # here, not at the top: `gridsched` starts without numpy
     order = [users[i] for i in np.random.default_rng(seed).permutation(len(users))]
     team_of: dict[str, str] = {}
     load = dict.fromkeys(TEAMS, 0.0)

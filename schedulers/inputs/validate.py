@@ -22,8 +22,6 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from .errors import WorkloadError
 
 __all__ = ["WorkloadError", "load_workload_json", "schema", "validate_workload"]
@@ -43,7 +41,9 @@ def schema() -> dict[str, Any]:
 
 
 @functools.cache
-def _validator() -> jsonschema.protocols.Validator:
+def _validator() -> "jsonschema.protocols.Validator":  # noqa: F821
+    import jsonschema  # here: reading a workload for a run does not validate it against the schema
+
     cls = jsonschema.validators.validator_for(schema())
     cls.check_schema(schema())
     return cls(schema())
