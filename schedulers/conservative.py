@@ -175,6 +175,8 @@ class Conservative(EASY):
                 or self.waking_hosts()):
             return False
         queue = self.queue
+        if q.reservation is None and len(queue) > q.known:
+            return False  # the first new job would be the first one left waiting: placed by a walk
         limits, caps = q.limits, q.caps
         for job in queue[q.known:]:
             if job.res <= caps[bisect_left(limits, now + walltime_key(job))]:
@@ -259,6 +261,8 @@ class Conservative(EASY):
             elif now + dur < guard:
                 guard = now + dur
             yield k, r
+        if stop_when_full:
+            self._stop = (*prof.free_now_steps(), guard)  # the end of the queue: nothing after it
 
     def _position(self, waiting, s: int) -> int:
         """The queue position of the job in slot ``s`` of :meth:`EASY.waiting
