@@ -1,4 +1,4 @@
-"""Engine time of FCFS and EASY under a growing backlog of multi-host jobs (issue 13, "Scale").
+"""Engine time of FCFS, EASY and the backfilling variants under a growing backlog of multi-host jobs (issue 13, "Scale").
 
 Workload (generated in memory, seeded, never written to disk): ``N`` jobs with a ``delay``
 profile each on the 128-host platform of :mod:`bench_engine`:
@@ -25,6 +25,15 @@ Usage::
     python benchmarks/bench_backlog.py                         # FCFS and EASY at 10k, 30k, 100k jobs
     python benchmarks/bench_backlog.py --sizes 1000000 --policies easy
     python benchmarks/bench_backlog.py --sizes 30000 --policies easy --profile
+    python benchmarks/bench_backlog.py --sizes 10000,30000 --policies easy,green-easy:delta=10 --sharing
+    python benchmarks/bench_backlog.py --sizes 3000 --policies easy,conservative --append
+
+A policy is ``name`` or ``name:key=value:...`` (its options, values read as JSON, else as
+strings; the row's policy column shows the whole spec). ``--sharing`` runs every configuration
+with compute sharing (Batsim's ``--enable-compute-sharing``, which green-easy needs for Δ > 0);
+the rows then say so. ``--append`` adds the rows to those already in ``backlog.json`` instead of
+replacing the file (repeated runs of a configuration then give one row each; the ratios to FCFS
+and EASY are taken within one invocation, ``run`` = its start time).
 
 Results: a table on stdout, ``benchmarks/results/backlog.json`` and ``backlog.md`` (``--out DIR``
 to write them elsewhere; ``--no-write`` to write nothing).
@@ -86,8 +95,25 @@ def schedule_digest(jobs) -> str:
     return h.hexdigest()[:16]
 
 
-def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = False) -> dict:
-    """Run one configuration in this process and measure it."""
+def parse_policy(spec: str) -> tuple[str, dict | None]:
+    """``name`` or ``name:key=value:...`` -> (name, options or None); values are JSON when they
+    parse as JSON, else strings."""
+    name, *pairs = spec.split(":")
+    opts = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"policy option {pair!r} in {spec!r} is not key=value")
+        try:
+            opts[key] = json.loads(value)
+        except json.JSONDecodeError:
+            opts[key] = value
+    return name, (opts or None)
+
+
+def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = False,
+            sharing: bool = False) -> dict:
+    """Run one configuration in this process and measure it (``policy`` as :func:`parse_policy`)."""
     import gc
     import resource
 
@@ -97,10 +123,10 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     wl = make_workload(size, seed)
     gc.collect()
     t0 = time.perf_counter()
-    engine = build_engine(platform, [wl], energy=False, trace_outputs=False)
+    engine = build_engine(platform, [wl], energy=False, compute_sharing=sharing, trace_outputs=False)
     del wl
     t1 = time.perf_counter()
-    port = InProcessPort(get_policy(policy))
+    port = InProcessPort(get_policy(*parse_policy(policy)))
     if profile:
         import cProfile
         import pstats
@@ -112,7 +138,7 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     t2 = time.perf_counter()
     s = result.schedule
     return {
-        "policy": policy, "size": size, "setup_s": t1 - t0, "run_s": t2 - t1,
+        "policy": policy, "size": size, "sharing": sharing, "setup_s": t1 - t0, "run_s": t2 - t1,
         "jobs_per_s": size / (t2 - t1), "messages": result.messages,
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
         "makespan": s["makespan"], "mean_waiting_time": s["mean_waiting_time"],
@@ -120,23 +146,32 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     }
 
 
-def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool) -> dict:
+def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool, sharing: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--platform", str(platform),
            "--policies", policy, "--sizes", str(size), "--seed", str(seed)]
     if profile:
         cmd.append("--profile")
+    if sharing:
+        cmd.append("--sharing")
     return run_worker(cmd, echo_stderr=profile)
 
 
 def _fmt_table(rows: list[dict]) -> list[str]:
-    fcfs = {r["size"]: r["run_s"] for r in rows if r["policy"] == "fcfs"}
-    out = ["| policy | jobs | setup (s) | run (s) | jobs/s | / FCFS | peak RSS (MB) | makespan (s) "
+    def same(r: dict) -> tuple:  # ratios within one invocation, at one size and sharing
+        return r.get("run", ""), r["size"], r.get("sharing", False)
+
+    fcfs = {same(r): r["run_s"] for r in rows if r["policy"] == "fcfs"}
+    easy = {same(r): r["run_s"] for r in rows if r["policy"] == "easy"}
+    out = ["| policy | jobs | setup (s) | run (s) | jobs/s | / FCFS | / EASY | peak RSS (MB) | makespan (s) "
            "| mean wait (s) | check |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        ref = fcfs.get(r["size"])
+        ref = fcfs.get(same(r))
         ratio = "-" if ref is None or r["policy"] == "fcfs" else f"{r['run_s'] / ref:.2f}"
-        out.append(f"| {r['policy']} | {r['size']:,} | {r['setup_s']:.2f} | {r['run_s']:.2f} "
+        name = r["policy"] + (" (sharing)" if r.get("sharing") else "")
+        ref = easy.get(same(r))
+        ratio += " | " + ("-" if ref is None or r["policy"] in ("fcfs", "easy") else f"{r['run_s'] / ref:.2f}")
+        out.append(f"| {name} | {r['size']:,} | {r['setup_s']:.2f} | {r['run_s']:.2f} "
                    f"| {r['jobs_per_s']:,.0f} | {ratio} | {r['maxrss_mb']:.0f} | {r['makespan']:,.0f} "
                    f"| {r['mean_waiting_time']:,.0f} | `{r['check']}` |")
     return out
@@ -158,7 +193,7 @@ def _goals(rows: list[dict]) -> list[str]:
 
 def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Path]:
     lines = [
-        "# Backlog benchmark (FCFS and EASY, multi-host jobs at twice the capacity)",
+        "# Backlog benchmark (FCFS, EASY and the backfilling variants, multi-host jobs at twice the capacity)",
         "",
         f"Generated by `benchmarks/bench_backlog.py` on {meta['date']} ({meta['python']}, {meta['machine']}).",
         "",
@@ -187,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
                     help="folder for backlog.json and backlog.md")
     ap.add_argument("--no-write", action="store_true", help="print the table only")
+    ap.add_argument("--sharing", action="store_true", help="compute sharing on (green-easy with delta > 0)")
+    ap.add_argument("--append", action="store_true",
+                    help="add the rows to those of the existing backlog.json")
     ap.add_argument("--platform", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -195,23 +233,32 @@ def main(argv: list[str] | None = None) -> int:
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
 
     if args.worker:
-        print(json.dumps(run_one(str(args.platform), policies[0], sizes[0], args.seed, args.profile)))
+        print(json.dumps(run_one(str(args.platform), policies[0], sizes[0], args.seed, args.profile,
+                                 args.sharing)))
         return 0
 
-    from schedulers.registry import POLICIES
-    unknown = [p for p in policies if p not in POLICIES]
+    from schedulers.registry import POLICIES, check_options
+    try:
+        for p in policies:
+            if parse_policy(p)[0] in POLICIES:
+                check_options(*parse_policy(p))
+    except Exception as e:  # a bad option: say which
+        ap.error(str(e))
+    unknown = [p for p in policies if parse_policy(p)[0] not in POLICIES]
     if unknown:
         ap.error(f"unknown policies {unknown}; known: {sorted(POLICIES)}")
 
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
     with tempfile.TemporaryDirectory(prefix="bench_backlog_") as tmp:
         plat, note = resolve_platform(Path(tmp))
         print(f"platform: {note}", flush=True)
         rows = []
         for size in sizes:
             for policy in policies:
-                r = _spawn(plat, policy, size, args.seed, args.profile)
+                r = _spawn(plat, policy, size, args.seed, args.profile, args.sharing)
+                r["run"] = started
                 rows.append(r)
-                print(f"  {policy:5s} {size:>9,} jobs  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
+                print(f"  {policy:5s} {size:>9,} jobs{' sharing' if args.sharing else ''}  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
                       f"peak RSS {r['maxrss_mb']:5.0f} MB  check {r['check']}", flush=True)
     meta = {
         **machine_meta(),
@@ -222,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"({LOAD:g}x the capacity of {NB_HOSTS} hosts), seed {args.seed}"),
         "seed": args.seed,
     }
+    if args.append and not args.no_write and (args.out / "backlog.json").exists():
+        old = json.loads((args.out / "backlog.json").read_text(encoding="utf-8"))["results"]
+        rows = old + rows
     print()
     print("\n".join(_fmt_table(rows)))
     g = _goals(rows)

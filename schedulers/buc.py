@@ -141,6 +141,10 @@ class BUCOrder:
         self.scores: dict[str, float] = {}
         self.updates = 0
         self.skipped = 0
+        # the time-free part of Sf, (Su*0.8 + wt_term*0.2)*Kp, by (user, walltime): the same for
+        # all the jobs of a user with one walltime until the user's Su changes (queue_keys)
+        self._fixed: dict[tuple[str, float], float] = {}
+        self._group: dict[str, tuple[str, float]] = {}  # job id -> (user, walltime)
 
     def score(self, user: str | None) -> float:
         """Su of ``user`` (the initial score for a user not seen yet)."""
@@ -155,8 +159,27 @@ class BUCOrder:
         string, Batsim's submission order)."""
         return (-self.sf(job), job.subtime, job.id)
 
+    def queue_keys(self, jobs: list[Job]) -> list[Any]:
+        """:meth:`queue_key` of each job, in one go: Sf is ``fixed + (now - subtime)`` with
+        ``fixed = (Su*0.8 + wt_term*0.2)*Kp`` computed once per user and walltime while the
+        user's Su is unchanged: the same floats as :func:`sf_index`, so the same keys."""
+        now = self.now  # type: ignore[attr-defined]
+        fixed, group = self._fixed, self._group
+        out = []
+        for job in jobs:
+            g = group.get(job.id)
+            if g is None:
+                g = group[job.id] = (job.user or "", job.walltime)
+            b = fixed.get(g)
+            if b is None:
+                wt = g[1]
+                b = fixed[g] = (self.score(g[0]) * 0.8 + (100000.0 / wt if wt > 0 else 0.0) * 0.2) * self.kp
+            out.append((-(b + (now - job.subtime)), job.subtime, job.id))
+        return out
+
     def on_job_completed(self, job: Job) -> None:
         """Update the owner's Su from the job's precision when it ended normally with a walltime."""
+        self._group.pop(job.id, None)
         p = None
         if job.state == JobState.COMPLETED_SUCCESSFULLY and job.start_time is not None \
                 and job.finish_time is not None:
@@ -168,6 +191,8 @@ class BUCOrder:
             user = job.user or ""
             self.scores[user] = update_score(self.score(user), p, rule=self.rule, alpha=self.alpha,
                                              gain=self.gain, p0=self.p0, weight=w)
+            for g in [g for g in self._fixed if g[0] == user]:
+                del self._fixed[g]
             self.updates += 1
         super().on_job_completed(job)  # type: ignore[misc]
 

@@ -69,12 +69,32 @@ and the queue index (which waiting jobs may start in the free time a release ope
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from bisect import bisect_left
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
 from .core.policy import PolicyOptionError
+from .core.model import Job
+from .core.waiting import QueueScan, walltime_key
 from .easy import EASY
+
+
+@dataclass
+class _Quiet:
+    """What a pass whose walk stopped at the index search leaves for :meth:`Conservative.
+    _nothing_starts`: the profile's ``free_now_steps`` where it stopped, the first slice start
+    after the pass's ``now`` in any of its profiles (``guard``, s), the queue length then
+    (``known``: later jobs are new), the job starts and completions so far, the available hosts
+    and the pass's :attr:`~schedulers.easy.EASY.reservation`."""
+
+    guard: float
+    limits: list[float]
+    caps: list[int]
+    known: int
+    changes: int
+    available: int
+    reservation: Reservation | None
 
 
 class Conservative(EASY):
@@ -108,18 +128,85 @@ class Conservative(EASY):
             raise PolicyOptionError(f"policy 'conservative': option 'reservations' must be an integer "
                                     f">= 1 (or absent: every job), got {limit!r}")
         self.reservation_limit: int | None = limit
+        self._quiet: _Quiet | None = None  # what the last pass left (see _nothing_starts)
+        self._stop: tuple[list[float], list[int], float] | None = None  # set by _walk
+        self._changes = 0  # job starts and completions so far
 
     def backfill_pass(self) -> list[int]:
         """One conservative pass (module docstring): start the jobs whose earliest start is now.
         Returns their queue positions."""
+        if self._nothing_starts():
+            return []
+        self._quiet = None
         started: list[int] = []
-        for k, r in self._walk(self.profile(), stop_when_full=True):
+        prof = self.profile()
+        limits, _ = prof.free_now_steps()
+        first_end = limits[0] if limits else INF  # the running jobs' first expected end
+        self._stop = None
+        for k, r in self._walk(prof, stop_when_full=True):
             if r.start == self.now:
                 self.start_job(r.job, r.hosts_mask)
                 started.append(k)
             elif self.reservation is None:
                 self.reservation = r
+        if self._stop is not None and self.reservation_limit is None and self._plain_profile \
+                and not self.waking_hosts():
+            limits, caps, guard = self._stop
+            self._quiet = _Quiet(min(guard, first_end), limits, caps, len(self.queue) - len(started),
+                                 self._changes, self.available_mask, self.reservation)
         return started
+
+    def _nothing_starts(self) -> bool:
+        """Whether this pass would start nothing and leave the same reservations as the last one,
+        known without a walk: the last walk stopped because no job from some position ``k`` on
+        fit now (the index search of :meth:`_walk`); since then no job started or ended, the
+        hosts did not change, jobs only joined the end of the queue, and ``now`` is before the
+        first time (``guard``) at which any slice of the walk's profiles began after the walk's
+        ``now`` (a running job's end, a reservation's start or end). Then every reservation
+        of the walk is the same at this ``now`` (each profile's first slice still reaches past
+        it), the jobs from ``k`` on still do not fit now (a window from a later ``now`` crosses
+        more slices), and a new job can start only if it fits now in the profile the walk
+        stopped in (its ``free_now_steps`` at this ``now``). Restores :attr:`reservation`."""
+        q = self._quiet
+        if q is None:
+            return False
+        now = self.now
+        if (q.changes != self._changes or now >= q.guard or q.available != self.available_mask
+                or self.waking_hosts()):
+            return False
+        queue = self.queue
+        if q.reservation is None and len(queue) > q.known:
+            return False  # the first new job would be the first one left waiting: placed by a walk
+        limits, caps = q.limits, q.caps
+        for job in queue[q.known:]:
+            if job.res <= caps[bisect_left(limits, now + walltime_key(job))]:
+                return False  # it may start: a full walk decides
+        q.known = len(queue)
+        self.reservation = q.reservation
+        return True
+
+    def on_job_submitted(self, job: Job) -> None:
+        """EASY's queueing; a job queued ahead of a waiting job ends the last pass's shortcut
+        (:meth:`_nothing_starts`)."""
+        super().on_job_submitted(job)
+        if self._quiet is not None and self.queue and self.queue[-1] is not job:
+            self._quiet = None
+
+    def on_job_completed(self, job: Job) -> None:
+        super().on_job_completed(job)
+        self._changes += 1
+
+    def start_job(self, job: Job, alloc: int) -> None:
+        super().start_job(job, alloc)
+        self._changes += 1
+
+    @property
+    def _plain_profile(self) -> bool:
+        """The profile is EASY's own (running jobs until their walltimes, hosts free now the
+        available ones), the condition of :meth:`_nothing_starts`."""
+        cls = type(self)
+        return (cls.busy_until is EASY.busy_until and cls.free_now_mask is EASY.free_now_mask
+                and cls.profile is EASY.profile and not self.dynamic_queue_order)
 
     def planned_reservations(self) -> list[Reservation]:
         """The reservations a pass would give the waiting jobs now, in queue order: every job (up
@@ -131,14 +218,30 @@ class Conservative(EASY):
         """Yield ``(queue position, Reservation)`` for the jobs placed in ``prof``, in queue order
         (jobs beyond the reservation limit only when they start now)."""
         now = prof.now
-        left = self.reservation_limit if self.reservation_limit is not None else len(self.queue)
+        queue = self.queue
+        left = self.reservation_limit if self.reservation_limit is not None else len(queue)
         barred = False  # a job has no finite reservation: no job without walltime may start
-        for k, job in enumerate(self.queue):
+        waiting = self.waiting() if stop_when_full else None
+        check_from = 0  # queue position from which the index is asked again
+        waited = False  # a job was left waiting (the pass's `reservation` is set)
+        guard = INF  # the first reservation start or end after now (see _nothing_starts)
+        for k, job in enumerate(queue):
             if left <= 0:  # beyond the limit: only starts now that delay no reservation
                 yield from self._walk_starts(prof, k, barred, stop_when_full)
                 return
-            if stop_when_full and not prof.free_mask_at(now):
-                return  # no host free now: no later job can start
+            if stop_when_full:
+                if not prof.free_mask_at(now):
+                    return  # no host free now: no later job can start
+                if waited and k >= check_from:
+                    # the first job from k on that fits now in this profile; the jobs before it
+                    # do not, nor in any later profile of the walk (which only loses free time):
+                    # they are placed without a search, and with no such job the walk is over
+                    limits, caps = prof.free_now_steps()
+                    s = waiting.first(waiting.slot(job), now, limits, caps)
+                    if s < 0:
+                        self._stop = (limits, caps, guard)
+                        return
+                    check_from = self._position(waiting, s) + 1
             dur = job_duration(job)
             if barred and dur == INF:
                 r = Reservation(job, INF, dur, prof.final_free_mask)
@@ -152,7 +255,21 @@ class Conservative(EASY):
                 prof.reserve_mask(r.start, dur, r.hosts_mask)
             if r.start != now:
                 left -= 1
+                waited = True
+                if r.start < guard:
+                    guard = r.start
+            elif now + dur < guard:
+                guard = now + dur
             yield k, r
+        if stop_when_full:
+            self._stop = (*prof.free_now_steps(), guard)  # the end of the queue: nothing after it
+
+    def _position(self, waiting, s: int) -> int:
+        """The queue position of the job in slot ``s`` of :meth:`EASY.waiting
+        <schedulers.easy.EASY.waiting>` (read after :attr:`queue`: no dead front)."""
+        if isinstance(waiting, QueueScan):
+            return s
+        return bisect_left(self._keys, waiting.key(s), self._front) - self._front
 
     def _walk_starts(self, prof: ReservationProfile, k: int, barred: bool,
                      stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:

@@ -106,7 +106,8 @@ class EASY(Policy):
         # (the same hosts, without the extra calls)
         self._lowest_ids_choice = type(self).select_hosts is EASY.select_hosts
         # fits_gap not overridden: its test, ``now + walltime <= start``, can prune the search
-        self._plain_gap = type(self).fits_gap is EASY.fits_gap
+        # (a subclass that overrides it gives its own bound through gap_limit)
+        self._plain_gap = type(self).fits_gap is EASY.fits_gap or type(self).gap_limit is not EASY.gap_limit
         self._index: WaitingIndex | None = None  # of the queue, in queue order; None: none kept
 
     @property
@@ -203,6 +204,20 @@ class EASY(Policy):
         wt = job.walltime
         return wt >= 0 and now + wt <= resv.start
 
+    def gap_limit(self, now: float, resv: Reservation) -> float:
+        """A bound of :meth:`fits_gap` for the index search: every job with a walltime that passes
+        ``fits_gap(job, now, resv)`` has ``now + walltime <= gap_limit(now, resv)`` (s; ``inf``
+        allowed). EASY's: ``resv.start``. A subclass that overrides :meth:`fits_gap` overrides
+        this too (else the search looks at every job that fits the free hosts by size); a looser
+        bound only costs tests of :meth:`fits_gap`, never a decision."""
+        return resv.start
+
+    def queue_keys(self, jobs: list[Job]) -> list[Any]:
+        """:meth:`queue_key` of each of ``jobs`` (the re-sort of a dynamic queue order, at every
+        pass); a policy may compute them in one go (the same keys)."""
+        key = self.queue_key
+        return [key(j) for j in jobs]
+
     def arrival_index(self, job: Job) -> int:
         """0 for the first job submitted, 1 for the next, ... (tie breaker)."""
         return self._arrival[job.id]
@@ -289,7 +304,9 @@ class EASY(Policy):
 
     # ----------------------------------------------------------------------------- schedule
     def _resort(self) -> None:
-        keyed = sorted(((self.queue_key(j), self._arrival[j.id]), j) for j in self.queue)
+        jobs = self.queue
+        arrival = self._arrival
+        keyed = sorted(((k, arrival[j.id]), j) for k, j in zip(self.queue_keys(jobs), jobs))
         self._keys = [k for k, _ in keyed]
         self._q = [j for _, j in keyed]
         self._index = None
@@ -399,7 +416,11 @@ class EASY(Policy):
         # let the jobs without one (walltime key inf) pass as "ending by it", to be refused one by
         # one below: an infinite start is searched as the largest float instead (same jobs pass
         # fits_gap, and the index skips the others).
-        limits = ((resv.start if resv.start < INF else _MAX_TIME),) if self._plain_gap else ()
+        if self._plain_gap:
+            lim = self.gap_limit(now, resv)
+            limits: tuple[float, ...] = ((lim if lim < INF else _MAX_TIME),)
+        else:
+            limits = ()
         keys, f = self._keys, self._front
         s = waiting.first(after, now, limits, (nfree, nspare) if limits else (nfree,))
         while s >= 0:

@@ -159,6 +159,16 @@ class GreenEASY(_Overlap, EASY):
             self._pending = resv.start
         return True
 
+    def gap_limit(self, now: float, resv: Reservation) -> float:
+        """A bound of eq. 4 for the index search: a job passes :meth:`fits_gap` only if ``now +
+        walltime * (1 - Δ/100) <= resv.start`` with Δ at most ``delta``, so ``now + walltime <=
+        now + (resv.start - now) / (1 - delta/100)``, widened by a relative 1e-9 against
+        rounding (a looser bound only adds tests of :meth:`fits_gap`)."""
+        if resv.start == INF:
+            return INF
+        bound = now + (resv.start - now) / (1.0 - self.delta / 100.0)
+        return bound + 1e-9 * (abs(bound) + 1.0)
+
     def start_job(self, job: Job, alloc: int) -> None:
         """EASY's start, then the overlap recorded by :meth:`fits_gap` for this job, if any."""
         super().start_job(job, alloc)
