@@ -1,8 +1,8 @@
 """Wall time and peak memory of the green heuristic's largest runs: 7,500 jobs, compute sharing, energy.
 
 Issue 10, "How it will be checked": the 7500-job EASY run with compute sharing and energy. One
-configuration is one run of the Nantes reproduction (``campaigns/green_nantes.toml``) exactly as a
-campaign worker does it: scenario ``green-nantes`` (``job_count`` jobs at ``cpu_load`` %, seed 0,
+configuration is one run of the Nantes reproduction (``campaigns/green_nantes.toml``), set up as a
+campaign worker sets it up: scenario ``green-nantes`` (``job_count`` jobs at ``cpu_load`` %, seed 0,
 :mod:`schedulers.inputs.green_scenario`) generated in memory, the embedded engine with
 ``energy=True, compute_sharing=True`` and the output rows kept in memory (``trace_outputs``, as
 ``gridsched run`` before writing them; no file written), the policy (``green-easy`` by default,
