@@ -201,7 +201,8 @@ def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool
             raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
 
 
-#: The :class:`Stages` memo entry of every leaf profile: one stage, no ``seq`` prefix sums.
+#: The :class:`Stages` memo entry of a leaf profile, which the memo does not store: one stage,
+#: no ``seq`` prefix sums.
 _LEAF: tuple[int, tuple] = (1, ())
 
 
@@ -248,8 +249,7 @@ class Stages:
                 continue
             p = profiles[n]
             if p["type"] not in composed:
-                memo[n] = _LEAF  # one shared entry for every leaf profile
-                continue
+                continue  # a leaf: no memo entry (_LEAF), a million one-job profiles cost nothing here
             if not expanded:
                 if n in on_path:
                     raise WorkloadError(f"{where}: composed profiles form a cycle through {n!r}")
@@ -260,14 +260,14 @@ class Stages:
             on_path.discard(n)
             prefix, total = [], 0
             for x in p["seq"]:
-                total += memo[x][0]
+                total += memo.get(x, _LEAF)[0]
                 prefix.append(total)
             count = int(p.get("repeat", 1)) * total
             if count > MAX_STAGES:
                 raise WorkloadError(f"{where}: profile {n!r} expands to {count:,} stages (composed profiles "
                                     f"with 'repeat'); at most {MAX_STAGES:,}")
             memo[n] = (count, prefix)
-        return memo[root][0]
+        return memo.get(root, _LEAF)[0]
 
     def __len__(self) -> int:
         return self._len
@@ -278,7 +278,7 @@ class Stages:
         n, profiles, memo = self.name, self._profiles, self._memo
         while True:
             p = profiles[n]
-            prefix = memo[n][1]
+            prefix = memo.get(n, _LEAF)[1]
             if not prefix:  # a leaf
                 return n, p
             i %= prefix[-1]  # within one repetition
@@ -302,7 +302,7 @@ class Stages:
                 continue
             seen.add(n)
             p = self._profiles[n]
-            if self._memo[n][1]:
+            if self._memo.get(n, _LEAF)[1]:
                 stack.extend(reversed(p["seq"]))
             else:
                 out.setdefault(n, p)
