@@ -22,7 +22,9 @@ shows the median, min and max):
   (no gridsched code): FCFS, lowest free host ids first. Timed from the start of both processes to
   the exit of both;
 * ``batsim+gridsched``: ``gridsched run --engine batsim --policy fcfs``, real Batsim behind
-  gridsched's ZeroMQ server (:mod:`schedulers.batsim.server`), for information.
+  gridsched's ZeroMQ server (:mod:`schedulers.batsim.server`), for information;
+* ``gridsched@DIR`` (``--compare-root DIR``, repeatable): the ``gridsched`` command of another
+  checkout of the project (e.g. the commit before a change), for a before/after in one invocation.
 
 Each measurement runs in a fresh worker process (:func:`bench_engine.run_worker`), which also
 reads the peak resident memory of the command's processes (``RUSAGE_CHILDREN``; for the
@@ -106,9 +108,9 @@ def minimal_fcfs(endpoint: str) -> None:
 
 
 # --------------------------------------------------------------------------- one measurement (worker)
-def _env() -> dict[str, str]:
+def _env(root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(root)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as in any installation
     return env
 
@@ -118,14 +120,14 @@ def measure(what: str, platform: str, workload: str, out: str, batsim: str | Non
     and return its wall time (s) and its processes' peak RSS (MB)."""
     import resource
 
-    env = _env()
-    if what == "gridsched" or what == "batsim+gridsched":
+    env = _env(Path(what.split("@", 1)[1]) if what.startswith("gridsched@") else ROOT)
+    if what.startswith("gridsched") or what == "batsim+gridsched":
         cmd = [sys.executable, "-m", "schedulers.cli", "run", "--policy", "fcfs", "-p", platform, "-w", workload,
                "-o", out, "--no-progress"]
         if what == "batsim+gridsched":
             cmd += ["--engine", "batsim", "--batsim", batsim]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=env["PYTHONPATH"])
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
@@ -193,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the batsim+gridsched row (real Batsim behind gridsched's server)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
                     help="folder for startup.json and startup.md")
-    ap.add_argument("--worker", choices=("gridsched", "batsim+minimal-fcfs", "batsim+gridsched"),
-                    help=argparse.SUPPRESS)
+    ap.add_argument("--compare-root", action="append", default=[], metavar="DIR",
+                    help="also time the gridsched command of this checkout (repeatable)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--platform", help=argparse.SUPPRESS)
     ap.add_argument("--workload", help=argparse.SUPPRESS)
     ap.add_argument("--run-out", help=argparse.SUPPRESS)
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     batsim = args.batsim or shutil.which("batsim")
-    whats = ["gridsched"]
+    whats = ["gridsched"] + [f"gridsched@{Path(r).resolve()}" for r in args.compare_root]
     if batsim:
         whats.append("batsim+minimal-fcfs")
         if not args.no_gridsched_server:
@@ -232,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                 cmd += ["--batsim", batsim]
             return run_worker(cmd)
 
-        spawn("gridsched")  # untimed: writes the bytecode cache
+        for what in whats:
+            if what.startswith("gridsched"):
+                spawn(what)  # untimed: writes the bytecode cache
         for i in range(args.repeat):  # interleaved, so that a change of the machine's load hits all alike
             for what in whats:
                 r = spawn(what)
@@ -259,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- platform: {note}",
         f"- workload: {meta['workload']}",
         "- gridsched: `gridsched run --policy fcfs --no-progress` (embedded engine), the whole command "
-        "(interpreter start, imports, inputs, simulation, outputs, summary), bytecode cache written beforehand",
+        "(interpreter start, imports, inputs, simulation, outputs, summary), bytecode cache written beforehand; "
+        "gridsched@DIR: the same command of another checkout (before/after)",
         "- reference: real Batsim 4.2.1 (`batsim` executable: "
         f"{batsim or 'not found'}) driven by `minimal_fcfs` of the benchmark (raw ZeroMQ + json FCFS); "
         "batsim+gridsched: real Batsim behind `gridsched run --engine batsim --policy fcfs`",

@@ -241,6 +241,8 @@ class Stages:
         by an explicit depth-first walk (no recursion limit on long chains)."""
         memo, profiles = self._memo, self._profiles
         composed = ("composed", "sequence")
+        if profiles[root]["type"] not in composed:
+            return 1  # a leaf (the common case: a million one-job delay profiles)
         stack: list[tuple[str, bool]] = [(root, False)]  # (profile, its children are counted)
         on_path: set[str] = set()  # the composed profiles being counted (ancestors)
         while stack:
@@ -372,9 +374,12 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
     if not isinstance(prof, str) or prof not in profiles:
         raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
     cache = {} if flat_cache is None else flat_cache
-    if prof not in cache:
-        cache[prof] = Stages(prof, profiles, memo, where)
-    for leaf_name, leaf in cache[prof].leaves():
+    stages = cache.get(prof)
+    if stages is None:
+        stages = cache[prof] = Stages(prof, profiles, memo, where)
+    top = profiles[prof]
+    leaves = stages.leaves() if top["type"] in ("composed", "sequence") else ((prof, top),)
+    for leaf_name, leaf in leaves:
         if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
             raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
                                 f"hosts but the job requests {res}")
@@ -382,7 +387,7 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
     full = f"{workload}!{name}"
     raw["id"] = full
     return EngineJob(id=full, name=name, workload=workload, subtime=subtime, walltime=float(wall),
-                     res=res, profile=prof, raw=raw, stages=cache[prof])
+                     res=res, profile=prof, raw=raw, stages=stages)
 
 
 def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bool = False,
