@@ -246,8 +246,23 @@ def _interrupted(engine: Any, out: Path, prepared: list[_Prepared]) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``gridsched run``. Every input is checked before the output folder is touched; a bad one
-    stops the run with one line (:func:`main`, exit status 2)."""
+    stops the run with one line (:func:`main`, exit status 2).
+
+    The cyclic garbage collector is off for the whole command: reading the workload, the run and
+    the summary allocate many long-lived objects and no cycles (about 25 % faster, and on a large
+    workload a third of the reading time)."""
     import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
@@ -328,14 +343,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
         engine.progress = progress
-        gc.disable()  # the run allocates many long-lived objects and no cycles: ~25 % faster
         try:
             result = engine.run(InProcessPort(policy))
         except KeyboardInterrupt:
             progress.close()
             return _interrupted(engine, out, prepared)
         finally:
-            gc.enable()
             progress.close()
         write_outputs(result, prefix, energy=args.energy)
     summary = summarize_outputs(prefix, nb_hosts)

@@ -84,6 +84,7 @@ class EASY(Policy):
     """
 
     name = "easy"
+    forget_finished_jobs = True
 
     #: True when :meth:`queue_key` depends on the state (e.g. BUC's Sf): the queue is then re-sorted
     #: at every pass; False: keys are computed once, at submission.
@@ -243,8 +244,9 @@ class EASY(Policy):
             self._index = None  # slots follow the queue order: rebuilt when next needed
 
     def on_job_completed(self, job: Job) -> None:
-        """Forget the job's cached allocation mask."""
+        """Forget the job's cached allocation mask and arrival index."""
         self._masks.pop(job.id, None)
+        self._arrival.pop(job.id, None)
 
     # ------------------------------------------------------------------------------ profile
     def _mask_of(self, job: Job) -> int:

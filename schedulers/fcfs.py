@@ -37,6 +37,7 @@ class FCFS(Policy):
     """
 
     name = "fcfs"
+    forget_finished_jobs = True
 
     #: True when :meth:`queue_key` depends on the state: the queue is then re-sorted by
     #: ``(queue_key(job), arrival index)`` at every pass. False: submission order.
@@ -45,7 +46,8 @@ class FCFS(Policy):
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
         self.queue: deque[Job] = deque()
-        self._arrival: dict[str, int] = {}
+        self._arrival: dict[str, int] = {}  # arrival index of each waiting job
+        self._nb_arrived = 0
 
     def queue_key(self, job: Job) -> Any:
         """Sort key of a waiting job, smallest first (only read when :attr:`dynamic_queue_order`);
@@ -57,7 +59,8 @@ class FCFS(Policy):
         if self.platform.hosts and job.res > len(self.platform.hosts):
             self.reject(job)
         else:
-            self._arrival[job.id] = len(self._arrival)
+            self._arrival[job.id] = self._nb_arrived
+            self._nb_arrived += 1
             self.queue.append(job)
 
     def schedule(self) -> None:
@@ -75,6 +78,7 @@ class FCFS(Policy):
             return
         while q and q[0].res <= nfree:
             job = q.popleft()
+            self._arrival.pop(job.id, None)
             alloc = lowest_bits(avail, job.res)
             self.execute(job, mask_to_procset(alloc))
             avail &= ~alloc

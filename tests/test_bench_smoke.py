@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,28 @@ def test_green_benchmark_runs_tiny(tmp_path):
     assert r["check"]["nb_jobs_success"] == 30 and r["run_s"] > 0 and r["maxrss_mb"] > 0
     assert r["tracemalloc_peak_mb"] > 0
     assert "| green-easy | 30 | 50 | 10 |" in (tmp_path / "green.md").read_text()
+
+
+def test_replay_runs_tiny(tmp_path):
+    """``--replay``: the whole ``gridsched run -E`` on a file of 300 jobs (300 completed, one row)."""
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--replay", "300", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((tmp_path / "replay.json").read_text())
+    (row,) = rep["results"]
+    assert row["checkout"] == "this" and row["jobs"] == 300 and row["energy_joules"] > 0
+    assert 0 < row["engine_s"] < row["wall_s"] and row["maxrss_mb"] > 0
+    assert "| this | 300 |" in (tmp_path / "replay.md").read_text()
+
+
+def test_startup_runs_tiny_without_batsim(tmp_path):
+    """``bench_startup.py`` without Batsim: gridsched rows only, no ratio claimed."""
+    script = ROOT / "benchmarks" / "bench_startup.py"
+    proc = subprocess.run([sys.executable, str(script), "--jobs", "200", "--repeat", "2", "--batsim", "",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env=dict(os.environ, PATH="/usr/bin:/bin"))  # no batsim there
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((tmp_path / "startup.json").read_text())
+    assert [r["what"] for r in rep["results"]] == ["gridsched", "gridsched"]
+    assert rep["meta"]["summary"]["gridsched"]["runs"] == 2 and rep["meta"]["batsim"] is None
+    assert "no `batsim` executable found" in (tmp_path / "startup.md").read_text()

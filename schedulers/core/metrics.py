@@ -16,6 +16,9 @@ algorithm, and these summaries were computed with numpy before (same ``summary.j
 from __future__ import annotations
 
 import csv
+from array import array
+from itertools import compress
+from operator import mul, sub as sub_
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -100,7 +103,7 @@ def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
     return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
 
 
-def _max(values: list[float]) -> float:
+def _max(values: Sequence[float]) -> float:
     """``max(values)`` (non-empty), NaN when one is NaN (as numpy's ``max``)."""
     m = max(values)
     if m != m or any(v != v for v in values):
@@ -128,21 +131,26 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
     """
     if nb_hosts < 1:
         raise ValueError("nb_hosts must be >= 1")
-    state = list(final_state)
-    cols = [[float(x) for x in c] for c in (submission, starting, execution, finish, res)]
+    state = final_state if isinstance(final_state, list) else list(final_state)
+    # columns as arrays of doubles (8 bytes a value: a million-job summary stays small)
+    cols = [c if isinstance(c, array) and c.typecode == "d" else array("d", map(float, c))
+            for c in (submission, starting, execution, finish, res)]
     if any(len(c) != len(state) for c in cols):
         raise ValueError("out_jobs columns of different lengths")
-    keep = [k for k, st in enumerate(state) if st != "REJECTED"]
-    sub, start, run, fin, req = ([c[k] for k in keep] for c in cols)
-    n_ex = len(keep)
-    wait = [s - b for s, b in zip(start, sub)]
+    executed = [st != "REJECTED" for st in state]
+    if all(executed):
+        sub, start, run, fin, req = cols
+    else:
+        sub, start, run, fin, req = (array("d", compress(c, executed)) for c in cols)
+    n_ex = len(sub)
+    wait = array("d", map(sub_, start, sub))
     # np.maximum propagates NaN: ``x if not x < y else y`` does too
-    bsld = []
+    bsld = array("d")
     for w, r in zip(wait, run):
         b = (w + r) / (r if not r < tau else tau)
         bsld.append(b if not b < 1.0 else 1.0)
     makespan = _max(fin) if n_ex else 0.0
-    area = pairwise_sum([q * r for q, r in zip(req, run)])
+    area = pairwise_sum(array("d", map(mul, req, run)))
     return RunSummary(
         jobs=len(state),
         success=sum(1 for st in state if st == "COMPLETED_SUCCESSFULLY"),
@@ -192,9 +200,11 @@ def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSum
             raise ValueError(f"out_jobs table lacks columns {sorted(missing)}")
         idx = [header.index(c) for c in need]
         state: list[str] = []
-        cols: list[list[float]] = [[], [], [], [], []]
+        states: dict[str, str] = {}  # one string per final state, not one per job
+        cols = [array("d") for _ in range(5)]
         for row in reader:
-            state.append(row[idx[0]])
+            st = row[idx[0]]
+            state.append(states.setdefault(st, st))
             for col, k in zip(cols, idx[1:]):
                 v = row[k]
                 col.append(float(v) if v else 0.0)  # rejected jobs: empty times (pandas' NaN -> 0.0)

@@ -8,6 +8,7 @@ lexicographic order of host names (observed on Batsim 4.2.1, see ``shared/batsim
 from __future__ import annotations
 
 import enum
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,7 +106,8 @@ class Job:
         if not isinstance(subtime, (int, float)) or isinstance(subtime, bool):
             raise ValueError(f"job {job_id!r}: 'subtime' must be a number, got {subtime!r}")
         walltime = obj.get("walltime", NO_WALLTIME)
-        workload = job_id.split("!", 1)[0] if "!" in job_id else ""
+        # one string per workload name, not one per job
+        workload = sys.intern(job_id.partition("!")[0]) if "!" in job_id else ""
         extra = {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
         return cls(
             id=job_id,
@@ -116,7 +118,7 @@ class Job:
             profile=str(prof),
             extra=extra,
             profile_data=profile,
-            raw=dict(obj),
+            raw=obj,  # not copied: the event's object (a job of a million-job run costs one, not two)
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -255,6 +255,13 @@ class Policy:
     #: behind ``gridsched serve`` started without it).
     requires: ClassVar[frozenset[str]] = frozenset()
 
+    #: True for a policy that never looks a job up once it completed (FCFS, EASY and the policies
+    #: built on them): :attr:`jobs` then drops each job that completed at the end of the message
+    #: reporting it (after :meth:`on_job_completed`, :meth:`on_jobs_killed`, :meth:`schedule` and
+    #: the idle-host shutdown), so that a run keeps the waiting and running jobs only, not every
+    #: job of a million-job trace. Rejected jobs stay. :attr:`jobs_seen` counts the jobs anyway.
+    forget_finished_jobs: ClassVar[bool] = False
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.idle_shutdown and not _shutdown.OPTION_DOCS.keys() <= cls.option_docs.keys():
@@ -267,6 +274,8 @@ class Policy:
         self.now: float = 0.0
         self.platform: Platform = Platform(hosts=[])
         self.jobs: dict[str, Job] = {}
+        self.jobs_seen = 0  # jobs ever added to ``jobs`` (it may drop completed ones, forget_finished_jobs)
+        self._completed: list[str] = []  # ids to drop from ``jobs`` after this message
         self.running: dict[str, Job] = {}
         self._available = _HostSet()
         self._allocated = _HostSet()
@@ -324,6 +333,10 @@ class Policy:
             self.schedule()
             if self._shutdown is not None:
                 self._shutdown.step()
+        if self._completed:
+            for jid in self._completed:
+                self.jobs.pop(jid, None)
+            self._completed.clear()
         out, self._decisions = self._decisions, []
         return out
 
@@ -334,6 +347,7 @@ class Policy:
                 self._tracked.discard(job.id)
                 return
             self.jobs[job.id] = job
+            self.jobs_seen += 1
             self.on_job_submitted(job)
         elif isinstance(ev, JobCompleted):
             job = self.jobs.get(ev.job_id)
@@ -345,6 +359,8 @@ class Policy:
             if self.running.pop(job.id, None) is not None or job.allocation is not None:
                 self._release(job.allocation if job.allocation is not None else ev.alloc)
             self.on_job_completed(job)
+            if self.forget_finished_jobs:
+                self._completed.append(job.id)
         elif isinstance(ev, ResourceStateChanged):
             self._on_pstate(ev.resources, int(ev.state))
             self.on_resource_state_changed(ev.resources, ev.state)
@@ -530,6 +546,7 @@ class Policy:
         self._decisions.append(RegisterJob(job_id=job_id, job=job))
         if track:
             self.jobs[job_id] = Job.from_json(job_id, job, profile_data)
+            self.jobs_seen += 1
             self._tracked.add(job_id)
         return job_id
 

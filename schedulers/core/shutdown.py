@@ -140,7 +140,7 @@ class IdleShutdown:
         self._wake_to: dict[int, int] = {}      # host put to sleep -> its computation pstate then
         self._armed: list[float] = []           # heap of CALL_ME_LATER times not yet reached
         self._waiting: dict[str, Job] = {}      # jobs seen waiting, submission order
-        self._seen = 0                          # len(policy.jobs) already looked at
+        self._seen = 0                          # jobs of policy.jobs already looked at
 
     @classmethod
     def from_options(cls, policy: "Policy") -> "IdleShutdown | None":
@@ -335,8 +335,10 @@ class IdleShutdown:
         call are looked at once, jobs no longer waiting are dropped as met."""
         p = self.policy
         jobs = p.jobs
-        n = len(jobs)
-        if n > self._seen:  # Policy.jobs only grows (ids are never removed)
+        # Policy.jobs only grows, or drops jobs that completed (forget_finished_jobs) at the end
+        # of a message: the jobs added since the last call are its newest n - _seen entries
+        n = p.jobs_seen if p.forget_finished_jobs else len(jobs)
+        if n > self._seen:
             new = list(islice(reversed(jobs.values()), n - self._seen))
             for job in reversed(new):
                 if job.state is JobState.SUBMITTED:

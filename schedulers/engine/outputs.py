@@ -22,7 +22,7 @@ import csv
 import io
 import math
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .simulator import EngineError, EngineResult, execution_time
 from .workload import EngineJob
@@ -65,21 +65,25 @@ def job_rows(result: EngineResult) -> list[str]:
 def job_lines(jobs: Iterable[EngineJob]) -> list[str]:
     """The lines of out_jobs.csv (header first) for finished or rejected ``jobs``, in order (also
     a partial file of the jobs done so far)."""
-    out = [JOBS_HEADER]
+    return list(iter_job_lines(jobs))
+
+
+def iter_job_lines(jobs: Iterable[EngineJob]) -> Iterator[str]:
+    """:func:`job_lines`, one line at a time (a million-job file is written without holding it)."""
+    yield JOBS_HEADER
     for j in jobs:
         head = (f"{_csv_field(j.name)},{_csv_field(j.workload)},{_csv_field(j.profile)},{_f(j.subtime)},{j.res},"
                 f"{_f(j.walltime)}")
         if j.state == "REJECTED":
-            out.append(f'{head},0,REJECTED,,,,,,,,,""')
+            yield f'{head},0,REJECTED,,,,,,,,,""'
             continue
         ex = execution_time(j)
         fin = j.start + ex
         wait = j.start - j.subtime
         turn = fin - j.subtime
         success = 1 if j.state == "COMPLETED_SUCCESSFULLY" else 0
-        out.append(f"{head},{success},{j.state},{_f(j.start)},{_f(ex)},{_f(fin)},{_f(wait)},{_f(turn)},"
-                   f'{_f(turn / ex)},{j.alloc},{_f(j.energy)},""')
-    return out
+        yield (f"{head},{success},{j.state},{_f(j.start)},{_f(ex)},{_f(fin)},{_f(wait)},{_f(turn)},"
+               f'{_f(turn / ex)},{j.alloc},{_f(j.energy)},""')
 
 
 def schedule_rows(result: EngineResult) -> list[str]:
@@ -93,19 +97,26 @@ def schedule_rows(result: EngineResult) -> list[str]:
 
 def machine_state_rows(result: EngineResult) -> list[str]:
     """The lines of out_machine_states.csv: time (s, ``%g``) and machine counts per state."""
-    out = ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"]
-    out.extend("%g,%d,%d,%d,%d,%d" % r for r in result.rows["machine_states"])
-    return out
+    return list(_iter_machine_state_rows(result))
+
+
+def _iter_machine_state_rows(result: EngineResult) -> Iterator[str]:
+    yield "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
+    for r in result.rows["machine_states"]:
+        yield "%g,%d,%d,%d,%d,%d" % r
 
 
 def energy_rows(result: EngineResult) -> list[str]:
     """The lines of out_consumed_energy.csv: time (s), total energy (J), event type (``s`` job
     start, ``e`` job end, ``p`` pstate change), ``wattmin`` (W, sum of the Epsilon powers of the
     current pstates, as SimGrid's ``get_watt_min_at``) and ``epower`` (W, mean power since the previous row; NA at the same time)."""
-    out = ["time,energy,event_type,wattmin,epower"]
+    return list(_iter_energy_rows(result))
+
+
+def _iter_energy_rows(result: EngineResult) -> Iterator[str]:
+    yield "time,energy,event_type,wattmin,epower"
     for t, e, kind, wmin, ep in result.rows["energy"]:
-        out.append(f"{_f(t)},{_f(e)},{kind},{_f(wmin)},{'NA' if ep is None else _f(ep)}")
-    return out
+        yield f"{_f(t)},{_f(e)},{kind},{_f(wmin)},{'NA' if ep is None else _f(ep)}"
 
 
 def pstate_rows(result: EngineResult) -> list[str]:
@@ -149,13 +160,24 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool) -> 
     check_finite(result)
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    files = {"jobs.csv": job_rows, "schedule.csv": schedule_rows, "machine_states.csv": machine_state_rows}
+    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"]), "schedule.csv": schedule_rows,
+             "machine_states.csv": _iter_machine_state_rows}
     if energy:
-        files["consumed_energy.csv"] = energy_rows
+        files["consumed_energy.csv"] = _iter_energy_rows
         files["pstate_changes.csv"] = pstate_rows
     paths = []
     for name, fn in files.items():
         p = Path(prefix + name)
-        p.write_text("\n".join(fn(result)) + "\n", encoding="utf-8")
+        with p.open("w", encoding="utf-8", newline="") as f:  # line by line: "\n" after each, as before
+            lines = fn(result)
+            chunk: list[str] = []
+            for line in lines:
+                chunk.append(line)
+                if len(chunk) == 4096:
+                    chunk.append("")
+                    f.write("\n".join(chunk))
+                    chunk.clear()
+            chunk.append("")
+            f.write("\n".join(chunk))
         paths.append(p)
     return paths

@@ -12,14 +12,126 @@ leaves a state, so the period running at the end is not counted.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from ..core.model import HostState
 from .workload import EngineJob
 
 #: Batsim replaces a null execution time by this epsilon in out_jobs.csv (s).
 NULL_RUNTIME_EPSILON = 1e-5
+
+
+class DoneJob:
+    """What is kept of a job once it ended (completed, killed or rejected): the fields of its
+    ``out_jobs.csv`` row and of :class:`EngineResult` ``.jobs``, with the :class:`EngineJob`
+    names (times in s, energy in J, ``alloc`` the hosts' ProcSet). The engine swaps each ended
+    job for its record (:meth:`of`) so that a run keeps no execution state, raw JSON object or
+    profile stages per finished job: about 200 bytes a job instead of about 1 KB."""
+
+    __slots__ = ("id", "name", "workload", "profile", "subtime", "walltime", "res", "state", "start", "finish",
+                 "runtime", "alloc", "return_code", "energy")
+
+    def __init__(self, id: str, name: str, workload: str, profile: str, subtime: float,  # noqa: A002
+                 walltime: float, res: int, state: str, start: float, finish: float, runtime: float, alloc: Any,
+                 return_code: int, energy: float) -> None:
+        self.id = id
+        self.name = name
+        self.workload = workload
+        self.profile = profile
+        self.subtime = subtime
+        self.walltime = walltime
+        self.res = res
+        self.state = state
+        self.start = start
+        self.finish = finish
+        self.runtime = runtime
+        self.alloc = alloc
+        self.return_code = return_code
+        self.energy = energy
+
+    @classmethod
+    def of(cls, job: EngineJob) -> "DoneJob":
+        """The record of an ended ``job``."""
+        return cls(job.id, job.name, job.workload, job.profile, job.subtime, job.walltime, job.res, job.state,
+                   job.start, job.finish, job.runtime, job.alloc, job.return_code, job.energy)
+
+    def __repr__(self) -> str:
+        return (f"DoneJob(id={self.id!r}, state={self.state!r}, start={self.start!r}, finish={self.finish!r}, "
+                f"alloc={self.alloc!s})")
+
+
+class MachineStateRows:
+    """The rows of ``out_machine_states.csv`` — ``(time, nb_sleeping, nb_switching_on,
+    nb_switching_off, nb_idle, nb_computing)``, time in s — kept in two arrays (28 bytes a row
+    instead of about 200 for a tuple of Python numbers). Behaves as the list of tuples it
+    replaces: ``append``, ``len``, iteration and indexing give the same tuples."""
+
+    __slots__ = ("_time", "_counts")
+
+    def __init__(self) -> None:
+        self._time = array("d")
+        self._counts = array("i")
+
+    def append(self, row: tuple) -> None:
+        self._time.append(row[0])
+        self._counts.extend(row[1:6])
+
+    def __len__(self) -> int:
+        return len(self._time)
+
+    def __getitem__(self, i: int) -> tuple:
+        t = self._time[i]  # IndexError as a list
+        i %= len(self._time)
+        return (t, *self._counts[5 * i:5 * i + 5])
+
+    def __iter__(self) -> Iterator[tuple]:
+        counts = self._counts
+        for i, t in enumerate(self._time):
+            k = 5 * i
+            yield (t, counts[k], counts[k + 1], counts[k + 2], counts[k + 3], counts[k + 4])
+
+
+class EnergyRows:
+    """The rows of ``out_consumed_energy.csv`` — ``(time (s), energy (J), kind ('s', 'e' or 'p'),
+    wattmin (W), epower (W, or None for NA))`` — kept in arrays (34 bytes a row instead of about
+    250). Behaves as the list of tuples it replaces (``append``, ``len``, iteration, indexing)."""
+
+    __slots__ = ("_cols", "_kind")
+
+    def __init__(self) -> None:
+        self._cols = (array("d"), array("d"), array("d"), array("d"))  # time, energy, wattmin, epower
+        self._kind = bytearray()  # the kind's character; bit 7 set when epower is None
+
+    def append(self, row: tuple) -> None:
+        t, e, kind, wmin, ep = row
+        cols = self._cols
+        cols[0].append(t)
+        cols[1].append(e)
+        cols[2].append(wmin)
+        cols[3].append(0.0 if ep is None else ep)
+        self._kind.append(ord(kind) | (0x80 if ep is None else 0))
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    def __getitem__(self, i: int) -> tuple:
+        k = self._kind[i]  # IndexError as a list
+        t, e, w, p = (c[i] for c in self._cols)
+        return (t, e, chr(k & 0x7F), w, None if k & 0x80 else p)
+
+    def __iter__(self) -> Iterator[tuple]:
+        ts, es, ws, ps = self._cols
+        for t, e, k, w, p in zip(ts, es, self._kind, ws, ps):
+            yield (t, e, chr(k & 0x7F), w, None if k & 0x80 else p)
+
+
+def output_rows() -> dict[str, Any]:
+    """The engine's empty output rows: ``jobs`` (:class:`DoneJob` records), ``machine_states``
+    (:class:`MachineStateRows`), ``energy`` (:class:`EnergyRows`), ``pstates`` (a list of
+    ``(time, hosts, pstate)``)."""
+    return {"jobs": [], "machine_states": MachineStateRows(), "energy": EnergyRows(), "pstates": []}
 
 
 def execution_time(job: EngineJob) -> float:
@@ -33,7 +145,7 @@ class EngineResult:
     """What a run produced (also written to files when an export prefix is given).
 
     Attributes:
-        jobs: every job (EngineJob) in completion/rejection order.
+        jobs: every job in completion/rejection order (a :class:`DoneJob` each).
         makespan: finish time of the last job (s).
         consumed_joules: Batsim's ``consumed_joules`` (J): energy at the last job end minus energy
             at the first job submission; 0 without energy.

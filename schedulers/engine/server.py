@@ -58,7 +58,7 @@ from .execution import (
 )
 from .ports import EngineError, Reply, describe_scheduler
 from .queue import Kind, at
-from .results import EngineResult
+from .results import DoneJob, EngineResult
 from .workload import EngineJob, Workload, build_job, check_profile, job_name
 
 #: Messages exchanged at one instant with nothing changing before the engine calls it a livelock.
@@ -160,8 +160,17 @@ class ServerMixin:
             self._to_delete.append(job)
 
     def _write_job_row(self, job: EngineJob) -> None:
+        """The job ended (completed, killed, rejected): from now on the engine keeps only its
+        :class:`~.results.DoneJob` record (in ``jobs``, its workload's list, the result and the
+        output rows), so that a finished job's execution state and JSON object are freed."""
+        done = DoneJob.of(job)
+        self.jobs[job.id] = done
+        if job.pos >= 0:
+            self.workloads_by_name[job.workload].jobs[job.pos] = done
+        if self._done_jobs and self._done_jobs[-1] is job:
+            self._done_jobs[-1] = done
         if self.trace:
-            self.rows["jobs"].append(job)
+            self.rows["jobs"].append(done)
 
     # ----------------------------------------------------------------------------- decisions
     def _play_reply(self, reply: list[Decision] | Reply) -> None:

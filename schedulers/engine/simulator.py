@@ -22,7 +22,7 @@ delays from the XML and :mod:`.netserver` plays Batsim's actors message by messa
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
@@ -30,7 +30,7 @@ from .netserver import NetworkServerMixin, network_refusal
 from .platform import PlatformSpec
 from .ports import EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
-from .results import NULL_RUNTIME_EPSILON, EngineResult, build_result, execution_time
+from .results import NULL_RUNTIME_EPSILON, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
 from .workload import EngineJob, Workload
 
@@ -112,7 +112,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._e_first_sub = -1.0
         self._e_last_job_end = -1.0
         # outputs
-        self.rows: dict[str, list] = {"jobs": [], "machine_states": [], "energy": [], "pstates": []}
+        self.rows: dict[str, Any] = output_rows()  # compact row tables (.results)
         self._done_jobs: list[EngineJob] = []
         self._init_hosts()
 

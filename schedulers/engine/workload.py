@@ -51,6 +51,7 @@ class EngineJob:
     profile: str
     raw: dict[str, Any]
     index: int = 0
+    pos: int = -1  # position in its workload's ``jobs`` (-1: a job registered during the run)
     state: str = "NOT_SUBMITTED"
     start: float = -1.0
     finish: float = -1.0
@@ -61,12 +62,12 @@ class EngineJob:
     energy: float = -1.0
     energy_start: float = 0.0
     # execution state
-    stages: Sequence[tuple[str, dict]] = field(default_factory=list)  # a Stages, or a list
+    stages: Sequence[tuple[str, dict]] = ()  # a Stages, or a list
     stage: int = 0
     stage_start: float = 0.0
     remaining: float = 1.0   # fraction of the current compute stage left
     rate: float = 0.0        # fraction of the current stage done per second
-    flops: list[float] = field(default_factory=list)  # per allocated host, current stage
+    flops: Sequence[float] = ()  # per allocated host, current stage (empty: not computing)
     version: int = 0
     kill_time: float = math.inf
 
@@ -200,6 +201,11 @@ def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool
             raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
 
 
+#: The :class:`Stages` memo entry of a leaf profile, which the memo does not store: one stage,
+#: no ``seq`` prefix sums.
+_LEAF: tuple[int, tuple] = (1, ())
+
+
 class Stages:
     """The leaf stages of profile ``name`` in execution order, as a read-only sequence of ``(leaf
     name, leaf profile)``, computed on access: a ``composed`` profile is never expanded, so its
@@ -235,6 +241,8 @@ class Stages:
         by an explicit depth-first walk (no recursion limit on long chains)."""
         memo, profiles = self._memo, self._profiles
         composed = ("composed", "sequence")
+        if profiles[root]["type"] not in composed:
+            return 1  # a leaf (the common case: a million one-job delay profiles)
         stack: list[tuple[str, bool]] = [(root, False)]  # (profile, its children are counted)
         on_path: set[str] = set()  # the composed profiles being counted (ancestors)
         while stack:
@@ -243,8 +251,7 @@ class Stages:
                 continue
             p = profiles[n]
             if p["type"] not in composed:
-                memo[n] = (1, [])
-                continue
+                continue  # a leaf: no memo entry (_LEAF), a million one-job profiles cost nothing here
             if not expanded:
                 if n in on_path:
                     raise WorkloadError(f"{where}: composed profiles form a cycle through {n!r}")
@@ -255,14 +262,14 @@ class Stages:
             on_path.discard(n)
             prefix, total = [], 0
             for x in p["seq"]:
-                total += memo[x][0]
+                total += memo.get(x, _LEAF)[0]
                 prefix.append(total)
             count = int(p.get("repeat", 1)) * total
             if count > MAX_STAGES:
                 raise WorkloadError(f"{where}: profile {n!r} expands to {count:,} stages (composed profiles "
                                     f"with 'repeat'); at most {MAX_STAGES:,}")
             memo[n] = (count, prefix)
-        return memo[root][0]
+        return memo.get(root, _LEAF)[0]
 
     def __len__(self) -> int:
         return self._len
@@ -273,7 +280,7 @@ class Stages:
         n, profiles, memo = self.name, self._profiles, self._memo
         while True:
             p = profiles[n]
-            prefix = memo[n][1]
+            prefix = memo.get(n, _LEAF)[1]
             if not prefix:  # a leaf
                 return n, p
             i %= prefix[-1]  # within one repetition
@@ -297,7 +304,7 @@ class Stages:
                 continue
             seen.add(n)
             p = self._profiles[n]
-            if self._memo[n][1]:
+            if self._memo.get(n, _LEAF)[1]:
                 stack.extend(reversed(p["seq"]))
             else:
                 out.setdefault(n, p)
@@ -343,11 +350,13 @@ def check_composed(src: str, profiles: dict[str, dict]) -> None:
 
 def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
               profiles: dict[str, dict], nb_hosts: int, flat_cache: dict[str, Stages] | None = None,
-              memo: dict[str, tuple[int, list[int]]] | None = None) -> EngineJob:
+              memo: dict[str, tuple[int, list[int]]] | None = None, own: bool = False) -> EngineJob:
     """Check the ``walltime``, ``res`` and ``profile`` of job ``j`` (``subtime`` already checked
     by the caller) and build it as ``workload!name``; used for workload files and for jobs
     registered by the scheduler (``REGISTER_JOB``). ``flat_cache`` (profile name -> its
     :class:`Stages`) and ``memo`` (see :class:`Stages`) are shared by the jobs of one workload.
+    ``own``: ``j`` belongs to the engine (parsed from a file here), so it becomes the job's ``raw``
+    object instead of a copy (one JSON object per job in memory, not two).
 
     Raises:
         WorkloadError: a message starting with ``where``.
@@ -365,17 +374,20 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
     if not isinstance(prof, str) or prof not in profiles:
         raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
     cache = {} if flat_cache is None else flat_cache
-    if prof not in cache:
-        cache[prof] = Stages(prof, profiles, memo, where)
-    for leaf_name, leaf in cache[prof].leaves():
+    stages = cache.get(prof)
+    if stages is None:
+        stages = cache[prof] = Stages(prof, profiles, memo, where)
+    top = profiles[prof]
+    leaves = stages.leaves() if top["type"] in ("composed", "sequence") else ((prof, top),)
+    for leaf_name, leaf in leaves:
         if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
             raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
                                 f"hosts but the job requests {res}")
-    raw = dict(j)
+    raw = j if own else dict(j)
     full = f"{workload}!{name}"
     raw["id"] = full
     return EngineJob(id=full, name=name, workload=workload, subtime=subtime, walltime=float(wall),
-                     res=res, profile=prof, raw=raw, stages=cache[prof])
+                     res=res, profile=prof, raw=raw, stages=stages)
 
 
 def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bool = False,
@@ -397,6 +409,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
             ``res`` larger than the platform.
     """
     src = str(path)
+    own = data is None  # the parsed objects are the engine's: no copies (see build_job, _share_delays)
     if data is None:
         data = read_json(src, WorkloadError, "workload")
     if not isinstance(data, dict):
@@ -419,6 +432,8 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     for pname, p in profiles.items():
         check_profile(src, pname, p, profiles, has_network)
     check_composed(src, profiles)
+    if own:
+        _share_delays(profiles)
     flat_cache: dict[str, Stages] = {}
     memo: dict[str, tuple[int, list[int]]] = {}
     jobs: list[EngineJob] = []
@@ -440,12 +455,26 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
         if not _time(sub) or sub < 0:
             raise WorkloadError(f"{where}: 'subtime' must be a number of seconds >= 0 and <= {MAX_TIME:.0f} "
                                 f"(2**33), got {sub!r}")
-        jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache, memo))
+        jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache, memo, own))
     # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
     jobs.sort(key=lambda x: (x.subtime, x.id))
+    for k, job in enumerate(jobs):
+        job.pos = k
     # a copy: registrations and Batsim's profile garbage collection change the engine's profiles,
     # never the caller's workload (a dict given to simulate() twice must give the same run twice)
     return Workload(name=name, path=src, jobs=jobs, profiles=dict(profiles))
+
+
+def _share_delays(profiles: dict[str, Any]) -> None:
+    """Make the ``delay`` profiles of ``profiles`` that are equal (same delay, of the same JSON
+    type, no other field) one shared object: a trace converted with one profile per job (a
+    million ``{"type": "delay", "delay": d}``) then holds one object per distinct delay. The
+    profile names and their contents are unchanged."""
+    canon: dict[tuple[type, Any], dict] = {}
+    for pname, p in profiles.items():
+        if len(p) == 2 and p["type"] == "delay":
+            d = p["delay"]
+            profiles[pname] = canon.setdefault((type(d), d), p)
 
 
 def _json_type(v: Any) -> str:

@@ -88,4 +88,5 @@ def read_json(path: str | PathLike[str], error: type[Exception] = ValueError, wh
         raise error(f"{src}: truncated or corrupt gzip data ({exc})") from None
     except UnicodeDecodeError as exc:
         raise error(f"{src}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+    del raw  # the bytes are not needed while parsing (a 130 MB trace: 130 MB less at the peak)
     return loads_strict(text, src, error)
