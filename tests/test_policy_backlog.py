@@ -1,6 +1,7 @@
 """conservative, buc-easy and green-easy make exactly the decisions they made before their
-backlog speed-ups (the conservative walk that stops when no later job can start now, BUC's
-queue kept by groups, green's gap test searched through the waiting index).
+backlog speed-ups (conservative's walk that stops when no later job can start now, its passes
+without a walk and its first fits from a lower bound; BUC's keys computed in one go; green's gap
+test searched through the waiting index).
 
 ``tests/fixtures/policy_backlog_digests.json`` holds, per case, the SHA-256 of the sequence of
 decisions ``(job id, start, hosts)`` in completion order that the policy made on a seeded
