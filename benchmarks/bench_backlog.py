@@ -162,9 +162,10 @@ def _fmt_table(rows: list[dict]) -> list[str]:
 
     fcfs = {same(r): r["run_s"] for r in rows if r["policy"] == "fcfs"}
     easy = {same(r): r["run_s"] for r in rows if r["policy"] == "easy"}
+    runs = any(r.get("run") for r in rows)  # rows of several invocations: say which
     out = ["| policy | jobs | setup (s) | run (s) | jobs/s | / FCFS | / EASY | peak RSS (MB) | makespan (s) "
-           "| mean wait (s) | check |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "| mean wait (s) | check |" + (" invocation |" if runs else ""),
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|" + ("---|" if runs else "")]
     for r in rows:
         ref = fcfs.get(same(r))
         ratio = "-" if ref is None or r["policy"] == "fcfs" else f"{r['run_s'] / ref:.2f}"
@@ -173,7 +174,8 @@ def _fmt_table(rows: list[dict]) -> list[str]:
         ratio += " | " + ("-" if ref is None or r["policy"] in ("fcfs", "easy") else f"{r['run_s'] / ref:.2f}")
         out.append(f"| {name} | {r['size']:,} | {r['setup_s']:.2f} | {r['run_s']:.2f} "
                    f"| {r['jobs_per_s']:,.0f} | {ratio} | {r['maxrss_mb']:.0f} | {r['makespan']:,.0f} "
-                   f"| {r['mean_waiting_time']:,.0f} | `{r['check']}` |")
+                   f"| {r['mean_waiting_time']:,.0f} | `{r['check']}` |"
+                   + (f" {r.get('run') or 'earlier'} |" if runs else ""))
     return out
 
 
@@ -199,6 +201,7 @@ def write_reports(out_dir: Path, meta: dict, rows: list[dict]) -> tuple[Path, Pa
         "",
         f"- platform: {meta['platform_note']}",
         f"- workload: {meta['workload']}",
+        *([f"- note: {meta['note']}"] if meta.get("note") else []),
         "- run = `Engine.run` with the policy in-process, no energy, output rows not kept; "
         "/ FCFS = run time over FCFS's at the same size in the same invocation; check = digest of "
         "every job's start, finish and hosts (equal digests: same schedule).",

@@ -38,7 +38,12 @@ the mitigation measured in ``campaigns/buc.toml`` (scenario parameter ``gamer``)
 
 The order is plugged into both base policies through their ``queue_key`` /
 ``dynamic_queue_order`` hooks: ``buc`` over FCFS (as the paper, L148-149, L204-205) and
-``buc-easy`` over EASY backfilling.
+``buc-easy`` over EASY backfilling. Cost: the queue is re-sorted at every pass, ``O(queue)``
+keys per pass; :meth:`BUCOrder.queue_keys` computes them in one go with Sf's time-free part
+cached per user and walltime (the same floats). Within one user and walltime the order never
+changes (earlier submission first), so a queue kept as such groups, merged by Sf when searched,
+would avoid the per-pass re-sort; not done (under a backlog buc-easy stays quadratic, see
+``benchmarks/results/backlog.md``).
 """
 
 from __future__ import annotations

@@ -47,30 +47,46 @@ with a walltime may still start on any free host, as behind EASY's head in that 
 
 Option ``reservations`` (see :attr:`Conservative.option_docs`): only the first ``reservations``
 waiting jobs in queue order get a reservation; the others start now if they fit without delaying
-any of them. ``1`` gives EASY's decisions; the default is every job. Cost of a pass: nothing
-when no host is free; else one profile build, then for each job walked a first-fit search and a
-reservation, ``O(S)`` each on ``S`` slices (``S`` grows by up to 2 per reservation), so
-``O(queue^2)`` for the whole queue; the walk stops as soon as no host is free now (no later job
-could start). With 128 hosts and hosts left free that no waiting job can use, a pass costs about
-2 ms at 100 waiting jobs and 80 ms at 1,000 (EASY: 0.07 and 0.15 ms); ``reservations`` bounds it:
-the jobs beyond the limit are not walked one by one but found through EASY's index of the queue
-(:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`, :mod:`schedulers.core.waiting`), with the
-profile's :meth:`~schedulers.core.backfilling.ReservationProfile.free_now_steps` (hosts free from
-now on, as windows grow) as the capacity a job must fit: ``O(log queue)`` per job started
-instead of a ``fits_now`` test of every later job, the same decisions.
+any of them. ``1`` gives EASY's decisions; the default is every job.
 
-Towards conservative backfilling at scale: a pass still recomputes every reservation (the
-compression, above). Keeping the reservations between passes would need the same two pieces,
-the profile (reservations inserted and released, :meth:`~schedulers.core.backfilling.
-ReservationProfile.reserve` / :meth:`~schedulers.core.backfilling.ReservationProfile.release`)
-and the queue index (which waiting jobs may start in the free time a release opens); not done.
+Cost of a pass, and what keeps it down under a backlog (same decisions as the walk above, checked
+against it in ``tests/test_policy_backlog.py``):
+
+* the walk stops when no later job can start now. Once a job has been left waiting, the walk
+  asks EASY's index of the queue (:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`,
+  :mod:`schedulers.core.waiting`) for the first job from its position on that fits now in the
+  profile so far, with the profile's :meth:`~schedulers.core.backfilling.ReservationProfile.
+  free_now_steps` as capacity; a profile only loses free time as the walk goes on, so the jobs
+  before that one cannot start now and are placed without a search, and with no such job the
+  walk is over (the reservations after it change no decision of this pass);
+* a pass after which no job started or ended, no host changed and jobs only joined the end of
+  the queue (submissions, most passes under a backlog) needs no walk at all while ``now`` is
+  before the first slice start after the last walk's ``now``: every reservation is the same, the
+  jobs the last walk did not reach still cannot start, and a new job can start only if it fits
+  now in the profile that walk stopped in (:meth:`Conservative._nothing_starts`). Otherwise
+  (a completion, usually before the walltime: the compression) the walk is redone from the head.
+
+* the walk asks the index again after each reservation that starts before the free hosts' last
+  free instant (it may lower their capacity), so it ends as soon as no later job can use them;
+* each first fit of a walk starts from a lower bound of its start (:class:`_StartBounds`: the
+  latest start found so far for a job with no more hosts and no longer walltime), not from now.
+
+A walk still costs, for each job it places, a first-fit search and a reservation, ``O(S)`` each
+at worst on ``S`` slices (``S`` grows by up to 2 per reservation), and after a completion the
+walk reaches on average about 30 % of the queue on ``benchmarks/bench_backlog.py``'s workload
+(jobs that fit the free hosts now are found far down the queue, and the jobs before them must be
+placed to know whether they still fit). Between two completions about a third of the
+reservations change (measured at 1,000 jobs), so keeping the reservations between passes and
+repairing them would not make a completion pass much cheaper; conservative stays super-linear
+under backlog (``benchmarks/results/backlog.md``). ``reservations`` bounds it: the jobs beyond the
+limit are found through the same index, ``O(log queue)`` per job started.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right, insort
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
@@ -95,6 +111,66 @@ class _Quiet:
     changes: int
     available: int
     reservation: Reservation | None
+
+
+class _StartBounds:
+    """First fits during one walk, searched from a lower bound of the start instead of from now.
+
+    A walk only adds reservations to its profile, so the earliest start of a job of ``res``
+    hosts and ``dur`` seconds never moves earlier, and it is at least that of any job with no
+    more hosts and no longer duration (a window that fits the larger job fits the smaller one):
+    the bound of a job is the latest start found so far for such a job. Searched from there,
+    :meth:`~schedulers.core.backfilling.ReservationProfile.find_earliest_mask` finds the first
+    fit from now (no window starts before the bound; one starting inside a slice fits no better
+    than one starting at the slice's start): the same start and hosts. Per ``res``, the starts
+    found are kept as a staircase (durations increasing, starts increasing)."""
+
+    __slots__ = ("_res", "_by_res")
+
+    def __init__(self) -> None:
+        self._res: list[int] = []  # the res values seen, increasing
+        self._by_res: dict[int, tuple[list[float], list[float]]] = {}  # res -> (durations, starts)
+
+    def bound(self, res: int, dur: float, now: float) -> float:
+        best = now
+        by_res = self._by_res
+        for r in self._res:
+            if r > res:
+                break
+            durs, starts = by_res[r]
+            i = bisect_right(durs, dur) - 1
+            if i >= 0 and starts[i] > best:
+                best = starts[i]
+        return best
+
+    def add(self, res: int, dur: float, start: float) -> None:
+        entry = self._by_res.get(res)
+        if entry is None:
+            insort(self._res, res)
+            entry = self._by_res[res] = ([], [])
+        durs, starts = entry
+        i = bisect_right(durs, dur)
+        if i > 0 and starts[i - 1] >= start:
+            return  # a shorter job of this size already gives a bound as late
+        j = i
+        while j < len(durs) and starts[j] <= start:
+            j += 1  # longer ones with earlier bounds: this one supersedes them
+        if i > 0 and durs[i - 1] == dur:
+            i -= 1
+        durs[i:j] = [dur]
+        starts[i:j] = [start]
+
+    def first_fit(self, prof: ReservationProfile, job: Job, dur: float, choose) -> Reservation:
+        """:meth:`EASY.find_reservation <schedulers.easy.EASY.find_reservation>` in ``prof``,
+        which has only gained reservations since the last call."""
+        res = job.res
+        low = self.bound(res, dur, prof.now)
+        found = None if low == INF else prof.find_earliest_mask(res, dur, low, choose)
+        if found is None:
+            self.add(res, dur, INF)
+            return Reservation(job, INF, dur, prof.final_free_mask)
+        self.add(res, dur, found[0])
+        return Reservation(job, found[0], dur, found[1])
 
 
 class Conservative(EASY):
@@ -225,6 +301,8 @@ class Conservative(EASY):
         check_from = 0  # queue position from which the index is asked again
         waited = False  # a job was left waiting (the pass's `reservation` is set)
         guard = INF  # the first reservation start or end after now (see _nothing_starts)
+        horizon = INF  # no window ending after it fits now (caps of the last search)
+        bounds = _StartBounds() if type(self).find_reservation is EASY.find_reservation else None
         for k, job in enumerate(queue):
             if left <= 0:  # beyond the limit: only starts now that delay no reservation
                 yield from self._walk_starts(prof, k, barred, stop_when_full)
@@ -242,9 +320,14 @@ class Conservative(EASY):
                         self._stop = (limits, caps, guard)
                         return
                     check_from = self._position(waiting, s) + 1
+                    # a reservation that starts before no host free now stays free (the last
+                    # limit, where the caps end at 0) lowers the caps: the search is asked again
+                    horizon = limits[-1] if limits and caps[-1] == 0 else INF
             dur = job_duration(job)
             if barred and dur == INF:
                 r = Reservation(job, INF, dur, prof.final_free_mask)
+            elif bounds is not None:
+                r = bounds.first_fit(prof, job, dur, self.host_choice(job))
             else:
                 r = self.find_reservation(prof, job)
             if r.start == INF:
@@ -253,6 +336,8 @@ class Conservative(EASY):
                 prof.reserve_mask(now, math.nextafter(now, INF) - now, r.hosts_mask)
             else:
                 prof.reserve_mask(r.start, dur, r.hosts_mask)
+            if r.start < horizon:
+                check_from = k + 1
             if r.start != now:
                 left -= 1
                 waited = True

@@ -78,7 +78,8 @@ class EASY(Policy):
             the last pass did not need one (no job could be backfilled, no host free, empty queue).
             :meth:`head_reservation` computes it on demand.
 
-    Extension hooks: :meth:`queue_key` (+ :attr:`dynamic_queue_order`), :meth:`select_hosts`
+    Extension hooks: :meth:`queue_key` (+ :attr:`dynamic_queue_order`, :meth:`queue_keys`),
+    :meth:`fits_gap` (+ :meth:`gap_limit`, its bound for the index search), :meth:`select_hosts`
     (starts and reservations), :meth:`profile`, :meth:`backfill_pass` (the whole pass, built from
     :meth:`profile`, :meth:`find_reservation` and :meth:`start_job`).
     """

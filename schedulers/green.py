@@ -13,7 +13,9 @@ byte-identical output files. Where it plugs in:
 
 * ``green-easy`` (:class:`GreenEASY`): EASY's backfilling test of step 3 (:meth:`EASY.fits_gap
   <schedulers.easy.EASY.fits_gap>`: ``now + walltime <= head's reserved start``, the gap being
-  ``[now, reserved start)``) becomes eq. 4.
+  ``[now, reserved start)``) becomes eq. 4; EASY's index of the queue skips the jobs whose
+  walltime exceeds the gap over ``1 - delta/100`` (:meth:`GreenEASY.gap_limit`), so a pass
+  under a backlog costs what EASY's does.
 * ``green-heft`` (:class:`GreenHEFT`): HEFT's insertion search (:meth:`HEFT.find_reservation
   <schedulers.heft.HEFT.find_reservation>`) places each job with its walltime, and also looks for
   a free slot of ``walltime * (1 - Δ/100)``; when that one starts earlier, the job takes it (it

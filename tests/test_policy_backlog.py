@@ -1,6 +1,7 @@
 """conservative, buc-easy and green-easy make exactly the decisions they made before their
-backlog speed-ups (the conservative walk that stops when no later job can start now, BUC's
-queue kept by groups, green's gap test searched through the waiting index).
+backlog speed-ups (conservative's walk that stops when no later job can start now, its passes
+without a walk and its first fits from a lower bound; BUC's keys computed in one go; green's gap
+test searched through the waiting index).
 
 ``tests/fixtures/policy_backlog_digests.json`` holds, per case, the SHA-256 of the sequence of
 decisions ``(job id, start, hosts)`` in completion order that the policy made on a seeded
@@ -333,3 +334,22 @@ def test_buc_queue_keys_are_its_queue_key():
     # a stale cache would give other keys: the check above can fail
     p.scores["u1"] = 99.0
     assert p.queue_keys(jobs) != [p.queue_key(j) for j in jobs]
+
+
+def test_start_bounds_staircase_hand_worked():
+    from schedulers.conservative import _StartBounds
+
+    b = _StartBounds()
+    b.add(4, 100.0, 50.0)            # 4 hosts, 100 s: first fit at 50
+    assert b.bound(4, 100.0, 0.0) == 50.0
+    assert b.bound(4, 99.0, 0.0) == 0.0     # a shorter job may start earlier
+    assert b.bound(3, 500.0, 0.0) == 0.0    # a smaller one too
+    assert b.bound(8, 100.0, 0.0) == 50.0   # a larger and longer one not
+    b.add(4, 200.0, 40.0)            # dominated by (100 s, 50): kept out
+    assert b.bound(4, 200.0, 0.0) == 50.0
+    b.add(4, 50.0, 70.0)             # shorter and later: supersedes (100 s, 50)
+    assert b.bound(4, 60.0, 0.0) == 70.0 and b.bound(4, 100.0, 0.0) == 70.0
+    b.add(2, 10.0, 90.0)             # a smaller job later still: bounds every larger one
+    assert b.bound(4, 100.0, 0.0) == 90.0 and b.bound(3, 5.0, 0.0) == 0.0
+    b.add(2, 10.0, INF)              # no window at all: none for larger, longer jobs
+    assert b.bound(32, 1e6, 0.0) == INF and b.bound(1, 1e6, 0.0) == 0.0

@@ -452,14 +452,19 @@ class ReservationProfile:
         hosts free during the first ``j + 1`` slices. A job of ``res`` hosts and ``duration``
         seconds fits now (:meth:`fits_now_mask` is not None) exactly when ``res <= caps[j]``,
         ``j`` the number of limits ``< now + duration``: the capacity
-        :meth:`schedulers.core.waiting.WaitingIndex.first` searches with. ``O(S)``."""
+        :meth:`schedulers.core.waiting.WaitingIndex.first` searches with. The lists end at the
+        first cap of 0 (every later one is 0 too): ``O(slices until no host free now stays
+        free)``, ``O(S)`` at most."""
         starts, free = self._starts, self._free
         m = free[0]
         caps = [m.bit_count()]
-        for f in free[1:]:
-            m &= f
+        n = len(free)
+        j = 1
+        while m and j < n:
+            m &= free[j]
             caps.append(m.bit_count())
-        return starts[1:], caps
+            j += 1
+        return starts[1:j], caps
 
     def fits_now_mask(self, res: int, duration: float, choose: HostChoice | None = None) -> int | None:
         """Mask version of :meth:`fits_now`."""
