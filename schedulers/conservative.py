@@ -84,7 +84,6 @@ limit are found through the same index, ``O(log queue)`` per job started.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from bisect import bisect_left, bisect_right, insort
 from typing import Any, Iterator
@@ -332,8 +331,8 @@ class Conservative(EASY):
                 r = self.find_reservation(prof, job)
             if r.start == INF:
                 barred = True
-            elif r.start == now and dur == 0:  # busy now all the same (Batsim needs walltime > 0)
-                prof.reserve_mask(now, math.nextafter(now, INF) - now, r.hosts_mask)
+            elif r.start == now:
+                prof.hold_mask(now, dur, r.hosts_mask)
             else:
                 prof.reserve_mask(r.start, dur, r.hosts_mask)
             if r.start < horizon:
@@ -378,10 +377,7 @@ class Conservative(EASY):
             dur = job_duration(job)
             hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
             if hosts is not None:
-                if dur == 0:  # busy now all the same (Batsim needs walltime > 0)
-                    prof.reserve_mask(now, math.nextafter(now, INF) - now, hosts)
-                else:
-                    prof.reserve_mask(now, dur, hosts)
+                prof.hold_mask(now, dur, hosts)
                 yield bisect_left(keys, waiting.key(s), f) - f, Reservation(job, now, dur, hosts)
                 limits, caps = prof.free_now_steps()
             s += 1

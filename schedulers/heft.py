@@ -44,7 +44,6 @@ first-fit search and one reservation, ``O(S)`` each on ``S`` slices, until no ho
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration, lowest_bits
@@ -153,10 +152,7 @@ class HEFT(EASY):
             if r.start == INF:
                 barred = True
                 continue
-            if r.duration == 0:  # busy now all the same (Batsim needs walltime > 0)
-                prof.reserve_mask(r.start, math.nextafter(r.start, INF) - r.start, r.hosts_mask)
-            else:
-                prof.reserve_mask(r.start, r.duration, r.hosts_mask)
+            prof.hold_mask(r.start, r.duration, r.hosts_mask)
             if r.start == now:
                 self.start_job(job, r.hosts_mask)
                 started.append(k)

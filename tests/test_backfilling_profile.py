@@ -110,3 +110,15 @@ def test_free_now_steps_say_what_fits_now():
         for dur in (0.0, 5.0, 10.0, 10.5, 20.0, 25.0, INF):
             crossed = sum(1 for t in limits if t < dur)
             assert (p.fits_now(res, dur) is not None) == (res <= caps[crossed]), (res, dur)
+
+
+def test_hold_of_a_zero_length_job_keeps_its_hosts_busy_now_only():
+    # hosts 0-3 free from t = 10; a job of walltime 0 started at 10 on hosts 0-1 holds them at 10
+    # (Batsim runs it a while all the same) and frees them at the next float; a 5 s job holds 5 s
+    import math
+    p = ReservationProfile(10.0, ProcSet((0, 3)))
+    p.hold_mask(10.0, 0.0, 0b0011)
+    assert p.free_mask_at(10.0) == 0b1100
+    assert p.free_mask_at(math.nextafter(10.0, INF)) == 0b1111
+    p.hold_mask(10.0, 5.0, 0b0100)
+    assert p.free_mask_at(14.9) == 0b1011 and p.free_mask_at(15.0) == 0b1111

@@ -536,6 +536,14 @@ class ReservationProfile:
             free[k] &= ~hosts
         self._coalesce(i, j)
 
+    def hold_mask(self, start: float, duration: float, hosts: int) -> None:
+        """:meth:`reserve_mask` for a job that will run: one of ``duration`` 0 still holds its
+        hosts from ``start`` to the next float, since Batsim runs it for a while all the same
+        (it needs a walltime > 0 and ends jobs after their start)."""
+        if duration == 0:
+            duration = math.nextafter(start, math.inf) - start
+        self.reserve_mask(start, duration, hosts)
+
     def reserve(self, start: float, duration: float, hosts: ProcSet) -> None:
         """Mark ``hosts`` busy during ``[start, start + duration)`` (a reservation, or a job).
 
