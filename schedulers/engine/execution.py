@@ -263,6 +263,22 @@ class ExecutionMixin:
             return {"profile_name": job.profile, "current_task_index": job.stage, "current_task": leaf}
         return leaf
 
+    def _stage_ended(self, job: EngineJob, version: int, walltime: bool) -> bool:
+        """A JOB_END timer fired: the walltime kills the job, or its current stage ended and the
+        next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing)."""
+        if version != job.version or job.state != RUNNING:
+            return False
+        if walltime:
+            self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
+            return True
+        self._progress_compute(job)
+        if job.stage + 1 < len(job.stages):
+            job.stage += 1
+            self._start_stage(job)
+            return False
+        self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
+        return True
+
     def _end_job(self, job: EngineJob, state: str, code: int) -> None:
         """Free the hosts of ``job`` and record its completion at ``now``."""
         job.state = state

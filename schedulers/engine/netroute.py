@@ -95,16 +95,12 @@ class _Link:
 @dataclass(eq=False)
 class _Zone:
     id: str
-    routing: str
     parent: "_Zone | None"
     star: bool = False                                      # a <cluster>
     routes: dict = field(default_factory=dict)              # (src, dst) -> (links, gw_src, gw_dst)
     up: dict = field(default_factory=dict)                  # star: netpoint -> links up
     down: dict = field(default_factory=dict)                # star: netpoint -> links down
     loop: dict = field(default_factory=dict)                # star: netpoint -> loopback links
-
-    def depth(self) -> int:
-        return 0 if self.parent is None else 1 + self.parent.depth()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +153,6 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
     """
     links: dict[str, _Link] = {}
     zone_of: dict[str, _Zone] = {}      # netpoint (host/router) -> its zone
-    zones: dict[str, _Zone] = {}
 
     def link_of(name: str, direction: str | None, where: str) -> _Link:
         key = name if name in links else (f"{name}_{direction}" if direction else name)
@@ -188,8 +183,7 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
         where = f"{src}: cluster {cid!r}"
         if e.get("topology", "FLAT").upper() != "FLAT":
             raise NetworkUnsupported(f"{where}: topology {e.get('topology')!r} (only flat clusters)")
-        z = _Zone(id=cid, routing="Cluster", parent=parent, star=True)
-        zones[cid] = z
+        z = _Zone(id=cid, parent=parent, star=True)
         bb = None
         bb_bw = parse_bandwidth(e.get("bb_bw"), where) if e.get("bb_bw") else 0.0
         bb_lat = parse_latency(e.get("bb_lat"), where)
@@ -220,8 +214,7 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
     def zone(e: ET.Element, parent: _Zone | None) -> None:
         zid = e.get("id", "")
         routing = e.get("routing", "")
-        z = _Zone(id=zid, routing=routing, parent=parent)
-        zones[zid] = z
+        z = _Zone(id=zid, parent=parent)
         for c in e:
             t = _tag(c)
             if t == "link":

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.events import JobSubmitted, Notify, RequestedCall, SimulationEnds
 from ..core.model import Job
-from .execution import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, RUNNING, SUBMITTED
+from .execution import SUBMITTED
 from .ports import EngineError
 from .queue import Kind, at
 
@@ -190,19 +190,9 @@ class NetworkServerMixin:
             self._reqrep(*payload)
         elif kind == Kind.JOB_END:
             job, version, walltime = payload
-            if version != job.version or job.state != RUNNING:
+            held = self._task_loads(job) if walltime and version == job.version else []
+            if not self._stage_ended(job, version, walltime):
                 return
-            if not walltime:
-                self._progress_compute(job)
-                if job.stage + 1 < len(job.stages):
-                    job.stage += 1
-                    self._start_stage(job)
-                    return
-            held = self._task_loads(job) if walltime else []
-            if walltime:
-                self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
-            else:
-                self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
             self._hold(held, +1)
             self._post(_COMPLETED, job, self._d_host[min(job.hosts)], lambda: self._hold(held, -1))
         elif kind == Kind.SUBMIT:
@@ -243,7 +233,7 @@ class NetworkServerMixin:
             return
         for hid, load in held:
             h = self.hosts[hid]
-            h.ghost = max(0.0, h.ghost + sign * load) if sign < 0 else h.ghost + load
+            h.ghost = max(0.0, h.ghost + sign * load)
             self._set_power(h)
 
     def _waiter_time(self, target: float) -> float:

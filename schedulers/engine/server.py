@@ -54,7 +54,7 @@ from ..core.events import (
 from ..core.model import Host, HostState, Job
 from ..inputs.errors import WorkloadError
 from .execution import (
-    COMPLETED_KILLED, COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, REJECTED, RUNNING, SUBMITTED,
+    COMPLETED_KILLED, REJECTED, RUNNING, SUBMITTED,
 )
 from .ports import EngineError, Reply, describe_scheduler
 from .queue import Kind, at
@@ -95,19 +95,8 @@ class ServerMixin:
                 self._buffer.append(Notify(t, type="no_more_static_job_to_submit"))
             return []
         if kind == Kind.JOB_END:
-            job, version, walltime = payload
-            if version != job.version or job.state != RUNNING:
-                return []
-            if walltime:
-                self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
-            else:
-                self._progress_compute(job)
-                if job.stage + 1 < len(job.stages):
-                    job.stage += 1
-                    self._start_stage(job)
-                    return []
-                self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
-            self._job_completed(job)
+            if self._stage_ended(*payload):
+                self._job_completed(payload[0])
             return []
         if kind == Kind.SWITCH:
             self._on_switched(*payload)
