@@ -84,24 +84,13 @@ def test_full_load_equals_real_batsim_file_by_file(tmp_path, policy, shared):
 
 
 @pytest.mark.parametrize("policy", ["green-easy", "green-heft"])
-def test_three_quarter_load_schedule_equals_real_batsim(tmp_path, policy):
-    # 75 % load: composed profiles of 10 (compute, delay) periods. Starts, ends, allocations and
-    # states equal; energies are not (next test).
+def test_three_quarter_load_equals_real_batsim(tmp_path, policy):
+    # 75 % load: composed profiles of 10 (compute, delay) periods. Every column of out_jobs.csv
+    # and out_schedule.csv, energies included: SimGrid's lazy energy updates charge the delays of
+    # a multi-host job at the compute power on every host but the first (hosts.py, "Lazy energy
+    # updates"); before the engine modelled them it was 2.0 % low (2,389,520.87 J vs Batsim's
+    # 2,438,604.74 J for EASY).
     out = _run(tmp_path, policy, 75)
     tag = policy.split("-")[1] + "_l75"
-    want = rows(RECORDED / f"{tag}_jobs.csv")
-    _equal(f"{tag}_jobs", rows(out / "out_jobs.csv"), want,
-           columns=["job_id", "submission_time", "starting_time", "finish_time", "allocated_resources",
-                    "final_state"])
-    _equal(f"{tag}_schedule", rows(out / "out_schedule.csv"), rows(RECORDED / f"{tag}_schedule.csv"),
-           columns=["makespan", "mean_waiting_time", "nb_jobs_success", "time_computing"])
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "engine discrepancy (README, Known differences): with multi-host composed compute/delay "
-    "profiles real Batsim 4.2.1 / SimGrid 3.32 charges part of the delay phases at the compute "
-    "phase's power; recorded consumed_joules 2438604.737958 (EASY) vs the engine's 2389520.87"))
-def test_three_quarter_load_energy_equals_real_batsim(tmp_path):
-    out = _run(tmp_path, "green-easy", 75)
-    _equal("easy_l75_schedule", rows(out / "out_schedule.csv"), rows(RECORDED / "easy_l75_schedule.csv"),
-           columns=["consumed_joules"])
+    for name in ("jobs", "schedule"):
+        _equal(f"{tag}_{name}", rows(out / f"out_{name}.csv"), rows(RECORDED / f"{tag}_{name}.csv"))

@@ -121,6 +121,8 @@ class ExecutionMixin:
                 self._queue.push(end, Kind.JOB_END, (job, job.version, False))
             return
         job.flops = self._stage_flops(job, prof)
+        if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
+            self._updated(job.hosts)
         self._ptasks += 1
         job.index = self._ptasks  # SimGrid's action order: same-instant ends are handled in it
         job.remaining = 1.0
@@ -139,7 +141,7 @@ class ExecutionMixin:
                 for hid in hids:
                     h = self.hosts[hid]
                     h.load = 0.0
-                    self._set_power(h)
+                    self._set_power(h, True)
             return
         tasks = self._connected_tasks(hids)
         for j in tasks:
@@ -152,7 +154,7 @@ class ExecutionMixin:
         for hid in touched:
             h = self.hosts[hid]
             h.load = loads.get(hid, 0.0)
-            self._set_power(h)
+            self._set_power(h, True)
         for j in tasks:
             self._arm_compute_end(j)
 
@@ -209,7 +211,7 @@ class ExecutionMixin:
             h = hosts[hid]
             s = h.spec.speeds[h.pstate]
             h.load = (f * rate / s) if (f > 0 and s > 0 and rate != _INF) else 0.0
-            self._set_power(h)
+            self._set_power(h, True)
 
     def _arm_compute_end(self, job: EngineJob) -> None:
         job.version += 1
@@ -273,6 +275,9 @@ class ExecutionMixin:
             return True
         self._progress_compute(job)
         if job.stage + 1 < len(job.stages):
+            # the stage's action ends: SimGrid updates the energy of its hosts (a parallel task)
+            # or of the job actor's host, the allocation's first (a delay's sleep)
+            self._updated(job.hosts if job.flops else (min(job.hosts),))
             job.stage += 1
             self._start_stage(job)
             return False

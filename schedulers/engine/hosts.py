@@ -9,6 +9,24 @@ Energy
     current pstate, ``Idle`` when ``L = 0``. The engine integrates each host's power between
     changes, and keeps the platform total so that Batsim's ``consumed_energy`` (sum over compute
     hosts) is O(1).
+Lazy energy updates (SimGrid 3.32 ``src/plugins/host_energy.cpp``, ``HostEnergy::update``)
+    SimGrid does not integrate power continuously: a host's energy is brought up to date only
+    when something *updates* it, and the whole interval since its previous update is charged at
+    the power of the load the solver gave it last (``get_current_watts_value`` at the update).
+    A host is updated when an action using its CPU ends or is cancelled
+    (``CpuAction::on_state_change``: a parallel task's end, a ``delay`` stage's sleep on the job
+    actor's host, the first host of the allocation), when a *single-host* execution starts
+    (``Exec::on_start_cb``: only if ``get_host_number() == 1``), when its pstate or on/off state
+    changes, and when its energy is read (``sg_host_get_consumed_energy``: Batsim reads every
+    host at each job start and end and each pstate request, ``EnergyConsumptionTracer``, and
+    the allocation's hosts at job start and end). So where a load changes at an instant at which
+    nothing updates the host -- a parallel task of two or more hosts that starts inside a job
+    (a ``composed`` profile's compute after a delay), or the rates of tasks sharing hosts with
+    it -- the new power is charged back to the host's previous update. The engine integrates
+    eagerly and, at the end of such an instant, adds ``(P_new - P_old) * (t - t_update)``
+    (:meth:`HostsMixin._settle_lazy`). Recorded on real Batsim 4.2.1: multi-host ``composed``
+    compute/delay jobs (``tests/fixtures/batsim_green``, 75 % CPU load) draw the compute power
+    during their delays on every host but the first.
 ``wattmin`` (``out_consumed_energy.csv``)
     Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts, which SimGrid 3.32
     answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its Idle power.
@@ -69,6 +87,10 @@ class HostRun:
         ghost: busy cores of parallel tasks that ended but whose job actor still holds them
             (networked platforms, :mod:`.netserver`): the energy plugin still counts them.
         power: current power (W); ``energy``: energy (J) up to time ``last`` (s).
+        upd: when SimGrid's energy plugin last updated this host alone (s); every host is also
+            updated at ``HostsMixin._all_upd``.
+        p_before: power (W) at the start of the current instant when a lazy load change is
+            pending (:meth:`HostsMixin._settle_lazy`), -1 otherwise.
     """
 
     spec: HostSpec
@@ -81,6 +103,8 @@ class HostRun:
     power: float = 0.0
     energy: float = 0.0
     last: float = 0.0
+    upd: float = 0.0
+    p_before: float = -1.0
 
     def pstate_kind(self, pstate: int) -> str:
         """``computation``, ``sleep`` or ``transition`` (a virtual switching pstate), as Batsim
@@ -120,6 +144,8 @@ class HostsMixin:
         self._nb_machine_switches = 0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
         self._last_energy_row: tuple[float, float] = (0.0, 0.0)
+        self._all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
+        self._lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
         for h in self.hosts:
             if h.pstate_kind(h.pstate) == "sleep":
                 h.state = HostState.SLEEPING
@@ -134,22 +160,54 @@ class HostsMixin:
         return h.spec.power[h.pstate].power(h.load + h.ghost, h.spec.cores)
 
     def total_energy(self, t: float | None = None) -> float:
-        """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``."""
+        """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``.
+        Reading it updates every host (``sg_host_get_consumed_energy``)."""
         t = self.now if t is None else t
+        self._all_upd = t
         return self._e_acc + self._p_total * (t - self._e_last)
 
     def _energy_of(self, hids) -> float:
         """Energy consumed so far by the hosts ``hids`` (J), as Batsim's
-        ``consumed_energy_on_machines`` sums it over a job's allocation."""
+        ``consumed_energy_on_machines`` sums it over a job's allocation (which updates them)."""
         now = self.now
-        return sum(h.energy + h.power * (now - h.last) for h in map(self.hosts.__getitem__, hids))
+        total = 0.0
+        for h in map(self.hosts.__getitem__, hids):
+            h.upd = now
+            total += h.energy + h.power * (now - h.last)
+        return total
 
-    def _set_power(self, h: HostRun) -> None:
-        """Re-evaluate the power of ``h`` after its load or pstate changed."""
+    def _updated(self, hids) -> None:
+        """SimGrid's energy plugin updates hosts ``hids`` now (an action on them ends, or a
+        single-host execution starts on one): see "Lazy energy updates" above."""
+        now = self.now
+        for hid in hids:
+            self.hosts[hid].upd = now
+
+    def _settle_lazy(self) -> None:
+        """End of an instant: charge each host whose load changed lazily and that nothing
+        updated at this instant its new power back to its previous update (s)."""
+        now = self.now
+        all_upd = self._all_upd
+        for h in self._lazy_hosts:
+            since = h.upd if h.upd > all_upd else all_upd
+            if since < now and h.power != h.p_before:
+                extra = (h.power - h.p_before) * (now - since)
+                h.energy += extra
+                self._e_acc += extra
+            h.p_before = -1.0
+        self._lazy_hosts.clear()
+
+    def _set_power(self, h: HostRun, lazy: bool = False) -> None:
+        """Re-evaluate the power of ``h`` after its load or pstate changed. ``lazy``: a load
+        change that may happen with no energy update of ``h`` at this instant (a parallel task's
+        rate), settled at the end of the instant by :meth:`_settle_lazy`."""
         if not self.energy:
             return
         t = self.now
         new = self._host_power(h)
+        if lazy and new != h.power and h.p_before < 0:
+            h.p_before = h.power
+            self._lazy_hosts.append(h)
         h.energy += h.power * (t - h.last)
         h.last = t
         if new != h.power:
@@ -162,6 +220,7 @@ class HostsMixin:
         if self.energy:
             self._wattmin += h.spec.power[pstate].epsilon - h.spec.power[h.pstate].epsilon
         h.pstate = pstate
+        h.upd = self.now   # Host::on_speed_change updates the host's energy
         self._set_power(h)
 
     # ------------------------------------------------------------------------ machine states
@@ -193,7 +252,10 @@ class HostsMixin:
         three job starts at t = 0 print 30, 120 and 210 W on 3 hosts idling at 10 W whose jobs
         draw 100 W. Rows from simulation events (job completions, walltimes, switches that end)
         happen at the exact time, and print NA after a row of the same time."""
-        if not (self.trace and self.energy):
+        if not self.energy:
+            return
+        if not self.trace:  # Batsim traces (and so reads every host's energy) all the same
+            self._all_upd = self.now
             return
         e = self.total_energy()
         last = self._last_energy_row

@@ -259,6 +259,8 @@ class NetworkServerMixin:
         while not self._ended:
             if not self._queue:
                 raise self._deadlock()
+            if self._lazy_hosts:
+                self._settle_lazy()
             self.now, entries = self._queue.pop_instant()
             for kind, payload in entries:
                 self._net_event(kind, payload, port)

@@ -505,6 +505,8 @@ class ServerMixin:
         while not self._ended:
             if not self._queue:
                 raise self._deadlock()
+            if self._lazy_hosts:
+                self._settle_lazy()
             self.now, entries = self._queue.pop_instant()
             self._process_instant(entries, port)
             if self.progress is not None:

@@ -117,5 +117,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._init_hosts()
 
     def _result(self, wall: float) -> EngineResult:
+        if self._lazy_hosts:
+            self._settle_lazy()
         return build_result(self, wall)
 

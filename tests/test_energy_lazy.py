@@ -1,0 +1,75 @@
+"""SimGrid's lazy energy updates (``HostEnergy::update``): the engine against hand-worked numbers
+and real Batsim 4.2.1 (``fixtures/batsim_lazy_energy``, README there for the working).
+
+A host's energy is charged, at each update, for the whole interval since its previous update at
+the power the host draws at the update. A two-host compute stage that starts inside a job (after
+a delay) updates no host, and the delay updated only the job actor's host (the allocation's
+first), so the other hosts pay the delay at the compute power.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from schedulers.engine import simulate
+from schedulers.registry import get_policy
+
+FIX = Path(__file__).parent / "fixtures" / "batsim_lazy_energy"
+
+# Hand-worked (README): h0 2000 + 1000 + 2000, h1 2000 + 20 s x 200 W; h2 2000 + 1000 + 2000;
+# late pair from 40 s: h0 1000 + 2000, h1 20 s x 200 W.
+HAND = {"pair": 5000.0 + 6000.0, "single": 5000.0, "late_pair": 3000.0 + 4000.0}
+# A continuous integration of power (what the engine did before) gives 1000 J less per pair.
+CONTINUOUS = {"pair": 10000.0, "single": 5000.0, "late_pair": 6000.0}
+
+
+def _rows(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_recording_holds_the_hand_worked_energies():
+    got = {r["job_id"]: float(r["consumed_energy"]) for r in _rows(FIX / "jobs.csv")}
+    assert got == HAND
+    assert got != CONTINUOUS
+    # 3 hosts: 16,000 J by 30 s, then 10 s all idle (3000 J), then the late pair (7000 J) and h2
+    # idle for 20 s (2000 J): 28,000 J.
+    assert float(_rows(FIX / "schedule.csv")[0]["consumed_joules"]) == 16000.0 + 3000.0 + 7000.0 + 2000.0
+
+
+@pytest.fixture(scope="module")
+def engine_out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("lazy")
+    simulate(FIX / "platform.xml", [FIX / "workload.json"], get_policy("fcfs"), energy=True,
+             export_prefix=out / "out_")
+    return out
+
+
+def test_engine_charges_energy_as_simgrid_updates_it(engine_out):
+    got = {r["job_id"]: float(r["consumed_energy"]) for r in _rows(engine_out / "out_jobs.csv")}
+    assert got == pytest.approx(HAND, rel=1e-12)
+
+
+@pytest.mark.parametrize("name, column", [("schedule", "consumed_joules"), ("consumed_energy", "energy"),
+                                          ("consumed_energy", "epower"), ("jobs", "finish_time")])
+def test_engine_equals_real_batsim(engine_out, name, column):
+    got, want = _rows(engine_out / f"out_{name}.csv"), _rows(FIX / f"{name}.csv")
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if w[column] == "NA":
+            assert g[column] == "NA"
+        else:
+            assert math.isclose(float(g[column]), float(w[column]), rel_tol=1e-9, abs_tol=1e-9), (name, column)
+
+
+def test_without_energy_nothing_changes(tmp_path):
+    # the lazy bookkeeping only exists with -E: without it, the same schedule and no energy
+    res = simulate(FIX / "platform.xml", [FIX / "workload.json"], get_policy("fcfs"), export_prefix=tmp_path / "out_")
+    rows = _rows(tmp_path / "out_jobs.csv")
+    assert [float(r["finish_time"]) for r in rows] == [30.0, 30.0, 60.0]
+    assert {r["consumed_energy"] for r in rows} == {"-1.000000"}
+    assert res is not None
