@@ -30,11 +30,12 @@ def rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def _run(tmp_path: Path, policy: str, load: int) -> Path:
-    w = generate("green-nantes", {"job_count": 200, "cpu_load": load}, 0).workloads[0]
+def _run(tmp_path: Path, policy: str, load: int, *, jobs: int = 200, options=None) -> Path:
+    w = generate("green-nantes", {"job_count": jobs, "cpu_load": load}, 0).workloads[0]
     prefix = tmp_path / "out_"
-    simulate(NANTES_PLATFORM, [w], get_policy(policy, {"delta": 50}), energy=True, compute_sharing=True,
-             export_prefix=prefix)
+    opts = {"delta": 50} if options is None else options
+    simulate(NANTES_PLATFORM, [w], get_policy(policy, opts), energy=True,
+             compute_sharing=policy.startswith("green"), export_prefix=prefix)
     return tmp_path
 
 
@@ -94,3 +95,18 @@ def test_three_quarter_load_equals_real_batsim(tmp_path, policy):
     tag = policy.split("-")[1] + "_l75"
     for name in ("jobs", "schedule"):
         _equal(f"{tag}_{name}", rows(out / f"out_{name}.csv"), rows(RECORDED / f"{tag}_{name}.csv"))
+
+
+@pytest.mark.parametrize("policy, options, files", [
+    ("green-heft", {"delta": 30, "idle_timeout": 5}, ("jobs", "schedule", "machine_states", "pstate_changes")),
+    ("conservative", {"idle_timeout": 5}, ("jobs", "schedule")),
+])
+def test_half_load_with_idle_shutdown_equals_real_batsim(tmp_path, policy, options, files):
+    # 100 jobs at 50 % load (composed profiles): hosts idle 5 s are switched off and woken for
+    # jobs (the recordings have 27 and 31 pstate rows); green-heft overlaps jobs under sharing.
+    # Every column equal, energies included (lazy energy updates and switching).
+    out = _run(tmp_path, policy, 50, jobs=100, options=options)
+    tag = ("heft" if policy == "green-heft" else policy) + "_l50_idle"
+    for name in files:
+        _equal(f"{tag}_{name}", rows(out / f"out_{name}.csv"), rows(RECORDED / f"{tag}_{name}.csv"))
+    assert len(rows(RECORDED / "heft_l50_idle_pstate_changes.csv")) == 27
