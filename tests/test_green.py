@@ -190,6 +190,20 @@ def test_half_load_job_energy_by_hand(tmp_path):
     assert res.consumed_joules == pytest.approx(2200.0 + 21 * 100 * 20.0, rel=1e-6)
 
 
+def test_two_host_half_load_job_energy_by_hand(tmp_path):
+    # the same job on 2 hosts. SimGrid's lazy energy updates (engine/hosts.py): the first host is
+    # updated when each delay ends (its sleep), so it draws 2,200 J as above; the second is not,
+    # and each compute stage after a delay starts with no update, so from 1 s to 19 s it is
+    # charged at 120 W in 2-s steps: 120 + 9 x 240 + the last delay at idle (the job's end is an
+    # update) 100 = 2,380 J. A continuous integration would give 2,200 J again.
+    w = {"nb_res": 22, "jobs": [{"id": "0", "subtime": 0, "res": 2, "walltime": 30, "profile": "p"}],
+         "profiles": load_profile("p", 20.0, 50, NANTES_CORE_SPEED, 10)}
+    res = simulate(NANTES_PLATFORM, [w], EASY(), energy=True, export_prefix=str(tmp_path / "out_"))
+    readings = energy_readings(tmp_path / "out_jobs.csv")
+    assert readings["jobs_energy_j"] == pytest.approx(2200.0 + 2380.0, rel=1e-9)
+    assert res.consumed_joules == pytest.approx(4580.0 + 20 * 100 * 20.0, rel=1e-9)
+
+
 def test_generator_refuses_other_loads():
     from schedulers.inputs.generators import GeneratorError
     with pytest.raises(GeneratorError, match="cpu_load"):
