@@ -310,4 +310,4 @@ class ExecutionMixin:
             job.energy = -1.0
         self._machine_row()
         self._energy_row("e", decided=state == COMPLETED_KILLED)
-        self._done_jobs.append(job)
+        job.row = self.done.append(job)

@@ -159,21 +159,24 @@ class NetworkServerMixin:
     # ------------------------------------------------------------------------------- actors
     def _submit_step(self, s: _Submitter) -> None:
         """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due, sleep."""
-        jobs = s.w.jobs
+        table, subtimes = s.w.jobs, s.w.jobs.subtimes
+        n = len(subtimes)
         batch = []
-        while s.k < len(jobs) and jobs[s.k].subtime <= s.clock:
+        while s.k < n and subtimes[s.k] <= s.clock:
             if self.energy and self._e_first_sub < 0:
                 self._e_first_sub = self.total_energy()
-            batch.append(jobs[s.k])
+            job = table.job(s.k)  # the engine's from now on (state NOT_SUBMITTED until received)
+            self.jobs[job.id] = job
+            batch.append(job)
             s.k += 1
-        if s.k == len(jobs):
+        if s.k == n:
             bye = lambda: self._post(_BYE, s.w, self._d_master)  # noqa: E731
             if batch:
                 self._post(_SUBMITTED, batch, self._d_master, bye)
             else:
                 bye()
             return
-        nxt = jobs[s.k].subtime
+        nxt = subtimes[s.k]
 
         def sleep() -> None:
             self._queue.push(max(at(self.now + (nxt - s.clock)), at(nxt)), Kind.SUBMIT, s)

@@ -59,6 +59,7 @@ from .execution import (
 from .ports import EngineError, Reply, describe_scheduler
 from .queue import Kind, at
 from .results import DoneJob, EngineResult
+from .jobtable import JobTable
 from .workload import EngineJob, Workload, build_job, check_profile, job_name
 
 #: Messages exchanged at one instant with nothing changing before the engine calls it a livelock.
@@ -73,20 +74,23 @@ class ServerMixin:
         """Handle one message reaching Batsim's server; return follow-up messages."""
         t = self.now
         if kind == Kind.SUBMIT:
+            # the static submitter's jobs of one subtime: made into EngineJobs now (JobTable.job)
             w, start = payload
-            jobs = w.jobs
+            table, subtimes = w.jobs, w.jobs.subtimes
+            n = len(subtimes)
             k = start
-            sub = jobs[start].subtime
+            sub = subtimes[start]
             if self.energy and self._e_first_sub < 0:
                 self._e_first_sub = self.total_energy()
-            while k < len(jobs) and jobs[k].subtime == sub:
-                j = jobs[k]
+            while k < n and subtimes[k] == sub:
+                j = table.job(k)
                 j.state = SUBMITTED
+                self.jobs[j.id] = j
                 prof = w.profiles[j.profile] if self.forward_profiles else None
                 self._buffer.append(JobSubmitted(t, job=Job.from_json(j.id, j.raw, prof)))
                 k += 1
-            if k < len(jobs):
-                self._queue.push(at(jobs[k].subtime) if jobs[k].subtime > t else t, Kind.SUBMIT, (w, k))
+            if k < n:
+                self._queue.push(at(subtimes[k]) if subtimes[k] > t else t, Kind.SUBMIT, (w, k))
                 return []
             return [(Kind.BYE, w)]
         if kind == Kind.BYE:
@@ -149,17 +153,16 @@ class ServerMixin:
             self._to_delete.append(job)
 
     def _write_job_row(self, job: EngineJob) -> None:
-        """The job ended (completed, killed, rejected): from now on the engine keeps only its
-        :class:`~.results.DoneJob` record (in ``jobs``, its workload's list, the result and the
-        output rows), so that a finished job's execution state and JSON object are freed."""
-        done = DoneJob.of(job)
-        self.jobs[job.id] = done
+        """The job's end reached the server (completed, killed, rejected): its ``out_jobs.csv``
+        row is written, and the engine forgets the :class:`EngineJob` (its execution state and
+        JSON object): what is left of it is its row in ``done`` (recorded when it ended)."""
+        del self.jobs[job.id]
         if job.pos >= 0:
-            self.workloads_by_name[job.workload].jobs[job.pos] = done
-        if self._done_jobs and self._done_jobs[-1] is job:
-            self._done_jobs[-1] = done
+            self._done_rows[job.workload][job.pos] = job.row
+        else:
+            self._done_dynamic[job.id] = job.row
         if self.trace:
-            self.rows["jobs"].append(done)
+            self.rows["jobs"].append(job.row)
 
     # ----------------------------------------------------------------------------- decisions
     def _play_reply(self, reply: list[Decision] | Reply) -> None:
@@ -207,7 +210,7 @@ class ServerMixin:
             job.state = REJECTED
             job.finish = self.now
             self._finished_jobs += 1
-            self._done_jobs.append(job)
+            job.row = self.done.append(job)
             self._write_job_row(job)
             if self._collect:
                 self._to_delete.append(job)
@@ -256,11 +259,35 @@ class ServerMixin:
         else:
             raise EngineError(f"unsupported decision {d!r}")
 
-    def _job(self, jid: str, what: str) -> EngineJob:
+    def _job(self, jid: str, what: str) -> EngineJob | DoneJob:
+        """The job ``jid`` a decision names: running or waiting (the engine's own), or else
+        :meth:`_known_job`.
+
+        Raises:
+            EngineError: no such job.
+        """
         job = self.jobs.get(jid)
         if job is None:
-            raise EngineError(f"{what} at t={self.now}: unknown job {jid!r}")
+            job = self._known_job(jid)
+            if job is None:
+                raise EngineError(f"{what} at t={self.now}: unknown job {jid!r}")
         return job
+
+    def _known_job(self, jid: str) -> EngineJob | DoneJob | None:
+        """A job that is not the engine's now: ended (its :class:`~.results.DoneJob` record),
+        not submitted yet (a new :class:`EngineJob`, state ``NOT_SUBMITTED``, that the engine
+        does not keep), or None when no workload has it."""
+        row = self._done_dynamic.get(jid)
+        if row is None:
+            wname, _, name = jid.partition("!")
+            w = self.workloads_by_name.get(wname)
+            k = w.jobs.find(name) if w is not None and name else None
+            if k is None:
+                return None
+            row = self._done_rows[wname][k] if wname in self._done_rows else -1
+            if row < 0:
+                return w.jobs.job(k)
+        return self.done[row]
 
     # --------------------------------------------------------------------------- dynamic jobs
     def _check_dynamic(self, what: str) -> None:
@@ -275,7 +302,8 @@ class ServerMixin:
         self._check_dynamic(f"REGISTER_PROFILE {workload}/{name}")
         w = self.workloads_by_name.get(workload)
         if w is None:
-            w = Workload(name=workload, path="dynamic", jobs=[], profiles={})
+            profiles: dict[str, dict] = {}
+            w = Workload(name=workload, path="dynamic", jobs=JobTable.empty(workload, profiles), profiles=profiles)
             self.workloads_by_name[workload] = w
         if name in w.profiles:
             raise EngineError(f"REGISTER_PROFILE at t={self.now}: profile {name!r} already exists in workload "
@@ -297,7 +325,7 @@ class ServerMixin:
         if w is None:
             raise EngineError(f"{where}: workload {wname!r} does not exist; register a profile in it first "
                               "(REGISTER_PROFILE) or use an existing workload (Batsim aborts)")
-        if job_id in self.jobs:
+        if job_id in self.jobs or self._known_job(job_id) is not None:
             raise EngineError(f"{where}: job {job_id!r} already exists (Batsim aborts)")
         if not isinstance(obj, dict) or "id" not in obj:
             raise EngineError(f"{where}: the job object has no 'id' field")
@@ -326,7 +354,7 @@ class ServerMixin:
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         job.state = SUBMITTED
-        # not in w.jobs: that list is the static submitter's, walked by index until its last
+        # not in w.jobs: that table is the static submitter's, walked by index until its last
         # arrival; a registered job there would be submitted a second time
         self.jobs[job_id] = job
         self.nb_jobs += 1
@@ -435,8 +463,12 @@ class ServerMixin:
         """The error for a run whose event queue is empty before the simulation could end: jobs
         submitted but never executed or rejected, jobs running with nothing left to end them,
         or a missing NOTIFY registration_finished."""
-        waiting = [j.id for j in self.jobs.values() if j.state == SUBMITTED]
-        running = [j for j in self.jobs.values() if j.state == RUNNING]
+        # the engine's jobs in workload order (static jobs by workload, then submission order;
+        # registered jobs after them, in registration order)
+        index = self._workload_index
+        live = sorted(self.jobs.values(), key=lambda j: (0, index[j.workload], j.pos) if j.pos >= 0 else (1, 0, 0))
+        waiting = [j.id for j in live if j.state == SUBMITTED]
+        running = [j for j in live if j.state == RUNNING]
         problems = []
         if waiting:
             problems.append(f"the scheduler never executed or rejected {len(waiting)} submitted job(s) "
@@ -483,8 +515,8 @@ class ServerMixin:
         reply = self._exchange(port)
         for w in self.workloads:
             self._submitters_left += 1
-            if w.jobs:
-                self._queue.push(at(w.jobs[0].subtime), Kind.SUBMIT, (w, 0))
+            if len(w.jobs):
+                self._queue.push(at(w.jobs.subtimes[0]), Kind.SUBMIT, (w, 0))
             else:  # an empty workload: its submitter says goodbye at once
                 self._queue.push(0.0, Kind.BYE, w)
         # The time-0 submissions reach the server before the scheduler's SCHED_READY. Where

@@ -11,6 +11,14 @@ class, :class:`Engine`, put together from modules that each read alone:
   livelock detection, SIMULATION_BEGINS/ENDS;
 * :mod:`.results` and :mod:`.outputs` — the run's metrics and Batsim's output files.
 
+Memory: jobs stream through the engine. A workload's jobs wait in its
+:class:`~.jobtable.JobTable`, packed (about 100 bytes a job), until the static submitter
+reaches their ``subtime``; only then is a job's :class:`~.workload.EngineJob` made (with the
+JSON object JOB_SUBMITTED forwards). ``Engine.jobs`` holds the jobs submitted and not ended;
+once a job's end reaches the server (its ``out_jobs.csv`` row), the engine keeps only its row
+in :class:`~.results.DoneJobs` (about 120 bytes). A decision naming a job that is not there
+(ended, or not submitted yet) still finds it (``ServerMixin._known_job``), as Batsim does.
+
 On platforms with network links Batsim's internal messages (a job's completion, a switch's end,
 a CALL_ME_LATER's wake-up, each decision) take their route's time: :mod:`.netroute` computes the
 delays from the XML and :mod:`.netserver` plays Batsim's actors message by message (on Batsim's
@@ -22,6 +30,7 @@ delays from the XML and :mod:`.netserver` plays Batsim's actors message by messa
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, Callable
 
 from .execution import ExecutionMixin
@@ -30,7 +39,7 @@ from .netserver import NetworkServerMixin, network_refusal
 from .platform import PlatformSpec
 from .ports import EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
-from .results import NULL_RUNTIME_EPSILON, EngineResult, build_result, execution_time, output_rows
+from .results import NULL_RUNTIME_EPSILON, DoneJobs, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
 from .workload import EngineJob, Workload
 
@@ -89,8 +98,16 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self.trace = trace_outputs
         self.progress = progress
         self.workloads_by_name = {w.name: w for w in workloads}
-        self.jobs: dict[str, EngineJob] = {j.id: j for w in workloads for j in w.jobs}
-        self.nb_jobs = len(self.jobs)
+        self._workload_index = {w.name: i for i, w in enumerate(workloads)}
+        # The jobs the engine holds as EngineJob: submitted (posted, with a network) and not yet
+        # finished. Jobs not submitted stay in their workload's JobTable; an ended job becomes
+        # a row of ``done`` once its out_jobs.csv row is written (:meth:`_write_job_row`).
+        self.jobs: dict[str, EngineJob] = {}
+        self.nb_jobs = sum(len(w.jobs) for w in workloads)
+        self.done = DoneJobs()           # ended jobs, in the order they ended (the result's jobs)
+        # the row in ``done`` of each static job (-1: not ended), by workload and submission index
+        self._done_rows = {w.name: array("q", [-1]) * len(w.jobs) for w in workloads}
+        self._done_dynamic: dict[str, int] = {}  # the row of each ended registered job
         self.now = 0.0
         self._queue = EventQueue()
         self._buffer: list = []          # events gathered for the next message to the scheduler
@@ -112,8 +129,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._e_first_sub = -1.0
         self._e_last_job_end = -1.0
         # outputs
-        self.rows: dict[str, Any] = output_rows()  # compact row tables (.results)
-        self._done_jobs: list[EngineJob] = []
+        self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
         self._init_hosts()
 
     def _result(self, wall: float) -> EngineResult:

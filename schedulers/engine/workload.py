@@ -21,18 +21,25 @@ metrics make of such times (start + run, sums over jobs) stay finite. A job's wh
 are never materialised (:class:`Stages` computes each one when the engine reaches it).
 
 Job ids follow Batsim 4.2.1 (:func:`job_name`).
+
+Memory: :func:`load_workload` checks every job and profile before the simulation (Batsim
+validates the whole workload when it loads it), reading the file piece by piece
+(:mod:`schedulers.inputs.jsonstream`) and checking each job as it is read (:class:`JobChecks`);
+the jobs are then kept packed (about 85 bytes a job) until the engine submits them
+(:class:`~.jobtable.JobTable` makes the :class:`EngineJob`), and the engine keeps an ended job
+only as a row of its finished jobs (:class:`~.results.DoneJobs`).
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..inputs.errors import WorkloadError
-from ..inputs.jsonfile import read_json
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel",
                       "composed", "sequence")
@@ -51,7 +58,8 @@ class EngineJob:
     profile: str
     raw: dict[str, Any]
     index: int = 0
-    pos: int = -1  # position in its workload's ``jobs`` (-1: a job registered during the run)
+    pos: int = -1  # position in its workload's submission order (-1: a job registered during the run)
+    row: int = -1  # its row in the engine's finished jobs (:class:`~.results.DoneJobs`) once ended
     state: str = "NOT_SUBMITTED"
     start: float = -1.0
     finish: float = -1.0
@@ -62,7 +70,7 @@ class EngineJob:
     energy: float = -1.0
     energy_start: float = 0.0
     # execution state
-    stages: Sequence[tuple[str, dict]] = ()  # a Stages, or a list
+    stages: Sequence[tuple[str, dict]] = ()  # a Stages (composed profiles), or a tuple of the one stage
     stage: int = 0
     stage_start: float = 0.0
     remaining: float = 1.0   # fraction of the current compute stage left
@@ -74,11 +82,12 @@ class EngineJob:
 
 @dataclass(slots=True)
 class Workload:
-    """One workload: name (``w0``), file path, jobs sorted by subtime, profiles."""
+    """One workload: name (``w0``), file path, jobs in submission order (a
+    :class:`~.jobtable.JobTable`: ``jobs[k]`` makes a new :class:`EngineJob`), profiles."""
 
     name: str
     path: str
-    jobs: list[EngineJob]
+    jobs: Any  # a JobTable
     profiles: dict[str, dict[str, Any]]
     #: names of profiles garbage-collected after their job ended (Batsim's null profile entries)
     collected: set[str] = field(default_factory=set)
@@ -348,15 +357,10 @@ def check_composed(src: str, profiles: dict[str, dict]) -> None:
                 on_path.add(sub)
 
 
-def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
-              profiles: dict[str, dict], nb_hosts: int, flat_cache: dict[str, Stages] | None = None,
-              memo: dict[str, tuple[int, list[int]]] | None = None, own: bool = False) -> EngineJob:
-    """Check the ``walltime``, ``res`` and ``profile`` of job ``j`` (``subtime`` already checked
-    by the caller) and build it as ``workload!name``; used for workload files and for jobs
-    registered by the scheduler (``REGISTER_JOB``). ``flat_cache`` (profile name -> its
-    :class:`Stages`) and ``memo`` (see :class:`Stages`) are shared by the jobs of one workload.
-    ``own``: ``j`` belongs to the engine (parsed from a file here), so it becomes the job's ``raw``
-    object instead of a copy (one JSON object per job in memory, not two).
+def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int) -> tuple[Any, Any]:
+    """Check the ``walltime`` and ``res`` of job ``j`` (``id`` and ``subtime`` already checked by
+    the caller), as Batsim 4.2.1's ``Job::from_json`` does; return its ``res`` and ``profile``
+    (the profile is checked by :func:`check_job_profile`).
 
     Raises:
         WorkloadError: a message starting with ``where``.
@@ -370,36 +374,212 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
         raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
     if res > nb_hosts:
         raise WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts")
-    prof = j.get("profile")
+    return res, j.get("profile")
+
+
+def check_job_profile(where: str, res: int, prof: Any, profiles: dict[str, dict], composed: dict[str, Stages],
+                      memo: dict[str, tuple[int, list[int]]]) -> None:
+    """Check the profile ``prof`` of a job of ``res`` hosts: defined, and every ``parallel``
+    leaf of it on ``res`` hosts. ``composed`` (profile name -> its :class:`Stages`) and ``memo``
+    (see :class:`Stages`) are shared by the jobs of one workload; only composed profiles get an
+    entry.
+
+    Raises:
+        WorkloadError: a message starting with ``where``.
+    """
     if not isinstance(prof, str) or prof not in profiles:
         raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
-    cache = {} if flat_cache is None else flat_cache
-    stages = cache.get(prof)
-    if stages is None:
-        stages = cache[prof] = Stages(prof, profiles, memo, where)
     top = profiles[prof]
-    leaves = stages.leaves() if top["type"] in ("composed", "sequence") else ((prof, top),)
+    if top["type"] in ("composed", "sequence"):
+        stages = composed.get(prof)
+        if stages is None:
+            stages = composed[prof] = Stages(prof, profiles, memo, where)
+        leaves: Any = stages.leaves()
+    elif top["type"] != "parallel":
+        return
+    else:
+        leaves = ((prof, top),)
     for leaf_name, leaf in leaves:
         if leaf["type"] == "parallel" and len(leaf["cpu"]) != res:
             raise WorkloadError(f"{where}: profile {leaf_name!r} is 'parallel' on {len(leaf['cpu'])} "
                                 f"hosts but the job requests {res}")
-    raw = j if own else dict(j)
+
+
+class _Strings:
+    """Strings in one UTF-8 buffer (``surrogatepass``: any Python string), without an object
+    each: ``append``, ``len``, ``[k]``."""
+
+    __slots__ = ("_buf", "_ends")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._ends = array("q")
+
+    def append(self, text: str) -> None:
+        self._buf += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._buf))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, k: int) -> str:
+        return self._buf[self._ends[k - 1] if k else 0:self._ends[k]].decode("utf-8", "surrogatepass")
+
+
+class JobChecks:
+    """The checks of a workload's jobs, in file order, made as the jobs are read (called as
+    ``checks(k, job)`` for job ``#k``, a decoded JSON value) and ended by :meth:`finish` once the
+    profiles are known: each job is decoded once to be checked, and what is kept of it until
+    then is a few numbers and its name and profile name as bytes (no object per job: a million
+    small objects made while reading would keep their memory pages when freed, as the profiles
+    read after them fill the same pages).
+
+    The error reported is the one a check of every job in file order, after the profiles, gives:
+    the first job's failing check, in the order id, duplicate id, fields, profile. Reading stops
+    checking at the first job whose id or fields fail (its error is kept); :meth:`finish` finds
+    the first duplicate id (by the names' hashes), checks the profiles of the jobs before the
+    first failing job, then raises that job's error.
+    """
+
+    def __init__(self, src: str, workload: str, nb_hosts: int) -> None:
+        self.src, self.workload, self.nb_hosts = src, workload, nb_hosts
+        self.names = _Strings()      # job names, file order (also of the first failing job, if known)
+        self.subtimes = array("d")   # s, file order, of the jobs that passed
+        self._hashes = array("q")    # hash of each name
+        self._res = array("q")
+        self._profiles = _Strings()  # profile names ("" for a profile that is not a string)
+        self._odd_profiles: dict[int, Any] = {}  # a profile that is not a string, by job
+        self._error: WorkloadError | None = None
+        self._failed = -1            # the job whose id or fields failed
+
+    def __call__(self, k: int, j: Any) -> None:
+        if self._error is not None:
+            return
+        src = self.src
+        try:
+            if not isinstance(j, dict):
+                raise WorkloadError(f"{src}: job #{k} is not an object")
+            if "id" not in j:
+                raise WorkloadError(f"{src}: job #{k} has no 'id'")
+            jid = job_name(f"{src}: job #{k}", self.workload, j["id"])
+            self.names.append(jid)
+            self._hashes.append(hash(jid))
+            where = f"{src}: job {jid!r}"
+            for key in ("subtime", "res", "profile"):
+                if key not in j:
+                    raise WorkloadError(f"{where}: missing field {key!r}")
+            sub = j["subtime"]
+            if not _time(sub) or sub < 0:
+                raise WorkloadError(f"{where}: 'subtime' must be a number of seconds >= 0 and <= {MAX_TIME:.0f} "
+                                    f"(2**33), got {sub!r}")
+            res, prof = check_job_fields(where, j, self.nb_hosts)
+        except WorkloadError as exc:
+            self._error, self._failed = exc, k
+            return
+        self.subtimes.append(float(sub))
+        self._res.append(res)
+        if type(prof) is str:
+            self._profiles.append(prof)
+        else:
+            self._odd_profiles[k] = prof
+            self._profiles.append("")
+
+    def _first_duplicate(self) -> int:
+        """The first job (file order) whose name an earlier job has, or -1."""
+        hashes, names = self._hashes, self.names
+        if len(set(hashes)) == len(hashes):  # the common case: no two names with the same hash
+            return -1
+        by_hash = sorted(range(len(hashes)), key=hashes.__getitem__)
+        first = -1
+        i = 0
+        while i < len(by_hash):
+            j = i + 1
+            while j < len(by_hash) and hashes[by_hash[j]] == hashes[by_hash[i]]:
+                j += 1
+            if j - i > 1:  # same hash: compare the names (sorted() kept file order)
+                group = [(names[k], k) for k in by_hash[i:j]]
+                seen: set[str] = set()
+                for name, k in group:
+                    if name in seen and (first < 0 or k < first):
+                        first = k
+                    seen.add(name)
+            i = j
+        return first
+
+    def finish(self, profiles: dict[str, dict]) -> None:
+        """Check the profiles of the jobs read (``profiles`` already checked), then raise the
+        error of the first failing job, if any.
+
+        Raises:
+            WorkloadError: one line naming the file and the job.
+        """
+        error, failed = self._error, self._failed
+        dup = self._first_duplicate()
+        if dup >= 0 and (error is None or dup <= failed):
+            error = WorkloadError(f"{self.src}: job {self.names[dup]!r}: duplicate job id")
+            failed = dup
+        end = len(self.subtimes) if error is None else failed
+        composed: dict[str, Stages] = {}
+        memo: dict[str, tuple[int, list[int]]] = {}
+        src, names, res, odd = self.src, self.names, self._res, self._odd_profiles
+        for k in range(end):
+            prof: Any = odd[k] if k in odd else self._profiles[k]
+            if type(prof) is not str or prof not in profiles or profiles[prof]["type"] in _CHECKED_TYPES:
+                check_job_profile(f"{src}: job {names[k]!r}", res[k], prof, profiles, composed, memo)
+        self._profiles = _Strings()
+        if error is not None:
+            raise error
+
+
+#: Profile types whose jobs :meth:`JobChecks.finish` checks further (``delay`` and the
+#: homogeneous ones fit any ``res``).
+_CHECKED_TYPES = frozenset(("parallel", "composed", "sequence"))
+
+
+def check_job(where: str, j: dict[str, Any], profiles: dict[str, dict], nb_hosts: int,
+              composed: dict[str, Stages], memo: dict[str, tuple[int, list[int]]]) -> str:
+    """Check the ``walltime``, ``res`` and ``profile`` of job ``j`` (:func:`check_job_fields`
+    then :func:`check_job_profile`); return its profile name.
+
+    Raises:
+        WorkloadError: a message starting with ``where``.
+    """
+    res, prof = check_job_fields(where, j, nb_hosts)
+    check_job_profile(where, res, prof, profiles, composed, memo)
+    return prof
+
+
+def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
+              profiles: dict[str, dict], nb_hosts: int) -> EngineJob:
+    """Check job ``j`` (:func:`check_job`) and build it as ``workload!name`` from a copy of
+    ``j``; used for jobs registered by the scheduler (``REGISTER_JOB``).
+
+    Raises:
+        WorkloadError: a message starting with ``where``.
+    """
+    composed: dict[str, Stages] = {}
+    prof = check_job(where, j, profiles, nb_hosts, composed, {})
+    raw = dict(j)
     full = f"{workload}!{name}"
     raw["id"] = full
-    return EngineJob(id=full, name=name, workload=workload, subtime=subtime, walltime=float(wall),
-                     res=res, profile=prof, raw=raw, stages=stages)
+    return EngineJob(id=full, name=name, workload=workload, subtime=subtime, walltime=float(raw.get("walltime", -1)),
+                     res=raw["res"], profile=prof, raw=raw, stages=composed.get(prof) or ((prof, profiles[prof]),))
 
 
 def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bool = False,
                   data: dict | None = None) -> Workload:
-    """Read and check one Batsim workload for the engine.
+    """Read and check one Batsim workload for the engine: every job and profile is checked here,
+    before any simulation (Batsim validates the whole workload when it loads it); the jobs are
+    then kept compactly until submitted (:class:`~.jobtable.JobTable`).
 
     Args:
-        path: the JSON file, plain or gzip-compressed (also used in error messages).
+        path: the JSON file, plain or gzip-compressed (also used in error messages), read
+            piece by piece (:func:`schedulers.inputs.jsonstream.read_workload_json`).
         name: workload name (``w0``...).
         nb_hosts: number of compute hosts of the platform.
         has_network: the platform has links (then communications are refused).
-        data: the already-parsed JSON, if any.
+        data: the already-parsed JSON, if any. Its job objects are not copied here but when
+            each job is submitted, and never changed; its profiles dict is copied.
 
     Raises:
         WorkloadError: one line naming the file and the job or profile: unreadable file or not
@@ -408,10 +588,13 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
             the module docstring), missing or unsupported profiles, cycles of composed profiles,
             ``res`` larger than the platform.
     """
+    from ..inputs.jsonstream import PackedJobs, read_workload_json
+    from .jobtable import JobTable, submission_order  # (jobtable imports this module)
+
     src = str(path)
-    own = data is None  # the parsed objects are the engine's: no copies (see build_job, _share_delays)
+    own = data is None  # the parsed objects are the engine's: no copies (equal delay profiles shared)
     if data is None:
-        data = read_json(src, WorkloadError, "workload")
+        data = read_workload_json(src, WorkloadError, "workload", checks=lambda: JobChecks(src, name, nb_hosts))
     if not isinstance(data, dict):
         raise WorkloadError(f"{src}: a workload must be a JSON object with 'jobs' and 'profiles', "
                             f"got a JSON {_json_type(data)}")
@@ -427,54 +610,29 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     jobs_in = data.get("jobs")
     if not isinstance(profiles, dict):
         raise WorkloadError(f"{src}: 'profiles' must be an object")
-    if not isinstance(jobs_in, list):
+    if not isinstance(jobs_in, (list, PackedJobs)):
         raise WorkloadError(f"{src}: 'jobs' must be a list")
     for pname, p in profiles.items():
         check_profile(src, pname, p, profiles, has_network)
     check_composed(src, profiles)
-    if own:
-        _share_delays(profiles)
-    flat_cache: dict[str, Stages] = {}
-    memo: dict[str, tuple[int, list[int]]] = {}
-    jobs: list[EngineJob] = []
-    seen: set[str] = set()
-    for k, j in enumerate(jobs_in):
-        if not isinstance(j, dict):
-            raise WorkloadError(f"{src}: job #{k} is not an object")
-        if "id" not in j:
-            raise WorkloadError(f"{src}: job #{k} has no 'id'")
-        jid = job_name(f"{src}: job #{k}", name, j["id"])
-        where = f"{src}: job {jid!r}"
-        if jid in seen:
-            raise WorkloadError(f"{where}: duplicate job id")
-        seen.add(jid)
-        for key in ("subtime", "res", "profile"):
-            if key not in j:
-                raise WorkloadError(f"{where}: missing field {key!r}")
-        sub = j["subtime"]
-        if not _time(sub) or sub < 0:
-            raise WorkloadError(f"{where}: 'subtime' must be a number of seconds >= 0 and <= {MAX_TIME:.0f} "
-                                f"(2**33), got {sub!r}")
-        jobs.append(build_job(where, name, jid, j, float(sub), profiles, nb_hosts, flat_cache, memo, own))
-    # Batsim submits in job_comparator_subtime_number order (src/jobs.cpp): subtime, then full id string.
-    jobs.sort(key=lambda x: (x.subtime, x.id))
-    for k, job in enumerate(jobs):
-        job.pos = k
-    # a copy: registrations and Batsim's profile garbage collection change the engine's profiles,
-    # never the caller's workload (a dict given to simulate() twice must give the same run twice)
-    return Workload(name=name, path=src, jobs=jobs, profiles=dict(profiles))
-
-
-def _share_delays(profiles: dict[str, Any]) -> None:
-    """Make the ``delay`` profiles of ``profiles`` that are equal (same delay, of the same JSON
-    type, no other field) one shared object: a trace converted with one profile per job (a
-    million ``{"type": "delay", "delay": d}``) then holds one object per distinct delay. The
-    profile names and their contents are unchanged."""
-    canon: dict[tuple[type, Any], dict] = {}
-    for pname, p in profiles.items():
-        if len(p) == 2 and p["type"] == "delay":
-            d = p["delay"]
-            profiles[pname] = canon.setdefault((type(d), d), p)
+    checks = None
+    if isinstance(jobs_in, PackedJobs):  # checked as they were read: what the checks kept goes now
+        checks, jobs_in.checks = jobs_in.checks, None
+    if checks is None:  # a workload given parsed, or read by read_json
+        checks = JobChecks(src, name, nb_hosts)
+        for k, j in enumerate(jobs_in):
+            checks(k, j)
+    checks.finish(profiles)
+    subtimes = checks.subtimes
+    order = submission_order(subtimes, checks.names)
+    del checks
+    # a copy of a caller's profiles: registrations and Batsim's profile garbage collection change the
+    # engine's profiles, never the caller's workload (a dict given to simulate() twice gives the same run twice)
+    engine_profiles = profiles if own else dict(profiles)
+    packed = isinstance(jobs_in, PackedJobs)
+    table = JobTable(name, jobs_in if packed else tuple(jobs_in), copy=not packed, order=order,
+                     subtimes=array("d", (subtimes[i] for i in order)), profiles=engine_profiles)
+    return Workload(name=name, path=src, jobs=table, profiles=engine_profiles)
 
 
 def _json_type(v: Any) -> str:
