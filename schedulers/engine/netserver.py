@@ -260,12 +260,7 @@ class NetworkServerMixin:
         self._receive()
         nb_jobs = self.nb_jobs
         while not self._ended:
-            if not self._queue:
-                raise self._deadlock()
-            if self._lazy_hosts:
-                self._settle_lazy()
-            self.now, entries = self._queue.pop_instant()
-            for kind, payload in entries:
+            for kind, payload in self._next_instant():
                 self._net_event(kind, payload, port)
                 if self._ended:
                     break

@@ -535,15 +535,21 @@ class ServerMixin:
         self._send_loop(port, pending)
         nb_jobs = self.nb_jobs
         while not self._ended:
-            if not self._queue:
-                raise self._deadlock()
-            if self._lazy_hosts:
-                self._settle_lazy()
-            self.now, entries = self._queue.pop_instant()
-            self._process_instant(entries, port)
+            self._process_instant(self._next_instant(), port)
             if self.progress is not None:
                 self.progress(self.now, self._finished_jobs, nb_jobs)
         return self._result(_time.perf_counter() - wall0)
+
+    def _next_instant(self) -> list:
+        """End the current instant (its lazy energy charges, :meth:`_settle_lazy`), move the
+        clock to the next one and return its queue entries; a run with nothing left to
+        simulate before its end is a deadlock (:meth:`_deadlock`)."""
+        if not self._queue:
+            raise self._deadlock()
+        if self._lazy_hosts:
+            self._settle_lazy()
+        self.now, entries = self._queue.pop_instant()
+        return entries
 
     def _simulation_begins(self) -> SimulationBegins:
         hosts = []
