@@ -304,7 +304,7 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
         prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
         if args.engine == "embedded":
-            wls = [load_workload(w.source, f"w{i}", nb_hosts, has_network=spec.has_network, data=w.data)
+            wls = [load_workload(w.source, f"w{i}", nb_hosts, data=w.data)
                    for i, w in enumerate(prepared)]
             features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
             features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles

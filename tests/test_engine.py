@@ -273,13 +273,15 @@ def test_bad_platforms_name_file_and_host(tmp_path, xml, needle):
     assert str(p) in str(err.value) and needle in str(err.value)
 
 
-def test_communication_refused_on_platform_with_links(tmp_path):
+def test_communication_on_an_unmodelled_network_refused(tmp_path):
+    # links but no master host: the engine cannot time Batsim's messages, so it refuses the
+    # platform (communications on modelled networks: tests/test_network_ptask.py)
     xml = ("<platform version='4.1'><zone id='z' routing='Full'>"
            "<host id='a' speed='1Gf'/><host id='b' speed='1Gf'/><link id='l' bandwidth='1GBps' latency='0'/>"
            "</zone></platform>")
     p = _write(tmp_path, "net.xml", xml)
     w = wl([dict(GOOD_JOB, res=2, profile="p")], {"p": {"type": "parallel_homogeneous", "cpu": 1, "com": 1e6}})
-    with pytest.raises(WorkloadError, match="real Batsim"):
+    with pytest.raises(EngineError, match="no master host.*real Batsim"):
         build_engine(p, [w])
 
 

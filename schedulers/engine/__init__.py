@@ -37,10 +37,9 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
     wls = []
     for i, w in enumerate(workloads):
         if isinstance(w, dict):
-            wls.append(load_workload(f"<workload w{i}>", f"w{i}", len(spec.compute),
-                                     has_network=spec.has_network, data=w))
+            wls.append(load_workload(f"<workload w{i}>", f"w{i}", len(spec.compute), data=w))
         else:
-            wls.append(load_workload(w, f"w{i}", len(spec.compute), has_network=spec.has_network))
+            wls.append(load_workload(w, f"w{i}", len(spec.compute)))
     return Engine(spec, wls, energy=energy, compute_sharing=compute_sharing, forward_profiles=forward_profiles,
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
                   profile_reuse=profile_reuse,

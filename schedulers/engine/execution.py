@@ -13,6 +13,13 @@ Parallel tasks (Batsim 4.2.1 ``src/task_execution.cpp`` + SimGrid 3.32 ``ptask_L
     ``f_h = cpu / res``; ``parallel``: ``f_h = cpu[i]``; ``composed``: the sub-profiles one after
     the other, ``repeat`` times. A task of zero flops ends at once (Batsim then records an
     execution time of 1e-5 s).
+Communications (platforms with links; ``L07Action::L07Action``, ``HostL07Model::update_actions_state``)
+    A stage whose byte matrix has pairs with bytes > 0 (:meth:`ExecutionMixin._stage_network`)
+    adds one element per link of their routes to its variable, after its CPU elements. While the
+    largest route latency is being paid the variable is disabled (penalty 0): no progress, no
+    CPU load (``Kind.LATENCY`` ends the phase); then it is enabled as the newest variable and
+    bounded by ``min(CPU bound, TCP_GAMMA / (2 max(latency_ij x bytes_ij)))``. Tasks coupled
+    through links are solved together, with or without compute sharing.
 Compute sharing (``--enable-compute-sharing``)
     Tasks sharing hosts get the rates of SimGrid's ``ptask_L07`` linear system, solved by
     :mod:`schedulers.engine.sharing`; only the tasks connected (through shared hosts) to a host
@@ -33,6 +40,7 @@ from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .ports import EngineError
 from .queue import Kind, at
+from .netroute import TCP_GAMMA
 from .sharing import l07_rates
 from .workload import EngineJob
 
@@ -108,11 +116,14 @@ class ExecutionMixin:
         name, prof = job.stages[job.stage]
         job.stage_start = self.now
         job.version += 1
+        old_links = job.links
+        if old_links:
+            self._unlink(job)
         if prof["type"] == "delay":
             if job.flops:  # a computing stage just ended: its hosts lose its load
                 job.flops = []
                 job.rate = 0.0
-                self._reshare(job.hosts)
+                self._reshare(job.hosts, links=old_links)
             end = at(self.now + float(prof["delay"]))
             # Batsim: the delay completes only if strictly shorter than the remaining walltime.
             if end >= job.kill_time:
@@ -121,19 +132,104 @@ class ExecutionMixin:
                 self._queue.push(end, Kind.JOB_END, (job, job.version, False))
             return
         job.flops = self._stage_flops(job, prof)
+        net = self._stage_network(job, prof) if self.platform.routes is not None else None
         if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
             self._updated(job.hosts)
         self._ptasks += 1
         job.index = self._ptasks  # SimGrid's action order: same-instant ends are handled in it
         job.remaining = 1.0
         job.rate = 0.0
-        self._reshare(job.hosts, started=job)
+        job.net_bound = _INF
+        if net is not None:
+            job.links, latency, job.net_bound = net
+            users = self._link_users
+            for ln, _ in job.links:
+                users.setdefault(ln.index, {})[job.id] = job
+            if latency > 0:
+                # L07Action: the variable is disabled (penalty 0) until the latency is paid
+                job.pending = True
+                self._queue.push(at(self.now + latency), Kind.LATENCY, (job, job.version))
+                if job.kill_time != _INF:
+                    self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+                self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
+                return
+        self._reshare(job.hosts, started=job, links=old_links)
+
+    def _stage_network(self, job: EngineJob, prof: dict) -> tuple[list, float, float] | None:
+        """The links a compute stage's communications load, as ``L07Action::L07Action`` expands
+        them: ``(links, latency, bound)`` or None when no byte crosses a link.
+
+        The byte matrix is Batsim's (``src/task_execution.cpp``): ``parallel_homogeneous``:
+        ``com`` bytes from every host to every other; ``parallel_homogeneous_total``:
+        ``com / n``; ``parallel``: ``com[i * n + j]`` from host ``i`` to host ``j`` (the diagonal
+        included). For each pair with bytes > 0 in row order, the links of its route are
+        expanded with the pair's bytes (bytes, summed over the pairs that cross a link, the
+        largest for a ``FATPIPE`` link: ``System::expand_add_to_elem``), in order of first use.
+        ``latency`` (s) is the largest route latency over those pairs (the phase in which the
+        task does not progress), ``bound`` (fraction/s) is ``TCP_GAMMA / (2 max(latency_ij x
+        bytes_ij))`` (``L07Action::calculate_network_bound``), ``inf`` when that is 0."""
+        t = prof["type"]
+        n = len(job.hosts)
+        if t == "parallel":
+            com = prof["com"]
+            pairs = [(k // n, k % n, float(c)) for k, c in enumerate(com) if c > 0]
+        else:
+            c = float(prof["com"]) if t == "parallel_homogeneous" else float(prof["com"]) / n
+            if not c > 0:
+                return None
+            pairs = [(i, j, c) for i in range(n) for j in range(n) if i != j]
+        if not pairs:
+            return None
+        routes = self.platform.routes
+        names = [self.hosts[hid].spec.name for hid in job.hosts]
+        weights: dict = {}
+        latency = lat_current = 0.0
+        for i, j, b in pairs:
+            links, lat = routes.route(names[i], names[j])
+            latency = max(latency, lat)
+            lat_current = max(lat_current, lat * b)
+            for ln in links:
+                w = weights.get(ln)
+                if w is None:
+                    weights[ln] = b
+                elif ln.fatpipe:
+                    weights[ln] = max(w, b)
+                else:
+                    weights[ln] = w + b
+        if not weights:
+            return None
+        bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _INF
+        return list(weights.items()), latency, bound
+
+    def _unlink(self, job: EngineJob) -> None:
+        """``job``'s communications leave their links."""
+        users = self._link_users
+        for ln, _ in job.links:
+            jobs = users.get(ln.index)
+            if jobs is not None:
+                jobs.pop(job.id, None)
+                if not jobs:
+                    del users[ln.index]
+        job.links = ()
+        job.pending = False
+
+    def _latency_paid(self, job: EngineJob, version: int) -> None:
+        """A task's latency phase is over (``HostL07Model::update_actions_state``): its variable
+        is enabled (``System::enable_var`` puts it first, as if created now) and bounded."""
+        if version != job.version or job.state != RUNNING or not job.pending:
+            return
+        job.pending = False
+        self._ptasks += 1
+        job.index = self._ptasks
+        job.stage_start = self.now
+        self._reshare(job.hosts, started=job, links=job.links)
 
     # -------------------------------------------------------------------------------- rates
-    def _reshare(self, hids, started: EngineJob | None = None) -> None:
-        """The load of hosts ``hids`` changed: give new rates to the tasks that depend on them,
-        re-arm their end timers and update the hosts' power."""
-        if not self.sharing:
+    def _reshare(self, hids, started: EngineJob | None = None, links=()) -> None:
+        """The load of hosts ``hids`` (or of the links ``links``, ``[(link, bytes)]``) changed:
+        give new rates to the tasks that depend on them, re-arm their end timers and update the
+        hosts' power."""
+        if not self.sharing and not self._link_users and not links:
             if started is not None:
                 self._set_rate(started)
                 self._arm_compute_end(started)
@@ -143,7 +239,7 @@ class ExecutionMixin:
                     h.load = 0.0
                     self._set_power(h, True)
             return
-        tasks = self._connected_tasks(hids)
+        tasks = self._connected_tasks(hids, links)
         for j in tasks:
             self._progress_compute(j)
         rates, loads = self._solve_rates(tasks)
@@ -158,22 +254,39 @@ class ExecutionMixin:
         for j in tasks:
             self._arm_compute_end(j)
 
-    def _connected_tasks(self, hids) -> list[EngineJob]:
-        """The running compute tasks linked to hosts ``hids`` through shared hosts."""
-        hosts, jobs = self.hosts, self.jobs
+    def _connected_tasks(self, hids, links=()) -> list[EngineJob]:
+        """The running compute tasks linked to hosts ``hids`` or links ``links`` through shared
+        hosts and links (tasks in their latency phase are outside the system)."""
+        hosts, jobs, users = self.hosts, self.jobs, self._link_users
         seen_h = set()
+        seen_l = set()
         seen_j: dict[str, EngineJob] = {}
         todo = list(hids)
-        while todo:
-            hid = todo.pop()
-            if hid in seen_h:
-                continue
-            seen_h.add(hid)
-            for jid in hosts[hid].jobs:
-                j = jobs[jid]
-                if jid not in seen_j and j.flops:
-                    seen_j[jid] = j
-                    todo.extend(j.hosts)
+        todo_l = [ln.index for ln, _ in links]
+
+        def add(j: EngineJob) -> None:
+            seen_j[j.id] = j
+            todo.extend(j.hosts)
+            todo_l.extend(ln.index for ln, _ in j.links)
+
+        while todo or todo_l:
+            while todo:
+                hid = todo.pop()
+                if hid in seen_h:
+                    continue
+                seen_h.add(hid)
+                for jid in hosts[hid].jobs:
+                    j = jobs[jid]
+                    if jid not in seen_j and j.flops and not j.pending:
+                        add(j)
+            while todo_l:
+                li = todo_l.pop()
+                if li in seen_l:
+                    continue
+                seen_l.add(li)
+                for jid, j in users.get(li, {}).items():
+                    if jid not in seen_j and not j.pending:
+                        add(j)
         return sorted(seen_j.values(), key=lambda j: j.index)
 
     def _solve_rates(self, tasks: list[EngineJob]) -> tuple[list[float], dict[int, float]]:
@@ -188,9 +301,12 @@ class ExecutionMixin:
                 if hid not in spec:
                     h = hosts[hid]
                     spec[hid] = (h.spec.cores, h.spec.speeds[h.pstate])
-        rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec)
+        net = None
+        if self._link_users:
+            net = [([(ln, w) for ln, w in j.links], j.net_bound) for j in tasks]
+        rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
         for k, j in enumerate(tasks):
-            if not any(f > 0 for f in j.flops):
+            if not j.links and not any(f > 0 for f in j.flops):
                 rates[k] = _INF
         loads = {hid: (u / spec[hid][1] if spec[hid][1] > 0 else float(spec[hid][0]))
                  for hid, u in usage.items()}
@@ -292,6 +408,9 @@ class ExecutionMixin:
         job.runtime = self.now - job.start
         job.version += 1
         had_load = bool(job.flops)
+        links = job.links
+        if links:
+            self._unlink(job)
         job.flops = []
         self._running -= 1
         self._finished_jobs += 1
@@ -302,7 +421,7 @@ class ExecutionMixin:
             if not h.jobs and h.state is HostState.COMPUTING:
                 self._set_state(h, HostState.IDLE)
         if had_load:
-            self._reshare(job.hosts)
+            self._reshare(job.hosts, links=links)
         if self.energy:
             job.energy = self._energy_of(job.hosts) - job.energy_start
             self._e_last_job_end = self.total_energy()

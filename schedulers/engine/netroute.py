@@ -28,6 +28,12 @@ Routes, as SimGrid 3.32 builds them (``src/kernel/routing``, ``src/surf/sg_platf
   their deepest common zone (its gateways ``gw_src``/``gw_dst``), plus the routes from the source
   to the first gateway and from the second gateway to the destination, recursively.
 
+The same routes carry the jobs' communications (:class:`Routes`, used by
+:mod:`schedulers.engine.execution`): each link is one constraint of the ptask model's linear
+system (``SHARED``, ``FATPIPE`` for ``sharing_policy="FATPIPE"`` links, ``bb_sharing_policy=
+"FATPIPE"`` backbones, cluster loopbacks and the model's ``__loopback__``; a split-duplex link is
+two constraints).
+
 Anything else (``Floyd``, ``Dijkstra``, ``Vivaldi`` with links, ``<bypassRoute>``, torus /
 fat-tree / dragonfly clusters, ``<cabinet>``, ``<host_link>``) is reported by
 :class:`NetworkUnsupported` with the element named: the engine then refuses the platform and
@@ -41,7 +47,8 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-__all__ = ["MessageDelays", "NetworkUnsupported", "message_delays", "parse_bandwidth", "parse_latency"]
+__all__ = ["MessageDelays", "NetworkUnsupported", "Routes", "delays_on", "message_delays", "platform_routes", "parse_bandwidth",
+           "parse_latency"]
 
 #: SimGrid's default loopback link of the network model (``network/loopback-bw``, B/s).
 LOOPBACK_BW = 10e9
@@ -86,10 +93,16 @@ def parse_latency(text: str | None, where: str) -> float:
     raise NetworkUnsupported(f"{where}: bad latency {text!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False, slots=True)
 class _Link:
-    latency: float   # s
+    """One SimGrid link: one constraint of the ptask model's linear system (a split-duplex link
+    is two: its ``_UP`` and ``_DOWN`` halves). Compared by identity: two links of equal figures
+    are two resources."""
+
+    latency: float    # s
     bandwidth: float  # B/s
+    fatpipe: bool = False  #: ``FATPIPE`` sharing: each flow may use the whole bandwidth
+    index: int = -1   #: position in :attr:`Routes.links` (set once the platform is read)
 
 
 @dataclass(eq=False)
@@ -141,6 +154,38 @@ def _tag(e: ET.Element) -> str:
     return e.tag.rsplit("}", 1)[-1]
 
 
+class Routes:
+    """The routes between the platform's hosts, as SimGrid 3.32 builds them (module docstring).
+
+    :meth:`route` gives the links of a route in order, each once, and its latency (the sum of
+    the links' latencies, ``Host::route_to``); :attr:`links` lists every link, each at its
+    :attr:`_Link.index`. Routes are computed once per pair of hosts."""
+
+    def __init__(self, route_fn, links: list[_Link], netpoints) -> None:
+        self._route = route_fn
+        self._netpoints = netpoints
+        self._cache: dict[tuple[str, str], tuple[tuple[_Link, ...], float]] = {}
+        self.links = links
+        for k, ln in enumerate(links):
+            ln.index = k
+
+    def has(self, name: str) -> bool:
+        """Whether ``name`` is a host or router of the platform."""
+        return name in self._netpoints
+
+    def route(self, a: str, b: str) -> tuple[tuple[_Link, ...], float]:
+        """``(links, latency)`` of the route from host ``a`` to host ``b`` (names; s).
+
+        Raises:
+            NetworkUnsupported: no route (the message names the hosts)."""
+        key = (a, b)
+        r = self._cache.get(key)
+        if r is None:
+            ls = tuple(self._route(a, b))
+            r = self._cache[key] = (ls, sum(ln.latency for ln in ls))
+        return r
+
+
 def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) -> MessageDelays:
     """Delays of Batsim's internal messages on the platform ``root`` (the parsed ``<platform>``).
 
@@ -151,8 +196,37 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
     Raises:
         NetworkUnsupported: a routing feature listed in the module docstring, or no route.
     """
+    return delays_on(platform_routes(root, src), src, master, compute)
+
+
+def delays_on(routes: Routes, src: str, master: str, compute: list[str]) -> MessageDelays:
+    """:func:`message_delays` over routes already built (``src`` names the platform file).
+
+    Raises:
+        NetworkUnsupported: no master host, or no route."""
+    if not routes.has(master):
+        raise NetworkUnsupported(f"{src}: master host {master!r} not found")
+    return MessageDelays(master=_delay(list(routes.route(master, master)[0])),
+                         hosts={h: _delay(list(routes.route(h, master)[0])) for h in compute})
+
+
+def platform_routes(root: ET.Element, src: str) -> Routes:
+    """The :class:`Routes` of the platform ``root`` (the parsed ``<platform>``, read from ``src``).
+
+    Raises:
+        NetworkUnsupported: a routing feature listed in the module docstring.
+    """
     links: dict[str, _Link] = {}
     zone_of: dict[str, _Zone] = {}      # netpoint (host/router) -> its zone
+    every: list[_Link] = []             # every link created, in creation order
+    # the ptask model's one loopback link (``NetworkL07Model``: ``__loopback__``, FATPIPE)
+    loopback = _Link(0.0, LOOPBACK_BW, fatpipe=True)
+    every.append(loopback)
+
+    def new(latency: float, bandwidth: float, fatpipe: bool = False) -> _Link:
+        ln = _Link(latency, bandwidth, fatpipe)
+        every.append(ln)
+        return ln
 
     def link_of(name: str, direction: str | None, where: str) -> _Link:
         key = name if name in links else (f"{name}_{direction}" if direction else name)
@@ -170,13 +244,17 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
     def add_link(e: ET.Element) -> None:
         name = e.get("id", "")
         where = f"link {name!r}"
-        ln = _Link(parse_latency(e.get("latency"), f"{src}: {where}"),
-                   parse_bandwidth(e.get("bandwidth", ""), f"{src}: {where}"))
-        if e.get("sharing_policy", "").upper() == "SPLITDUPLEX":
-            links[f"{name}_UP"] = ln
-            links[f"{name}_DOWN"] = _Link(ln.latency, ln.bandwidth)
+        lat = parse_latency(e.get("latency"), f"{src}: {where}")
+        bw = parse_bandwidth(e.get("bandwidth", ""), f"{src}: {where}")
+        policy = e.get("sharing_policy", "SHARED").upper()
+        if policy == "SPLITDUPLEX":
+            links[f"{name}_UP"] = new(lat, bw)
+            links[f"{name}_DOWN"] = new(lat, bw)
+        elif policy in ("SHARED", "FATPIPE"):
+            links[name] = new(lat, bw, policy == "FATPIPE")
         else:
-            links[name] = ln
+            raise NetworkUnsupported(f"{src}: {where}: sharing_policy {policy!r} is not modelled by the engine "
+                                     "(SHARED, SPLITDUPLEX, FATPIPE)")
 
     def cluster(e: ET.Element, parent: _Zone) -> None:
         cid = e.get("id", "")
@@ -188,7 +266,10 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
         bb_bw = parse_bandwidth(e.get("bb_bw"), where) if e.get("bb_bw") else 0.0
         bb_lat = parse_latency(e.get("bb_lat"), where)
         if bb_bw > 0 or bb_lat > 0:
-            bb = _Link(bb_lat, bb_bw)
+            bb_policy = e.get("bb_sharing_policy", "SHARED").upper()
+            if bb_policy not in ("SHARED", "FATPIPE"):
+                raise NetworkUnsupported(f"{where}: bb_sharing_policy {bb_policy!r} is not modelled by the engine")
+            bb = new(bb_lat, bb_bw, bb_policy == "FATPIPE")
         bw = parse_bandwidth(e.get("bw", ""), where)
         lat = parse_latency(e.get("lat"), where)
         lb_bw = parse_bandwidth(e.get("loopback_bw"), where) if e.get("loopback_bw") else 0.0
@@ -199,14 +280,17 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
         for r in _expand_radical(e.get("radical", ""), where):
             name = f"{prefix}{r}{suffix}"
             zone_of[name] = z
-            limiter = [_Link(0.0, lim)] if lim > 0 else []
-            private_up = _Link(lat, bw)
-            split = e.get("sharing_policy", "SPLITDUPLEX").upper() == "SPLITDUPLEX"
-            private_down = _Link(lat, bw) if split else private_up
+            if lb_bw > 0 or lb_lat > 0:  # sg_platf_new_cluster_flat: loopback first, FATPIPE
+                z.loop[name] = [new(lb_lat, lb_bw, True)]
+            limiter = [new(0.0, lim)] if lim > 0 else []
+            policy = e.get("sharing_policy", "SPLITDUPLEX").upper()
+            if policy == "FATPIPE":
+                raise NetworkUnsupported(f"{where}: sharing_policy 'FATPIPE' for private links is not modelled by "
+                                         "the engine")
+            private_up = new(lat, bw)
+            private_down = new(lat, bw) if policy == "SPLITDUPLEX" else private_up
             z.up[name] = limiter + [private_up] + ([bb] if bb else [])
             z.down[name] = limiter + [private_down] + ([bb] if bb else [])
-            if lb_bw > 0 or lb_lat > 0:
-                z.loop[name] = [_Link(lb_lat, lb_bw)]
         router = e.get("router_id") or f"{prefix}{cid}_router{suffix}"
         zone_of[router] = z
         z.up[router] = z.down[router] = []
@@ -274,7 +358,7 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
         if r is not None:
             return r
         if a == b and a in zone_of:
-            return [_Link(0.0, LOOPBACK_BW)], None, None
+            return [loopback], None, None
         return [], None, None
 
     def route(a: str, b: str, depth: int = 0) -> list[_Link]:
@@ -304,7 +388,4 @@ def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) 
             out = out + route(gb, b, depth + 1)
         return out
 
-    if master not in zone_of:
-        raise NetworkUnsupported(f"{src}: master host {master!r} not found")
-    return MessageDelays(master=_delay(route(master, master)),
-                         hosts={h: _delay(route(h, master)) for h in compute})
+    return Routes(route, every, zone_of)

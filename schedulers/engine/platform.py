@@ -46,7 +46,7 @@ from pathlib import Path
 
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
-from .netroute import MessageDelays, NetworkUnsupported, message_delays
+from .netroute import MessageDelays, NetworkUnsupported, Routes, delays_on, platform_routes
 
 _SPEED_UNITS = {
     "": 1.0, "f": 1.0, "flops": 1.0,
@@ -120,6 +120,9 @@ class PlatformSpec:
     #: (:mod:`schedulers.engine.netroute`), or why the engine cannot tell (``network_error``).
     message_delays: "MessageDelays | None" = None
     network_error: str | None = None
+    #: On a platform with network links: the routes between hosts (the links a job's
+    #: communications load, :mod:`schedulers.engine.netroute`); None without links.
+    routes: "Routes | None" = None
 
     @property
     def has_energy(self) -> bool:
@@ -327,17 +330,18 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             h.properties = {"role": "", **h.properties}
         _parse_power(h, src)
     loopback = master is not None and routing_of.get(master.name) == "Full"
-    delays, net_error = None, None
+    delays, net_error, routes = None, None, None
     if has_network:
         if master is None:
             net_error = f"{src}: no master host {master_host!r}: Batsim's messages have nowhere to go"
         else:
             try:
-                delays = message_delays(root, src, master.name, [h.name for h in compute])
+                routes = platform_routes(root, src)
+                delays = delays_on(routes, src, master.name, [h.name for h in compute])
             except NetworkUnsupported as exc:
-                net_error = str(exc)
+                net_error, routes = str(exc), None
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
-                        master_loopback=loopback, message_delays=delays, network_error=net_error)
+                        master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes)
 
 
 def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:

@@ -33,6 +33,7 @@ class Kind(enum.IntEnum):
     DECISION = 6    #: a delayed decision reaches the server at its timestamp (scheduler reply)
     READY = 7       #: the scheduler's reply is fully played: it is ready again (SCHED_READY)
     RECV = 8        #: networked platforms: a message's transfer to the server ends (:mod:`.netserver`)
+    LATENCY = 9     #: a parallel task's communications paid their latency: it starts progressing
 
 
 def at(t: float) -> float:

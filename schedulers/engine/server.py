@@ -120,6 +120,9 @@ class ServerMixin:
         if kind == Kind.READY:
             self._ready = True
             return []
+        if kind == Kind.LATENCY:  # a model event, no message to the server
+            self._latency_paid(*payload)
+            return []
         raise AssertionError(kind)
 
     def _kill_running(self, really: list[EngineJob]) -> dict[str, Any]:
@@ -309,8 +312,7 @@ class ServerMixin:
             raise EngineError(f"REGISTER_PROFILE at t={self.now}: profile {name!r} already exists in workload "
                               f"{workload!r} (Batsim aborts)")
         try:
-            check_profile(f"REGISTER_PROFILE at t={self.now}", name, profile, w.profiles,
-                          self.platform.has_network)
+            check_profile(f"REGISTER_PROFILE at t={self.now}", name, profile, w.profiles)
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         w.profiles[name] = profile

@@ -19,6 +19,11 @@ The system (``src/surf/ptask_L07.cpp``)
       a host listed twice gets two elements on the same constraint. Zero-flops parts get an
       element of weight 0. A task with no positive flops (and no communication) has cost 1 and
       remains 0: it ends at once.
+    * With communications (``bytes_amount``): after the CPU elements, one element per link of
+      the routes of the pairs with bytes > 0, in order of first use, weighing the bytes of the
+      pairs crossing it (``System::expand`` without forced creation adds them up; a
+      ``FATPIPE`` link keeps the largest, ``expand_add_to_elem``); link constraints have the
+      link's bandwidth as capacity (B/s). See :mod:`schedulers.engine.execution`.
     * ``L07Action::update_bound`` / ``calculate_cpu_bound``: the variable is bounded by
       ``min over parts with flops > 0 of speed(1 core) / flops[i]`` (each part gets at most one
       core); no bound when no part computes. On a host of speed 0 the bound is 0, which SimGrid
@@ -35,6 +40,9 @@ The solver (``src/kernel/lmm/fair_bottleneck.cpp``, ``FairBottleneck::do_solve``
     2. for each variable in play, ``mu = min(usage_c / weight_c over its elements of weight
        > 0, bound - value if bound > 0)``, ``value += mu``; it leaves when ``value == bound``
        (exact float equality);
+    ``FATPIPE`` constraints count ``nb = 1`` and in step 3 lose ``min(usage, weight * mu)`` over
+    their elements once, instead of the sum.
+
     3. for each remaining constraint, ``remaining -= weight * mu`` over **all** its enabled
        elements, newest element first, through ``double_update`` (``src/surf/surf_interface.hpp``:
        subtract, then set to 0 if below ``sg_maxmin_precision`` = 1e-5, absolute, after every
@@ -127,7 +135,8 @@ def double_update(value: float, delta: float, precision: float) -> float:
 
 
 def fair_bottleneck(capacity: Mapping[int, float],
-                    variables: Sequence[tuple[Sequence[Element], float]]) -> list[float]:
+                    variables: Sequence[tuple[Sequence[Element], float]],
+                    fatpipe: frozenset | set = frozenset()) -> list[float]:
     """Solve a system as SimGrid 3.32's ``FairBottleneck::do_solve`` does (same float operations).
 
     Args:
@@ -139,6 +148,9 @@ def fair_bottleneck(capacity: Mapping[int, float],
             SimGrid: ``> 0`` limits the value (``math.inf`` or any value ``<= 0`` other than 0
             means no bound; 0 is no limit but the variable leaves when its value is exactly 0).
             All variables are enabled with sharing penalty 1.
+        fatpipe: ids of ``FATPIPE`` constraints (links whose every flow may use the whole
+            bandwidth): they count one element in a round (``nb = 1``) and lose, once per
+            round, the smallest ``weight * mu`` of their elements instead of the sum.
 
     Returns:
         The value of each variable, in input order (fraction of the task per second for L07).
@@ -177,6 +189,7 @@ def fair_bottleneck(capacity: Mapping[int, float],
     remaining = [0.0] * len(celems)
     for cid, c in index_of.items():
         remaining[c] = float(capacity[cid])
+    fat = {index_of[cid] for cid in fatpipe if cid in index_of}
     usage = [0.0] * len(celems)
     cnst_list = list(range(len(celems)))
     var_list = [v for v in range(n - 1, -1, -1) if in_play[v]]  # variable_set: newest first
@@ -189,6 +202,8 @@ def fair_bottleneck(capacity: Mapping[int, float],
             for v, w in celems[c]:
                 if w > 0 and in_play[v]:
                     nb += 1
+            if nb > 0 and c in fat:
+                nb = 1
             if nb == 0:
                 remaining[c] = 0.0
                 usage[c] = 0.0
@@ -220,10 +235,21 @@ def fair_bottleneck(capacity: Mapping[int, float],
         for c in cnst_list:
             r = remaining[c]
             elems = celems[c]
-            for v, w in elems:  # every enabled element, stale mu included
-                r -= w * mu[v]
+            if c in fat:
+                u = usage[c]
+                for v, w in elems:
+                    x = w * mu[v]
+                    if x < u:
+                        u = x
+                usage[c] = u
+                r -= u
                 if r < precision:
                     r = 0.0
+            else:
+                for v, w in elems:  # every enabled element, stale mu included
+                    r -= w * mu[v]
+                    if r < precision:
+                        r = 0.0
             remaining[c] = r
             if r <= 0.0:
                 for v, w in elems:
@@ -252,7 +278,9 @@ def l07_bound(hosts: Sequence[int], flops: Sequence[float], speed: Mapping[int, 
 
 
 def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
-              hosts: Mapping[int, tuple[int, float]]) -> tuple[list[float], dict[int, float]]:
+              hosts: Mapping[int, tuple[int, float]],
+              net: Sequence[tuple[Sequence[tuple[object, float]], float]] | None = None,
+              ) -> tuple[list[float], dict[int, float]]:
     """Rates of running parallel tasks as SimGrid's ``ptask_L07`` model gives them.
 
     Args:
@@ -260,6 +288,12 @@ def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
             each ``(hosts, flops)``: host ids (a host may be listed twice) and flops per part.
         hosts: host id -> ``(cores, speed)``, speed in flops/s of one core at the current
             pstate. Must cover every host of ``tasks``.
+        net: on a platform with links, per task ``(links, bound)``: ``links`` lists
+            ``(link, bytes)`` in SimGrid's element order (objects with ``index``, ``bandwidth``
+            in B/s and ``fatpipe``; see :mod:`schedulers.engine.netroute`), each an element of
+            the link's constraint (capacity: the bandwidth) after the task's CPU elements
+            (``L07Action::L07Action``); ``bound`` (fraction/s) is the task's TCP-gamma bound,
+            the variable's bound being the smaller of it and the CPU bound.
 
     Returns:
         ``(rates, usage)``: ``rates[i]`` is task ``i``'s progress in fraction of the task per
@@ -277,8 +311,18 @@ def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
                 speed[h] = s
                 capacity[h] = cores * s
     variables = [(list(zip(hs, fs)), l07_bound(hs, fs, speed)) for hs, fs in tasks]
-    rates = fair_bottleneck(capacity, variables)
-    usage = dict.fromkeys(capacity, 0.0)
+    fatpipe = set()
+    if net is not None:
+        for (elems, b), (links, nb) in zip(variables, net):
+            for ln, w in links:
+                cid = -1 - ln.index  # links: negative ids, hosts: >= 0
+                capacity[cid] = ln.bandwidth
+                if ln.fatpipe:
+                    fatpipe.add(cid)
+                elems.append((cid, w))
+        variables = [(elems, min(b, nb)) for (elems, b), (_, nb) in zip(variables, net)]
+    rates = fair_bottleneck(capacity, variables, fatpipe)
+    usage = dict.fromkeys(speed, 0.0)
     # Constraint::get_usage sums weight * value over the elements, newest first
     for i in range(len(tasks) - 1, -1, -1):
         hs, fs = tasks[i]

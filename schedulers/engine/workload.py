@@ -78,6 +78,11 @@ class EngineJob:
     flops: Sequence[float] = ()  # per allocated host, current stage (empty: not computing)
     version: int = 0
     kill_time: float = math.inf
+    #: links the current stage's communications load, ``[(link, bytes), ...]`` in SimGrid's
+    #: element order (empty: no communication on a link); see :mod:`.execution`
+    links: Sequence[tuple[Any, float]] = ()
+    net_bound: float = math.inf  # TCP-gamma bound of the current stage (fraction/s)
+    pending: bool = False        # in the latency phase of its communications (no progress)
 
 
 @dataclass(slots=True)
@@ -166,7 +171,7 @@ def job_name(where: str, workload: str, raw: Any) -> str:
     return raw
 
 
-def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool) -> None:
+def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:
     where = f"{src}: profile {name!r}"
     if not isinstance(p, dict) or "type" not in p:
         raise WorkloadError(f"{where}: a profile must be an object with a 'type'")
@@ -183,21 +188,12 @@ def check_profile(src: str, name: str, p: Any, profiles: dict, has_network: bool
         for k in ("cpu", "com"):
             if not _num(p.get(k)) or p[k] < 0:
                 raise WorkloadError(f"{where}: '{k}' must be a number >= 0, got {p.get(k)!r}")
-        if p["com"] > 0 and has_network:
-            raise WorkloadError(
-                f"{where}: communications (com={p['com']}) need SimGrid's network model, which the "
-                "embedded engine does not simulate on a platform with links; use a *_no_net* "
-                "platform or real Batsim (--engine batsim)")
     elif t == "parallel":
         cpu, com = p.get("cpu"), p.get("com")
         if not isinstance(cpu, list) or not all(_num(x) and x >= 0 for x in cpu):
             raise WorkloadError(f"{where}: 'cpu' must be a list of numbers >= 0")
         if not isinstance(com, list) or len(com) != len(cpu) ** 2 or not all(_num(x) and x >= 0 for x in com):
             raise WorkloadError(f"{where}: 'com' must be a list of {len(cpu)}x{len(cpu)} numbers >= 0")
-        if has_network and any(x > 0 for x in com):
-            raise WorkloadError(
-                f"{where}: communications need SimGrid's network model, which the embedded engine "
-                "does not simulate on a platform with links; use real Batsim (--engine batsim)")
     else:  # composed / sequence
         seq = p.get("seq")
         if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
@@ -566,7 +562,7 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
                      res=raw["res"], profile=prof, raw=raw, stages=composed.get(prof) or ((prof, profiles[prof]),))
 
 
-def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bool = False,
+def load_workload(path: str | Path, name: str, nb_hosts: int, *,
                   data: dict | None = None) -> Workload:
     """Read and check one Batsim workload for the engine: every job and profile is checked here,
     before any simulation (Batsim validates the whole workload when it loads it); the jobs are
@@ -577,7 +573,6 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
             piece by piece (:func:`schedulers.inputs.jsonstream.read_workload_json`).
         name: workload name (``w0``...).
         nb_hosts: number of compute hosts of the platform.
-        has_network: the platform has links (then communications are refused).
         data: the already-parsed JSON, if any. Its job objects are not copied here but when
             each job is submitted, and never changed; its profiles dict is copied.
 
@@ -613,7 +608,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *, has_network: bo
     if not isinstance(jobs_in, (list, PackedJobs)):
         raise WorkloadError(f"{src}: 'jobs' must be a list")
     for pname, p in profiles.items():
-        check_profile(src, pname, p, profiles, has_network)
+        check_profile(src, pname, p, profiles)
     check_composed(src, profiles)
     checks = None
     if isinstance(jobs_in, PackedJobs):  # checked as they were read: what the checks kept goes now
