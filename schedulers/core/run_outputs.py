@@ -219,8 +219,8 @@ def ideal_duration(task: Task, speed: float) -> float:
     """Time (s) ``task`` takes alone on hosts of ``speed`` flops/s per core: per stage, ``delay``
     (s) as is; ``parallel_homogeneous`` ``cpu`` flops per host; ``parallel_homogeneous_total``
     ``cpu / res`` per host; ``parallel`` its largest ``cpu`` entry (the engine's lockstep: the
-    slowest part sets the pace); communications are not timed (the engine refuses them on
-    platforms without links).
+    slowest part sets the pace); communications are not counted: this is the time without a
+    network (on a platform with links they add their latency and may slow the task down).
 
     Raises:
         OutputsError: a profile type without a computable duration (names the task).

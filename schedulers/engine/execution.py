@@ -144,7 +144,7 @@ class ExecutionMixin:
             job.links, latency, job.net_bound = net
             users = self._link_users
             for ln, _ in job.links:
-                users.setdefault(ln.index, {})[job.id] = job
+                users.setdefault(ln, {})[job.id] = job
             if latency > 0:
                 # L07Action: the variable is disabled (penalty 0) until the latency is paid
                 job.pending = True
@@ -205,11 +205,11 @@ class ExecutionMixin:
         """``job``'s communications leave their links."""
         users = self._link_users
         for ln, _ in job.links:
-            jobs = users.get(ln.index)
+            jobs = users.get(ln)
             if jobs is not None:
                 jobs.pop(job.id, None)
                 if not jobs:
-                    del users[ln.index]
+                    del users[ln]
         job.links = ()
         job.pending = False
 
@@ -262,12 +262,12 @@ class ExecutionMixin:
         seen_l = set()
         seen_j: dict[str, EngineJob] = {}
         todo = list(hids)
-        todo_l = [ln.index for ln, _ in links]
+        todo_l = [ln for ln, _ in links]
 
         def add(j: EngineJob) -> None:
             seen_j[j.id] = j
             todo.extend(j.hosts)
-            todo_l.extend(ln.index for ln, _ in j.links)
+            todo_l.extend(ln for ln, _ in j.links)
 
         while todo or todo_l:
             while todo:
@@ -280,11 +280,11 @@ class ExecutionMixin:
                     if jid not in seen_j and j.flops and not j.pending:
                         add(j)
             while todo_l:
-                li = todo_l.pop()
-                if li in seen_l:
+                ln = todo_l.pop()
+                if ln in seen_l:
                     continue
-                seen_l.add(li)
-                for jid, j in users.get(li, {}).items():
+                seen_l.add(ln)
+                for jid, j in users.get(ln, {}).items():
                     if jid not in seen_j and not j.pending:
                         add(j)
         return sorted(seen_j.values(), key=lambda j: j.index)
@@ -303,7 +303,7 @@ class ExecutionMixin:
                     spec[hid] = (h.spec.cores, h.spec.speeds[h.pstate])
         net = None
         if self._link_users:
-            net = [([(ln, w) for ln, w in j.links], j.net_bound) for j in tasks]
+            net = [(j.links, j.net_bound) for j in tasks]
         rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
         for k, j in enumerate(tasks):
             if not j.links and not any(f > 0 for f in j.flops):

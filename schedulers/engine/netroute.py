@@ -47,7 +47,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-__all__ = ["MessageDelays", "NetworkUnsupported", "Routes", "delays_on", "message_delays", "platform_routes", "parse_bandwidth",
+__all__ = ["MessageDelays", "NetworkUnsupported", "Routes", "message_delays", "platform_routes", "parse_bandwidth",
            "parse_latency"]
 
 #: SimGrid's default loopback link of the network model (``network/loopback-bw``, B/s).
@@ -96,13 +96,12 @@ def parse_latency(text: str | None, where: str) -> float:
 @dataclass(eq=False, slots=True)
 class _Link:
     """One SimGrid link: one constraint of the ptask model's linear system (a split-duplex link
-    is two: its ``_UP`` and ``_DOWN`` halves). Compared by identity: two links of equal figures
-    are two resources."""
+    is two: its ``_UP`` and ``_DOWN`` halves). Compared and hashed by identity: two links of
+    equal figures are two resources, and a link is its constraint's key."""
 
     latency: float    # s
     bandwidth: float  # B/s
     fatpipe: bool = False  #: ``FATPIPE`` sharing: each flow may use the whole bandwidth
-    index: int = -1   #: position in :attr:`Routes.links` (set once the platform is read)
 
 
 @dataclass(eq=False)
@@ -158,16 +157,12 @@ class Routes:
     """The routes between the platform's hosts, as SimGrid 3.32 builds them (module docstring).
 
     :meth:`route` gives the links of a route in order, each once, and its latency (the sum of
-    the links' latencies, ``Host::route_to``); :attr:`links` lists every link, each at its
-    :attr:`_Link.index`. Routes are computed once per pair of hosts."""
+    the links' latencies, ``Host::route_to``). Routes are computed once per pair of hosts."""
 
-    def __init__(self, route_fn, links: list[_Link], netpoints) -> None:
+    def __init__(self, route_fn, netpoints) -> None:
         self._route = route_fn
         self._netpoints = netpoints
         self._cache: dict[tuple[str, str], tuple[tuple[_Link, ...], float]] = {}
-        self.links = links
-        for k, ln in enumerate(links):
-            ln.index = k
 
     def has(self, name: str) -> bool:
         """Whether ``name`` is a host or router of the platform."""
@@ -186,21 +181,12 @@ class Routes:
         return r
 
 
-def message_delays(root: ET.Element, src: str, master: str, compute: list[str]) -> MessageDelays:
-    """Delays of Batsim's internal messages on the platform ``root`` (the parsed ``<platform>``).
+def message_delays(routes: Routes, src: str, master: str, compute: list[str]) -> MessageDelays:
+    """Delays of Batsim's internal messages over the platform's routes (:func:`platform_routes`).
 
     Args:
-        root: the platform's XML root; src: its file (for messages); master: the master host's
+        routes: the platform's routes; src: its file (for messages); master: the master host's
             name; compute: the compute hosts' names.
-
-    Raises:
-        NetworkUnsupported: a routing feature listed in the module docstring, or no route.
-    """
-    return delays_on(platform_routes(root, src), src, master, compute)
-
-
-def delays_on(routes: Routes, src: str, master: str, compute: list[str]) -> MessageDelays:
-    """:func:`message_delays` over routes already built (``src`` names the platform file).
 
     Raises:
         NetworkUnsupported: no master host, or no route."""
@@ -218,15 +204,8 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
     """
     links: dict[str, _Link] = {}
     zone_of: dict[str, _Zone] = {}      # netpoint (host/router) -> its zone
-    every: list[_Link] = []             # every link created, in creation order
     # the ptask model's one loopback link (``NetworkL07Model``: ``__loopback__``, FATPIPE)
     loopback = _Link(0.0, LOOPBACK_BW, fatpipe=True)
-    every.append(loopback)
-
-    def new(latency: float, bandwidth: float, fatpipe: bool = False) -> _Link:
-        ln = _Link(latency, bandwidth, fatpipe)
-        every.append(ln)
-        return ln
 
     def link_of(name: str, direction: str | None, where: str) -> _Link:
         key = name if name in links else (f"{name}_{direction}" if direction else name)
@@ -248,10 +227,10 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
         bw = parse_bandwidth(e.get("bandwidth", ""), f"{src}: {where}")
         policy = e.get("sharing_policy", "SHARED").upper()
         if policy == "SPLITDUPLEX":
-            links[f"{name}_UP"] = new(lat, bw)
-            links[f"{name}_DOWN"] = new(lat, bw)
+            links[f"{name}_UP"] = _Link(lat, bw)
+            links[f"{name}_DOWN"] = _Link(lat, bw)
         elif policy in ("SHARED", "FATPIPE"):
-            links[name] = new(lat, bw, policy == "FATPIPE")
+            links[name] = _Link(lat, bw, policy == "FATPIPE")
         else:
             raise NetworkUnsupported(f"{src}: {where}: sharing_policy {policy!r} is not modelled by the engine "
                                      "(SHARED, SPLITDUPLEX, FATPIPE)")
@@ -269,7 +248,7 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
             bb_policy = e.get("bb_sharing_policy", "SHARED").upper()
             if bb_policy not in ("SHARED", "FATPIPE"):
                 raise NetworkUnsupported(f"{where}: bb_sharing_policy {bb_policy!r} is not modelled by the engine")
-            bb = new(bb_lat, bb_bw, bb_policy == "FATPIPE")
+            bb = _Link(bb_lat, bb_bw, bb_policy == "FATPIPE")
         bw = parse_bandwidth(e.get("bw", ""), where)
         lat = parse_latency(e.get("lat"), where)
         lb_bw = parse_bandwidth(e.get("loopback_bw"), where) if e.get("loopback_bw") else 0.0
@@ -281,14 +260,14 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
             name = f"{prefix}{r}{suffix}"
             zone_of[name] = z
             if lb_bw > 0 or lb_lat > 0:  # sg_platf_new_cluster_flat: loopback first, FATPIPE
-                z.loop[name] = [new(lb_lat, lb_bw, True)]
-            limiter = [new(0.0, lim)] if lim > 0 else []
+                z.loop[name] = [_Link(lb_lat, lb_bw, True)]
+            limiter = [_Link(0.0, lim)] if lim > 0 else []
             policy = e.get("sharing_policy", "SPLITDUPLEX").upper()
             if policy == "FATPIPE":
                 raise NetworkUnsupported(f"{where}: sharing_policy 'FATPIPE' for private links is not modelled by "
                                          "the engine")
-            private_up = new(lat, bw)
-            private_down = new(lat, bw) if policy == "SPLITDUPLEX" else private_up
+            private_up = _Link(lat, bw)
+            private_down = _Link(lat, bw) if policy == "SPLITDUPLEX" else private_up
             z.up[name] = limiter + [private_up] + ([bb] if bb else [])
             z.down[name] = limiter + [private_down] + ([bb] if bb else [])
         router = e.get("router_id") or f"{prefix}{cid}_router{suffix}"
@@ -388,4 +367,4 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
             out = out + route(gb, b, depth + 1)
         return out
 
-    return Routes(route, every, zone_of)
+    return Routes(route, zone_of)

@@ -5,8 +5,8 @@ What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate,
 ``speed``, ``core``, ``<prop>`` children copied to every host), nested ``<zone>``/``<AS>`` (their
 ``<prop>`` become zone properties), and whether the platform has network links (``<link>``,
 ``<backbone>``, cluster ``bw``) — then the delays of Batsim's internal messages
-(:mod:`.netroute`, :attr:`PlatformSpec.message_delays`); jobs with communications are refused on
-platforms with links (the engine does not share links between jobs). Links carrying ``<prop id="virtual" value="yes"/>`` (the
+(:mod:`.netroute`, :attr:`PlatformSpec.message_delays`) and the routes that jobs' communications
+load (:attr:`PlatformSpec.routes`). Links carrying ``<prop id="virtual" value="yes"/>`` (the
 infinitely fast interconnect gridsched's multi-zone Grid'5000 platforms need so that SimGrid can
 route Batsim's messages between zones) do not count.
 
@@ -46,7 +46,7 @@ from pathlib import Path
 
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
-from .netroute import MessageDelays, NetworkUnsupported, Routes, delays_on, platform_routes
+from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
 
 _SPEED_UNITS = {
     "": 1.0, "f": 1.0, "flops": 1.0,
@@ -337,7 +337,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         else:
             try:
                 routes = platform_routes(root, src)
-                delays = delays_on(routes, src, master.name, [h.name for h in compute])
+                delays = message_delays(routes, src, master.name, [h.name for h in compute])
             except NetworkUnsupported as exc:
                 net_error, routes = str(exc), None
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,

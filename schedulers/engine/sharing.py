@@ -40,9 +40,6 @@ The solver (``src/kernel/lmm/fair_bottleneck.cpp``, ``FairBottleneck::do_solve``
     2. for each variable in play, ``mu = min(usage_c / weight_c over its elements of weight
        > 0, bound - value if bound > 0)``, ``value += mu``; it leaves when ``value == bound``
        (exact float equality);
-    ``FATPIPE`` constraints count ``nb = 1`` and in step 3 lose ``min(usage, weight * mu)`` over
-    their elements once, instead of the sum.
-
     3. for each remaining constraint, ``remaining -= weight * mu`` over **all** its enabled
        elements, newest element first, through ``double_update`` (``src/surf/surf_interface.hpp``:
        subtract, then set to 0 if below ``sg_maxmin_precision`` = 1e-5, absolute, after every
@@ -50,6 +47,9 @@ The solver (``src/kernel/lmm/fair_bottleneck.cpp``, ``FairBottleneck::do_solve``
        ``mu`` and are subtracted **again** (stale ``mu``): a constraint can lose capacity it
        never gave out. A constraint whose remaining is ``<= 0`` is dropped and all its
        variables in play (weight > 0) leave.
+
+    ``FATPIPE`` constraints (links) count ``nb = 1`` in step 1 and in step 3 lose, once,
+    ``min(usage, weight * mu)`` over their elements instead of the sum.
 
     Consequences (quirks versus textbook max-min fairness): a host's capacity is split
     equally between *parts* (equal flops/s per part, capped at one core by the bound), not so
@@ -111,7 +111,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 __all__ = ["MAXMIN_PRECISION", "SURF_PRECISION", "REMAINS_PRECISION", "double_update",
            "fair_bottleneck", "l07_bound", "l07_rates", "components", "cpu_load", "host_power"]
@@ -125,7 +125,7 @@ REMAINS_PRECISION = MAXMIN_PRECISION * SURF_PRECISION
 
 _DBL_MAX = sys.float_info.max
 
-Element = tuple[int, float]
+Element = tuple[Hashable, float]  # (constraint id: a host id or a link, weight)
 
 
 def double_update(value: float, delta: float, precision: float) -> float:
@@ -134,7 +134,7 @@ def double_update(value: float, delta: float, precision: float) -> float:
     return 0.0 if value < precision else value
 
 
-def fair_bottleneck(capacity: Mapping[int, float],
+def fair_bottleneck(capacity: Mapping[Hashable, float],
                     variables: Sequence[tuple[Sequence[Element], float]],
                     fatpipe: frozenset | set = frozenset()) -> list[float]:
     """Solve a system as SimGrid 3.32's ``FairBottleneck::do_solve`` does (same float operations).
@@ -289,8 +289,9 @@ def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
         hosts: host id -> ``(cores, speed)``, speed in flops/s of one core at the current
             pstate. Must cover every host of ``tasks``.
         net: on a platform with links, per task ``(links, bound)``: ``links`` lists
-            ``(link, bytes)`` in SimGrid's element order (objects with ``index``, ``bandwidth``
-            in B/s and ``fatpipe``; see :mod:`schedulers.engine.netroute`), each an element of
+            ``(link, bytes)`` in SimGrid's element order (objects hashed by identity, with
+            ``bandwidth`` in B/s and ``fatpipe``; see :mod:`schedulers.engine.netroute`; each
+            link object is its constraint's id beside the host ids), each an element of
             the link's constraint (capacity: the bandwidth) after the task's CPU elements
             (``L07Action::L07Action``); ``bound`` (fraction/s) is the task's TCP-gamma bound,
             the variable's bound being the smaller of it and the CPU bound.
@@ -315,11 +316,10 @@ def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
     if net is not None:
         for (elems, b), (links, nb) in zip(variables, net):
             for ln, w in links:
-                cid = -1 - ln.index  # links: negative ids, hosts: >= 0
-                capacity[cid] = ln.bandwidth
+                capacity[ln] = ln.bandwidth
                 if ln.fatpipe:
-                    fatpipe.add(cid)
-                elems.append((cid, w))
+                    fatpipe.add(ln)
+                elems.append((ln, w))
         variables = [(elems, min(b, nb)) for (elems, b), (_, nb) in zip(variables, net)]
     rates = fair_bottleneck(capacity, variables, fatpipe)
     usage = dict.fromkeys(speed, 0.0)

@@ -125,7 +125,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._messages = 0
         self._sched_time = 0.0
         self._ptasks = 0                 # parallel tasks created so far
-        self._link_users: dict[int, dict] = {}  # link index -> {job id: job} loading it
+        self._link_users: dict = {}      # link (netroute._Link) -> {job id: job} loading it
         # energy at the first job submission / last job end (Batsim's context), J
         self._e_first_sub = -1.0
         self._e_last_job_end = -1.0
