@@ -91,6 +91,7 @@ class HostRun:
             updated at ``HostsMixin._all_upd``.
         p_before: power (W) at the start of the current instant when a lazy load change is
             pending (:meth:`HostsMixin._settle_lazy`), -1 otherwise.
+        hid: its Batsim id (index among the compute hosts).
     """
 
     spec: HostSpec
@@ -105,6 +106,7 @@ class HostRun:
     last: float = 0.0
     upd: float = 0.0
     p_before: float = -1.0
+    hid: int = -1
 
     def pstate_kind(self, pstate: int) -> str:
         """``computation``, ``sleep`` or ``transition`` (a virtual switching pstate), as Batsim
@@ -131,7 +133,7 @@ class HostsMixin:
     """Power, energy, machine states and pstate switching of the compute hosts."""
 
     def _init_hosts(self) -> None:
-        self.hosts = [HostRun(spec=h, pstate=h.pstate) for h in self.platform.compute]
+        self.hosts = [HostRun(spec=h, pstate=h.pstate, hid=i) for i, h in enumerate(self.platform.compute)]
         self._counts = dict.fromkeys(MACHINE_STATES, 0)
         self._time_in = dict.fromkeys(MACHINE_STATES, 0.0)
         self._p_total = 0.0     # W, all compute hosts
@@ -146,6 +148,7 @@ class HostsMixin:
         self._last_energy_row: tuple[float, float] = (0.0, 0.0)
         self._all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
         self._lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
+        self._upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
         for h in self.hosts:
             if h.pstate_kind(h.pstate) == "sleep":
                 h.state = HostState.SLEEPING
@@ -182,6 +185,7 @@ class HostsMixin:
         now = self.now
         for hid in hids:
             self.hosts[hid].upd = now
+        self._upd_now.update(hids)
 
     def _settle_lazy(self) -> None:
         """End of an instant: charge each host whose load changed lazily and that nothing
@@ -221,6 +225,7 @@ class HostsMixin:
             self._wattmin += h.spec.power[pstate].epsilon - h.spec.power[h.pstate].epsilon
         h.pstate = pstate
         h.upd = self.now   # Host::on_speed_change updates the host's energy
+        self._upd_now.add(h.hid)
         self._set_power(h)
 
     # ------------------------------------------------------------------------ machine states
@@ -346,9 +351,9 @@ class HostsMixin:
         self._set_power(h)
         self._set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
 
-    def _mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> None:
+    def _mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> bool:
         """``CurrentSwitches::mark_switch_as_done``: the first pending group towards ``target``
-        holding ``hid`` loses it; a group left empty is reported."""
+        holding ``hid`` loses it; a group left empty is reported (returns True)."""
         groups = self._switch_groups.get(target, [])
         for k, g in enumerate(groups):
             if hid in g.waiting:
@@ -362,5 +367,6 @@ class HostsMixin:
                     if machine_row:
                         self._machine_row()
                     self._buffer.append(ResourceStateChanged(self.now, resources=res, state=str(g.target)))
-                return
+                    return True
+                return False
         raise EngineError(f"internal: host {hid} reached pstate {target} that no request asked for")

@@ -8,16 +8,31 @@ compute-only platforms Batsim's internal messages take no time (or 1e-10 s) and
 and the order in which Batsim's actors and its server meet decides every time. The model follows
 Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 
+* **Sub-rounds** (``EngineImpl::run``, SimGrid 3.32 ``src/kernel/EngineImpl.cpp``). At one
+  instant SimGrid runs every actor woken by an action that ended (sub-round 1) until its next
+  simcall, then handles their simcalls in order; the actors those answer run in the next
+  sub-round, and so on. A message is in the server's mailbox only at the end of the sub-round
+  of its ``put``; so what an actor does before its ``put`` decides the order of messages posted
+  at one instant. The simcalls counted: creating an actor (the server, for a job, a waiter, a
+  killer, the request-reply actor), ``set_pstate``, and reading a host's energy that nothing
+  updated yet at this instant (with ``-E``, a job's end reads its hosts then every host for
+  the energy row before its JOB_COMPLETED: ``execute_job_process``, ``src/jobs_execution.cpp``).
+  Recorded on Batsim 4.2.1, ``test_walltime.json`` on ``cluster_energy_128.xml``: a job reaching
+  its walltime at the instant the request-reply actor's EXECUTE_JOB arrives posts its
+  JOB_COMPLETED after the actor's next decision.
 * **The mailbox** (``send_message``, ``src/ipp.cpp``: a blocking 1-byte ``put`` to the mailbox
   ``server``). The server receives one message at a time, oldest first; a message posted while
   the server waits is matched at once, otherwise it waits in the mailbox; its transfer takes its
-  route's delay from the moment it is matched. When the transfer ends the server runs first:
-  it handles the message and looks at its mailbox before the sender posts its next message
-  (recorded on Batsim 4.2.1, ``tests/fixtures/batsim_network/tiny_net.xml``: the submitter's
-  last JOB_SUBMITTED reaches the scheduler alone, its goodbye comes in the next message).
-* **The server** (``server_process``, ``src/server.cpp``) handles the message, then sends the
-  events gathered so far to the scheduler if the scheduler is ready and the mailbox is empty,
-  then receives again.
+  route's delay from the moment it is matched. The server handles a message and looks at its
+  mailbox before any message posted in the same sub-round is in it: the sender's next one, or
+  one from a job that ended at that instant (recorded on Batsim 4.2.1,
+  ``tests/fixtures/batsim_network/tiny_net.xml``: the submitter's last JOB_SUBMITTED reaches
+  the scheduler alone, its goodbye comes in the next message; ``test_same_submit_time.json``
+  on ``cluster512.xml``: a job ending at the instant a JOB_SUBMITTED arrives does not hold the
+  submission back).
+* **The server** (``server_process``, ``src/server.cpp``) handles the message, then, after
+  its handler's simcalls, sends the events gathered so far to the scheduler if the scheduler is
+  ready and the mailbox is empty, then receives again.
 * **The request-reply actor** (``request_reply_scheduler_process``, ``JsonProtocolReader``) starts
   after the server's send, posts each decision at ``max(clock, timestamp)`` as one message, one
   after the other, then SCHED_READY at ``max(clock, now)``. A job starts when the server receives
@@ -37,9 +52,12 @@ Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 from __future__ import annotations
 
 from collections import deque
+from itertools import chain
 from typing import Any
 
-from ..core.events import JobSubmitted, Notify, RequestedCall, SimulationEnds
+from ..core.events import (
+    CallMeLater, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState, SimulationEnds,
+)
 from ..core.model import Job
 from .execution import SUBMITTED
 from .ports import EngineError
@@ -69,21 +87,37 @@ class NetworkServerMixin:
         d = self.platform.message_delays
         self._d_master = d.master
         self._d_host = [d.hosts[h.spec.name] for h in self.hosts]
-        self._mailbox: deque = deque()   # posted, not yet matched: (type, payload, delay, then)
+        self._mailbox: deque = deque()   # posted, not yet matched
         self._waiting = False            # the server is blocked in receive with nothing matched
         self._in_flight = 0              # posted and not yet handled by the server
+        # sub-rounds of the current instant (see "Sub-rounds" in the module docstring)
+        self._round = 1                  # the sub-round running now
+        self._outbox: list = []          # posted in this sub-round: in the mailbox at its end
+        self._later: dict[int, list] = {}   # sub-round -> what actors do in it
+        self._walked: dict[int, int] = {}   # host -> sub-round whose end updates its energy
+        self._walks: list = []           # energy reads started by the instant's wake-ups
+        self._waking = False             # the instant's wake-ups are being handled
 
     def _post(self, mtype: int, payload: Any, delay: float, then=None, sender: int = -1) -> None:
-        """An actor sends a message to the server (blocking ``put``); ``then`` is what the
-        sender does once the transfer is over; ``sender``: the compute host it is sent from
-        (-1: the master host)."""
-        msg = (mtype, payload, delay, then, sender)
+        """An actor sends a message to the server (blocking ``put``): it reaches the mailbox at
+        the end of the current sub-round. ``then``: what the sender does once the transfer is
+        over; ``sender``: the compute host it is sent from (-1: the master host)."""
         self._in_flight += 1
-        if self._waiting:
-            self._waiting = False
-            self._queue.push(at(self.now + delay), Kind.RECV, msg)
-        else:
-            self._mailbox.append(msg)
+        self._outbox.append((mtype, payload, delay, then, sender))
+
+    def _end_round(self) -> None:
+        """End of a sub-round: SimGrid handles the ``put`` simcalls issued in it, in order; a
+        server blocked in receive is matched by the first one."""
+        out = self._outbox
+        if not out:
+            return
+        self._outbox = []
+        for msg in out:
+            if self._waiting:
+                self._waiting = False
+                self._queue.push(at(self.now + msg[2]), Kind.RECV, msg)
+            else:
+                self._mailbox.append(msg)
 
     def _receive(self) -> None:
         """The server calls receive: the oldest posted message starts its transfer, or it waits."""
@@ -92,6 +126,53 @@ class NetworkServerMixin:
             self._queue.push(at(self.now + msg[2]), Kind.RECV, msg)
         else:
             self._waiting = True
+
+    # --------------------------------------------------------------------------- sub-rounds
+    def _after(self, k: int, fn) -> None:
+        """The actor running now does ``fn`` ``k`` sub-rounds later (``k`` simcalls first)."""
+        if k <= 0:
+            fn()
+        else:
+            self._later.setdefault(self._round + k, []).append(fn)
+
+    def _read_energy(self, hids, then, extra: int = 0) -> None:
+        """The actor running now reads the energy of hosts ``hids`` one by one
+        (``sg_host_get_consumed_energy``), then makes ``extra`` other simcalls, then does
+        ``then``. Each host that nothing updated yet at this instant costs a simcall
+        (``HostEnergy::get_consumed_energy``, SimGrid 3.32 ``src/plugins/host_energy.cpp``), so
+        a sub-round; a host another actor updated in an earlier sub-round is free."""
+        if self._waking:   # which hosts this instant's ends update is known once all are handled
+            self._walks.append((hids, then, extra))
+            return
+        r = self._round
+        for h in hids:
+            if h in self._upd_now:
+                continue
+            w = self._walked.get(h)
+            if w is not None and w < r:
+                continue
+            if w is None or w > r:
+                self._walked[h] = r
+            r += 1
+        self._after(r - self._round + extra, then)
+
+    def _run_rounds(self) -> None:
+        """Play the sub-rounds of the current instant, after its wake-ups (sub-round 1)."""
+        self._waking = False
+        walks, self._walks = self._walks, []
+        for hids, then, extra in walks:
+            self._read_energy(hids, then, extra)
+        self._end_round()
+        later = self._later
+        while later and not self._ended:
+            self._round = r = min(later)
+            for fn in later.pop(r):
+                fn()
+            self._end_round()
+        later.clear()
+        self._round = 1
+        self._walked.clear()
+        self._upd_now.clear()
 
     def _on_received(self, msg: tuple, port) -> None:
         mtype, payload, _, then, sender = msg
@@ -105,10 +186,13 @@ class NetworkServerMixin:
 
     # ------------------------------------------------------------------------------- server
     def _server_handle(self, mtype: int, payload: Any, port) -> None:
-        """``server_process``: handle one message, maybe talk to the scheduler, receive again."""
+        """``server_process``: handle one message; after the handler's simcalls, maybe talk to
+        the scheduler, then receive again."""
         self._in_flight -= 1
+        simcalls, reads = 0, None
         if mtype == _DECISION:
             self._apply(payload)
+            simcalls, reads = self._decision_simcalls(payload)
         elif mtype == _READY:
             self._ready = True
         elif mtype == _SUBMITTED:
@@ -121,7 +205,8 @@ class NetworkServerMixin:
             self._job_completed(payload)
         elif mtype == _SWITCHED:
             self._switching -= 1
-            self._mark_switch_done(*payload, machine_row=True)
+            if self._mark_switch_done(*payload, machine_row=True) and self.energy:
+                reads = range(len(self.hosts))   # the group's energy row reads every host
         elif mtype == _WAITED:
             self._waiters -= 1
             self._buffer.append(RequestedCall(self.now))
@@ -132,6 +217,27 @@ class NetworkServerMixin:
             self._submitters_left -= 1
             if self._submitters_left == 0:
                 self._buffer.append(Notify(self.now, type="no_more_static_job_to_submit"))
+        check = lambda: self._server_check(port)  # noqa: E731
+        if reads is not None:
+            self._read_energy(reads, check, simcalls)
+        else:
+            self._after(simcalls, check)
+
+    def _decision_simcalls(self, d) -> tuple[int, Any]:
+        """The simcalls Batsim's server makes handling decision ``d`` (``src/server.cpp``):
+        an actor created for EXECUTE_JOB (the job), CALL_ME_LATER (its waiter) and KILL_JOB
+        (the killer); for SET_RESOURCE_STATE the energy row reads every host, then one
+        ``set_pstate`` or switching actor per host. Returns (simcalls, hosts read first)."""
+        if isinstance(d, (ExecuteJob, CallMeLater, KillJobs)):
+            return 1, None
+        if isinstance(d, SetResourceState):
+            return len(d.resources), range(len(self.hosts))
+        return 0, None
+
+    def _server_check(self, port) -> None:
+        """Back in ``server_process``'s loop: if the scheduler is ready and the mailbox empty
+        (messages posted in this sub-round are not in it yet), send it the events gathered so
+        far, or end the simulation; then receive."""
         if self._ready and not self._ended and not self._mailbox:
             if self._buffer:
                 self._send(port)
@@ -146,7 +252,8 @@ class NetworkServerMixin:
         starts posting its decisions later in this instant."""
         ready_at, decisions = self._reply_parts(self._exchange(port))
         self._ready = False
-        self._queue.push(self.now, Kind.DECISION, (deque(decisions), ready_at))
+        # the server's Actor::create is a simcall: the request-reply actor runs a sub-round later
+        self._after(1, lambda: self._reqrep(deque(decisions), ready_at))
 
     def _reqrep(self, decisions: deque, ready_at: float) -> None:
         """The request-reply actor posts its next decision (or SCHED_READY) at its time."""
@@ -163,33 +270,34 @@ class NetworkServerMixin:
 
     # ------------------------------------------------------------------------------- actors
     def _submit_step(self, s: _Submitter) -> None:
-        """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due, sleep."""
+        """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due, sleep.
+        Before its first job, with energy, it reads every host's energy (``total_consumed_energy``)."""
         table, subtimes = s.w.jobs, s.w.jobs.subtimes
         n = len(subtimes)
         batch = []
+        first_read = False
         while s.k < n and subtimes[s.k] <= s.clock:
             if self.energy and self._e_first_sub < 0:
                 self._e_first_sub = self.total_energy()
+                first_read = True
             job = table.job(s.k)  # the engine's from now on (state NOT_SUBMITTED until received)
             self.jobs[job.id] = job
             batch.append(job)
             s.k += 1
         if s.k == n:
             bye = lambda: self._post(_BYE, s.w, self._d_master)  # noqa: E731
-            if batch:
-                self._post(_SUBMITTED, batch, self._d_master, bye)
-            else:
-                bye()
-            return
-        nxt = subtimes[s.k]
-
-        def sleep() -> None:
-            self._queue.push(max(at(self.now + (nxt - s.clock)), at(nxt)), Kind.SUBMIT, s)
-
-        if batch:
-            self._post(_SUBMITTED, batch, self._d_master, sleep)
+            step = (lambda: self._post(_SUBMITTED, batch, self._d_master, bye)) if batch else bye
         else:
-            sleep()
+            nxt = subtimes[s.k]
+
+            def sleep() -> None:
+                self._queue.push(max(at(self.now + (nxt - s.clock)), at(nxt)), Kind.SUBMIT, s)
+
+            step = (lambda: self._post(_SUBMITTED, batch, self._d_master, sleep)) if batch else sleep
+        if first_read:
+            self._read_energy(range(len(self.hosts)), step)
+        else:
+            step()
 
     def _net_event(self, kind: int, payload: Any, port) -> None:
         if kind == Kind.RECV:
@@ -199,18 +307,30 @@ class NetworkServerMixin:
         elif kind == Kind.JOB_END:
             job, version, walltime = payload
             held = self._task_loads(job) if walltime and version == job.version else []
+            # the hosts of the action that ends (a parallel task's, or the sleep's on the first)
+            acted = job.hosts if job.flops else (min(job.hosts),)
             if not self._stage_ended(job, version, walltime):
                 return
+            self._upd_now.update(acted)
             self._hold(held, +1)
             first = min(job.hosts)
-            self._post(_COMPLETED, job, self._d_host[first], lambda: self._hold(held, -1), sender=first)
+
+            def completed() -> None:
+                self._post(_COMPLETED, job, self._d_host[first], lambda: self._hold(held, -1), sender=first)
+
+            if self.energy:
+                # execute_job_process: the job's energy (its hosts), then the energy row (all hosts)
+                self._read_energy(chain(sorted(job.hosts), range(len(self.hosts))), completed)
+            else:
+                completed()
         elif kind == Kind.SUBMIT:
             payload.clock = self.now
             self._submit_step(payload)
         elif kind == Kind.SWITCH:
             hid, target = payload
             self._switch_reached(hid, target)
-            self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid)
+            # switch_on/off_machine_process: set_pstate (a simcall), then the message
+            self._after(1, lambda: self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid))
         elif kind == Kind.WAITER:
             self._post(_WAITED, None, self._d_master)
         elif kind == Kind.KILL:
@@ -265,16 +385,17 @@ class NetworkServerMixin:
             s = _Submitter(w)
             self._post(_HELLO, s.w, self._d_master, lambda s=s: self._start_submitter(s))
         self._buffer.append(self._simulation_begins())
-        ready_at, decisions = self._reply_parts(self._exchange(port))
-        self._ready = False
-        self._queue.push(0.0, Kind.DECISION, (deque(decisions), ready_at))
+        self._send(port)
         self._receive()
+        self._run_rounds()
         nb_jobs = self.nb_jobs
         while not self._ended:
+            self._waking = True
             for kind, payload in self._next_instant():
                 self._net_event(kind, payload, port)
                 if self._ended:
                     break
+            self._run_rounds()
             if self.progress is not None:
                 self.progress(self.now, self._finished_jobs, nb_jobs)
 
