@@ -306,12 +306,14 @@ def test_platform_with_network_links_delays_the_messages_to_the_master(tmp_path)
     w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 1}})
     heard = []
 
-    class Note(Eager):
-        def decide(self, now, events):
-            heard.extend(now for e in events if type(e).__name__ == "JobCompleted")
-            return super().decide(now, events)
+    class NotePort:  # a port sees the engine's clock; a policy in-process reads 6 decimals, as from Batsim
+        policy = Eager()
 
-    r = simulate(xml, [w], Note())
+        def exchange(self, now, events):
+            heard.extend(now for e in events if type(e).__name__ == "JobCompleted")
+            return self.policy.decide(now, events)
+
+    r = simulate(xml, [w], NotePort())
     assert r.jobs[0].finish == pytest.approx(1.0, abs=1e-8)
     assert heard == [pytest.approx(1.0 + 500e-6 + 1e-9, abs=1e-9)]
 

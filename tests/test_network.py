@@ -14,7 +14,7 @@ import pytest
 from schedulers.engine import simulate
 from schedulers.engine.netroute import NetworkUnsupported, message_delays, parse_bandwidth, parse_latency
 from schedulers.engine.platform import read_platform
-from schedulers.engine.ports import InProcessPort
+from schedulers.engine.ports import InProcessPort, batsim_time
 from schedulers.registry import get_policy
 
 HERE = Path(__file__).parent
@@ -96,12 +96,16 @@ def test_tiny_timeline_by_hand(tmp_path):
     #    (ends at m) then the scheduler's SCHED_READY (2m), then the JOB_SUBMITTED posted at m (3m):
     #    sent at once, alone; the goodbye, posted after, ends at 4m; EXECUTE_JOB, posted at 3m behind
     #    it, at 5m: the job starts at 5m, ends at 10 + 5m; SCHED_READY at 6m brings the NOTIFY.
-    #    JOB_COMPLETED from h0 at 10 + 5m + h; SCHED_READY at 10 + 6m + h; SIMULATION_ENDS then.
+    #    JOB_COMPLETED from h0 at 10 + 5m + h. The scheduler reads that time printed with 6 decimals,
+    #    13.500002, later than the clock (13.50000167): Batsim's request-reply actor sleeps until the
+    #    reply's now before its SCHED_READY (send_message_at_time), which arrives m later;
+    #    SIMULATION_ENDS then. (The EXECUTE_JOB, dated 1.500001 > 3m, waits behind the goodbye anyway.)
     m, h = 0.5 + 1 / GAMMA, 1 + 2 / GAMMA
     port = Recorder(get_policy("fcfs"))
     simulate(REC / "tiny_net.xml", [REC / "tiny_net.json"], port, export_prefix=tmp_path / "out_")
     want = [(0.0, ["SimulationBegins"]), (3 * m, ["JobSubmitted"]), (6 * m, ["Notify"]),
-            (10 + 5 * m + h, ["JobCompleted"]), (10 + 6 * m + h, ["SimulationEnds"])]
+            (10 + 5 * m + h, ["JobCompleted"]), (13.500002 + m, ["SimulationEnds"])]
+    assert batsim_time(10 + 5 * m + h) == 13.500002 > 10 + 5 * m + h
     assert [k for _, k in port.times] == [k for _, k in want]
     for (got, _), (exp, _) in zip(port.times, want):
         assert got == pytest.approx(exp, abs=1e-8)
@@ -182,8 +186,9 @@ def test_walltime_cancelled_task_still_draws_until_its_message_is_received(tmp_p
     # walltime) arrive at 0; FCFS runs a, then b. As in test_tiny_timeline_by_hand, a starts at 5m and
     # reaches its walltime at 4 + 5m; its cancelled task keeps h0 at 200 W until its JOB_COMPLETED
     # reaches the server, h later (SimGrid's energy plugin still sees it: recorded on
-    # cluster_energy_128.xml, fixtures e128_*); b's EXECUTE_JOB then takes m: b starts at 4 + 6m + h.
-    # h0's energy at b's start: 100 W x 5m + 200 W x 4 s + 200 W x h + 100 W x m.
+    # cluster_energy_128.xml, fixtures e128_*). The scheduler reads that time as t6 = 7.500002 (6
+    # decimals, later than the clock): b's EXECUTE_JOB, dated t6, is posted then and takes m: b starts
+    # at t6 + m. h0's energy at b's start: 100 W x 5m + 200 W x 4 s + 200 W x h + 100 W x (t6 + m - (4 + 5m + h)).
     m, h = 0.5 + 1 / GAMMA, 1 + 2 / GAMMA
     xml = (REC / "tiny_net.xml").read_text()
     for host in ("master_host", "h0"):
@@ -196,8 +201,11 @@ def test_walltime_cancelled_task_still_draws_until_its_message_is_received(tmp_p
     simulate(p, [wl], get_policy("fcfs"), energy=True, export_prefix=tmp_path / "out_")
     rows = list(csv.DictReader(open(tmp_path / "out_consumed_energy.csv")))
     starts = [r for r in rows if r["event_type"] == "s"]
-    assert float(starts[1]["time"]) == pytest.approx(4 + 6 * m + h, abs=1e-6)
-    assert float(starts[1]["energy"]) == pytest.approx(100 * 5 * m + 200 * 4 + 200 * h + 100 * m, rel=1e-8)
+    t6 = batsim_time(4 + 5 * m + h)
+    assert t6 == 7.500002
+    assert float(starts[1]["time"]) == pytest.approx(t6 + m, abs=1e-6)
+    assert float(starts[1]["energy"]) == pytest.approx(100 * 5 * m + 200 * 4 + 200 * h + 100 * (t6 + m - (4 + 5 * m + h)),
+                                                       rel=1e-8)
     jobs = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "out_jobs.csv"))}
     assert float(jobs["a"]["consumed_energy"]) == pytest.approx(800.0, rel=1e-9)  # read at the walltime
 

@@ -12,11 +12,12 @@ reply's ``now``; until then the server keeps simulating and gathers events witho
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, NamedTuple, Protocol
 
 from ..core.events import Decision, Event
 
-__all__ = ["EngineError", "Reply", "SchedulerPort", "InProcessPort", "describe_scheduler"]
+__all__ = ["EngineError", "Reply", "SchedulerPort", "InProcessPort", "batsim_time", "describe_scheduler"]
 
 
 class EngineError(RuntimeError):
@@ -39,15 +40,40 @@ class SchedulerPort(Protocol):
         ...
 
 
+def batsim_time(t: float) -> float:
+    """A time (s) as a scheduler reads it in a Batsim message: Batsim prints every double with
+    ``"%f"`` (the JSON writer of ``src/protocol.cpp``), so 6 decimals."""
+    return float("%.6f" % t)
+
+
 class InProcessPort:
-    """Call a :class:`~schedulers.core.policy.Policy` directly (the fast path): its decisions take
-    effect at the message's ``now``."""
+    """Call a :class:`~schedulers.core.policy.Policy` directly (the fast path).
+
+    The policy sees what it would read behind real Batsim: ``now`` and event timestamps printed
+    with 6 decimals (:func:`batsim_time`), and its decisions are dated at that ``now``. When the
+    printed ``now`` is later than the clock (a platform whose messages take 0.5000002 s, say),
+    Batsim's request-reply actor sleeps until it before acting (``send_message_at_time``,
+    ``src/protocol.cpp``), and so does the engine: the same policy gives the same run in-process
+    and behind ``gridsched serve``."""
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
 
-    def exchange(self, now: float, events: list[Event]) -> list[Decision]:
-        return self.policy.decide(now, events)
+    def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:
+        shown = float("%.6f" % now)
+        if shown == now:
+            for e in events:
+                t = e.timestamp
+                if t != now and float("%.6f" % t) != t:
+                    break
+            else:
+                return self.policy.decide(now, events)
+        events = [e if e.timestamp == (t := float("%.6f" % e.timestamp)) else replace(e, timestamp=t)
+                  for e in events]
+        decisions = self.policy.decide(shown, events)
+        if shown == now:
+            return decisions
+        return Reply(shown, [d if d.timestamp is not None else replace(d, timestamp=shown) for d in decisions])
 
     def __str__(self) -> str:
         name = getattr(self.policy, "name", None) or type(self.policy).__name__
