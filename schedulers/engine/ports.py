@@ -43,7 +43,7 @@ class SchedulerPort(Protocol):
 def batsim_time(t: float) -> float:
     """A time (s) as a scheduler reads it in a Batsim message: Batsim prints every double with
     ``"%f"`` (the JSON writer of ``src/protocol.cpp``), so 6 decimals."""
-    return float("%.6f" % t)
+    return round(t, 6)
 
 
 class InProcessPort:
@@ -60,16 +60,16 @@ class InProcessPort:
         self.policy = policy
 
     def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:
-        shown = float("%.6f" % now)
+        # round(t, 6) is the double nearest to "%.6f" % t (both round the exact value half-even), cheaper
+        shown = round(now, 6)
         if shown == now:
             for e in events:
                 t = e.timestamp
-                if t != now and float("%.6f" % t) != t:
+                if t != now and round(t, 6) != t:
                     break
             else:
                 return self.policy.decide(now, events)
-        events = [e if e.timestamp == (t := float("%.6f" % e.timestamp)) else replace(e, timestamp=t)
-                  for e in events]
+        events = [e if e.timestamp == (t := round(e.timestamp, 6)) else replace(e, timestamp=t) for e in events]
         decisions = self.policy.decide(shown, events)
         if shown == now:
             return decisions
