@@ -386,14 +386,14 @@ class ExecutionMixin:
         next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing)."""
         if version != job.version or job.state != RUNNING:
             return False
+        # the stage's action ends (or is cancelled at the walltime): SimGrid updates the energy of
+        # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep)
+        self._updated(job.hosts if job.flops else (min(job.hosts),))
         if walltime:
             self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
             return True
         self._progress_compute(job)
         if job.stage + 1 < len(job.stages):
-            # the stage's action ends: SimGrid updates the energy of its hosts (a parallel task)
-            # or of the job actor's host, the allocation's first (a delay's sleep)
-            self._updated(job.hosts if job.flops else (min(job.hosts),))
             job.stage += 1
             self._start_stage(job)
             return False

@@ -307,11 +307,8 @@ class NetworkServerMixin:
         elif kind == Kind.JOB_END:
             job, version, walltime = payload
             held = self._task_loads(job) if walltime and version == job.version else []
-            # the hosts of the action that ends (a parallel task's, or the sleep's on the first)
-            acted = job.hosts if job.flops else (min(job.hosts),)
             if not self._stage_ended(job, version, walltime):
                 return
-            self._upd_now.update(acted)
             self._hold(held, +1)
             first = min(job.hosts)
 

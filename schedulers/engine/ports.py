@@ -42,7 +42,8 @@ class SchedulerPort(Protocol):
 
 def batsim_time(t: float) -> float:
     """A time (s) as a scheduler reads it in a Batsim message: Batsim prints every double with
-    ``"%f"`` (the JSON writer of ``src/protocol.cpp``), so 6 decimals."""
+    ``"%f"`` (the JSON writer of ``src/protocol.cpp``), so 6 decimals. ``round(t, 6)`` is the
+    double nearest to ``"%.6f" % t`` (both round the exact value half-even), and cheaper."""
     return round(t, 6)
 
 
@@ -60,16 +61,15 @@ class InProcessPort:
         self.policy = policy
 
     def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:
-        # round(t, 6) is the double nearest to "%.6f" % t (both round the exact value half-even), cheaper
-        shown = round(now, 6)
+        shown = batsim_time(now)
         if shown == now:
-            for e in events:
+            for e in events:  # events of the message's instant are as printed once now is
                 t = e.timestamp
-                if t != now and round(t, 6) != t:
+                if t != now and batsim_time(t) != t:
                     break
             else:
                 return self.policy.decide(now, events)
-        events = [e if e.timestamp == (t := round(e.timestamp, 6)) else replace(e, timestamp=t) for e in events]
+        events = [e if e.timestamp == (t := batsim_time(e.timestamp)) else replace(e, timestamp=t) for e in events]
         decisions = self.policy.decide(shown, events)
         if shown == now:
             return decisions
