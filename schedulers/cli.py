@@ -267,7 +267,7 @@ def _run(args: argparse.Namespace) -> int:
     import tempfile
 
     from .core.metrics import summarize_outputs
-    from .engine import InProcessPort, write_outputs
+    from .engine import Deadlock, InProcessPort, write_outputs
     from .engine.platform import check_compute_speeds, read_platform
     from .engine.simulator import Engine
     from .engine.workload import load_workload
@@ -348,6 +348,11 @@ def _run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             progress.close()
             return _interrupted(engine, out, prepared)
+        except Deadlock as dead:  # Batsim's files up to the deadlock, then the error line
+            progress.close()
+            write_outputs(dead.result, prefix, energy=args.energy)
+            raise Deadlock(f"{dead}; the files real Batsim 4.2.1 writes at a deadlock (the jobs that "
+                           f"ended, the clock at the deadlock) are in {out}/, without summary.json") from None
         finally:
             progress.close()
         write_outputs(result, prefix, energy=args.energy)
@@ -366,7 +371,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
-    from .engine import build_engine, write_outputs
+    from .engine import Deadlock, build_engine, write_outputs
     from .engine.zmq_client import ZmqPort
 
     if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
@@ -382,6 +387,13 @@ def cmd_engine(args: argparse.Namespace) -> int:
     port = ZmqPort(args.socket_endpoint, timeout=timeout)
     try:
         result = engine.run(port)
+    except Deadlock as dead:
+        # Real Batsim 4.2.1 at a SimGrid deadlock: no SIMULATION_ENDS, its outputs written, exit 0
+        # (schedulers.engine.ports.Deadlock); the scheduler is left waiting, as with Batsim.
+        write_outputs(dead.result, args.export + "_", energy=args.energy)
+        print(f"gridsched engine: {dead}; as real Batsim 4.2.1 at a deadlock, no SIMULATION_ENDS was sent "
+              f"and the outputs up to it are in {args.export}_*.csv", file=sys.stderr)
+        return 0
     finally:
         port.close()
     write_outputs(result, args.export + "_", energy=args.energy)

@@ -14,10 +14,10 @@ from typing import Any, Callable
 
 from .outputs import write_outputs
 from .platform import PlatformSpec, read_platform
-from .simulator import Engine, EngineError, EngineResult, InProcessPort, Reply, SchedulerPort
+from .simulator import Deadlock, Engine, EngineError, EngineResult, InProcessPort, Reply, SchedulerPort
 from .workload import Workload, load_workload
 
-__all__ = ["simulate", "build_engine", "Engine", "EngineError", "EngineResult", "InProcessPort",
+__all__ = ["simulate", "build_engine", "Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort",
            "Reply", "SchedulerPort", "Workload", "read_platform", "load_workload", "write_outputs"]
 
 
@@ -68,14 +68,22 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
         The :class:`EngineResult`.
 
     Raises:
-        PlatformError, WorkloadError: bad inputs. EngineError: invalid decisions, deadlock.
+        PlatformError, WorkloadError: bad inputs. EngineError: invalid decisions, livelock.
+        Deadlock (an EngineError): nothing left to simulate before the end; as real Batsim
+        4.2.1, the output files of the run up to the deadlock are written first (when
+        ``export_prefix`` is given) and the error's ``result`` holds that run.
     """
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
                           forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
                           acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, profile_reuse=profile_reuse,
                           master_host=master_host, trace_outputs=export_prefix is not None, progress=progress)
     port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
-    result = engine.run(port)
+    try:
+        result = engine.run(port)
+    except Deadlock as dead:
+        if export_prefix is not None:
+            write_outputs(dead.result, export_prefix, energy=energy)
+        raise
     if export_prefix is not None:
         write_outputs(result, export_prefix, energy=energy)
     return result

@@ -29,6 +29,17 @@ Walltime
     A job is killed at ``start + walltime`` (``COMPLETED_WALLTIME_REACHED``, return code -1); a
     delay equal to the remaining walltime is killed (Batsim compares ``delay < remaining``), a
     computation ending exactly at the walltime succeeds.
+Held tasks (networked platforms)
+    At the walltime Batsim's job actor stops *waiting* for its parallel task
+    (``ptask->wait_for(remaining_time)`` throws ``TimeoutException``, ``execute_task``,
+    ``src/task_execution.cpp``) but does not cancel it: the task's action stays in SimGrid's
+    system, computing and sharing its hosts, until the actor releases the last reference to it,
+    once its JOB_COMPLETED has been received (:mod:`.netserver`). The engine keeps it as a
+    :class:`HeldTask` until then (or until it completes). Recorded on Batsim 4.2.1 with compute
+    sharing on ``cluster_energy_128.xml``: a job sharing its host with a task killed at its
+    walltime runs at half speed for the 1.6 ms of the JOB_COMPLETED message
+    (``tests/test_network_ties.py``). A KILL_JOB cancels the task (``Exec::cancel``): nothing
+    is held. On compute-only platforms the message takes no time and nothing is held.
 """
 
 from __future__ import annotations
@@ -52,6 +63,32 @@ COMPLETED_KILLED = JobState.COMPLETED_KILLED.value
 COMPLETED_WALLTIME_REACHED = JobState.COMPLETED_WALLTIME_REACHED.value
 
 _INF = math.inf
+
+
+class HeldTask:
+    """The parallel task of a job that reached its walltime, still in SimGrid's system until its
+    job actor releases it (see "Held tasks" above). Same execution fields as an
+    :class:`~.workload.EngineJob`'s current stage (``hosts``, ``flops`` in flops, ``rate`` in
+    fractions/s, ``remaining`` fraction, ``links``, ``net_bound``), so that the sharing code
+    solves it with the running tasks; ``id`` is ``(job id,)``, never equal to a job's id."""
+
+    __slots__ = ("id", "hosts", "flops", "index", "remaining", "rate", "stage_start", "version",
+                 "kill_time", "links", "net_bound", "pending", "done")
+
+    def __init__(self, job: EngineJob, now: float) -> None:
+        self.id = (job.id,)
+        self.hosts = job.hosts
+        self.flops = list(job.flops)
+        self.index = job.index          # SimGrid's creation order, kept
+        self.remaining = job.remaining
+        self.rate = job.rate
+        self.stage_start = now
+        self.version = 0
+        self.kill_time = _INF
+        self.links = job.links
+        self.net_bound = job.net_bound
+        self.pending = False
+        self.done = False
 
 
 class ExecutionMixin:
@@ -218,6 +255,7 @@ class ExecutionMixin:
         is enabled (``System::enable_var`` puts it first, as if created now) and bounded."""
         if version != job.version or job.state != RUNNING or not job.pending:
             return
+        self._live = self.now
         job.pending = False
         self._ptasks += 1
         job.index = self._ptasks
@@ -225,11 +263,12 @@ class ExecutionMixin:
         self._reshare(job.hosts, started=job, links=job.links)
 
     # -------------------------------------------------------------------------------- rates
-    def _reshare(self, hids, started: EngineJob | None = None, links=()) -> None:
+    def _reshare(self, hids, started: EngineJob | None = None, links=(), solve: bool = False) -> None:
         """The load of hosts ``hids`` (or of the links ``links``, ``[(link, bytes)]``) changed:
         give new rates to the tasks that depend on them, re-arm their end timers and update the
-        hosts' power."""
-        if not self.sharing and not self._link_users and not links:
+        hosts' power. Without sharing, links or held tasks, a task is alone on its hosts (its
+        lockstep rate) unless ``solve`` asks for the system's solution."""
+        if not self.sharing and not self._link_users and not links and not self._nheld and not solve:
             if started is not None:
                 self._set_rate(started)
                 self._arm_compute_end(started)
@@ -275,9 +314,13 @@ class ExecutionMixin:
                 if hid in seen_h:
                     continue
                 seen_h.add(hid)
-                for jid in hosts[hid].jobs:
+                h = hosts[hid]
+                for jid in h.jobs:
                     j = jobs[jid]
                     if jid not in seen_j and j.flops and not j.pending:
+                        add(j)
+                for j in h.held:
+                    if j.id not in seen_j:
                         add(j)
             while todo_l:
                 ln = todo_l.pop()
@@ -342,6 +385,52 @@ class ExecutionMixin:
         elif end != _INF:
             self._queue.push(end, Kind.JOB_END, (job, job.version, False))
 
+    def _hold_task(self, job: EngineJob) -> HeldTask | None:
+        """``job`` reaches its walltime now: its parallel task stays in the system as a
+        :class:`HeldTask` (None for a delay or a task still paying its latency). Called before the
+        job ends, so that the end's re-solve sees the held task in the job's place."""
+        if not job.flops or job.pending:
+            return None
+        self._progress_compute(job)
+        held = HeldTask(job, self.now)
+        for hid in held.hosts:
+            self.hosts[hid].held.append(held)
+        users = self._link_users
+        for ln, _ in held.links:
+            users.setdefault(ln, {})[held.id] = held
+        self._nheld += 1
+        return held
+
+    def _release_task(self, held: HeldTask | None) -> None:
+        """A held task leaves the system: its job actor released it, or it completed its work
+        during the hold. The energy plugin updates its hosts (recorded on
+        ``cluster_energy_128.xml``: the hosts of a 16-host job killed at its walltime are charged
+        at full power until the release)."""
+        if held is None or held.done:
+            return
+        held.done = True
+        held.version += 1
+        self._nheld -= 1
+        self._progress_compute(held)
+        for hid in held.hosts:
+            self.hosts[hid].held.remove(held)
+        users = self._link_users
+        for ln, _ in held.links:
+            jobs = users.get(ln)
+            if jobs is not None:
+                jobs.pop(held.id, None)
+                if not jobs:
+                    del users[ln]
+        self._updated(held.hosts)
+        held.flops = []
+        self._reshare(held.hosts, links=held.links, solve=True)
+
+    def _held_ended(self, held: HeldTask, version: int) -> None:
+        """A held task's end timer fired: it completed its work before its release."""
+        if version == held.version and not held.done:
+            self._live = self.now
+            self._release_task(held)
+
     def _progress_compute(self, job: EngineJob) -> None:
         """Account the work done since the last rate change (compute stages only)."""
         if job.flops and job.rate not in (0.0, _INF):
@@ -352,14 +441,19 @@ class ExecutionMixin:
         """Computation pstate change of hosts ``hids`` (instantaneous): running tasks change pace
         (SimGrid ``CpuL07::on_speed_change`` re-bounds the host and its tasks)."""
         running = sorted({jid for hid in hids for jid in self.hosts[hid].jobs})
+        held = [t for hid in hids for t in self.hosts[hid].held]
         for jid in running:
             self._progress_compute(self.jobs[jid])
+        for t in held:
+            self._progress_compute(t)
         for hid in hids:
             self._set_pstate(self.hosts[hid], target)
         for jid in running:
             job = self.jobs[jid]
             if job.flops:
-                self._reshare(job.hosts, started=None if self.sharing else job)
+                self._reshare(job.hosts, started=None if (self.sharing or self._nheld) else job)
+        if held:
+            self._reshare(hids, solve=True)
         for hid in hids:
             self._mark_switch_done(hid, target, machine_row=False)
 
@@ -386,6 +480,7 @@ class ExecutionMixin:
         next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing)."""
         if version != job.version or job.state != RUNNING:
             return False
+        self._live = self.now
         # the stage's action ends (or is cancelled at the walltime): SimGrid updates the energy of
         # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep)
         self._updated(job.hosts if job.flops else (min(job.hosts),))

@@ -84,8 +84,8 @@ class HostRun:
         state: current :class:`HostState`.
         jobs: ids of the jobs running on it.
         load: busy cores (float) as the energy plugin sees it.
-        ghost: busy cores of parallel tasks that ended but whose job actor still holds them
-            (networked platforms, :mod:`.netserver`): the energy plugin still counts them.
+        held: the parallel tasks on it whose job reached its walltime but whose job actor still
+            holds them (:class:`~.execution.HeldTask`, networked platforms): they still compute.
         power: current power (W); ``energy``: energy (J) up to time ``last`` (s).
         upd: when SimGrid's energy plugin last updated this host alone (s); every host is also
             updated at ``HostsMixin._all_upd``.
@@ -100,7 +100,7 @@ class HostRun:
     state_since: float = 0.0
     jobs: set = field(default_factory=set)
     load: float = 0.0
-    ghost: float = 0.0
+    held: list = field(default_factory=list)
     power: float = 0.0
     energy: float = 0.0
     last: float = 0.0
@@ -160,7 +160,7 @@ class HostsMixin:
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
-        return h.spec.power[h.pstate].power(h.load + h.ghost, h.spec.cores)
+        return h.spec.power[h.pstate].power(h.load, h.spec.cores)
 
     def total_energy(self, t: float | None = None) -> float:
         """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``.

@@ -59,7 +59,7 @@ from ..core.events import (
     CallMeLater, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState, SimulationEnds,
 )
 from ..core.model import Job
-from .execution import SUBMITTED
+from .execution import RUNNING, SUBMITTED, HeldTask
 from .ports import EngineError
 from .queue import Kind, at
 
@@ -306,14 +306,19 @@ class NetworkServerMixin:
             self._reqrep(*payload)
         elif kind == Kind.JOB_END:
             job, version, walltime = payload
-            held = self._task_loads(job) if walltime and version == job.version else []
+            if isinstance(job, HeldTask):
+                self._held_ended(job, version)
+                return
+            # at its walltime the job actor stops waiting for its task but holds it until its
+            # JOB_COMPLETED has been received ("Held tasks" in .execution)
+            live = walltime and version == job.version and job.state == RUNNING
+            held = self._hold_task(job) if live else None
             if not self._stage_ended(job, version, walltime):
                 return
-            self._hold(held, +1)
             first = min(job.hosts)
 
             def completed() -> None:
-                self._post(_COMPLETED, job, self._d_host[first], lambda: self._hold(held, -1), sender=first)
+                self._post(_COMPLETED, job, self._d_host[first], lambda: self._release_task(held), sender=first)
 
             if self.energy:
                 # execute_job_process: the job's energy (its hosts), then the energy row (all hosts)
@@ -337,35 +342,6 @@ class NetworkServerMixin:
             self._latency_paid(*payload)
         else:
             raise AssertionError(kind)
-
-    def _task_loads(self, job) -> list[tuple[int, float]]:
-        """Busy cores of ``job``'s current parallel task on each of its hosts."""
-        if not job.flops or job.rate in (0.0, float("inf")):
-            return []
-        out = []
-        for hid, f in zip(job.hosts, job.flops):
-            h = self.hosts[hid]
-            s = h.spec.speeds[h.pstate]
-            if f > 0 and s > 0:
-                out.append((hid, f * job.rate / s))
-        return out
-
-    def _hold(self, held: list[tuple[int, float]], sign: int) -> None:
-        """A job actor holds its parallel task, cancelled at the walltime, until its
-        JOB_COMPLETED has been received (``execute_job_process`` returns and releases it):
-        until then SimGrid's energy plugin still sees the task's load on its hosts. Recorded on
-        Batsim 4.2.1 (``cluster_energy_128.xml``): after a 16-host job reaches its walltime, the
-        next energy row charges its 16 hosts at full power for the message's 1.6 ms; after a task
-        that completes, whose action leaves the solver when it finishes, nothing is charged.
-        On a two-host job of ``tests/fixtures/batsim_network_ptask`` (job ``cut``) Batsim
-        charged one host, not two, for the message's 0.1 ms (0.005 J of 17,140 J): which hosts
-        SimGrid updates at the release is not known yet."""
-        if not self.energy:
-            return
-        for hid, load in held:
-            h = self.hosts[hid]
-            h.ghost = max(0.0, h.ghost + sign * load)
-            self._set_power(h)
 
     def _waiter_time(self, target: float) -> float:
         """When a CALL_ME_LATER's waiter, created now, posts WAITING_DONE (s)."""

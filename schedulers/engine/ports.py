@@ -17,11 +17,32 @@ from typing import Any, NamedTuple, Protocol
 
 from ..core.events import Decision, Event
 
-__all__ = ["EngineError", "Reply", "SchedulerPort", "InProcessPort", "batsim_time", "describe_scheduler"]
+__all__ = ["EngineError", "Deadlock", "Reply", "SchedulerPort", "InProcessPort", "batsim_time", "describe_scheduler"]
 
 
 class EngineError(RuntimeError):
     """The simulation cannot go on: invalid decision, deadlock, livelock, unsupported feature."""
+
+
+class Deadlock(EngineError):
+    """Nothing is left to simulate but the simulation has not ended (jobs submitted and never
+    executed, jobs that never end, a missing NOTIFY ``registration_finished``).
+
+    Real Batsim 4.2.1 is stopped by SimGrid's deadlock detection (``EngineImpl::run``, SimGrid
+    3.32: "Oops! Deadlock detected"), sends no SIMULATION_ENDS, still writes its output files
+    (``finalize_batsim_outputs``, ``src/export.cpp``, after ``engine.run()`` in
+    ``src/batsim.cpp``) and exits 0. The engine stops the same way: ``result`` is the run up to
+    the deadlock, whose files are those Batsim writes (only the jobs that ended, the clock at the
+    deadlock).
+
+    Attributes:
+        result: the :class:`~schedulers.engine.results.EngineResult` up to the deadlock (set by
+            :meth:`Engine.run`; None while the engine builds it).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.result: Any = None
 
 
 class Reply(NamedTuple):

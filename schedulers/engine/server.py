@@ -56,7 +56,7 @@ from ..inputs.errors import WorkloadError
 from .execution import (
     COMPLETED_KILLED, REJECTED, RUNNING, SUBMITTED,
 )
-from .ports import EngineError, Reply, describe_scheduler
+from .ports import Deadlock, EngineError, Reply, describe_scheduler
 from .queue import Kind, at
 from .results import DoneJob, EngineResult
 from .jobtable import JobTable
@@ -461,7 +461,7 @@ class ServerMixin:
             self._send_loop(port, follow)
             mailbox.extend(nxt_switch)
 
-    def _deadlock(self) -> EngineError:
+    def _deadlock(self) -> Deadlock:
         """The error for a run whose event queue is empty before the simulation could end: jobs
         submitted but never executed or rejected, jobs running with nothing left to end them,
         or a missing NOTIFY registration_finished."""
@@ -492,16 +492,26 @@ class ServerMixin:
         if self.dynamic_jobs and not self._registration_finished:
             msg += ("; dynamic jobs are enabled and the scheduler never sent NOTIFY registration_finished "
                     "(Batsim waits for it before ending)")
-        return EngineError(msg)
+        return Deadlock(msg)
 
     def run(self, port) -> EngineResult:
         """Run the simulation to its end.
 
         Raises:
-            EngineError: invalid decision, deadlock (jobs left waiting with nothing scheduled),
-                livelock (the scheduler keeps the clock at one instant).
+            Deadlock: nothing left to simulate before the end (jobs left waiting with nothing
+                scheduled, jobs that never end); its ``result`` is the run up to then, whose
+                output files real Batsim 4.2.1 writes too (:class:`Deadlock`).
+            EngineError: invalid decision, livelock (the scheduler keeps the clock at one instant).
         """
         wall0 = _time.perf_counter()
+        try:
+            self._run(port)
+        except Deadlock as dead:
+            dead.result = self._result(_time.perf_counter() - wall0)
+            raise
+        return self._result(_time.perf_counter() - wall0)
+
+    def _run(self, port) -> None:
         self._port = port
         if self.trace:
             by_ps: dict[int, list[int]] = {}
@@ -511,7 +521,7 @@ class ServerMixin:
                 self.rows["pstates"].append((0.0, str(ProcSet(*by_ps[ps])), ps))
         if self.platform.message_delays is not None:
             self._run_network(port)
-            return self._result(_time.perf_counter() - wall0)
+            return
         # SIMULATION_BEGINS goes first, alone; the submitters start while it is in flight.
         self._buffer.append(self._simulation_begins())
         reply = self._exchange(port)
@@ -540,17 +550,23 @@ class ServerMixin:
             self._process_instant(self._next_instant(), port)
             if self.progress is not None:
                 self.progress(self.now, self._finished_jobs, nb_jobs)
-        return self._result(_time.perf_counter() - wall0)
 
     def _next_instant(self) -> list:
         """End the current instant (its lazy energy charges, :meth:`_settle_lazy`), move the
         clock to the next one and return its queue entries; a run with nothing left to
         simulate before its end is a deadlock (:meth:`_deadlock`)."""
         if not self._queue:
+            # what is left was stale timers (a stage end or latency re-armed since): SimGrid's
+            # clock stopped at the last instant at which something happened
+            self.now = self._live
             raise self._deadlock()
         if self._lazy_hosts:
             self._settle_lazy()
         self.now, entries = self._queue.pop_instant()
+        for kind, _ in entries:
+            if kind != Kind.JOB_END and kind != Kind.LATENCY:  # those two may be stale
+                self._live = self.now
+                break
         return entries
 
     def _simulation_begins(self) -> SimulationBegins:

@@ -37,13 +37,13 @@ from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
 from .netserver import NetworkServerMixin, network_refusal
 from .platform import PlatformSpec
-from .ports import EngineError, InProcessPort, Reply, SchedulerPort
+from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .results import NULL_RUNTIME_EPSILON, DoneJobs, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
 from .workload import EngineJob, Workload
 
-__all__ = ["Engine", "EngineError", "EngineResult", "InProcessPort", "Reply", "SchedulerPort", "HostRun",
+__all__ = ["Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort", "Reply", "SchedulerPort", "HostRun",
            "MACHINE_STATES", "NULL_RUNTIME_EPSILON", "LIVELOCK_EXCHANGES", "execution_time"]
 
 
@@ -109,6 +109,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._done_rows = {w.name: array("q", [-1]) * len(w.jobs) for w in workloads}
         self._done_dynamic: dict[str, int] = {}  # the row of each ended registered job
         self.now = 0.0
+        self._live = 0.0                 # the last instant at which something happened (s)
         self._queue = EventQueue()
         self._buffer: list = []          # events gathered for the next message to the scheduler
         self._port = None
@@ -126,6 +127,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._sched_time = 0.0
         self._ptasks = 0                 # parallel tasks created so far
         self._link_users: dict = {}      # link (netroute._Link) -> {job id: job} loading it
+        self._nheld = 0                  # held tasks in the system (execution.HeldTask)
         # energy at the first job submission / last job end (Batsim's context), J
         self._e_first_sub = -1.0
         self._e_last_job_end = -1.0
