@@ -137,7 +137,9 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
             if args.max_jobs is not None:
                 opts["max_jobs"] = args.max_jobs
             try:
-                report = convert_trace(p, target, **opts)
+                # the embedded engine checks every job as Batsim does when it reads the file; real
+                # Batsim gets a file checked against the workload schema first
+                report = convert_trace(p, target, validate=args.engine == "batsim", **opts)
             except WorkloadError as exc:  # name the user's trace, not the staging folder
                 raise WorkloadError(str(exc).replace(f"{target} (converted from {p})", f"{p} (converted)")) from None
             except (ValueError, OSError) as exc:
