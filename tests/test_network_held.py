@@ -47,3 +47,23 @@ def test_a_task_held_after_its_walltime_still_shares_its_host(tmp_path):
     assert float(jobs["B"]["consumed_energy"]) == pytest.approx(190.738 * (end_b - sb), rel=1e-9)
     for name in ("jobs", "consumed_energy"):
         assert_same_rows(tmp_path / f"out_{name}.csv", REC / f"held_share_{name}.csv")
+
+
+@needs_examples
+def test_a_held_task_that_completes_during_the_hold_frees_its_share_then(tmp_path):
+    # As above, but A has 5.0007e8 flops: 6e4 alone (0.6 ms at 1e8) then 5.0001e8 at 5e7 flops/s, i.e.
+    # it would complete at sA + 0.0006 + 10.0002 = 10.0038, 0.8 ms after its walltime (10.003) and
+    # 0.8 ms before its release (10.0046). Its action leaves SimGrid's system when it completes: B
+    # is alone from 10.0038, not from the release. B: 5e7 x (10.0038 - sB) by then, the rest at 1e8.
+    simulate(EXAMPLES / "cluster_energy_128.xml", [REC / "held_done_workload.json"], OnHostZero(), energy=True,
+             compute_sharing=True, export_prefix=tmp_path / "out_")
+    jobs = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "out_jobs.csv"))}
+    sa, sb = float(jobs["A"]["starting_time"]), float(jobs["B"]["starting_time"])
+    assert (sa, sb) == (0.003, 0.0036)
+    done_a = sa + (5.0007e8 - 1e8 * (sb - sa)) / 5e7 + (sb - sa)
+    assert done_a == pytest.approx(10.0038, abs=1e-9)
+    end_b = done_a + (2e9 - 5e7 * (done_a - sb)) / 1e8
+    assert end_b == pytest.approx(25.0037, abs=1e-6)
+    assert float(jobs["B"]["finish_time"]) == pytest.approx(end_b, abs=1e-6)
+    assert jobs["A"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+    assert_same_rows(tmp_path / "out_jobs.csv", REC / "held_done_jobs.csv")
