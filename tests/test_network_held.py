@@ -24,6 +24,17 @@ class OnHostZero(Policy):
         self.execute(job, range(job.res))
 
 
+def run_on_host_zero(workload: str, tmp_path) -> tuple[dict[str, dict], float, float]:
+    """Run a fixture workload of jobs A and B on host 0 (cluster_energy_128.xml, -E, sharing):
+    the out_jobs.csv rows by job id, and A's and B's starts (recorded: 0.003 and 0.0036)."""
+    simulate(EXAMPLES / "cluster_energy_128.xml", [REC / workload], OnHostZero(), energy=True,
+             compute_sharing=True, export_prefix=tmp_path / "out_")
+    jobs = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "out_jobs.csv"))}
+    sa, sb = float(jobs["A"]["starting_time"]), float(jobs["B"]["starting_time"])
+    assert (sa, sb) == (0.003, 0.0036)
+    return jobs, sa, sb
+
+
 @needs_examples
 def test_a_task_held_after_its_walltime_still_shares_its_host(tmp_path):
     # cluster_energy_128.xml: 100 Mflops/s, one core, 190.738 W busy. A (1e12 flops, walltime 10 s)
@@ -32,11 +43,7 @@ def test_a_task_held_after_its_walltime_still_shares_its_host(tmp_path):
     # its JOB_COMPLETED reaches the master host: h = 1.6 ms + 1 B at 125 MBps later
     # (test_cluster_delays_by_hand). B: 5e7 flops/s from sB to sA + 10 + h, then 1e8 alone.
     # Without the hold B would end 0.8 ms earlier (25.0033).
-    simulate(EXAMPLES / "cluster_energy_128.xml", [REC / "held_workload.json"], OnHostZero(), energy=True,
-             compute_sharing=True, export_prefix=tmp_path / "out_")
-    jobs = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "out_jobs.csv"))}
-    sa, sb = float(jobs["A"]["starting_time"]), float(jobs["B"]["starting_time"])
-    assert (sa, sb) == (0.003, 0.0036)
+    jobs, sa, sb = run_on_host_zero("held_workload.json", tmp_path)
     h = 1600e-6 + 1 / 125e6
     release = sa + 10 + h
     end_b = release + (2e9 - 5e7 * (release - sb)) / 1e8
@@ -55,11 +62,7 @@ def test_a_held_task_that_completes_during_the_hold_frees_its_share_then(tmp_pat
     # it would complete at sA + 0.0006 + 10.0002 = 10.0038, 0.8 ms after its walltime (10.003) and
     # 0.8 ms before its release (10.0046). Its action leaves SimGrid's system when it completes: B
     # is alone from 10.0038, not from the release. B: 5e7 x (10.0038 - sB) by then, the rest at 1e8.
-    simulate(EXAMPLES / "cluster_energy_128.xml", [REC / "held_done_workload.json"], OnHostZero(), energy=True,
-             compute_sharing=True, export_prefix=tmp_path / "out_")
-    jobs = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "out_jobs.csv"))}
-    sa, sb = float(jobs["A"]["starting_time"]), float(jobs["B"]["starting_time"])
-    assert (sa, sb) == (0.003, 0.0036)
+    jobs, sa, sb = run_on_host_zero("held_done_workload.json", tmp_path)
     done_a = sa + (5.0007e8 - 1e8 * (sb - sa)) / 5e7 + (sb - sa)
     assert done_a == pytest.approx(10.0038, abs=1e-9)
     end_b = done_a + (2e9 - 5e7 * (done_a - sb)) / 1e8

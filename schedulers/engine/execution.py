@@ -238,8 +238,8 @@ class ExecutionMixin:
         bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _INF
         return list(weights.items()), latency, bound
 
-    def _unlink(self, job: EngineJob) -> None:
-        """``job``'s communications leave their links."""
+    def _unlink(self, job: EngineJob | HeldTask) -> None:
+        """``job``'s (or a held task's) communications leave their links."""
         users = self._link_users
         for ln, _ in job.links:
             jobs = users.get(ln)
@@ -414,16 +414,11 @@ class ExecutionMixin:
         self._progress_compute(held)
         for hid in held.hosts:
             self.hosts[hid].held.remove(held)
-        users = self._link_users
-        for ln, _ in held.links:
-            jobs = users.get(ln)
-            if jobs is not None:
-                jobs.pop(held.id, None)
-                if not jobs:
-                    del users[ln]
+        links = held.links
+        self._unlink(held)
         self._updated(held.hosts)
         held.flops = []
-        self._reshare(held.hosts, links=held.links, solve=True)
+        self._reshare(held.hosts, links=links, solve=True)
 
     def _held_ended(self, held: HeldTask, version: int) -> None:
         """A held task's end timer fired: it completed its work before its release."""
