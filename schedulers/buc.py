@@ -36,20 +36,32 @@ second). ``w`` is 1 unless the gaming mitigation is on (option ``work_ref``, hos
 admits (§4, L206-213) that a user can inflate Su with many short, accurate jobs; this weight is
 the mitigation measured in ``campaigns/buc.toml`` (scenario parameter ``gamer``).
 
-The order is plugged into both base policies through their ``queue_key`` /
-``dynamic_queue_order`` hooks: ``buc`` over FCFS (as the paper, L148-149, L204-205) and
-``buc-easy`` over EASY backfilling. Cost: the queue is re-sorted at every pass, ``O(queue)``
-keys per pass; :meth:`BUCOrder.queue_keys` computes them in one go with Sf's time-free part
-cached per user and walltime (the same floats). Within one user and walltime the order never
-changes (earlier submission first), so a queue kept as such groups, merged by Sf when searched,
-would avoid the per-pass re-sort; not done (under a backlog buc-easy stays quadratic, see
-``benchmarks/results/backlog.md``).
+The order is plugged into FCFS through its ``queue_key`` / ``dynamic_queue_order`` hooks: ``buc``
+(as the paper, L148-149, L204-205) re-sorts its queue at every pass, ``O(queue)`` keys per pass
+(:meth:`BUCOrder.queue_keys` computes them in one go with Sf's time-free part cached per user and
+walltime, the same floats). ``buc-easy`` (over EASY backfilling) does not re-sort: within one user
+and walltime Sf is ``A(user, Wt) + (now - subtime)`` with one float ``A`` (the time-free part,
+:attr:`BUCOrder.sf_offsets`), so their order never changes (earlier submission first, then the id
+string; float addition is monotone); only ``A`` moves, when the user's Su does. Its queue is kept
+as such groups (:class:`~schedulers.core.grouped_queue.GroupedQueue`) and a pass merges them by
+the Sf of their first jobs, searching each group for the next job that fits the free hosts
+(EASY's steps 2-3 over the merged view): the same decisions
+(``tests/test_policy_backlog.py``, ``tests/test_buc_queue.py``) at ``O(groups log groups)`` per
+pass plus ``O(log groups + log queue)`` per job looked at, instead of ``O(queue log queue)``.
+
+Cost (``benchmarks/bench_backlog.py --policies easy,buc-easy --sizes 10000,30000``: jobs of 1-32
+hosts at twice the capacity of 128 hosts, one user and up to 180 walltimes, about 150 groups
+waiting; 2-core machine shared with another session, 2026-11-24, two runs, numbers noisy): engine
+time 4.9 s at 10k jobs and 16.0-18.7 s at 30k, 2.5x and 2.6-2.9x EASY in the same invocation
+(``benchmarks/results/backlog_buc.md``); with the re-sorted queue (``backlog_buc_before.md``, one
+run each, same schedules) 37.4 s and 642 s, 18x and 103x EASY.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
+from .core.grouped_queue import GroupedQueue, MergedView
 from .core.model import Job, JobState
 from .core.policy import option_choice, option_number
 from .easy import EASY
@@ -108,6 +120,17 @@ def sf_index(su: float, walltime: float, waited: float, kp: float) -> float:
     return (su * 0.8 + wt_term * 0.2) * kp + waited
 
 
+class _Offsets(dict):
+    """A dict whose missing values ``compute(key)`` fills in (:attr:`BUCOrder.sf_offsets`)."""
+
+    def __init__(self, compute: Callable[[Any], float]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key: Any) -> float:
+        return self._compute(key)  # (which stores it)
+
+
 class BUCOrder:
     """The BUC queue order, mixed into a policy with ``queue_key`` / ``dynamic_queue_order`` hooks
     (:class:`~schedulers.fcfs.FCFS`, :class:`~schedulers.easy.EASY`); see the module docstring.
@@ -148,7 +171,7 @@ class BUCOrder:
         self.skipped = 0
         # the time-free part of Sf, (Su*0.8 + wt_term*0.2)*Kp, by (user, walltime): the same for
         # all the jobs of a user with one walltime until the user's Su changes (queue_keys)
-        self._fixed: dict[tuple[str, float], float] = {}
+        self._fixed: dict[tuple[str, float], float] = _Offsets(self._fixed_part)
         self._group: dict[str, tuple[str, float]] = {}  # job id -> (user, walltime)
 
     def score(self, user: str | None) -> float:
@@ -177,10 +200,24 @@ class BUCOrder:
                 g = group[job.id] = (job.user or "", job.walltime)
             b = fixed.get(g)
             if b is None:
-                wt = g[1]
-                b = fixed[g] = (self.score(g[0]) * 0.8 + (100000.0 / wt if wt > 0 else 0.0) * 0.2) * self.kp
+                b = self._fixed_part(g)
             out.append((-(b + (now - job.subtime)), job.subtime, job.id))
         return out
+
+    def _fixed_part(self, g: tuple[str, float]) -> float:
+        """``(Su*0.8 + wt_term*0.2)*Kp`` of the group ``g = (user, walltime)``, cached."""
+        wt = g[1]
+        su = self.scores.get(g[0], self.su0)  # (self.score of the group's user)
+        b = self._fixed[g] = (su * 0.8 + (100000.0 / wt if wt > 0 else 0.0) * 0.2) * self.kp
+        return b
+
+    @property
+    def sf_offsets(self) -> dict[tuple[str, float], float]:
+        """Sf's time-free part ``(Su*0.8 + wt_term*0.2)*Kp`` (s) by group ``(user, walltime)``
+        (user ``""`` for a job without one; walltime in s), computed when first read (a missing
+        group is filled in) and kept until the user's Su changes: Sf = this + (now - subtime),
+        the same floats as :func:`sf_index`."""
+        return self._fixed
 
     def on_job_completed(self, job: Job) -> None:
         """Update the owner's Su from the job's precision when it ended normally with a walltime."""
@@ -218,6 +255,83 @@ class BUC(BUCOrder, FCFS):
 
 
 class BUCEasy(BUCOrder, EASY):
-    """BUC over EASY backfilling: the queue in Sf order, the head reserved, later jobs backfilled."""
+    """BUC over EASY backfilling: the queue in Sf order, the head reserved, later jobs backfilled.
+
+    The waiting jobs are kept in a :class:`~schedulers.core.grouped_queue.GroupedQueue` by
+    ``(user, walltime)``, each group in submission order (``(subtime, id)``), instead of EASY's
+    sorted list: a pass merges the groups by Sf (offsets :attr:`BUCOrder.sf_offsets`, the keys
+    of :meth:`queue_key`) and runs EASY's steps on the merged view (step 1 here, steps 2-3
+    :meth:`EASY.backfill_behind <schedulers.easy.EASY.backfill_behind>`), so it makes the
+    decisions of a pass over the re-sorted queue without re-sorting it. EASY's methods that read
+    its list are replaced (:attr:`queue`, :meth:`on_job_submitted`, :meth:`head_reservation`,
+    :meth:`waiting`, :meth:`schedule`, :meth:`backfill_pass`; EASY's list stays empty) and
+    :meth:`start_job` also takes the job out of the groups.
+    """
 
     name = "buc-easy"
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.waiting_jobs = GroupedQueue()
+
+    @property  # type: ignore[override]
+    def queue(self) -> list[Job]:
+        """The waiting jobs in Sf order now, head first (a merge of the groups, ``O(queue log
+        groups)``: for reading, the passes do not use it)."""
+        return self.waiting_jobs.ordered(self.now, self.sf_offsets)
+
+    def on_job_submitted(self, job: Job) -> None:
+        """Queue the job in its group ``(user, walltime)``, or reject it if larger than the
+        platform."""
+        if self.platform.hosts and job.res > len(self.platform.hosts):
+            self.reject(job)
+            return
+        self.waiting_jobs.add(job, (job.user or "", job.walltime))
+
+    def waiting(self) -> MergedView:
+        """The queue in Sf order now, as a pass reads it (:class:`~schedulers.core.grouped_queue.
+        MergedView`)."""
+        return self.waiting_jobs.view(self.now, self.sf_offsets)
+
+    def head_reservation(self) -> Any:
+        """As :meth:`EASY.head_reservation <schedulers.easy.EASY.head_reservation>`, for the
+        head in Sf order now."""
+        head = self.waiting().head()
+        return None if head is None else self.find_reservation(self.profile(), head)
+
+    def schedule(self) -> None:
+        """One pass (:meth:`backfill_pass`) when a job waits and a host is free."""
+        self.reservation = None
+        if self.waiting_jobs.live and self.free_now_mask():
+            self.backfill_pass()
+
+    def start_job(self, job: Job, alloc: int) -> None:
+        """:meth:`EASY.start_job <schedulers.easy.EASY.start_job>`, and the job leaves the queue
+        at once (the pass's view no longer sees it)."""
+        super().start_job(job, alloc)
+        self.waiting_jobs.remove(job)
+
+    def backfill_pass(self) -> list[Job]:  # type: ignore[override]
+        """EASY's pass over the merged view: start the heads while they fit, then
+        :meth:`EASY.backfill_behind <schedulers.easy.EASY.backfill_behind>` behind the first that
+        does not. Returns the jobs started (not queue positions, which the view does not
+        count), in queue order, already out of the queue (:meth:`start_job`); counts the
+        backfilled ones."""
+        view = self.waiting()
+        avail = self.free_now_mask()
+        nfree = avail.bit_count()
+        started: list[Job] = []
+        head = view.head()
+        while head is not None and head.res <= nfree:
+            view.take_head()
+            alloc = self.select_hosts(avail, head)
+            self.start_job(head, alloc)
+            avail &= ~alloc
+            nfree -= head.res
+            started.append(head)
+            head = view.head()
+        if head is not None and nfree:
+            behind = [view.job(s) for s in self.backfill_behind(view, head, avail, nfree)]
+            self.backfilled_jobs += len(behind)
+            started += behind
+        return started

@@ -406,12 +406,42 @@ class EASY(Policy):
         if i >= n - 1 or nfree == 0:
             return started
         # 2-3. reserve for the head, backfill later jobs that do not delay it
-        now = self.now
         head = queue[f + i]
         waiting = self.waiting()  # (a scan reads :attr:`queue`, which drops the dead front)
+        slots = self.backfill_behind(waiting, head, avail, nfree)
+        if slots:
+            keys, f = self._keys, self._front
+            started += [bisect_left(keys, waiting.key(s), f) - f for s in slots]
+        return started
+
+    def backfill_behind(self, waiting: WaitingIndex | QueueScan | Any, head: Job, avail: int,
+                        nfree: int) -> list[int]:
+        """Steps 2-3 of EASY's pass (module docstring) once the jobs ahead of ``head`` have
+        started: reserve for ``head``, start the later jobs that do not delay it, with
+        :meth:`start_job`; set :attr:`reservation` (left None when no later job fits the free
+        hosts: then no reservation is needed).
+
+        A shared piece for queues kept otherwise than in :attr:`queue` (:class:`~schedulers.buc.
+        BUCEasy`'s grouped queue): ``waiting`` is anything with the searches of :class:`~schedulers.
+        core.waiting.WaitingIndex` (``slot``, ``job``, ``exists``, ``first``; slots grow in queue
+        order), read from ``slot(head) + 1`` on in queue order: each search returns the next job
+        with ``res <= nfree`` that ends before the reservation's start (the :meth:`fits_gap` test,
+        searched through :meth:`gap_limit` while EASY's own) or has ``res <= nspare`` (free hosts
+        the reservation does not need), with the same ``limits`` at every search and capacities
+        that only fall during the pass.
+
+        Args:
+            waiting: the queue's search view (:meth:`waiting`); head: the first waiting job that
+                does not fit now; avail: the hosts free now (bit mask, not empty); nfree: their
+                number (>= 1).
+
+        Returns:
+            The slots (of ``waiting``) of the jobs started, increasing.
+        """
+        now = self.now
         after = waiting.slot(head) + 1
         if not waiting.exists(after, now, (), (nfree,)):
-            return started  # no later job fits the free hosts: no reservation needed
+            return []  # no later job fits the free hosts: no reservation needed
         resv = self.find_reservation(self.profile(), head)
         spare = avail & ~resv.hosts_mask
         nspare = spare.bit_count()
@@ -424,7 +454,7 @@ class EASY(Policy):
             limits: tuple[float, ...] = ((lim if lim < INF else _MAX_TIME),)
         else:
             limits = ()
-        keys, f = self._keys, self._front
+        slots: list[int] = []
         s = waiting.first(after, now, limits, (nfree, nspare) if limits else (nfree,))
         while s >= 0:
             job = waiting.job(s)
@@ -441,12 +471,12 @@ class EASY(Policy):
             spare &= ~alloc
             nspare = spare.bit_count()
             nfree -= r
-            started.append(bisect_left(keys, waiting.key(s), f) - f)
+            slots.append(s)
             if nfree == 0:
                 break
             s = waiting.first(s + 1, now, limits, (nfree, nspare) if limits else (nfree,))
         self.reservation = resv
-        return started
+        return slots
 
     def start_job(self, job: Job, alloc: int) -> None:
         """Start ``job`` now on ``alloc`` (bit mask of ``job.res`` free hosts): EXECUTE_JOB, and
