@@ -350,8 +350,7 @@ def _run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             progress.close()
             return _interrupted(engine, out, prepared)
-        except Deadlock as dead:  # Batsim's files up to the deadlock, then the error line
-            progress.close()
+        except Deadlock as dead:  # Batsim's files up to the deadlock, then the error line (main)
             write_outputs(dead.result, prefix, energy=args.energy)
             raise Deadlock(f"{dead}; the files real Batsim 4.2.1 writes at a deadlock (the jobs that "
                            f"ended, the clock at the deadlock) are in {out}/, without summary.json") from None

@@ -9,7 +9,6 @@ first), so the other hosts pay the delay at the compute power.
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from schedulers.engine import simulate
 from schedulers.registry import get_policy
+from recorded import rows, run_fcfs_with_energy
 
 FIX = Path(__file__).parent / "fixtures" / "batsim_lazy_energy"
 
@@ -27,37 +27,29 @@ HAND = {"pair": 5000.0 + 6000.0, "single": 5000.0, "late_pair": 3000.0 + 4000.0}
 CONTINUOUS = {"pair": 10000.0, "single": 5000.0, "late_pair": 6000.0}
 
 
-def _rows(path: Path) -> list[dict]:
-    with path.open() as f:
-        return list(csv.DictReader(f))
-
-
 def test_recording_holds_the_hand_worked_energies():
-    got = {r["job_id"]: float(r["consumed_energy"]) for r in _rows(FIX / "jobs.csv")}
+    got = {r["job_id"]: float(r["consumed_energy"]) for r in rows(FIX / "jobs.csv")}
     assert got == HAND
     assert got != CONTINUOUS
     # 3 hosts: 16,000 J by 30 s, then 10 s all idle (3000 J), then the late pair (7000 J) and h2
     # idle for 20 s (2000 J): 28,000 J.
-    assert float(_rows(FIX / "schedule.csv")[0]["consumed_joules"]) == 16000.0 + 3000.0 + 7000.0 + 2000.0
+    assert float(rows(FIX / "schedule.csv")[0]["consumed_joules"]) == 16000.0 + 3000.0 + 7000.0 + 2000.0
 
 
 @pytest.fixture(scope="module")
 def engine_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("lazy")
-    simulate(FIX / "platform.xml", [FIX / "workload.json"], get_policy("fcfs"), energy=True,
-             export_prefix=out / "out_")
-    return out
+    return run_fcfs_with_energy(FIX, tmp_path_factory.mktemp("lazy"))
 
 
 def test_engine_charges_energy_as_simgrid_updates_it(engine_out):
-    got = {r["job_id"]: float(r["consumed_energy"]) for r in _rows(engine_out / "out_jobs.csv")}
+    got = {r["job_id"]: float(r["consumed_energy"]) for r in rows(engine_out / "out_jobs.csv")}
     assert got == pytest.approx(HAND, rel=1e-12)
 
 
 @pytest.mark.parametrize("name, column", [("schedule", "consumed_joules"), ("consumed_energy", "energy"),
                                           ("consumed_energy", "epower"), ("jobs", "finish_time")])
 def test_engine_equals_real_batsim(engine_out, name, column):
-    got, want = _rows(engine_out / f"out_{name}.csv"), _rows(FIX / f"{name}.csv")
+    got, want = rows(engine_out / f"out_{name}.csv"), rows(FIX / f"{name}.csv")
     assert len(got) == len(want)
     for g, w in zip(got, want):
         if w[column] == "NA":
@@ -69,7 +61,7 @@ def test_engine_equals_real_batsim(engine_out, name, column):
 def test_without_energy_nothing_changes(tmp_path):
     # the lazy bookkeeping only exists with -E: without it, the same schedule and no energy
     res = simulate(FIX / "platform.xml", [FIX / "workload.json"], get_policy("fcfs"), export_prefix=tmp_path / "out_")
-    rows = _rows(tmp_path / "out_jobs.csv")
-    assert [float(r["finish_time"]) for r in rows] == [30.0, 30.0, 60.0]
-    assert {r["consumed_energy"] for r in rows} == {"-1.000000"}
+    jobs = rows(tmp_path / "out_jobs.csv")
+    assert [float(r["finish_time"]) for r in jobs] == [30.0, 30.0, 60.0]
+    assert {r["consumed_energy"] for r in jobs} == {"-1.000000"}
     assert res is not None

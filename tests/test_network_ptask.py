@@ -5,17 +5,15 @@ recording ``fixtures/batsim_network_ptask`` (README there for the working).
 
 from __future__ import annotations
 
-import csv
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from schedulers.engine import simulate
 from schedulers.engine.netroute import platform_routes
 from schedulers.engine.sharing import fair_bottleneck
-from schedulers.registry import get_policy
+from recorded import rows, run_fcfs_with_energy
 
 FIX = Path(__file__).parent / "fixtures" / "batsim_network_ptask"
 LAT = 100e-6 + 0.0 + 100e-6  # private link, backbone, private link (s)
@@ -31,11 +29,6 @@ HAND = {
 }
 
 
-def _rows(path: Path) -> list[dict]:
-    with path.open() as f:
-        return list(csv.DictReader(f))
-
-
 def _check_jobs(rows: list[dict]) -> None:
     got = {r["job_id"]: r for r in rows}
     assert set(got) == set(HAND)
@@ -47,26 +40,23 @@ def _check_jobs(rows: list[dict]) -> None:
 
 
 def test_recording_holds_the_hand_worked_numbers():
-    _check_jobs(_rows(FIX / "jobs.csv"))
+    _check_jobs(rows(FIX / "jobs.csv"))
     # without the network (a *_no_net* platform) every job would take 1 s (0 s for only_comm)
-    assert float(_rows(FIX / "jobs.csv")[0]["execution_time"]) != pytest.approx(1.0)
+    assert float(rows(FIX / "jobs.csv")[0]["execution_time"]) != pytest.approx(1.0)
 
 
 @pytest.fixture(scope="module")
 def engine_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("netptask")
-    simulate(FIX / "platform.xml", [FIX / "workload.json"], get_policy("fcfs"), energy=True,
-             export_prefix=out / "out_")
-    return out
+    return run_fcfs_with_energy(FIX, tmp_path_factory.mktemp("netptask"))
 
 
 def test_engine_gives_the_hand_worked_numbers(engine_out):
-    _check_jobs(_rows(engine_out / "out_jobs.csv"))
+    _check_jobs(rows(engine_out / "out_jobs.csv"))
 
 
 @pytest.mark.parametrize("name", ["jobs", "schedule", "consumed_energy", "machine_states"])
 def test_engine_equals_real_batsim(engine_out, name):
-    got, want = _rows(engine_out / f"out_{name}.csv"), _rows(FIX / f"{name}.csv")
+    got, want = rows(engine_out / f"out_{name}.csv"), rows(FIX / f"{name}.csv")
     assert len(got) == len(want)
     for g, w in zip(got, want):
         for col, wv in w.items():

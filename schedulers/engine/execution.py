@@ -38,7 +38,7 @@ Held tasks (networked platforms)
     :class:`HeldTask` until then (or until it completes). Recorded on Batsim 4.2.1 with compute
     sharing on ``cluster_energy_128.xml``: a job sharing its host with a task killed at its
     walltime runs at half speed for the 1.6 ms of the JOB_COMPLETED message
-    (``tests/test_network_ties.py``). A KILL_JOB cancels the task (``Exec::cancel``): nothing
+    (``tests/test_network_held.py``). A KILL_JOB cancels the task (``Exec::cancel``): nothing
     is held. On compute-only platforms the message takes no time and nothing is held.
 """
 
@@ -179,9 +179,7 @@ class ExecutionMixin:
         job.net_bound = _INF
         if net is not None:
             job.links, latency, job.net_bound = net
-            users = self._link_users
-            for ln, _ in job.links:
-                users.setdefault(ln, {})[job.id] = job
+            self._link(job)
             if latency > 0:
                 # L07Action: the variable is disabled (penalty 0) until the latency is paid
                 job.pending = True
@@ -237,6 +235,12 @@ class ExecutionMixin:
             return None
         bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _INF
         return list(weights.items()), latency, bound
+
+    def _link(self, job: EngineJob | HeldTask) -> None:
+        """``job``'s (or a held task's) communications load their links (``job.links``)."""
+        users = self._link_users
+        for ln, _ in job.links:
+            users.setdefault(ln, {})[job.id] = job
 
     def _unlink(self, job: EngineJob | HeldTask) -> None:
         """``job``'s (or a held task's) communications leave their links."""
@@ -395,9 +399,7 @@ class ExecutionMixin:
         held = HeldTask(job, self.now)
         for hid in held.hosts:
             self.hosts[hid].held.append(held)
-        users = self._link_users
-        for ln, _ in held.links:
-            users.setdefault(ln, {})[held.id] = held
+        self._link(held)
         self._nheld += 1
         return held
 
@@ -446,7 +448,7 @@ class ExecutionMixin:
         for jid in running:
             job = self.jobs[jid]
             if job.flops:
-                self._reshare(job.hosts, started=None if (self.sharing or self._nheld) else job)
+                self._reshare(job.hosts, started=None if self.sharing else job)  # (held tasks: solved)
         if held:
             self._reshare(hids, solve=True)
         for hid in hids:
