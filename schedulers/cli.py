@@ -74,15 +74,11 @@ class _Progress:
         self.bar = None
         self.last = 0.0
         self.done = 0
-        self.now = 0.0  # simulated time of the last instant reported, even without a bar
         if enabled and total:
             from tqdm import tqdm
             self.bar = tqdm(total=total, unit="job", desc="simulating", dynamic_ncols=True, mininterval=0.1)
 
     def __call__(self, now: float, done: int, total: int) -> None:
-        self.now = now
-        if self.bar is None:
-            return
         t = time.monotonic()
         if t - self.last < 0.1 and done < total:
             return
@@ -344,7 +340,7 @@ def _run(args: argparse.Namespace) -> int:
         run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy, **kw)
     else:
         progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
-        engine.progress = progress
+        engine.progress = progress if progress.bar is not None else None  # (called at every instant)
         try:
             result = engine.run(InProcessPort(policy))
         except KeyboardInterrupt:

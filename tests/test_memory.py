@@ -21,6 +21,36 @@ FIX = Path(__file__).parent / "fixtures"
 PLATFORM = FIX / "batsim_shutdown" / "platform.xml"  # 4 hosts s0-s3
 
 
+@pytest.fixture(autouse=True)
+def _stream_every_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the piecewise reader: read every file with it, however small (a file
+    of at most WHOLE_FILE_BYTES is otherwise parsed at once, see the test below)."""
+    from schedulers.inputs import jsonstream
+
+    monkeypatch.setattr(jsonstream, "WHOLE_FILE_BYTES", -1)
+
+
+def test_a_small_plain_file_is_parsed_at_once_a_big_or_compressed_one_piece_by_piece(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from schedulers.inputs import jsonstream
+
+    text = json.dumps({"nb_res": 1, "profiles": {"p": {"type": "delay", "delay": 1}},
+                       "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "p"}]})
+    plain, packed = tmp_path / "w.json", tmp_path / "w.json.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    size = plain.stat().st_size
+    monkeypatch.setattr(jsonstream, "WHOLE_FILE_BYTES", size)  # at the limit: at once
+    got = jsonstream.read_workload_json(str(plain))
+    assert type(got["jobs"]) is list and got == json.loads(text)
+    assert type(jsonstream.read_workload_json(str(packed))["jobs"]) is jsonstream.PackedJobs
+    monkeypatch.setattr(jsonstream, "WHOLE_FILE_BYTES", size - 1)  # one byte over: piece by piece
+    got = jsonstream.read_workload_json(str(plain))
+    assert type(got["jobs"]) is jsonstream.PackedJobs and list(got["jobs"]) == json.loads(text)["jobs"]
+
+
 def _workload(tmp_path: Path) -> Path:
     # 3 single-host delay jobs: a [0, 10] and b [0, 5] at once, c submitted at 1, starts when b
     # ends (FCFS, 4 hosts: c starts at 1 on the third host). d asks 8 hosts: rejected.

@@ -72,6 +72,7 @@ log = logging.getLogger("schedulers.engine")
 #: Column order of out_machine_states.csv.
 MACHINE_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
                   HostState.COMPUTING)
+_SLEEPING, _SWITCHING_ON, _SWITCHING_OFF, _IDLE, _COMPUTING = MACHINE_STATES  # (unrolled in _machine_row)
 
 
 @dataclass(slots=True)
@@ -241,7 +242,8 @@ class HostsMixin:
     def _machine_row(self) -> None:
         if self.trace:
             c = self._counts
-            self.rows["machine_states"].append((self.now, *(c[s] for s in MACHINE_STATES)))
+            self.rows["machine_states"].append((self.now, c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
+                                                c[_IDLE], c[_COMPUTING]))
 
     def _energy_row(self, kind: str, decided: bool = False) -> None:
         """One row of ``out_consumed_energy.csv`` (Batsim's ``EnergyConsumptionTracer::add_entry``).
