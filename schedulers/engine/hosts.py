@@ -182,7 +182,10 @@ class HostsMixin:
 
     def _updated(self, hids) -> None:
         """SimGrid's energy plugin updates hosts ``hids`` now (an action on them ends, or a
-        single-host execution starts on one): see "Lazy energy updates" above."""
+        single-host execution starts on one): see "Lazy energy updates" above. Only energy
+        readings depend on it (none without energy)."""
+        if not self.energy:
+            return
         now = self.now
         for hid in hids:
             self.hosts[hid].upd = now

@@ -37,8 +37,8 @@ class Kind(enum.IntEnum):
 
 
 def at(t: float) -> float:
-    """An event time (s) rounded to 1e-9 s; ``inf`` stays ``inf``."""
-    return round(t, 9) if t != float("inf") else t
+    """An event time (s) rounded to 1e-9 s; ``inf`` stays ``inf`` (``round`` keeps it)."""
+    return round(t, 9)
 
 
 class EventQueue:
