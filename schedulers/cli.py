@@ -127,6 +127,9 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         name = p.name.lower()
         target = stage / f"workload_w{i}.json"
         if name.endswith((".swf", ".swf.gz", ".gwf", ".gwf.gz")):
+            if args.fit == "keep":
+                raise RunInputError(f"{p}: --fit keep applies to JSON workloads; a trace's jobs larger than the "
+                                    "platform are dropped (default) or clamped (--fit clamp)")
             cph = args.cores_per_host if args.cores_per_host is not None else cores
             opts: dict[str, Any] = {"cores_per_host": cph, "nb_hosts": nb_hosts,
                                     "oversized": _TRACE_OVERSIZED[args.fit]}
@@ -149,14 +152,14 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 raise WorkloadError(f"{p}: no job to simulate: {why}")
             prepared.append(_Prepared(str(p), target, read_json(target, WorkloadError, "workload"),
                                       f"converted {p.name}: {report.summary()}"))
-        elif args.fit != "error" or args.max_jobs is not None:
+        elif args.fit not in ("error", "keep") or args.max_jobs is not None:
             data = read_json(p, WorkloadError, "workload")
             if not isinstance(data, dict):
                 raise WorkloadError(f"{p}: a workload must be a JSON object with 'jobs' and 'profiles', "
                                     f"got a JSON {_json_kind(data)}")
             if args.max_jobs is not None:
                 data["jobs"] = _earliest_jobs(p, data.get("jobs"), args.max_jobs)
-            if args.fit != "error":
+            if args.fit not in ("error", "keep"):
                 from .inputs.rescale import rescale_workload
                 data = dict(rescale_workload(data, nb_hosts, mode=args.fit, source=str(p)))
             target.write_text(json.dumps(data), encoding="utf-8")
@@ -302,7 +305,7 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
         prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
         if args.engine == "embedded":
-            wls = [load_workload(w.source, f"w{i}", nb_hosts, data=w.data)
+            wls = [load_workload(w.source, f"w{i}", nb_hosts, data=w.data, refuse_oversized=args.fit == "error")
                    for i, w in enumerate(prepared)]
             features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
             features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
@@ -438,9 +441,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      help="embedded engine (default) or a real `batsim` binary on PATH")
     run.add_argument("--compute-sharing", action="store_true", help="Batsim's --enable-compute-sharing")
     run.add_argument("--forward-profiles", action="store_true", help="Batsim's --forward-profiles-on-submission")
-    run.add_argument("--fit", choices=("error", "scale", "clamp", "drop"), default="error",
-                     help="jobs larger than the platform: error (as Batsim), scale res, clamp res, drop the job; "
-                          "traces drop them unless clamp/scale")
+    run.add_argument("--fit", choices=("error", "keep", "scale", "clamp", "drop"), default="error",
+                     help="jobs larger than the platform: error (refuse the workload), keep them (as Batsim: the "
+                          "policy rejects them), scale res, clamp res, drop the job; traces drop them unless "
+                          "clamp/scale/keep")
     run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
     run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")

@@ -233,7 +233,6 @@ GOOD_PROFILES = {"d": {"type": "delay", "delay": 5}}
 
 @pytest.mark.parametrize("jobs, profiles, needle", [
     ([GOOD_JOB], {"d": {"type": "smpi", "trace": "x"}}, ["profile 'd'", "smpi", "real Batsim"]),
-    ([dict(GOOD_JOB, res=5)], GOOD_PROFILES, ["job '1'", "5 hosts", "4 compute hosts"]),
     ([dict(GOOD_JOB, profile="nope")], GOOD_PROFILES, ["job '1'", "'nope'"]),
     ([dict(GOOD_JOB, subtime=-1)], GOOD_PROFILES, ["job '1'", "subtime"]),
     ([GOOD_JOB, GOOD_JOB], GOOD_PROFILES, ["job '1'", "duplicate"]),

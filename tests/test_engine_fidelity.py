@@ -8,6 +8,7 @@ machine, livelock and network refusals.
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -389,3 +390,41 @@ def test_profile_of_an_ended_job_is_garbage_collected_unless_reuse(tmp_path):
         ("w0!1", "COMPLETED_KILLED", 0.0, 10.0), ("w0!1r", "COMPLETED_SUCCESSFULLY", 10.0, 110.0)]
     with pytest.raises(EngineError, match="needs dynamic jobs"):
         simulate(HETERO, [w], ReuseAfterKill(), profile_reuse=True)
+
+
+# ------------------------------------------------------------------- jobs larger than the platform
+def test_a_job_larger_than_the_platform_is_accepted_and_left_to_the_policy_as_batsim_does(tmp_path):
+    # Batsim 4.2.1 accepts a job whose res exceeds the platform (Job::from_json and
+    # Workload::check_validity never compare them); FCFS rejects it. Recorded on real Batsim 4.2.1
+    # (hetero_4hosts_owners.xml, same workload, gridsched serve --policy fcfs): the rejected row
+    # first, empty times; mean_slowdown 0.5 (the rejected job counts 0), success_rate 0.5.
+    from schedulers.fcfs import FCFS
+
+    w = {"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 5}},
+         "jobs": [{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"},
+                  {"id": 2, "subtime": 0, "walltime": -1, "res": 5, "profile": "d"}]}
+    prefix = tmp_path / "out_"
+    simulate(HETERO, [w], FCFS(), export_prefix=prefix)
+    rows = list(csv.DictReader(open(f"{prefix}jobs.csv")))
+    assert [(r["job_id"], r["final_state"], r["starting_time"], r["finish_time"]) for r in rows] == [
+        ("2", "REJECTED", "", ""), ("1", "COMPLETED_SUCCESSFULLY", "0.000000", "5.000000")]
+    sched = next(csv.DictReader(open(f"{prefix}schedule.csv")))
+    assert (sched["nb_jobs_rejected"], sched["mean_slowdown"], sched["success_rate"]) == ("1", "0.500000", "0.500000")
+
+
+def test_gridsched_run_refuses_a_job_larger_than_the_platform_unless_fit_keep(tmp_path, capsys):
+    from schedulers.cli import main
+
+    w = {"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 5}},
+         "jobs": [{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"},
+                  {"id": 2, "subtime": 0, "walltime": -1, "res": 5, "profile": "d"}]}
+    wp = tmp_path / "w.json"
+    wp.write_text(json.dumps(w))
+    assert main(["run", "--policy", "fcfs", "-p", str(HETERO), "-w", str(wp), "-o", str(tmp_path / "a"),
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "job '2': requests 5 hosts but the platform has 4 compute hosts" in err and "--fit keep" in err
+    assert main(["run", "--policy", "fcfs", "-p", str(HETERO), "-w", str(wp), "-o", str(tmp_path / "b"),
+                 "--no-progress", "--fit", "keep"]) == 0
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert (summary["jobs"], summary["success"], summary["rejected"]) == (2, 1, 1)

@@ -333,9 +333,10 @@ def test_job_errors_come_in_file_order_after_the_profiles(tmp_path: Path, jobs: 
     path = tmp_path / "w.json"
     path.write_text(json.dumps(wl))
     from schedulers.inputs.errors import WorkloadError
-    for source in (str(path), wl):  # read piecewise, or given parsed
+    for source in (str(path), wl):  # read piecewise, or given parsed; with gridsched run's --fit error
         with pytest.raises(WorkloadError, match=needle):
-            build_engine(PLATFORM, [source])
+            load_workload(str(path), "w0", 4, data=None if isinstance(source, str) else source,
+                          refuse_oversized=True)
 
 
 def test_done_jobs_table_round_trip_and_finite_check() -> None:

@@ -357,7 +357,7 @@ class ServerMixin:
             raise EngineError(f"{where}: profile {prof!r} does not exist in workload {wname!r} "
                               "(register it first with REGISTER_PROFILE)")
         try:
-            job = build_job(where, wname, jname, obj, float(sub), w.profiles, len(self.hosts))
+            job = build_job(where, wname, jname, obj, float(sub), w.profiles, None)
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         job.state = SUBMITTED

@@ -353,10 +353,15 @@ def check_composed(src: str, profiles: dict[str, dict]) -> None:
                 on_path.add(sub)
 
 
-def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int) -> tuple[Any, Any]:
+def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int | None) -> tuple[Any, Any]:
     """Check the ``walltime`` and ``res`` of job ``j`` (``id`` and ``subtime`` already checked by
     the caller), as Batsim 4.2.1's ``Job::from_json`` does; return its ``res`` and ``profile``
     (the profile is checked by :func:`check_job_profile`).
+
+    ``nb_hosts``: refuse a ``res`` above it (``gridsched run --fit error``); None (the engine):
+    any ``res`` is accepted, as Batsim 4.2.1 accepts it (neither ``Job::from_json`` nor
+    ``Workload::check_validity`` compares it with the platform): the scheduler has to reject
+    such a job, an EXECUTE_JOB for it cannot have ``res`` existing hosts.
 
     Raises:
         WorkloadError: a message starting with ``where``.
@@ -368,8 +373,10 @@ def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int) -> tuple[Any,
     res = j.get("res")
     if not isinstance(res, int) or isinstance(res, bool) or res < 1:
         raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
-    if res > nb_hosts:
-        raise WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts")
+    if nb_hosts is not None and res > nb_hosts:
+        raise WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts "
+                            "(--fit keep runs it as Batsim does, for the policy to reject; --fit scale, clamp "
+                            "or drop changes it)")
     return res, j.get("profile")
 
 
@@ -437,7 +444,7 @@ class JobChecks:
     first failing job, then raises that job's error.
     """
 
-    def __init__(self, src: str, workload: str, nb_hosts: int) -> None:
+    def __init__(self, src: str, workload: str, nb_hosts: int | None) -> None:
         self.src, self.workload, self.nb_hosts = src, workload, nb_hosts
         self.names = _Strings()      # job names, file order (also of the first failing job, if known)
         self.subtimes = array("d")   # s, file order, of the jobs that passed
@@ -546,7 +553,7 @@ def check_job(where: str, j: dict[str, Any], profiles: dict[str, dict], nb_hosts
 
 
 def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: float,
-              profiles: dict[str, dict], nb_hosts: int) -> EngineJob:
+              profiles: dict[str, dict], nb_hosts: int | None = None) -> EngineJob:
     """Check job ``j`` (:func:`check_job`) and build it as ``workload!name`` from a copy of
     ``j``; used for jobs registered by the scheduler (``REGISTER_JOB``).
 
@@ -563,7 +570,7 @@ def build_job(where: str, workload: str, name: str, j: dict[str, Any], subtime: 
 
 
 def load_workload(path: str | Path, name: str, nb_hosts: int, *,
-                  data: dict | None = None) -> Workload:
+                  data: dict | None = None, refuse_oversized: bool = False) -> Workload:
     """Read and check one Batsim workload for the engine: every job and profile is checked here,
     before any simulation (Batsim validates the whole workload when it loads it); the jobs are
     then kept compactly until submitted (:class:`~.jobtable.JobTable`).
@@ -575,21 +582,25 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
         nb_hosts: number of compute hosts of the platform.
         data: the already-parsed JSON, if any. Its job objects are not copied here but when
             each job is submitted, and never changed; its profiles dict is copied.
+        refuse_oversized: refuse a job whose ``res`` exceeds ``nb_hosts`` (``gridsched run``'s
+            default ``--fit error``). Off by default: Batsim 4.2.1 accepts such a job
+            (:func:`check_job_fields`).
 
     Raises:
         WorkloadError: one line naming the file and the job or profile: unreadable file or not
             strict JSON (:func:`schedulers.inputs.jsonfile.read_json`), ids Batsim refuses
             (:func:`job_name`), no integer ``nb_res`` > 0, duplicate ids, missing fields, numbers out of their bounds (see
             the module docstring), missing or unsupported profiles, cycles of composed profiles,
-            ``res`` larger than the platform.
+            ``res`` larger than the platform with ``refuse_oversized``.
     """
     from ..inputs.jsonstream import PackedJobs, read_workload_json
     from .jobtable import JobTable, submission_order  # (jobtable imports this module)
 
     src = str(path)
+    limit = nb_hosts if refuse_oversized else None
     own = data is None  # the parsed objects are the engine's: no copies (equal delay profiles shared)
     if data is None:
-        data = read_workload_json(src, WorkloadError, "workload", checks=lambda: JobChecks(src, name, nb_hosts))
+        data = read_workload_json(src, WorkloadError, "workload", checks=lambda: JobChecks(src, name, limit))
     if not isinstance(data, dict):
         raise WorkloadError(f"{src}: a workload must be a JSON object with 'jobs' and 'profiles', "
                             f"got a JSON {_json_type(data)}")
@@ -614,7 +625,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
     if isinstance(jobs_in, PackedJobs):  # checked as they were read: what the checks kept goes now
         checks, jobs_in.checks = jobs_in.checks, None
     if checks is None:  # a workload given parsed, or read by read_json
-        checks = JobChecks(src, name, nb_hosts)
+        checks = JobChecks(src, name, limit)
         for k, j in enumerate(jobs_in):
             checks(k, j)
     checks.finish(profiles)
