@@ -428,3 +428,46 @@ def test_gridsched_run_refuses_a_job_larger_than_the_platform_unless_fit_keep(tm
                  "--no-progress", "--fit", "keep"]) == 0
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert (summary["jobs"], summary["success"], summary["rejected"]) == (2, 1, 1)
+
+
+# ------------------------------------------------------------------- profiles no job uses
+def test_profiles_no_job_uses_are_removed_at_load_as_batsim_does():
+    # Batsim 4.2.1 (Profiles::remove_unreferenced_profiles after loading a workload; recorded:
+    # SIMULATION_BEGINS without the unused profile, then an abort when a job is registered with it)
+    from schedulers.core.events import SimulationBegins
+
+    profiles = {"used": {"type": "delay", "delay": 5}, "unused": {"type": "delay", "delay": 3},
+                "seq": {"type": "composed", "seq": ["leaf"]}, "leaf": {"type": "delay", "delay": 1}}
+    w = wl([{"id": "1", "subtime": 0, "walltime": -1, "res": 1, "profile": "used"},
+            {"id": "2", "subtime": 0, "walltime": -1, "res": 1, "profile": "seq"}], profiles)
+
+    class Register:
+        begins = None
+
+        def exchange(self, now, events):
+            for e in events:
+                if isinstance(e, SimulationBegins):
+                    self.begins = e
+            subs = [e for e in events if isinstance(e, JobSubmitted)]
+            out = [ExecuteJob(job_id=e.job.id, alloc=ProcSet(k)) for k, e in enumerate(subs)]
+            if any(e.job.id == "w0!1" for e in subs):
+                out.append(RegisterJob(job_id="w0!3", job={"id": "3", "subtime": now, "res": 1, "profile": "unused",
+                                                           "walltime": -1}))
+            return out
+
+    port = Register()
+    with pytest.raises(EngineError, match=r"REGISTER_JOB.*profile 'unused' of workload 'w0' was removed when the "
+                                          r"workload was loaded, because no job of it used the profile"):
+        simulate(HETERO, [w], port, dynamic_jobs=True, acknowledge_dynamic_jobs=True)
+    assert sorted(port.begins.profiles["w0"]) == ["leaf", "seq", "used"]
+
+
+def test_unreferenced_profiles_follow_composed_profiles_jobs_use():
+    from schedulers.engine.workload import unreferenced_profiles
+
+    profiles = {"a": {"type": "delay", "delay": 1}, "c": {"type": "composed", "seq": ["a", "b"]},
+                "b": {"type": "delay", "delay": 2}, "u": {"type": "composed", "seq": ["m"]},
+                "m": {"type": "delay", "delay": 3}, "z": {"type": "delay", "delay": 4}}
+    assert unreferenced_profiles(profiles, {"c"}) == {"u", "m", "z"}
+    assert unreferenced_profiles(profiles, {"b", "m"}) == {"a", "c", "u", "z"}
+    assert unreferenced_profiles(profiles, set()) == set(profiles)

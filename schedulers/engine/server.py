@@ -348,6 +348,11 @@ class ServerMixin:
             raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
                               f"submission time, e.g. the current time {self.now}")
         prof = obj.get("profile")
+        if isinstance(prof, str) and prof in w.unreferenced:
+            raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was removed when the workload was "
+                              "loaded, because no job of it used the profile (Batsim 4.2.1 removes such profiles, "
+                              "then aborts: 'it existed some time ago but is no longer accessible'); register the "
+                              "profile under a new name (REGISTER_PROFILE)")
         if isinstance(prof, str) and prof in w.collected:
             raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was garbage-collected when a job "
                               "using it ended (Batsim 4.2.1 aborts: 'it existed some time ago but is no longer "
@@ -595,4 +600,5 @@ class ServerMixin:
             allow_compute_sharing=self.sharing, allow_storage_sharing=True, config=config,
             compute_resources=hosts, storage_resources=[],
             workloads={w.name: w.path for w in self.workloads},
-            profiles={w.name: w.profiles for w in self.workloads})
+            profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
+                               else w.profiles) for w in self.workloads})

@@ -96,6 +96,9 @@ class Workload:
     profiles: dict[str, dict[str, Any]]
     #: names of profiles garbage-collected after their job ended (Batsim's null profile entries)
     collected: set[str] = field(default_factory=set)
+    #: names of profiles no job used when the workload was loaded: Batsim 4.2.1 removed them then
+    #: (:func:`unreferenced_profiles`); also in ``collected``
+    unreferenced: set[str] = field(default_factory=set)
 
 
 #: Largest time (s) accepted in a workload: 2**33 s, about 272 years (see the module docstring).
@@ -522,6 +525,7 @@ class JobChecks:
             error = WorkloadError(f"{self.src}: job {self.names[dup]!r}: duplicate job id")
             failed = dup
         end = len(self.subtimes) if error is None else failed
+        self.used = set(self._profiles)  # the profile names jobs use ("" for a profile that is not a string)
         composed: dict[str, Stages] = {}
         memo: dict[str, tuple[int, list[int]]] = {}
         src, names, res, odd = self.src, self.names, self._res, self._odd_profiles
@@ -629,6 +633,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
         for k, j in enumerate(jobs_in):
             checks(k, j)
     checks.finish(profiles)
+    unused = unreferenced_profiles(profiles, checks.used)
     subtimes = checks.subtimes
     order = submission_order(subtimes, checks.names)
     del checks
@@ -638,7 +643,34 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
     packed = isinstance(jobs_in, PackedJobs)
     table = JobTable(name, jobs_in if packed else tuple(jobs_in), copy=not packed, order=order,
                      subtimes=array("d", (subtimes[i] for i in order)), profiles=engine_profiles)
-    return Workload(name=name, path=src, jobs=table, profiles=engine_profiles)
+    return Workload(name=name, path=src, jobs=table, profiles=engine_profiles, collected=set(unused),
+                    unreferenced=unused)
+
+
+def unreferenced_profiles(profiles: dict[str, dict], used: set[str]) -> set[str]:
+    """The profiles Batsim 4.2.1 removes once it has loaded a workload: those no job uses,
+    directly or through a ``composed`` profile a job uses (``Workload::load_from_json`` ends
+    with ``Profiles::remove_unreferenced_profiles``, ``src/profiles.cpp``: every profile held
+    only by the workload's map is emptied). They are not in SIMULATION_BEGINS, and a job
+    registered with one later makes Batsim abort ("it existed some time ago but is no longer
+    accessible"); the name stays taken. Recorded on real Batsim 4.2.1 (fuzz finding 06).
+
+    One case depends on Batsim's ``unordered_map`` visiting order, which the engine cannot know:
+    a profile used only by an unused ``composed`` profile survives in Batsim if visited before
+    it (the composed one still holds it); the engine always removes it (the order in which
+    Batsim visits the composed profile first).
+    """
+    reach: set[str] = set()
+    todo = [p for p in used if p in profiles]
+    while todo:
+        name = todo.pop()
+        if name in reach:
+            continue
+        reach.add(name)
+        prof = profiles[name]
+        if prof.get("type") in ("composed", "sequence"):
+            todo.extend(str(x) for x in prof.get("seq", ()) if str(x) in profiles)
+    return {p for p in profiles if p not in reach}
 
 
 def _json_type(v: Any) -> str:
