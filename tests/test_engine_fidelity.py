@@ -471,3 +471,27 @@ def test_unreferenced_profiles_follow_composed_profiles_jobs_use():
     assert unreferenced_profiles(profiles, {"c"}) == {"u", "m", "z"}
     assert unreferenced_profiles(profiles, {"b", "m"}) == {"a", "c", "u", "z"}
     assert unreferenced_profiles(profiles, set()) == set(profiles)
+
+
+# ------------------------------------------------------------------- a host declared at pstate 1
+def test_a_host_declared_at_another_pstate_is_charged_at_pstate_0_until_its_first_energy_update(tmp_path):
+    # SimGrid 3.32's energy plugin starts every host at pstate 0 and reads the true pstate only at
+    # its first update; Batsim reads all hosts when the first job is submitted (t = 10). host0
+    # (pstate 1 of "10:20, 100:200") idles at 10 W until then, 100 W after; host1 (pstate 0) 10 W.
+    # [0, 10]: 10 + 10 W -> 200 J; [10, 15]: 100 + 10 W -> 550 J more: 750 J at the job's end.
+    # Recorded on real Batsim 4.2.1 (same platform and workload): rows (10, 200, s, wattmin 110,
+    # epower 20) and (15, 750, e, 110, 110).
+    from schedulers.core.policy import Policy
+
+    class OnHost1(Policy):
+        def on_job_submitted(self, job):
+            self.execute(job, [1])
+
+    w = wl([{"id": "1", "subtime": 10, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 5}})
+    w["nb_res"] = 2
+    prefix = tmp_path / "out_"
+    simulate(FIX / "initial_pstate.xml", [w], OnHost1(), energy=True, export_prefix=prefix)
+    rows = [(r["time"], r["energy"], r["event_type"], r["wattmin"], r["epower"])
+            for r in csv.DictReader(open(f"{prefix}consumed_energy.csv"))]
+    assert rows == [("10.000000", "200.000000", "s", "110.000000", "20.000000"),
+                    ("15.000000", "750.000000", "e", "110.000000", "110.000000")]

@@ -27,6 +27,16 @@ Lazy energy updates (SimGrid 3.32 ``src/plugins/host_energy.cpp``, ``HostEnergy:
     (:meth:`HostsMixin._settle_lazy`). Recorded on real Batsim 4.2.1: multi-host ``composed``
     compute/delay jobs (``tests/fixtures/batsim_green``, 75 % CPU load) draw the compute power
     during their delays on every host but the first.
+Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``update`` sets it
+    from the host only after charging the interval since the previous update)
+    The plugin charges a host declared with ``pstate="p"`` (p > 0) at pstate 0's power from
+    time 0 until its first update (an energy read, a pstate change, an action on it), then at
+    its true pstate's. With ``-E`` Batsim reads every host when the first job is submitted, so
+    the platform's energy until then is that of pstate 0 on such hosts. Recorded on real Batsim
+    4.2.1 (fuzz finding 05: a host at pstate 1 of "10:20, 100:200" idles at 10 W, not 100 W,
+    until the first submission at t = 10: 200 J for two hosts, not 1,100). The engine gives
+    such a host pstate 0's idle power at the start and its own at its first update
+    (:meth:`HostsMixin._first_update`).
 ``wattmin`` (``out_consumed_energy.csv``)
     Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts, which SimGrid 3.32
     answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its Idle power.
@@ -150,12 +160,17 @@ class HostsMixin:
         self._all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
         self._lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
         self._upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
+        self._not_updated: dict[int, HostRun] = {}  # hosts the plugin still sees at pstate 0, by id (module docstring)
         for h in self.hosts:
             if h.pstate_kind(h.pstate) == "sleep":
                 h.state = HostState.SLEEPING
             self._counts[h.state] += 1
             if self.energy:
-                h.power = self._host_power(h)
+                if h.pstate != 0:
+                    h.power = h.spec.power[0].power(0.0, h.spec.cores)
+                    self._not_updated[h.hid] = h
+                else:
+                    h.power = self._host_power(h)
                 self._p_total += h.power
                 self._wattmin += h.spec.power[h.pstate].epsilon
 
@@ -163,10 +178,21 @@ class HostsMixin:
     def _host_power(self, h: HostRun) -> float:
         return h.spec.power[h.pstate].power(h.load, h.spec.cores)
 
+    def _first_update(self, hids=None) -> None:
+        """SimGrid's energy plugin updates hosts ``hids`` (default: all) for the first time now:
+        those declared at a pstate other than 0 were charged at pstate 0's idle power until now,
+        and draw their true power from now on (see "Initial pstate" in the module docstring)."""
+        for hid in list(self._not_updated) if hids is None else hids:
+            h = self._not_updated.pop(hid, None)
+            if h is not None:
+                self._set_power(h)
+
     def total_energy(self, t: float | None = None) -> float:
         """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``.
         Reading it updates every host (``sg_host_get_consumed_energy``)."""
         t = self.now if t is None else t
+        if self._not_updated and t == self.now:
+            self._first_update()
         self._all_upd = t
         return self._e_acc + self._p_total * (t - self._e_last)
 
@@ -175,6 +201,8 @@ class HostsMixin:
         ``consumed_energy_on_machines`` sums it over a job's allocation (which updates them)."""
         now = self.now
         total = 0.0
+        if self._not_updated:
+            self._first_update(hids)
         for h in map(self.hosts.__getitem__, hids):
             h.upd = now
             total += h.energy + h.power * (now - h.last)
@@ -187,6 +215,8 @@ class HostsMixin:
         if not self.energy:
             return
         now = self.now
+        if self._not_updated:
+            self._first_update(hids)
         for hid in hids:
             self.hosts[hid].upd = now
         self._upd_now.update(hids)
@@ -227,6 +257,7 @@ class HostsMixin:
     def _set_pstate(self, h: HostRun, pstate: int) -> None:
         if self.energy:
             self._wattmin += h.spec.power[pstate].epsilon - h.spec.power[h.pstate].epsilon
+            self._not_updated.pop(h.hid, None)  # charged at pstate 0 until now (_set_power below)
         h.pstate = pstate
         h.upd = self.now   # Host::on_speed_change updates the host's energy
         self._upd_now.add(h.hid)
