@@ -495,3 +495,66 @@ def test_a_host_declared_at_another_pstate_is_charged_at_pstate_0_until_its_firs
             for r in csv.DictReader(open(f"{prefix}consumed_energy.csv"))]
     assert rows == [("10.000000", "200.000000", "s", "110.000000", "20.000000"),
                     ("15.000000", "750.000000", "e", "110.000000", "110.000000")]
+
+
+# ------------------------------------------ compute-only platforms: what happens between decisions
+class _Script:
+    """A scheduler port that answers the message whose events include ``trigger`` (an event type
+    name and job id) with ``decisions``, and starts nothing else; logs every message's events."""
+
+    def __init__(self, plan):
+        self.plan, self.log = plan, []
+
+    def exchange(self, now, events):
+        names = [(type(e).__name__, getattr(e, "job_id", None) or getattr(getattr(e, "job", None), "id", None))
+                 for e in events]
+        self.log.append(names)
+        out = []
+        for trigger, decisions in self.plan:
+            if trigger in names:
+                out.extend(decisions(now))
+        return out
+
+
+def _machine_rows(prefix):
+    return [(r["time"], r["nb_idle"], r["nb_computing"]) for r in csv.DictReader(open(f"{prefix}machine_states.csv"))]
+
+
+def test_a_job_without_work_ends_before_the_next_decision_of_its_reply(tmp_path):
+    # Batsim 4.2.1 (recorded, fuzz finding 02, Full-routing and Vivaldi platforms): EXECUTE_JOB 1
+    # (zero flops) then EXECUTE_JOB 2 in one reply: job 1 starts and ends, then job 2 starts.
+    w = wl([{"id": "1", "subtime": 10, "walltime": -1, "res": 1, "profile": "z"},
+            {"id": "2", "subtime": 10, "walltime": -1, "res": 1, "profile": "d"}],
+           {"z": {"type": "parallel_homogeneous", "cpu": 0, "com": 0}, "d": {"type": "delay", "delay": 5}})
+    port = _Script([(("JobSubmitted", "w0!1"), lambda now: [ExecuteJob(job_id="w0!1", alloc=ProcSet(0)),
+                                                             ExecuteJob(job_id="w0!2", alloc=ProcSet(1))])])
+    prefix = tmp_path / "out_"
+    simulate(HETERO, [w], port, energy=True, export_prefix=prefix)
+    assert _machine_rows(prefix) == [("10", "3", "1"), ("10", "4", "0"), ("10", "3", "1"), ("15", "4", "0")]
+    kinds = [(r["time"], r["event_type"]) for r in csv.DictReader(open(f"{prefix}consumed_energy.csv"))]
+    assert kinds == [("10.000000", "s"), ("10.000000", "e"), ("10.000000", "s"), ("15.000000", "e")]
+    # and, as recorded, job 1's JOB_COMPLETED goes with the submitter's NOTIFY (its bye crosses
+    # the Full zone's loopback after the reply)
+    assert port.log[2] == [("Notify", None), ("JobCompleted", "w0!1")]
+
+
+def test_a_kill_ends_its_job_before_the_next_decision_and_reports_after_the_reply(tmp_path):
+    # Batsim 4.2.1 (recorded, fuzz finding 03, energy_6pstates_4hosts.xml and
+    # energy_platform_homogeneous_no_net_1.xml): a reply KILL_JOB w0!1 then QUERY consumed_energy;
+    # the killer ends job 1 before the query is answered, and its JOB_COMPLETED and JOB_KILLED
+    # come after the ANSWER, in the same message.
+    from schedulers.core.events import KillJobs, Query
+
+    w = wl([{"id": "1", "subtime": 0, "walltime": -1, "res": 1, "profile": "c"},
+            {"id": "2", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
+           {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}, "d": {"type": "delay", "delay": 5}})
+    port = _Script([(("JobSubmitted", "w0!1"), lambda now: [ExecuteJob(job_id="w0!1", alloc=ProcSet(0)),
+                                                             ExecuteJob(job_id="w0!2", alloc=ProcSet(2))]),
+                    (("JobCompleted", "w0!2"), lambda now: [KillJobs(job_ids=["w0!1"]),
+                                                            Query(requests={"consumed_energy": {}})])])
+    prefix = tmp_path / "out_"
+    simulate(HETERO, [w], port, energy=True, export_prefix=prefix)
+    after = port.log[port.log.index(next(m for m in port.log if ("JobCompleted", "w0!2") in m)) + 1]
+    assert after == [("Answer", None), ("JobCompleted", "w0!1"), ("JobKilled", None)]
+    # t = 5: job 2 ends (host 2 idle), then the kill (host 0 idle)
+    assert _machine_rows(prefix)[-2:] == [("5", "3", "1"), ("5", "4", "0")]

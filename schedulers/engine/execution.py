@@ -138,6 +138,12 @@ class ExecutionMixin:
         self._machine_row()
         self._energy_row("s", decided=True)
         self._start_stage(job)
+        if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
+                and not job.pending):
+            # a first stage without work ends before the reply's next decision (server.py, "Kills and
+            # zero-work jobs"); its queued end becomes stale
+            if self._stage_ended(job, job.version, False):
+                self._job_completed(job)
 
     def _stage_flops(self, job: EngineJob, prof: dict) -> list[float]:
         t = prof["type"]
@@ -499,6 +505,7 @@ class ExecutionMixin:
         job.finish = self.now
         job.runtime = self.now - job.start
         job.version += 1
+        p_before = self._p_total
         had_load = bool(job.flops)
         links = job.links
         if links:
@@ -520,5 +527,5 @@ class ExecutionMixin:
         else:
             job.energy = -1.0
         self._machine_row()
-        self._energy_row("e", decided=state == COMPLETED_KILLED)
+        self._energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
         job.row = self.done.append(job)

@@ -279,7 +279,7 @@ class HostsMixin:
             self.rows["machine_states"].append((self.now, c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
                                                 c[_IDLE], c[_COMPUTING]))
 
-    def _energy_row(self, kind: str, decided: bool = False) -> None:
+    def _energy_row(self, kind: str, decided: bool = False, p_before: float | None = None) -> None:
         """One row of ``out_consumed_energy.csv`` (Batsim's ``EnergyConsumptionTracer::add_entry``).
 
         ``epower`` is ``(energy - previous energy) / (time - previous time)``, NA when no time
@@ -292,7 +292,9 @@ class HostsMixin:
         relative), not NA. Recorded on real Batsim 4.2.1 (``tests/fixtures/batsim_ehosep``):
         three job starts at t = 0 print 30, 120 and 210 W on 3 hosts idling at 10 W whose jobs
         draw 100 W. Rows from simulation events (job completions, walltimes, switches that end)
-        happen at the exact time, and print NA after a row of the same time."""
+        happen at the exact time, and print NA after a row of the same time. ``p_before``: the
+        platform's power (W) before the change this row records, when it has already been made
+        (a killed job's end: its hosts' power fell before its row)."""
         if not self.energy:
             return
         if not self.trace:  # Batsim traces (and so reads every host's energy) all the same
@@ -304,7 +306,7 @@ class HostsMixin:
         if self.now > last[0]:
             epower = (e - last[1]) / (self.now - last[0])
         elif decided and self.platform.master_loopback:
-            epower = self._p_total
+            epower = self._p_total if p_before is None else p_before
         self.rows["energy"].append((self.now, e, kind, self._wattmin, epower))
         self._last_energy_row = (self.now, e)
 

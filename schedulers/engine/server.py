@@ -26,6 +26,18 @@ Profile garbage collection (``server_process``, ``Jobs::delete_job``, ``Profiles
     sub-profiles of a ``composed`` one): the name stays taken (REGISTER_PROFILE of it aborts) but a
     later REGISTER_JOB naming it aborts ("it existed some time ago but is no longer accessible"),
     even if other jobs still run with it. The engine refuses the same, with that reason.
+Kills and zero-work jobs on compute-only platforms (no links: messages take 0 s, or 1e-10 s on
+    a Full-routing zone's loopback)
+    The request-reply actor posts a reply's decisions to the server one message at a time, and
+    the actors the server creates run before the next one is received: the killer of a KILL_JOB
+    ends its jobs (their rows, the hosts idle) before the reply's next decision is applied, its
+    KILLING_DONE (JOB_COMPLETED, JOB_KILLED) is received after the reply's decisions, so those
+    events follow the ones the later decisions made (RESOURCE_STATE_CHANGED, ANSWER), in the same
+    message; a job whose first stage is a computation of zero flops and zero bytes ends before
+    the next decision too. Recorded on real Batsim 4.2.1 (fuzz findings 02 and 03: KILL_JOB then
+    SET_RESOURCE_STATE, KILL_JOB then QUERY, two EXECUTE_JOB of which the first has no work, on
+    Full-routing and Vivaldi platforms). On platforms with links the messages' transfers order
+    them (:mod:`.netserver`).
 Energy in ``out_schedule.csv``
     ``consumed_joules`` is the platform's energy at the last job end minus its energy when the
     first job was submitted (``export.cpp`` ``JobsTracer::finalize``, ``job_submitter.cpp``);
@@ -200,13 +212,24 @@ class ServerMixin:
             if ts is not None and at(ts) > now:
                 self._ready = False
                 self._queue.push(at(ts), _DECISION, (decisions, ready_at))
+                self._killings_reported()
                 return
             self._apply(decisions.popleft())
+        self._killings_reported()
         if at(ready_at) > now:
             self._ready = False
             self._queue.push(at(ready_at), _READY)
         else:
             self._ready = True
+
+    def _killings_reported(self) -> None:
+        """Compute-only platforms: the KILLING_DONE messages of the killers this reply started
+        reach the server after the reply's decisions (see "Kills and zero-work jobs" above)."""
+        if self._kills_done:
+            done, self._kills_done = self._kills_done, []
+            for ids, progress in done:
+                self._killers -= 1
+                self._killing_done(ids, progress)
 
     def _apply(self, d: Decision) -> None:
         if isinstance(d, ExecuteJob):
@@ -229,7 +252,10 @@ class ServerMixin:
                 if job.state == RUNNING:
                     really.append(job)
             self._killers += 1
-            self._queue.push(self.now, _KILL, (list(d.job_ids), really))
+            if self.platform.message_delays is None:  # see "Kills and zero-work jobs" above
+                self._kills_done.append((list(d.job_ids), self._kill_running(really)))
+            else:
+                self._queue.push(self.now, _KILL, (list(d.job_ids), really))
         elif isinstance(d, CallMeLater):
             if not math.isfinite(d.at):
                 raise EngineError(f"CALL_ME_LATER at t={self.now}: time {d.at!r} is not a finite number")

@@ -122,6 +122,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._running = 0
         self._waiters = 0
         self._killers = 0
+        self._kills_done: list = []      # compute-only platforms: kills done in the reply being played
         self._submitters_left = 0
         self._messages = 0
         self._sched_time = 0.0
