@@ -558,3 +558,38 @@ def test_a_kill_ends_its_job_before_the_next_decision_and_reports_after_the_repl
     assert after == [("Answer", None), ("JobCompleted", "w0!1"), ("JobKilled", None)]
     # t = 5: job 2 ends (host 2 idle), then the kill (host 0 idle)
     assert _machine_rows(prefix)[-2:] == [("5", "3", "1"), ("5", "4", "0")]
+
+
+# ------------------------------------------------------------ job_progress of nested composed profiles
+def test_job_progress_of_nested_composed_profiles_has_one_level_per_profile():
+    # Batsim 4.2.1 (recorded, fuzz finding 07): outer = [inner], inner = [leaf, leaf], leaf a
+    # delay of 7 s, killed at t = 10: outer runs its child 0 (inner), inner its child 1, 3 of 7 s
+    # done. With repeat, a level's index counts the repeated sequence (repetition * len + position).
+    from schedulers.core.events import CallMeLater, JobKilled, KillJobs
+    from schedulers.engine.workload import Stages
+
+    profiles = {"outer": {"type": "composed", "seq": ["inner"]},
+                "inner": {"type": "composed", "seq": ["leaf", "leaf"]}, "leaf": {"type": "delay", "delay": 7},
+                "rep": {"type": "composed", "repeat": 3, "seq": ["leaf", "inner"]}}
+    assert Stages("outer", profiles).path(1) == [("outer", 0), ("inner", 1)]
+    # rep: 3 stages a repetition (leaf, then inner's two); stage 7 = 3rd repetition (7 // 3 = 2), its
+    # stage 1 = inner (position 1), inner's first leaf: index 2 * 2 + 1 = 5
+    assert Stages("rep", profiles).path(7) == [("rep", 5), ("inner", 0)]
+    w = wl([{"id": "1", "subtime": 0, "walltime": -1, "res": 1, "profile": "outer"}], profiles)
+    got = {}
+
+    class Killer:
+        def exchange(self, now, events):
+            for e in events:
+                if isinstance(e, JobKilled):
+                    got.update(e.job_progress)
+            if any(isinstance(e, JobSubmitted) for e in events):
+                return [ExecuteJob(job_id="w0!1", alloc=ProcSet(0)), CallMeLater(at=10.0)]
+            if now == 10.0 and not got:
+                return [KillJobs(job_ids=["w0!1"])]
+            return []
+
+    simulate(HETERO, [w], Killer())
+    assert got["w0!1"] == {"profile_name": "outer", "current_task_index": 0, "current_task": {
+        "profile_name": "inner", "current_task_index": 1, "current_task": {"profile_name": "leaf",
+                                                                            "progress": 0.428571}}}

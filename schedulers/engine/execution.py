@@ -475,7 +475,9 @@ class ExecutionMixin:
         leaf = {"profile_name": name, "progress": float(f"{prog:f}")}
         top = self.workloads_by_name[job.workload].profiles[job.profile]
         if top["type"] in ("composed", "sequence"):
-            return {"profile_name": job.profile, "current_task_index": job.stage, "current_task": leaf}
+            # one level per composed profile down to the leaf (BatTask tree, protocol.cpp generate_task_tree)
+            for pname, index in reversed(job.stages.path(job.stage)):
+                leaf = {"profile_name": pname, "current_task_index": index, "current_task": leaf}
         return leaf
 
     def _stage_ended(self, job: EngineJob, version: int, walltime: bool) -> bool:

@@ -301,6 +301,26 @@ class Stages:
         for i in range(self._len):
             yield self[i]
 
+    def path(self, i: int) -> list[tuple[str, int]]:
+        """The composed profiles from the root down to stage ``i``'s leaf, each with the index of
+        the child being run in its repeated sequence (``repetition * len(seq) + position``, as
+        Batsim's ``BatTask::current_task_index``, ``src/jobs_execution.cpp``)."""
+        if not 0 <= i < self._len:
+            raise IndexError(f"stage {i} of profile {self.name!r}, which has {self._len}")
+        n, profiles, memo = self.name, self._profiles, self._memo
+        out = []
+        while True:
+            p = profiles[n]
+            prefix = memo.get(n, _LEAF)[1]
+            if not prefix:
+                return out
+            rep, i = divmod(i, prefix[-1])
+            k = bisect_right(prefix, i)
+            if k:
+                i -= prefix[k - 1]
+            out.append((n, rep * len(p["seq"]) + k))
+            n = p["seq"][k]
+
     def leaves(self) -> list[tuple[str, dict]]:
         """The distinct leaf profiles, each once, in order of first appearance."""
         out: dict[str, dict] = {}
