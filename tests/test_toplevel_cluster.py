@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from schedulers.engine import simulate
+from schedulers.engine.platform import read_platform
 from schedulers.engine.netroute import platform_routes
 from schedulers.registry import get_policy
 from recorded import rows
@@ -132,3 +133,13 @@ def test_private_link_policies(policy, halves):
     back, _ = routes.route("n1", "n0")
     assert len({id(ln) for ln in there + back}) == 2 * halves
     assert not any(ln.fatpipe for ln in there)
+
+
+def test_a_backbone_without_bandwidth_is_refused(tmp_path):
+    # bb_lat without bb_bw: SimGrid 3.32 still creates the backbone, of bandwidth 0; real Batsim
+    # 4.2.1's first message never arrived (SimGrid deadlock at 0.0006 s, the route's latency)
+    xml = (FIX / "base.xml").read_text().replace('bb_bw="2.25GBps" ', "")
+    (tmp_path / "p.xml").write_text(xml)
+    spec = read_platform(tmp_path / "p.xml", master_host="host4")
+    assert spec.network_error is not None and "bandwidth 0" in spec.network_error
+    assert "'host4'" in spec.network_error

@@ -196,8 +196,16 @@ def message_delays(routes: Routes, src: str, master: str, compute: list[str]) ->
         NetworkUnsupported: no master host, or no route."""
     if not routes.has(master):
         raise NetworkUnsupported(f"{src}: master host {master!r} not found")
-    return MessageDelays(master=_delay(list(routes.route(master, master)[0])),
-                         hosts={h: _delay(list(routes.route(h, master)[0])) for h in compute})
+    delays = MessageDelays(master=_delay(list(routes.route(master, master)[0])),
+                           hosts={h: _delay(list(routes.route(h, master)[0])) for h in compute})
+    for h, d in [(master, delays.master), *delays.hosts.items()]:
+        if not math.isfinite(d):
+            # a link of bandwidth 0 (e.g. a cluster's bb_lat without bb_bw: sg_platf_new_cluster_flat
+            # creates the backbone all the same): the message never arrives and real Batsim 4.2.1
+            # stops in a SimGrid deadlock at the end of its latency (recorded: no job ran)
+            raise NetworkUnsupported(f"{src}: the route from {h!r} to the master host {master!r} has a link of "
+                                     "bandwidth 0: Batsim's messages never arrive (real Batsim deadlocks)")
+    return delays
 
 
 def platform_routes(root: ET.Element, src: str) -> Routes:
