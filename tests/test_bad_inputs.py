@@ -93,6 +93,12 @@ def _truncated_gz(c: Case) -> str:
     return c.file("trunc.swf.gz", data[: len(data) // 2])
 
 
+def _config(c: Case, key: str, value: str) -> str:
+    """The test platform with ``<config><prop id=key value=value/></config>`` first."""
+    return c.platform('<platform version="4.1">',
+                      f'<platform version="4.1"><config id="General"><prop id="{key}" value="{value}"/></config>')
+
+
 def _folder(c: Case, name: str) -> str:
     (c.tmp / name).mkdir()
     return str(c.tmp / name)
@@ -150,6 +156,40 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
      ("p.xml", "host 'a1'", "wattage_off")),
     ("speed-zero", lambda c: c.run(platform=c.platform('"50Mf"', '"0f"')), ("p.xml", "host 'b2'", "speed")),
     ("speed-infinite", lambda c: c.run(platform=c.platform('"50Mf"', '"1e400f"')), ("p.xml", "host 'b2'", "speed")),
+    # --- <config> options (SimGrid 3.32 as Batsim 4.2.1 applies them: schedulers/engine/sgconfig.py)
+    ("config-unknown-key", lambda c: c.run(platform=_config(c, "network/coordinates", "yes")),
+     ("p.xml", "'network/coordinates'", "Bad config key")),
+    ("config-old-spelling", lambda c: c.run(platform=_config(c, "network/TCP_gamma", "4194304")),
+     ("p.xml", "'network/TCP_gamma'", "'network/TCP-gamma'")),
+    ("config-not-a-double", lambda c: c.run(platform=_config(c, "network/TCP-gamma", "abc")),
+     ("p.xml", "'network/TCP-gamma'", "double", "aborts")),
+    ("config-double-overflows", lambda c: c.run(platform=_config(c, "network/latency-factor", "1e400")),
+     ("p.xml", "'network/latency-factor'", "out of range")),
+    ("config-not-a-boolean", lambda c: c.run(platform=_config(c, "network/crosstraffic", "Yes")),
+     ("p.xml", "'network/crosstraffic'", "boolean")),
+    ("config-not-an-int", lambda c: c.run(platform=_config(c, "contexts/stack-size", "08")),
+     ("p.xml", "'contexts/stack-size'", "int")),
+    ("config-unknown-model", lambda c: c.run(platform=_config(c, "network/model", "Foo")),
+     ("p.xml", "'network/model'", "'Foo'", "LV08")),
+    ("config-tcp-gamma", lambda c: c.run(platform=_config(c, "network/TCP-gamma", "1000")),
+     ("p.xml", "'network/TCP-gamma'", "default", "real Batsim")),
+    ("config-loopback-bw", lambda c: c.run(platform=_config(c, "network/loopback-bw", "1e9")),
+     ("p.xml", "'network/loopback-bw'", "real Batsim")),
+    ("config-solver", lambda c: c.run(platform=_config(c, "host/solver", "bmf")),
+     ("p.xml", "'host/solver'", "real Batsim")),
+    ("config-precision", lambda c: c.run(platform=_config(c, "maxmin/precision", "1e-9")),
+     ("p.xml", "'maxmin/precision'", "real Batsim")),
+    ("config-tracing-platform", lambda c: c.run(platform=_config(c, "tracing/platform", "yes")),
+     ("p.xml", "'tracing/platform'", "real Batsim")),
+    ("config-small-stack", lambda c: c.run(platform=_config(c, "contexts/stack-size", "8")),
+     ("p.xml", "'contexts/stack-size'", "16")),
+    ("config-value-with-comma", lambda c: c.run(platform=_config(c, "path", "a,b")),
+     ("p.xml", "'path'", "commas")),
+    ("config-after-zone", lambda c: c.run(platform=c.platform(
+        "</zone>", '</zone><config id="c"><prop id="path" value="x"/></config>')), ("p.xml", "<config", "before")),
+    ("config-inside-zone", lambda c: c.run(platform=c.platform(
+        '<zone id="z" routing="Full">', '<zone id="z" routing="Full"><config><prop id="path" value="x"/></config>')),
+     ("p.xml", "<config>", "'z'")),
     # --- options
     ("max-jobs-negative", lambda c: c.run("--max-jobs", "-1", workload=str(FIX / "tiny.swf")), ("--max-jobs", "-1")),
     ("max-jobs-zero", lambda c: c.run("--max-jobs", "0"), ("--max-jobs", "0")),

@@ -14,6 +14,7 @@ from procset import ProcSet
 from schedulers.core.policy import Policy, first_hosts
 from schedulers.engine import EngineError, build_engine, simulate
 from schedulers.engine.platform import read_platform
+from schedulers.fcfs import FCFS
 from schedulers.inputs.errors import PlatformError, WorkloadError
 
 FIX = Path(__file__).parent / "fixtures"
@@ -82,6 +83,24 @@ def test_platform_ids_follow_lexicographic_host_names():
     assert spec.compute[0].properties["owner"] == "user1"
     # 2-value form on a multi-core host: Epsilon = Idle (SimGrid >= 3.24)
     assert spec.compute[0].power[0].epsilon == pytest.approx(114.67)
+
+
+def test_a_repeated_property_keeps_its_first_value(tmp_path):
+    # SimGrid 3.32 keeps the first value of a <prop> id given twice (STag_surfxml_prop, try_emplace).
+    # Recorded on real Batsim 4.2.1 (FCFS, -E, one 10 s delay job): job energy 950 J = 95 W x 10 s,
+    # consumed_joules 1,900 J (two hosts idling at 95 W); the second value, 10:20, would give 100 J
+    plat = tmp_path / "p.xml"
+    host = '<host id="{}" speed="100Mf"><prop id="wattage_per_state" value="95:190"/>' \
+           '<prop id="wattage_per_state" value="10:20"/></host>'
+    plat.write_text("<platform version='4.1'><zone id='AS0' routing='Full'><host id='master_host' speed='100Mf'/>"
+                    + host.format("h0") + host.format("h1") + "</zone></platform>")
+    wl = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
+          "profiles": {"d": {"type": "delay", "delay": 10}}}
+    simulate(plat, [wl], FCFS(), energy=True, export_prefix=tmp_path / "out_")
+    with (tmp_path / "out_jobs.csv").open() as f:
+        assert float(next(csv.DictReader(f))["consumed_energy"]) == pytest.approx(950.0)
+    with (tmp_path / "out_schedule.csv").open() as f:
+        assert float(next(csv.DictReader(f))["consumed_joules"]) == pytest.approx(1900.0)
 
 
 def test_parallel_homogeneous_total_and_parallel_profiles():

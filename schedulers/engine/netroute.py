@@ -23,14 +23,18 @@ Routes, as SimGrid 3.32 builds them (``src/kernel/routing``, ``src/surf/sg_platf
   is the source's route up then the destination's route down, each link once; a host's route to
   itself is its loopback (``loopback_bw``/``loopback_lat``) when given, else up then down;
   the cluster's router (``prefix`` + ``id`` + ``_router`` + ``suffix`` unless ``router_id``)
-  has no link;
+  has no link; private links are split-duplex for ``SPLITDUPLEX`` (the default) and its old
+  name ``FULLDUPLEX``, one SHARED link otherwise, ``FATPIPE`` included (SimGrid 3.32's
+  ``sg_platf_new_cluster_flat`` sets no policy on them); a ``<cluster>`` directly under
+  ``<platform>`` is the root zone itself, routed the same way (``sg_platf_new_cluster_flat``
+  gives its StarZone no parent);
 * between zones (``NetZoneImpl::get_global_route``): the route between the two child zones of
   their deepest common zone (its gateways ``gw_src``/``gw_dst``), plus the routes from the source
   to the first gateway and from the second gateway to the destination, recursively.
 
 The same routes carry the jobs' communications (:class:`Routes`, used by
 :mod:`schedulers.engine.execution`): each link is one constraint of the ptask model's linear
-system (``SHARED``, ``FATPIPE`` for ``sharing_policy="FATPIPE"`` links, ``bb_sharing_policy=
+system (``SHARED``, ``FATPIPE`` for ``<link sharing_policy="FATPIPE">``, ``bb_sharing_policy=
 "FATPIPE"`` backbones, cluster loopbacks and the model's ``__loopback__``; a split-duplex link is
 two constraints).
 
@@ -192,8 +196,16 @@ def message_delays(routes: Routes, src: str, master: str, compute: list[str]) ->
         NetworkUnsupported: no master host, or no route."""
     if not routes.has(master):
         raise NetworkUnsupported(f"{src}: master host {master!r} not found")
-    return MessageDelays(master=_delay(list(routes.route(master, master)[0])),
-                         hosts={h: _delay(list(routes.route(h, master)[0])) for h in compute})
+    delays = MessageDelays(master=_delay(list(routes.route(master, master)[0])),
+                           hosts={h: _delay(list(routes.route(h, master)[0])) for h in compute})
+    for h, d in [(master, delays.master), *delays.hosts.items()]:
+        if not math.isfinite(d):
+            # a link of bandwidth 0 (e.g. a cluster's bb_lat without bb_bw: sg_platf_new_cluster_flat
+            # creates the backbone all the same): the message never arrives and real Batsim 4.2.1
+            # stops in a SimGrid deadlock at the end of its latency (recorded: no job ran)
+            raise NetworkUnsupported(f"{src}: the route from {h!r} to the master host {master!r} has a link of "
+                                     "bandwidth 0: Batsim's messages never arrive (real Batsim deadlocks)")
+    return delays
 
 
 def platform_routes(root: ET.Element, src: str) -> Routes:
@@ -225,29 +237,31 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
         where = f"link {name!r}"
         lat = parse_latency(e.get("latency"), f"{src}: {where}")
         bw = parse_bandwidth(e.get("bandwidth", ""), f"{src}: {where}")
-        policy = e.get("sharing_policy", "SHARED").upper()
-        if policy == "SPLITDUPLEX":
+        policy = e.get("sharing_policy", "SHARED")
+        if policy in ("SPLITDUPLEX", "FULLDUPLEX"):  # FULLDUPLEX: SimGrid 3.32's old name (ETag_surfxml_link)
             links[f"{name}_UP"] = _Link(lat, bw)
             links[f"{name}_DOWN"] = _Link(lat, bw)
         elif policy in ("SHARED", "FATPIPE"):
             links[name] = _Link(lat, bw, policy == "FATPIPE")
         else:
             raise NetworkUnsupported(f"{src}: {where}: sharing_policy {policy!r} is not modelled by the engine "
-                                     "(SHARED, SPLITDUPLEX, FATPIPE)")
+                                     "(SHARED, SPLITDUPLEX, FULLDUPLEX, FATPIPE)")
 
-    def cluster(e: ET.Element, parent: _Zone) -> None:
+    def cluster(e: ET.Element, parent: _Zone | None) -> None:
         cid = e.get("id", "")
         where = f"{src}: cluster {cid!r}"
-        if e.get("topology", "FLAT").upper() != "FLAT":
-            raise NetworkUnsupported(f"{where}: topology {e.get('topology')!r} (only flat clusters)")
+        if e.get("topology", "FLAT") != "FLAT":
+            raise NetworkUnsupported(f"{where}: topology {e.get('topology')!r}: the engine models only FLAT "
+                                     "clusters (SimGrid 3.32: FLAT, TORUS, FAT_TREE, DRAGONFLY)")
         z = _Zone(id=cid, parent=parent, star=True)
         bb = None
         bb_bw = parse_bandwidth(e.get("bb_bw"), where) if e.get("bb_bw") else 0.0
         bb_lat = parse_latency(e.get("bb_lat"), where)
         if bb_bw > 0 or bb_lat > 0:
-            bb_policy = e.get("bb_sharing_policy", "SHARED").upper()
-            if bb_policy not in ("SHARED", "FATPIPE"):
-                raise NetworkUnsupported(f"{where}: bb_sharing_policy {bb_policy!r} is not modelled by the engine")
+            bb_policy = e.get("bb_sharing_policy", "SHARED")
+            if bb_policy not in ("SHARED", "FATPIPE"):  # the DTD's two values (simgrid.dtd)
+                raise NetworkUnsupported(f"{where}: bb_sharing_policy {bb_policy!r} is not one of SimGrid 3.32's "
+                                         "(SHARED, FATPIPE)")
             bb = _Link(bb_lat, bb_bw, bb_policy == "FATPIPE")
         bw = parse_bandwidth(e.get("bw", ""), where)
         lat = parse_latency(e.get("lat"), where)
@@ -256,18 +270,23 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
         lim = parse_bandwidth(e.get("limiter_link"), where) if e.get("limiter_link") else 0.0
         from .platform import _expand_radical  # noqa: PLC0415 - one radical reader
         prefix, suffix = e.get("prefix", ""), e.get("suffix", "")
+        # private links (sg_platf_new_cluster_flat): a split-duplex link for SPLITDUPLEX and its old
+        # name FULLDUPLEX (ETag_surfxml_cluster maps it), else one plain link created without a
+        # sharing policy, so SHARED: SimGrid 3.32 never applies FATPIPE to a cluster's private
+        # links (recorded on real Batsim 4.2.1: FATPIPE and SHARED clusters give equal outputs)
+        policy = e.get("sharing_policy", "SPLITDUPLEX")
+        if policy not in ("SPLITDUPLEX", "FULLDUPLEX", "SHARED", "FATPIPE"):
+            raise NetworkUnsupported(f"{where}: sharing_policy {policy!r} is not one of SimGrid 3.32's (SHARED, "
+                                     "SPLITDUPLEX, FULLDUPLEX, FATPIPE)")
+        split = policy in ("SPLITDUPLEX", "FULLDUPLEX")
         for r in _expand_radical(e.get("radical", ""), where):
             name = f"{prefix}{r}{suffix}"
             zone_of[name] = z
             if lb_bw > 0 or lb_lat > 0:  # sg_platf_new_cluster_flat: loopback first, FATPIPE
                 z.loop[name] = [_Link(lb_lat, lb_bw, True)]
             limiter = [_Link(0.0, lim)] if lim > 0 else []
-            policy = e.get("sharing_policy", "SPLITDUPLEX").upper()
-            if policy == "FATPIPE":
-                raise NetworkUnsupported(f"{where}: sharing_policy 'FATPIPE' for private links is not modelled by "
-                                         "the engine")
             private_up = _Link(lat, bw)
-            private_down = _Link(lat, bw) if policy == "SPLITDUPLEX" else private_up
+            private_down = _Link(lat, bw) if split else private_up
             z.up[name] = limiter + [private_up] + ([bb] if bb else [])
             z.down[name] = limiter + [private_down] + ([bb] if bb else [])
         router = e.get("router_id") or f"{prefix}{cid}_router{suffix}"
@@ -316,6 +335,12 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
     for c in root:
         if _tag(c) in ("zone", "AS"):
             zone(c, None)
+        elif _tag(c) == "cluster":
+            # a <cluster> directly under <platform> is the root zone itself: sg_platf_new_cluster_flat
+            # (src/surf/sg_platf.cpp) creates its StarZone with no parent, and the first NetZoneImpl
+            # created becomes the engine's root (NetZoneImpl::NetZoneImpl); its routes are those of
+            # a nested cluster (StarZone::get_local_route)
+            cluster(c, None)
 
     def path(z: _Zone) -> list[_Zone]:
         out = []

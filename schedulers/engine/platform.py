@@ -8,7 +8,9 @@ What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate,
 (:mod:`.netroute`, :attr:`PlatformSpec.message_delays`) and the routes that jobs' communications
 load (:attr:`PlatformSpec.routes`). Links carrying ``<prop id="virtual" value="yes"/>`` (the
 infinitely fast interconnect gridsched's multi-zone Grid'5000 platforms need so that SimGrid can
-route Batsim's messages between zones) do not count.
+route Batsim's messages between zones) do not count. ``<config>`` options are checked as SimGrid
+3.32 applies them (:mod:`.sgconfig`); a ``<cluster>`` directly under ``<platform>`` is the root
+zone (its hosts may be the master, ``-m``).
 
 Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 
@@ -47,6 +49,7 @@ from pathlib import Path
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
+from .sgconfig import read_config
 
 _SPEED_UNITS = {
     "": 1.0, "f": 1.0, "flops": 1.0,
@@ -165,10 +168,13 @@ def _parse_power(h: HostSpec, source: str) -> None:
 
 
 def _props(elem: ET.Element) -> dict[str, str]:
+    """The ``<prop>`` children of ``elem``; an id given twice keeps its first value, as SimGrid
+    3.32 stores them (``STag_surfxml_prop``, ``try_emplace``; recorded on real Batsim 4.2.1:
+    ``wattage_per_state`` 95:190 then 10:20 on one host charged 95 W)."""
     out: dict[str, str] = {}
     for p in elem:
         if _tag(p) == "prop":
-            out[p.get("id", "")] = p.get("value", "")
+            out.setdefault(p.get("id", ""), p.get("value", ""))
     return out
 
 
@@ -255,6 +261,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         raise PlatformError(f"{src}: cannot read platform: {exc.strerror or exc}") from None
     if _tag(root) != "platform":
         raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
+    read_config(root, src)  # SimGrid options: unknown keys and values the engine does not model refused
 
     hosts: list[HostSpec] = []
     has_network = False
@@ -294,6 +301,9 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
             elif t in ("link", "backbone", "peer", "cabinet"):
                 has_network = True
+            elif t == "config" and elem is not root:
+                raise PlatformError(f"{src}: <config> inside <{_tag(elem)} id={elem.get('id', '')!r}>: SimGrid 3.32 "
+                                    "reads <config> only directly under <platform> (simgrid.dtd; real Batsim aborts)")
             elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",
                        "router", "storage", "storage_type", "mount", "trace", "trace_connect",
                        "actor", "process", "disk"):
