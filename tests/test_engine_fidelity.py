@@ -521,7 +521,7 @@ def _machine_rows(prefix):
 
 
 def test_a_job_without_work_ends_before_the_next_decision_of_its_reply(tmp_path):
-    # Batsim 4.2.1 (recorded, fuzz finding 02, Full-routing and Vivaldi platforms): EXECUTE_JOB 1
+    # Batsim 4.2.1 (recorded, Full-routing and Vivaldi platforms): EXECUTE_JOB 1
     # (zero flops) then EXECUTE_JOB 2 in one reply: job 1 starts and ends, then job 2 starts.
     w = wl([{"id": "1", "subtime": 10, "walltime": -1, "res": 1, "profile": "z"},
             {"id": "2", "subtime": 10, "walltime": -1, "res": 1, "profile": "d"}],
@@ -539,7 +539,7 @@ def test_a_job_without_work_ends_before_the_next_decision_of_its_reply(tmp_path)
 
 
 def test_a_kill_ends_its_job_before_the_next_decision_and_reports_after_the_reply(tmp_path):
-    # Batsim 4.2.1 (recorded, fuzz finding 03, energy_6pstates_4hosts.xml and
+    # Batsim 4.2.1 (recorded, energy_6pstates_4hosts.xml and
     # energy_platform_homogeneous_no_net_1.xml): a reply KILL_JOB w0!1 then QUERY consumed_energy;
     # the killer ends job 1 before the query is answered, and its JOB_COMPLETED and JOB_KILLED
     # come after the ANSWER, in the same message.
@@ -562,7 +562,7 @@ def test_a_kill_ends_its_job_before_the_next_decision_and_reports_after_the_repl
 
 # ------------------------------------------------------------ job_progress of nested composed profiles
 def test_job_progress_of_nested_composed_profiles_has_one_level_per_profile():
-    # Batsim 4.2.1 (recorded, fuzz finding 07): outer = [inner], inner = [leaf, leaf], leaf a
+    # Batsim 4.2.1 (recorded): outer = [inner], inner = [leaf, leaf], leaf a
     # delay of 7 s, killed at t = 10: outer runs its child 0 (inner), inner its child 1, 3 of 7 s
     # done. With repeat, a level's index counts the repeated sequence (repetition * len + position).
     from schedulers.core.events import CallMeLater, JobKilled, KillJobs

@@ -33,7 +33,7 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
     time 0 until its first update (an energy read, a pstate change, an action on it), then at
     its true pstate's. With ``-E`` Batsim reads every host when the first job is submitted, so
     the platform's energy until then is that of pstate 0 on such hosts. Recorded on real Batsim
-    4.2.1 (fuzz finding 05: a host at pstate 1 of "10:20, 100:200" idles at 10 W, not 100 W,
+    4.2.1 (tests/test_engine_fidelity.py: a host at pstate 1 of "10:20, 100:200" idles at 10 W, not 100 W,
     until the first submission at t = 10: 200 J for two hosts, not 1,100). The engine gives
     such a host pstate 0's idle power at the start and its own at its first update
     (:meth:`HostsMixin._first_update`).

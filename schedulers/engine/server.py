@@ -34,7 +34,7 @@ Kills and zero-work jobs on compute-only platforms (no links: messages take 0 s,
     KILLING_DONE (JOB_COMPLETED, JOB_KILLED) is received after the reply's decisions, so those
     events follow the ones the later decisions made (RESOURCE_STATE_CHANGED, ANSWER), in the same
     message; a job whose first stage is a computation of zero flops and zero bytes ends before
-    the next decision too. Recorded on real Batsim 4.2.1 (fuzz findings 02 and 03: KILL_JOB then
+    the next decision too. Recorded on real Batsim 4.2.1 (tests/test_engine_fidelity.py: KILL_JOB then
     SET_RESOURCE_STATE, KILL_JOB then QUERY, two EXECUTE_JOB of which the first has no work, on
     Full-routing and Vivaldi platforms). On platforms with links the messages' transfers order
     them (:mod:`.netserver`).

@@ -26,8 +26,9 @@ parsed. What SimGrid 3.32 does (``ETag_surfxml_config``, ``src/surf/xml/surfxml_
   models and exits.
 
 The declared keys (:data:`DECLARED`) are the list real Batsim 4.2.1 printed in its "Bad config
-key: network/coordinates" abort (``/work/scratch/batsim-build``, SimGrid 3.32 as Batsim links it;
-the finding ``fuzz/findings/10-network-coordinates-config``), checked against the declarations of
+key: network/coordinates" abort (a Batsim 4.2.1 built by hand outside the project, SimGrid 3.32
+as Batsim links it, on Batsim's example ``energy_platform_homogeneous_no_net.xml``), checked
+against the declarations of
 SimGrid v3.32's sources (``git grep -E "declare_flag|bind_flag|Flag<"``: ``sg_config_init`` in
 ``src/simgrid/sg_config.cpp``, ``src/instr/instr_config.cpp``, ``NetworkModel.cpp``,
 ``cpu_cas01.cpp``, ``network_cm02.cpp``, ``ptask_L07.cpp``, ``EngineImpl.cpp``, ``bmf.hpp``,

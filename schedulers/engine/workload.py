@@ -673,7 +673,7 @@ def unreferenced_profiles(profiles: dict[str, dict], used: set[str]) -> set[str]
     with ``Profiles::remove_unreferenced_profiles``, ``src/profiles.cpp``: every profile held
     only by the workload's map is emptied). They are not in SIMULATION_BEGINS, and a job
     registered with one later makes Batsim abort ("it existed some time ago but is no longer
-    accessible"); the name stays taken. Recorded on real Batsim 4.2.1 (fuzz finding 06).
+    accessible"); the name stays taken. Recorded on real Batsim 4.2.1 (tests/test_engine_fidelity.py).
 
     One case depends on Batsim's ``unordered_map`` visiting order, which the engine cannot know:
     a profile used only by an unused ``composed`` profile survives in Batsim if visited before
