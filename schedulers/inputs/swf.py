@@ -33,7 +33,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import mmap
 import os
 import re
 import tempfile
@@ -602,7 +601,7 @@ class TraceConversion:
             try:
                 with open(tmp, "wb") as out:
                     out.write(f"{{\n  \"nb_res\": {dumps(nb_res)},\n".encode())
-                    used = self._copy_jobs(spool, size, ends, order, submits, origin, runtimes,
+                    used = self._copy_jobs(spool, ends, order, in_order, submits, origin, runtimes,
                                            list(note_codes), out)
                     rows = [f"    {names[r]}: "
                             f"{dumps({'type': 'delay', 'delay': _number(r)})}" for r in sorted(used)]
@@ -618,11 +617,11 @@ class TraceConversion:
         self.report.output = str(output)
         return self.report
 
-    def _copy_jobs(self, spool: IO[bytes], size: int, ends: array, order: Sequence[int], submits: array,
+    def _copy_jobs(self, spool: IO[bytes], ends: array, order: Sequence[int], in_order: bool, submits: array,
                    origin: float, runtimes: array, notes_by_code: list[str], out: IO[bytes]) -> set[float]:
-        """Write the ``"jobs"`` member from the spool (``size`` bytes, job ``i`` ending at
-        ``ends[i]``), jobs ``order`` in that order, and count their notes; return their distinct
-        runtimes."""
+        """Write the ``"jobs"`` member from the spool (job ``i``'s line ending at byte
+        ``ends[i]``), jobs ``order`` in that order (``in_order``: ``order`` is ``0, 1, ...``),
+        and count their notes; return their distinct runtimes."""
         if not order:
             out.write(b"  \"jobs\": [],\n")
             return set()
@@ -631,19 +630,24 @@ class TraceConversion:
         out.write(b"  \"jobs\": [\n")
         rows: list[bytes] = []
         sep = b""  # before the next batch of rows
-        with mmap.mmap(spool.fileno(), size, access=mmap.ACCESS_READ) as mm:
-            for i in order:
-                codes, job_id, tail = mm[ends[i - 1] if i else 0:ends[i] - 1].split(b"\t")
-                subtime = repr(_number(submits[i] - origin)).encode()
-                rows.append(b"    {\"id\": %s, \"subtime\": %s, %s" % (job_id, subtime, tail))
-                used.add(runtimes[i])
-                if codes:
-                    for c in codes.split(b","):
-                        note(notes_by_code[int(c)])
-                if len(rows) == 4096:
-                    out.write(sep + b",\n".join(rows))
-                    sep = b",\n"
-                    rows.clear()
+        if in_order:  # the spool from its start, read in order
+            spool.seek(0)
+            lines: Iterable[bytes] = spool
+        else:  # each line read where it is (no mapping of the whole spool: its pages would count as memory)
+            fd = spool.fileno()
+            lines = (os.pread(fd, ends[i] - (ends[i - 1] if i else 0), ends[i - 1] if i else 0) for i in order)
+        for i, line in zip(order, lines):
+            codes, job_id, tail = line[:-1].split(b"\t")
+            subtime = repr(_number(submits[i] - origin)).encode()
+            rows.append(b"    {\"id\": %s, \"subtime\": %s, %s" % (job_id, subtime, tail))
+            used.add(runtimes[i])
+            if codes:
+                for c in codes.split(b","):
+                    note(notes_by_code[int(c)])
+            if len(rows) == 4096:
+                out.write(sep + b",\n".join(rows))
+                sep = b",\n"
+                rows.clear()
         if rows:
             out.write(sep + b",\n".join(rows))
         out.write(b"\n  ],\n")
