@@ -74,6 +74,20 @@ def make_swf(path: Path, n: int, seed: int = 0) -> Path:
     return path
 
 
+def _label(root: str) -> str:
+    """A checkout's name in the report: its git commit (``+`` when changed since), else its path."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return root
+    return f"{head}{'+' if dirty else ''} ({root})"
+
+
 def _measure(platform: Path, trace: Path, out: Path, root: str) -> dict:
     """One ``gridsched run --policy fcfs -E`` of checkout ``root`` in a fresh worker."""
     cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_engine.py"), "--replay-worker", "--platform",
@@ -93,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     roots = [str(ROOT)] + [str(Path(r).resolve()) for r in args.root]
+    labels = [_label(r) for r in roots]  # before the runs: git is not run while they are measured
     rows = []
     load = []
     with tempfile.TemporaryDirectory(prefix="bench_swf_") as tmp:
@@ -110,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                     load.append(os.getloadavg()[0])
                     out = tmpd / f"out_{case}_{rnd}_{k}"
                     r = _measure(platform, path, out, root)
-                    r.update(case=case, round=rnd, checkout="this" if k == 0 else root,
+                    r.update(case=case, round=rnd, checkout=labels[k],
                              load_before=load[-1], platform=platform.name)
                     rows.append(r)
                     print(f"  {case} round {rnd} {r['checkout']}: {r['wall_s']:.1f} s (engine "
