@@ -143,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
              f"- LANL-CM5: `{LANL.name}` (122,060 records) on `{LANL_PLATFORM.name}` (22 hosts x 16 cores)",
              "- command: `gridsched run --policy fcfs -E --no-progress -w TRACE` (convert the trace, read it, "
              "simulate, write the five output files and summary.json); wall = the whole command; engine = "
-             "`Engine.run` (`simulation_time` of out_schedule.csv); peak RSS = the command's `ru_maxrss`",
+             "`Engine.run` (`simulation_time` of out_schedule.csv); peak RSS = the command's `ru_maxrss`; load = "
+             "the 1-minute load average just before the run (it includes the run before, which keeps one of the "
+             "two cores busy, and any other session on the machine)",
              f"- goal (1M jobs): under {REPLAY_GOAL_S:.0f} s and under {REPLAY_GOAL_MB:.0f} MB; same jobs, makespan "
              f"and energy for every checkout: {', '.join(f'{c} {s}' for c, s in same.items())}", "",
              "| case | checkout | round | jobs | wall (s) | engine (s) | peak RSS (MB) | bytes per job | load |",

@@ -118,7 +118,10 @@ class _Prepared:
 
 def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
     """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked, into
-    ``stage`` (moved to the output folder once every input is known to be good).
+    ``stage`` (moved to the output folder once every input is known to be good). For the
+    embedded engine a trace is converted as it is read, straight to its staged file, and not
+    read back (:func:`_load`: the engine reads that file piece by piece); for real Batsim it is
+    converted into a dict first, to be checked against the workload schema.
 
     Raises:
         WorkloadError, RunInputError: one line naming the file (and the job).
