@@ -102,7 +102,9 @@ _TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp", "scale": 
 class _Prepared:
     """One ``--workload`` ready for the run: the file the user gave, and when gridsched converted
     (SWF/GWF) or changed it (``--fit``, ``--max-jobs``) the new file staged for the output folder
-    (``workload_wN.json``), its content and the conversion report."""
+    (``workload_wN.json``), with its content when it was changed in memory (a JSON workload; a
+    converted trace is written as it is read and not kept: the engine reads the staged file) and
+    the conversion report."""
 
     source: str
     staged: Path | None = None
@@ -112,7 +114,10 @@ class _Prepared:
 
 def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
     """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked, into
-    ``stage`` (moved to the output folder once every input is known to be good).
+    ``stage`` (moved to the output folder once every input is known to be good). For the
+    embedded engine a trace is converted as it is read, straight to its staged file, and not
+    read back (:func:`_load`: the engine reads that file piece by piece); for real Batsim it is
+    converted into a dict first, to be checked against the workload schema.
 
     Raises:
         WorkloadError, RunInputError: one line naming the file (and the job).
@@ -150,8 +155,8 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                     reasons = ", ".join(f"{n} {r}" for r, n in report.dropped.items())
                     why = f"none of its {report.records_read} job(s) is kept ({reasons})"
                 raise WorkloadError(f"{p}: no job to simulate: {why}")
-            prepared.append(_Prepared(str(p), target, read_json(target, WorkloadError, "workload"),
-                                      f"converted {p.name}: {report.summary()}"))
+            # not read back here: the engine reads the staged file piece by piece, as a JSON input
+            prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
         elif args.fit not in ("error", "keep") or args.max_jobs is not None:
             data = read_json(p, WorkloadError, "workload")
             if not isinstance(data, dict):
@@ -167,6 +172,22 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         else:
             prepared.append(_Prepared(str(p)))
     return prepared
+
+
+def _load(w: _Prepared, name: str, nb_hosts: int, refuse_oversized: bool) -> Any:
+    """The engine's :class:`~schedulers.engine.workload.Workload` of ``w``: its content when
+    changed in memory, else the file read piece by piece (the user's, or the converted trace
+    staged; errors then name the user's trace, as when the content was given). A job larger
+    than the platform is refused with ``refuse_oversized`` (``--fit error``)."""
+    from .engine.workload import load_workload
+    from .inputs.errors import WorkloadError
+
+    if w.data is not None or w.staged is None:
+        return load_workload(w.source, name, nb_hosts, data=w.data, refuse_oversized=refuse_oversized)
+    try:
+        return load_workload(w.staged, name, nb_hosts, refuse_oversized=refuse_oversized)
+    except WorkloadError as exc:
+        raise WorkloadError(str(exc).replace(str(w.staged), w.source)) from None
 
 
 def _earliest_jobs(src: Path, jobs: Any, n: int) -> list:
@@ -271,7 +292,6 @@ def _run(args: argparse.Namespace) -> int:
     from .engine import Deadlock, InProcessPort, write_outputs
     from .engine.platform import check_compute_speeds, read_platform
     from .engine.simulator import Engine
-    from .engine.workload import load_workload
     from .core.policy import batsim_flags, engine_flags
     from .registry import PolicyOptionError, check_options, get_policy, policy_class
 
@@ -305,8 +325,7 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
         prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
         if args.engine == "embedded":
-            wls = [load_workload(w.source, f"w{i}", nb_hosts, data=w.data, refuse_oversized=args.fit == "error")
-                   for i, w in enumerate(prepared)]
+            wls = [_load(w, f"w{i}", nb_hosts, args.fit == "error") for i, w in enumerate(prepared)]
             features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
             features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
             engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, **features)

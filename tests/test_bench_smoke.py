@@ -143,3 +143,37 @@ def test_startup_runs_tiny_without_batsim(tmp_path):
     assert [r["what"] for r in rep["results"]] == ["gridsched", "gridsched"]
     assert rep["meta"]["summary"]["gridsched"]["runs"] == 2 and rep["meta"]["batsim"] is None
     assert "no `batsim` executable found" in (tmp_path / "startup.md").read_text()
+
+
+def test_swf_benchmark_trace_is_as_documented(tmp_path):
+    from schedulers.inputs.swf import read_swf
+
+    spec = importlib.util.spec_from_file_location("bench_swf", ROOT / "benchmarks" / "bench_swf.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    a, b = bench.make_swf(tmp_path / "a.swf", 2000, seed=3), bench.make_swf(tmp_path / "b.swf", 2000, seed=3)
+    assert a.read_bytes() == b.read_bytes()  # seeded
+    header: dict = {}
+    recs = list(read_swf(a, header))
+    assert header["MaxProcs"] == "128" and [r.job_id for r in recs] == [str(i) for i in range(1, 2001)]
+    subs = [r.submit for r in recs]
+    assert subs == sorted(subs) and all(s.is_integer() for s in subs)
+    assert 0.9 < subs[-1] / 2000 < 1.1  # about one arrival per second
+    for r in recs:
+        assert 10 <= r.run <= 99 and r.run.is_integer() and r.requested == r.allocated in (1, 2, 3, 4)
+        assert r.requested_time == 10 * (r.run // 10 + 1) and r.status == 1
+        assert r.user is not None and 1 <= int(r.user[1:]) <= 100
+    assert 0.85 < sum(r.requested == 1 for r in recs) / 2000 < 0.95
+
+
+def test_swf_benchmark_runs_tiny(tmp_path):
+    """``bench_swf.py``: the whole ``gridsched run -E`` on a generated trace of 300 job lines."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_swf.py"), "--jobs", "300", "--no-lanl",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((tmp_path / "swf.json").read_text())
+    (row,) = rep["results"]
+    assert (row["case"], row["jobs"], row["round"]) == ("synthetic", 300, 0) and str(ROOT) in row["checkout"]
+    assert 0 < row["engine_s"] < row["wall_s"] and row["maxrss_mb"] > 0 and row["energy_joules"] > 0
+    assert rep["meta"]["same_results"] == {"synthetic": True}
+    assert "| synthetic |" in (tmp_path / "swf.md").read_text()

@@ -39,15 +39,16 @@ from .swf import (
     TraceRecord,
     WalltimeRule,
     _check_options,
+    TraceConversion,
     _compact,
-    _convert_records,
     _FieldNames,
     _job_id,
     _parse_float,
+    _Rules,
     _trace_lines,
 )
 
-__all__ = ["GWF_COLUMNS", "gwf_to_batsim", "read_gwf"]
+__all__ = ["GWF_COLUMNS", "gwf_conversion", "gwf_to_batsim", "read_gwf"]
 
 #: The 29 GWF columns, in order (column n is ``GWF_COLUMNS[n - 1]``).
 GWF_COLUMNS = (
@@ -181,6 +182,38 @@ def gwf_to_batsim(
         WorkloadError: a malformed line (file name, line number, column), or an oversized job
             with ``oversized="error"``.
     """
+    return gwf_conversion(
+        path, cores_per_host=cores_per_host, nb_hosts=nb_hosts, time_origin=time_origin,
+        walltime=walltime, runtime_source=runtime_source, keep_cancelled=keep_cancelled,
+        start=start, end=end, max_jobs=max_jobs, users=users, oversized=oversized, site=site,
+        profile_kind=profile_kind,
+    ).workload()
+
+
+def gwf_conversion(
+    path: str | PathLike[str],
+    *,
+    cores_per_host: int = 1,
+    nb_hosts: int | None = None,
+    time_origin: TimeOrigin = "first",
+    walltime: WalltimeRule = "requested",
+    runtime_source: RuntimeSource = "run",
+    keep_cancelled: bool = False,
+    start: float | None = None,
+    end: float | None = None,
+    max_jobs: int | None = None,
+    users: bool = True,
+    oversized: Oversized = "drop",
+    site: str | Collection[str] | None = None,
+    profile_kind: str = "delay",
+) -> TraceConversion:
+    """The conversion of :func:`gwf_to_batsim` (same arguments, same rules), set up but not run:
+    ``.workload()`` gives :func:`gwf_to_batsim`'s result, ``.write(output)`` writes it to a file
+    without holding the jobs (:class:`~schedulers.inputs.swf.TraceConversion`).
+
+    Raises:
+        ValueError: an option is out of range (at once; reading errors come when it runs).
+    """
     _check_options(
         cores_per_host=cores_per_host, nb_hosts=nb_hosts, time_origin=time_origin,
         walltime=walltime, runtime_source=runtime_source, start=start, end=end,
@@ -188,11 +221,7 @@ def gwf_to_batsim(
     )
     sites = None if site is None else ({site} if isinstance(site, str) else set(site))
     report = ConversionReport(source=str(path), format="gwf")
-    return _convert_records(
-        read_gwf(path), report, _GWF_NAMES,
-        capacity=lambda: nb_hosts, cores_per_host=cores_per_host, time_origin=time_origin,
-        walltime=walltime, runtime_source=runtime_source, keep_cancelled=keep_cancelled,
-        start=start, end=end, max_jobs=max_jobs, users=users, oversized=oversized,
-        sites=sites, with_site=True,
-    )
-
+    rules = _Rules(_GWF_NAMES, cores_per_host=cores_per_host, time_origin=time_origin, walltime=walltime,
+                   runtime_source=runtime_source, keep_cancelled=keep_cancelled, start=start, end=end,
+                   max_jobs=max_jobs, users=users, oversized=oversized, sites=sites, with_site=True)
+    return TraceConversion(read_gwf(path), report, rules, lambda: nb_hosts)

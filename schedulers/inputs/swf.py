@@ -21,18 +21,24 @@ by one line per job with 18 whitespace-separated numeric fields, -1 meaning "unk
 ====  =====================================  ====  =====================================
 
 This module also holds what every trace converter shares: :class:`ConversionReport` (counts of
-records read, jobs kept and jobs dropped by reason, plus every -1 or adjustment applied) and
-:class:`ConvertedWorkload` (the Batsim workload dict, carrying its report as ``.report``). The Grid
-Workloads Format converter (:mod:`schedulers.inputs.gwf`) reuses the same rules.
+records read, jobs kept and jobs dropped by reason, plus every -1 or adjustment applied),
+:class:`ConvertedWorkload` (the Batsim workload dict, carrying its report as ``.report``) and
+:class:`TraceConversion` (the rules applied record by record, into that dict or, without holding
+the jobs, straight into the workload file: ``gridsched run``'s path). The Grid Workloads Format
+converter (:mod:`schedulers.inputs.gwf`) reuses the same rules.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import math
+import os
 import re
+import tempfile
 import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -45,7 +51,9 @@ __all__ = [
     "ConvertedWorkload",
     "SWF_FIELDS",
     "TraceRecord",
+    "TraceConversion",
     "read_swf",
+    "swf_conversion",
     "swf_to_batsim",
 ]
 
@@ -245,194 +253,405 @@ def _check_options(
         raise ValueError(f"end ({end}) must be greater than start ({start})")
 
 
-def _convert_records(
-    records: Iterable[TraceRecord],
-    report: ConversionReport,
-    names: _FieldNames,
-    *,
-    capacity: Callable[[], int | None],
-    cores_per_host: int,
-    time_origin: TimeOrigin,
-    walltime: WalltimeRule,
-    runtime_source: RuntimeSource,
-    keep_cancelled: bool,
-    start: float | None,
-    end: float | None,
-    max_jobs: int | None,
-    users: bool,
-    oversized: Oversized,
-    sites: Collection[str] | None = None,
-    with_site: bool = False,
-) -> ConvertedWorkload:
-    """Apply the conversion rules (see :func:`swf_to_batsim`) to parsed records."""
-    n = names
-    r_cancelled = f"cancelled ({n.status} = 5)"
-    r_partial = f"partial-execution record ({n.status} = 2, 3 or 4)"
-    r_run_unknown = f"run time unknown ({n.run} = -1)"
-    r_run_zero = f"run time 0 ({n.run} = 0, never ran)"
-    r_procs = f"processors unknown ({n.requested} and {n.allocated} = -1)"
-    r_submit = f"submit time unknown ({n.submit} = -1)"
-    r_before_start = "submitted before start"
-    r_after_end = "submitted at or after end"
-    r_before_origin = "submitted before the time origin"
-    r_site = "other site (site filter)"
-    r_oversized = "needs more hosts than nb_res (oversized='drop')"
-    r_duplicate = "duplicate job id (first occurrence kept)"
-    r_max_jobs = "beyond max_jobs"
+@dataclass(frozen=True)
+class _Rules:
+    """The options of a conversion that its rules read (see :func:`swf_to_batsim`)."""
 
-    numeric_origin = None if time_origin in ("first", "zero") else float(time_origin)
-    cap_value: int | None = None
-    cap_known = False
-    seen: set[str] = set()
-    kept: list[tuple[float, dict[str, Any], list[str], float]] = []
+    names: _FieldNames
+    cores_per_host: int
+    time_origin: TimeOrigin
+    walltime: WalltimeRule
+    runtime_source: RuntimeSource
+    keep_cancelled: bool
+    start: float | None
+    end: float | None
+    max_jobs: int | None
+    users: bool
+    oversized: Oversized
+    sites: Collection[str] | None = None
+    with_site: bool = False
 
-    for rec in records:
-        report.records_read += 1
-        notes: list[str] = []
-        # 1. status
-        if rec.status == STATUS_CANCELLED:
-            if not keep_cancelled:
-                report.drop(r_cancelled)
+
+class _SeenIds:
+    """The job ids seen so far (rule 7), compactly: an id that is the decimal text of an integer
+    from 0 to 2**26 - 1 (an SWF job number, as :func:`_job_id` writes it) is one bit of a byte
+    array (at most 8 MB, 125 KB for a million jobs numbered from 1); any other id is kept in a
+    set (about 80 bytes an id)."""
+
+    __slots__ = ("_bits", "_others")
+
+    def __init__(self) -> None:
+        self._bits = bytearray()
+        self._others: set[str] = set()
+
+    def add(self, job_id: str) -> bool:
+        """Record ``job_id``; False when it was already seen."""
+        if job_id.isdigit() and job_id.isascii() and len(job_id) <= 8 and (job_id[0] != "0" or job_id == "0"):
+            number = int(job_id)
+            if number < 1 << 26:
+                byte, bit = number >> 3, 1 << (number & 7)
+                bits = self._bits
+                if byte >= len(bits):
+                    bits.extend(bytes(max(byte + 1 - len(bits), len(bits))))  # doubling
+                elif bits[byte] & bit:
+                    return False
+                bits[byte] |= bit
+                return True
+        if job_id in self._others:
+            return False
+        self._others.add(job_id)
+        return True
+
+
+#: One kept job as the rules give it, before sorting: ``(submit time (s, trace time), runtime (s),
+#: job id, res, walltime (s or -1), extra fields ({"user": ..., "site": ...} or fewer), notes)``.
+_Kept = tuple[float, float, str, int, "int | float", dict[str, str], list[str]]
+
+
+class TraceConversion:
+    """One trace conversion, options checked, nothing read yet (made by :func:`swf_conversion` or
+    :func:`~schedulers.inputs.gwf.gwf_conversion`); run it once, either way:
+
+    * :meth:`workload`: the Batsim workload as a dict (:class:`ConvertedWorkload`), every job an
+      object (what :func:`swf_to_batsim` returns);
+    * :meth:`write`: the same workload written to a file as the text
+      :func:`~schedulers.inputs.convert.dumps_workload` gives for that dict (same bytes),
+      without holding the jobs: each kept job is written to a temporary spool file as it is read
+      (its JSON text less the submission time, which needs the time origin), and only four
+      numbers a job are kept in memory (submit time, runtime, res, spool offset: 32 bytes) with
+      the ids seen; the jobs are then copied from the spool in submission order.
+
+    The report (``.report``) is filled as the trace is read.
+
+    Raises (both ways): FileNotFoundError, :class:`WorkloadError` as :func:`swf_to_batsim`;
+    RuntimeError when run a second time (its records are read once).
+    """
+
+    def __init__(self, records: Iterable[TraceRecord], report: ConversionReport, rules: _Rules,
+                 capacity: Callable[[], int | None]) -> None:
+        self.report = report
+        self._records: Iterable[TraceRecord] | None = records
+        self._rules = rules
+        self._capacity_of = capacity
+        self._capacity: int | None = None
+        self._capacity_known = False
+
+    def _cap(self) -> int | None:
+        """The platform capacity (hosts), asked once: after the header lines, which precede the
+        first job line, or at the end of a trace without one."""
+        if not self._capacity_known:
+            self._capacity, self._capacity_known = self._capacity_of(), True
+        return self._capacity
+
+    def _kept(self) -> Iterator[_Kept]:
+        """Apply rules 1-8 of :func:`swf_to_batsim` to each record, in file order; yield the kept
+        jobs (:data:`_Kept`) and count the dropped ones in the report."""
+        if self._records is None:
+            raise RuntimeError(f"{self.report.source}: a TraceConversion runs once")
+        records, self._records = self._records, None
+        rules, report = self._rules, self.report
+        n = rules.names
+        r_cancelled = f"cancelled ({n.status} = 5)"
+        r_partial = f"partial-execution record ({n.status} = 2, 3 or 4)"
+        r_run_unknown = f"run time unknown ({n.run} = -1)"
+        r_run_zero = f"run time 0 ({n.run} = 0, never ran)"
+        r_procs = f"processors unknown ({n.requested} and {n.allocated} = -1)"
+        r_submit = f"submit time unknown ({n.submit} = -1)"
+        r_before_start = "submitted before start"
+        r_after_end = "submitted at or after end"
+        r_before_origin = "submitted before the time origin"
+        r_site = "other site (site filter)"
+        r_oversized = "needs more hosts than nb_res (oversized='drop')"
+        r_duplicate = "duplicate job id (first occurrence kept)"
+        n_cancelled = f"cancelled job kept ({n.status} = 5, keep_cancelled)"
+        n_run = f"runtime from {n.run} (run time): {n.requested_time} = -1"
+        n_procs = f"processors from {n.allocated} (allocated): {n.requested} = -1"
+        n_rounded = "processors not a multiple of cores_per_host: res rounded up"
+        n_clamped = "res clamped to nb_res (oversized='clamp')"
+        n_no_wall = f"no walltime ({n.requested_time} = -1): walltime -1"
+        n_killed = "runtime > walltime: Batsim kills the job at its walltime"
+        n_reached = "runtime == walltime: Batsim ends the job as walltime reached"
+        n_no_user = f"user unknown ({n.user} = -1): no 'user' field"
+        n_no_site = f"site unknown ({n.site} = -1): no 'site' field"
+
+        time_origin, start, end, sites = rules.time_origin, rules.start, rules.end, rules.sites
+        cores, oversized, walltime = rules.cores_per_host, rules.oversized, rules.walltime
+        requested_runtime = rules.runtime_source == "requested"
+        numeric_origin = None if time_origin in ("first", "zero") else float(time_origin)
+        seen = _SeenIds()
+
+        for rec in records:
+            report.records_read += 1
+            notes: list[str] = []
+            # 1. status
+            if rec.status == STATUS_CANCELLED:
+                if not rules.keep_cancelled:
+                    report.drop(r_cancelled)
+                    continue
+                notes.append(n_cancelled)
+            elif rec.status in STATUS_PARTIAL:
+                report.drop(r_partial)
                 continue
-            notes.append(f"cancelled job kept ({n.status} = 5, keep_cancelled)")
-        elif rec.status in STATUS_PARTIAL:
-            report.drop(r_partial)
-            continue
-        elif rec.status not in (STATUS_COMPLETED, STATUS_FAILED):
-            notes.append(f"status unknown ({n.status} = {rec.status}), job kept")
-        # 2. runtime: jobs that never ran (or whose run is unknown) are dropped whatever the
-        # runtime source; the source then picks the duration.
-        if rec.run < 0:
-            report.drop(r_run_unknown)
-            continue
-        if rec.run == 0:
-            report.drop(r_run_zero)
-            continue
-        runtime = rec.run
-        if runtime_source == "requested":
-            if rec.requested_time > 0:
-                runtime = rec.requested_time
-            else:
-                notes.append(f"runtime from {n.run} (run time): {n.requested_time} = -1")
-        # 3. processors
-        procs = rec.requested
-        if procs <= 0:
-            procs = rec.allocated
-            if procs > 0:
-                notes.append(f"processors from {n.allocated} (allocated): {n.requested} = -1")
-        if procs <= 0:
-            report.drop(r_procs)
-            continue
-        # 4. time window and origin
-        if rec.submit < 0:
-            report.drop(r_submit)
-            continue
-        if start is not None and rec.submit < start:
-            report.drop(r_before_start)
-            continue
-        if end is not None and rec.submit >= end:
-            report.drop(r_after_end)
-            continue
-        if numeric_origin is not None and rec.submit < numeric_origin:
-            report.drop(r_before_origin)
-            continue
-        # 5. site filter (GWF)
-        if sites is not None and rec.site not in sites:
-            report.drop(r_site)
-            continue
-        # 6. hosts
-        res = max(1, math.ceil(procs / cores_per_host))
-        if procs % cores_per_host:
-            notes.append("processors not a multiple of cores_per_host: res rounded up")
-        if not cap_known:
-            cap_value, cap_known = capacity(), True
-        if cap_value is not None and res > cap_value:
-            if oversized == "drop":
-                report.drop(r_oversized)
+            elif rec.status not in (STATUS_COMPLETED, STATUS_FAILED):
+                notes.append(f"status unknown ({n.status} = {rec.status}), job kept")
+            # 2. runtime: jobs that never ran (or whose run is unknown) are dropped whatever the
+            # runtime source; the source then picks the duration.
+            if rec.run < 0:
+                report.drop(r_run_unknown)
                 continue
-            if oversized == "error":
-                raise WorkloadError(
-                    f"{report.source}, line {rec.line}: job {rec.job_id!r} needs {res} hosts "
-                    f"({_compact(procs)} processors / {cores_per_host} cores per host) but "
-                    f"nb_res is {cap_value} (use oversized='drop' or 'clamp', or a larger nb_hosts)"
-                )
-            res = cap_value
-            notes.append("res clamped to nb_res (oversized='clamp')")
-        # 7. duplicate ids
-        if rec.job_id in seen:
-            report.drop(r_duplicate)
-            continue
-        seen.add(rec.job_id)
-        # walltime
-        if walltime == "requested":
-            if rec.requested_time > 0:
-                wall: float = rec.requested_time
+            if rec.run == 0:
+                report.drop(r_run_zero)
+                continue
+            runtime = rec.run
+            if requested_runtime:
+                if rec.requested_time > 0:
+                    runtime = rec.requested_time
+                else:
+                    notes.append(n_run)
+            # 3. processors
+            procs = rec.requested
+            if procs <= 0:
+                procs = rec.allocated
+                if procs > 0:
+                    notes.append(n_procs)
+            if procs <= 0:
+                report.drop(r_procs)
+                continue
+            # 4. time window and origin
+            if rec.submit < 0:
+                report.drop(r_submit)
+                continue
+            if start is not None and rec.submit < start:
+                report.drop(r_before_start)
+                continue
+            if end is not None and rec.submit >= end:
+                report.drop(r_after_end)
+                continue
+            if numeric_origin is not None and rec.submit < numeric_origin:
+                report.drop(r_before_origin)
+                continue
+            # 5. site filter (GWF)
+            if sites is not None and rec.site not in sites:
+                report.drop(r_site)
+                continue
+            # 6. hosts
+            res = max(1, math.ceil(procs / cores))
+            if procs % cores:
+                notes.append(n_rounded)
+            cap = self._cap()
+            if cap is not None and res > cap:
+                if oversized == "drop":
+                    report.drop(r_oversized)
+                    continue
+                if oversized == "error":
+                    raise WorkloadError(
+                        f"{report.source}, line {rec.line}: job {rec.job_id!r} needs {res} hosts "
+                        f"({_compact(procs)} processors / {cores} cores per host) but "
+                        f"nb_res is {cap} (use oversized='drop' or 'clamp', or a larger nb_hosts)"
+                    )
+                res = cap
+                notes.append(n_clamped)
+            # 7. duplicate ids
+            if not seen.add(rec.job_id):
+                report.drop(r_duplicate)
+                continue
+            # walltime
+            if walltime == "requested":
+                if rec.requested_time > 0:
+                    wall: float = rec.requested_time
+                else:
+                    wall = -1
+                    notes.append(n_no_wall)
+            elif walltime == "runtime":
+                wall = runtime
             else:
                 wall = -1
-                notes.append(f"no walltime ({n.requested_time} = -1): walltime -1")
-        elif walltime == "runtime":
-            wall = runtime
-        else:
-            wall = -1
-        if wall > 0:
-            if runtime > wall:
-                notes.append("runtime > walltime: Batsim kills the job at its walltime")
-            elif runtime == wall:
-                notes.append("runtime == walltime: Batsim ends the job as walltime reached")
-        job: dict[str, Any] = {"id": rec.job_id, "subtime": rec.submit, "res": res,
-                               "walltime": _number(float(wall)), "profile": ""}
-        if users:
-            if rec.user is None:
-                notes.append(f"user unknown ({n.user} = -1): no 'user' field")
-            else:
-                job["user"] = rec.user
-        if with_site:
-            if rec.site is None:
-                notes.append(f"site unknown ({n.site} = -1): no 'site' field")
-            else:
-                job["site"] = rec.site
-        kept.append((rec.submit, job, notes, float(runtime)))
+            if wall > 0:
+                if runtime > wall:
+                    notes.append(n_killed)
+                elif runtime == wall:
+                    notes.append(n_reached)
+            extra: dict[str, str] = {}
+            if rules.users:
+                if rec.user is None:
+                    notes.append(n_no_user)
+                else:
+                    extra["user"] = rec.user
+            if rules.with_site:
+                if rec.site is None:
+                    notes.append(n_no_site)
+                else:
+                    extra["site"] = rec.site
+            yield rec.submit, float(runtime), rec.job_id, res, _number(float(wall)), extra, notes
+        self._cap()
 
-    if not cap_known:
-        cap_value = capacity()
+    def _cut(self, kept: int) -> int:
+        """How many of ``kept`` jobs (sorted by submit time) stay under ``max_jobs``; the others
+        are counted as dropped."""
+        max_jobs = self._rules.max_jobs
+        if max_jobs is not None and kept > max_jobs:
+            self.report.drop("beyond max_jobs", kept - max_jobs)
+            return max_jobs
+        return kept
 
-    kept.sort(key=lambda item: item[0])  # stable: file order among equal submit times
-    if max_jobs is not None and len(kept) > max_jobs:
-        report.drop(r_max_jobs, len(kept) - max_jobs)
-        del kept[max_jobs:]
+    def _origin(self, first_submit: float | None) -> float:
+        """The time origin (trace seconds) given the first kept submit time (None: no job)."""
+        time_origin = self._rules.time_origin
+        if time_origin == "first":
+            return first_submit if first_submit is not None else 0.0
+        return 0.0 if time_origin == "zero" else float(time_origin)
 
-    if time_origin == "first":
-        origin = kept[0][0] if kept else 0.0
-    elif time_origin == "zero":
-        origin = 0.0
-    else:
-        origin = float(time_origin)
+    def _finish(self, jobs: int, nb_res: int, origin: float) -> None:
+        report = self.report
+        report.jobs_kept = jobs
+        report.nb_res = nb_res
+        report.time_origin = _number(origin)
 
-    profiles: dict[float, str] = {}
-    jobs = []
-    for submit, job, notes, runtime in kept:
-        job["subtime"] = _number(float(submit - origin))
-        name = profiles.get(runtime)
-        if name is None:
-            name = profiles[runtime] = f"delay_{_compact(runtime)}"
-        job["profile"] = name
-        jobs.append(job)
-        for what in notes:
-            report.note(what)
+    def workload(self) -> ConvertedWorkload:
+        """Run the conversion into a :class:`ConvertedWorkload` (see :func:`swf_to_batsim`): every
+        kept job a dict, about 740 bytes a job while it is built (tracemalloc)."""
+        kept = list(self._kept())
+        kept.sort(key=lambda item: item[0])  # stable: file order among equal submit times
+        del kept[self._cut(len(kept)):]
+        origin = self._origin(kept[0][0] if kept else None)
+        profiles: dict[float, str] = {}
+        jobs = []
+        for submit, runtime, job_id, res, wall, extra, notes in kept:
+            name = profiles.get(runtime)
+            if name is None:
+                name = profiles[runtime] = f"delay_{_compact(runtime)}"
+            jobs.append({"id": job_id, "subtime": _number(float(submit - origin)), "res": res,
+                         "walltime": wall, "profile": name, **extra})
+            for what in notes:
+                self.report.note(what)
+        cap = self._cap()
+        nb_res = cap if cap is not None else max((j["res"] for j in jobs), default=1)
+        self._finish(len(jobs), nb_res, origin)
+        data = {
+            "nb_res": nb_res,
+            "jobs": jobs,
+            "profiles": {
+                profiles[runtime]: {"type": "delay", "delay": _number(runtime)}
+                for runtime in sorted(profiles)
+            },
+        }
+        return ConvertedWorkload(data, self.report)
 
-    nb_res = cap_value if cap_value is not None else max((j["res"] for j in jobs), default=1)
-    report.jobs_kept = len(jobs)
-    report.nb_res = nb_res
-    report.time_origin = _number(origin)
-    data = {
-        "nb_res": nb_res,
-        "jobs": jobs,
-        "profiles": {
-            profiles[runtime]: {"type": "delay", "delay": _number(runtime)}
-            for runtime in sorted(profiles)
-        },
-    }
-    return ConvertedWorkload(data, report)
+    def write(self, output: str | PathLike[str]) -> ConversionReport:
+        """Run the conversion into the Batsim workload file ``output``, written as
+        :func:`~schedulers.inputs.convert.dumps_workload` writes :meth:`workload`'s dict (same
+        bytes), atomically (a temporary file beside it, then renamed; parent folders created).
+
+        Memory: 32 bytes a kept job, the distinct runtimes, notes and extra fields, and the ids
+        seen (rule 7: a bit a job for SWF job numbers, :class:`_SeenIds`); the jobs' text goes
+        through a temporary spool file beside ``output`` (about 80 bytes a job), deleted at the
+        end.
+
+        Returns:
+            The report, ``output`` set.
+        """
+        output = Path(output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        submits, runtimes, res_of, ends = array("d"), array("d"), array("q"), array("q")
+        names: dict[float, str] = {}     # runtime -> the profile name as JSON text
+        extras: dict[tuple, str] = {}    # extra fields -> their JSON text
+        note_codes: dict[str, int] = {}  # note -> its number in the spool
+        in_order, last, size = True, -math.inf, 0
+        dumps = json.dumps
+        with tempfile.TemporaryFile(dir=output.parent, prefix=f".{output.name}.spool.") as spool:
+            # a spool line: "notes<TAB>"id"<TAB>"res": ..., "profile": ...}", the job's JSON text
+            # (ASCII: json.dumps escapes the rest, tabs included) less "{" and "subtime"
+            lines: list[str] = []
+            for submit, runtime, job_id, res, wall, extra, notes in self._kept():
+                name = names.get(runtime)
+                if name is None:
+                    name = names[runtime] = dumps(f"delay_{_compact(runtime)}")
+                more = ""
+                if extra:
+                    key = tuple(extra.items())
+                    more = extras.get(key)
+                    if more is None:
+                        more = extras[key] = "".join(f", {dumps(k)}: {dumps(v)}" for k, v in key)
+                codes = ",".join([str(note_codes.setdefault(w, len(note_codes))) for w in notes]) if notes else ""
+                jid = f"\"{job_id}\"" if job_id.isascii() and job_id.isdigit() else dumps(job_id)
+                line = f"{codes}\t{jid}\t\"res\": {res}, \"walltime\": {wall!r}, \"profile\": {name}{more}}}\n"
+                lines.append(line)
+                size += len(line)
+                ends.append(size)
+                submits.append(submit)
+                runtimes.append(runtime)
+                res_of.append(res)
+                if submit < last:
+                    in_order = False
+                last = submit
+                if len(lines) == 4096:
+                    spool.write("".join(lines).encode("ascii"))
+                    lines.clear()
+            spool.write("".join(lines).encode("ascii"))
+            spool.flush()
+            del lines
+            order: Sequence[int] = range(len(submits))
+            if not in_order:  # stable: file order among equal submit times, as workload()
+                order = sorted(order, key=submits.__getitem__)
+            order = order[:self._cut(len(submits))]
+            origin = self._origin(submits[order[0]] if order else None)
+            cap = self._cap()
+            nb_res = cap if cap is not None else max((res_of[i] for i in order), default=1)
+            tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+            try:
+                with open(tmp, "wb") as out:
+                    out.write(f"{{\n  \"nb_res\": {dumps(nb_res)},\n".encode())
+                    used = self._copy_jobs(spool, ends, order, in_order, submits, origin, runtimes,
+                                           list(note_codes), out)
+                    rows = [f"    {names[r]}: "
+                            f"{dumps({'type': 'delay', 'delay': _number(r)})}" for r in sorted(used)]
+                    if rows:
+                        out.write(("  \"profiles\": {\n" + ",\n".join(rows) + "\n  }\n}\n").encode())
+                    else:
+                        out.write(b"  \"profiles\": {}\n}\n")
+                os.replace(tmp, output)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        self._finish(len(order), nb_res, origin)
+        self.report.output = str(output)
+        return self.report
+
+    def _copy_jobs(self, spool: IO[bytes], ends: array, order: Sequence[int], in_order: bool, submits: array,
+                   origin: float, runtimes: array, notes_by_code: list[str], out: IO[bytes]) -> set[float]:
+        """Write the ``"jobs"`` member from the spool (job ``i``'s line ending at byte
+        ``ends[i]``), jobs ``order`` in that order (``in_order``: ``order`` is ``0, 1, ...``),
+        and count their notes; return their distinct runtimes."""
+        if not order:
+            out.write(b"  \"jobs\": [],\n")
+            return set()
+        used: set[float] = set()
+        note = self.report.note
+        out.write(b"  \"jobs\": [\n")
+        rows: list[bytes] = []
+        sep = b""  # before the next batch of rows
+        if in_order:  # the spool from its start, read in order
+            spool.seek(0)
+            lines: Iterable[bytes] = spool
+        else:  # each line read where it is (no mapping of the whole spool: its pages would count as memory)
+            fd = spool.fileno()
+            lines = (os.pread(fd, ends[i] - (ends[i - 1] if i else 0), ends[i - 1] if i else 0) for i in order)
+        for i, line in zip(order, lines):
+            codes, job_id, tail = line[:-1].split(b"\t")
+            subtime = repr(_number(submits[i] - origin)).encode()
+            rows.append(b"    {\"id\": %s, \"subtime\": %s, %s" % (job_id, subtime, tail))
+            used.add(runtimes[i])
+            if codes:
+                for c in codes.split(b","):
+                    note(notes_by_code[int(c)])
+            if len(rows) == 4096:
+                out.write(sep + b",\n".join(rows))
+                sep = b",\n"
+                rows.clear()
+        if rows:
+            out.write(sep + b",\n".join(rows))
+        out.write(b"\n  ],\n")
+        return used
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -511,6 +730,8 @@ def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) ->
     """
     path = Path(path)
     source = str(path)
+    isfinite = math.isfinite
+    users: dict[float, str] = {}  # field 12 -> "u<field 12>"
     for lineno, line in _trace_lines(path):
         text = line.strip()
         if not text:
@@ -526,22 +747,20 @@ def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) ->
             raise WorkloadError(
                 f"{source}, line {lineno}: an SWF job line has 18 fields, found {len(tokens)}: {text[:80]!r}"
             )
-        values = [
-            _parse_float(tok, source, lineno, f"field {i} ({SWF_FIELDS[i - 1]})")
-            for i, tok in enumerate(tokens, start=1)
-        ]
+        try:
+            values = list(map(float, tokens))
+            good = all(map(isfinite, values))
+        except ValueError:
+            good = False
+        if not good:  # name the first bad field
+            for i, tok in enumerate(tokens, start=1):
+                _parse_float(tok, source, lineno, f"field {i} ({SWF_FIELDS[i - 1]})")
         user = values[11]
-        yield TraceRecord(
-            line=lineno,
-            job_id=_job_id(tokens[0]),
-            submit=values[1],
-            run=values[3],
-            allocated=values[4],
-            requested=values[7],
-            requested_time=values[8],
-            status=int(values[10]),
-            user=None if user == -1 else f"u{_compact(user)}",
-        )
+        user_text = users.get(user)
+        if user_text is None and user != -1:
+            user_text = users[user] = f"u{_compact(user)}"
+        yield TraceRecord(lineno, _job_id(tokens[0]), values[1], values[3], values[4], values[7], values[8],
+                          int(values[10]), user_text)
 
 
 def _header_hosts(header: dict[str, str], cores_per_host: int) -> int | None:
@@ -636,6 +855,38 @@ def swf_to_batsim(
         WorkloadError: a malformed line (file name and line number), or an oversized job with
             ``oversized="error"``.
     """
+    return swf_conversion(
+        path, cores_per_host=cores_per_host, nb_hosts=nb_hosts, time_origin=time_origin,
+        walltime=walltime, runtime_source=runtime_source, keep_cancelled=keep_cancelled,
+        start=start, end=end, max_jobs=max_jobs, users=users, oversized=oversized,
+        profile_kind=profile_kind,
+    ).workload()
+
+
+def swf_conversion(
+    path: str | PathLike[str],
+    *,
+    cores_per_host: int = 1,
+    nb_hosts: int | None = None,
+    time_origin: TimeOrigin = "first",
+    walltime: WalltimeRule = "requested",
+    runtime_source: RuntimeSource = "run",
+    keep_cancelled: bool = False,
+    start: float | None = None,
+    end: float | None = None,
+    max_jobs: int | None = None,
+    users: bool = True,
+    oversized: Oversized = "drop",
+    profile_kind: Literal["delay"] = "delay",
+) -> TraceConversion:
+    """The conversion of :func:`swf_to_batsim` (same arguments, same rules), set up but not run:
+    ``.workload()`` gives :func:`swf_to_batsim`'s result, ``.write(output)`` writes it to a file
+    without holding the jobs (:class:`TraceConversion`; ``gridsched run`` on the embedded
+    engine).
+
+    Raises:
+        ValueError: an option is out of range (at once; reading errors come when it runs).
+    """
     _check_options(
         cores_per_host=cores_per_host, nb_hosts=nb_hosts, time_origin=time_origin,
         walltime=walltime, runtime_source=runtime_source, start=start, end=end,
@@ -648,9 +899,7 @@ def swf_to_batsim(
         # Called after the header lines (they precede the first job line) have been read.
         return nb_hosts if nb_hosts is not None else _header_hosts(header, cores_per_host)
 
-    return _convert_records(
-        read_swf(path, header), report, _SWF_NAMES,
-        capacity=capacity, cores_per_host=cores_per_host, time_origin=time_origin,
-        walltime=walltime, runtime_source=runtime_source, keep_cancelled=keep_cancelled,
-        start=start, end=end, max_jobs=max_jobs, users=users, oversized=oversized,
-    )
+    rules = _Rules(_SWF_NAMES, cores_per_host=cores_per_host, time_origin=time_origin, walltime=walltime,
+                   runtime_source=runtime_source, keep_cancelled=keep_cancelled, start=start, end=end,
+                   max_jobs=max_jobs, users=users, oversized=oversized)
+    return TraceConversion(read_swf(path, header), report, rules, capacity)
