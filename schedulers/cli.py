@@ -127,6 +127,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     from .inputs.jsonfile import read_json
 
     prepared: list[_Prepared] = []
+    rescale = args.fit in ("scale", "clamp", "drop")  # a JSON workload is changed (rescale_workload's modes)
     for i, w in enumerate(args.workload):
         p = Path(w)
         name = p.name.lower()
@@ -157,14 +158,14 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 raise WorkloadError(f"{p}: no job to simulate: {why}")
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
             prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
-        elif args.fit not in ("error", "keep") or args.max_jobs is not None:
+        elif rescale or args.max_jobs is not None:
             data = read_json(p, WorkloadError, "workload")
             if not isinstance(data, dict):
                 raise WorkloadError(f"{p}: a workload must be a JSON object with 'jobs' and 'profiles', "
                                     f"got a JSON {_json_kind(data)}")
             if args.max_jobs is not None:
                 data["jobs"] = _earliest_jobs(p, data.get("jobs"), args.max_jobs)
-            if args.fit not in ("error", "keep"):
+            if rescale:
                 from .inputs.rescale import rescale_workload
                 data = dict(rescale_workload(data, nb_hosts, mode=args.fit, source=str(p)))
             target.write_text(json.dumps(data), encoding="utf-8")
@@ -463,7 +464,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--fit", choices=("error", "keep", "scale", "clamp", "drop"), default="error",
                      help="jobs larger than the platform: error (refuse the workload), keep them (as Batsim: the "
                           "policy rejects them), scale res, clamp res, drop the job; traces drop them unless "
-                          "clamp/scale/keep")
+                          "clamp/scale (keep is for JSON workloads)")
     run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
     run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")

@@ -37,7 +37,7 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..inputs.errors import WorkloadError
 
@@ -545,12 +545,16 @@ class JobChecks:
             error = WorkloadError(f"{self.src}: job {self.names[dup]!r}: duplicate job id")
             failed = dup
         end = len(self.subtimes) if error is None else failed
-        self.used = set(self._profiles)  # the profile names jobs use ("" for a profile that is not a string)
+        # the profiles no job names (the profiles dict's own key objects: no string made per job)
+        self.unused: set[str] = set(profiles)
         composed: dict[str, Stages] = {}
         memo: dict[str, tuple[int, list[int]]] = {}
         src, names, res, odd = self.src, self.names, self._res, self._odd_profiles
+        unused = self.unused
         for k in range(end):
             prof: Any = odd[k] if k in odd else self._profiles[k]
+            if type(prof) is str:
+                unused.discard(prof)
             if type(prof) is not str or prof not in profiles or profiles[prof]["type"] in _CHECKED_TYPES:
                 check_job_profile(f"{src}: job {names[k]!r}", res[k], prof, profiles, composed, memo)
         self._profiles = _Strings()
@@ -653,7 +657,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
         for k, j in enumerate(jobs_in):
             checks(k, j)
     checks.finish(profiles)
-    unused = unreferenced_profiles(profiles, checks.used)
+    unused = _unreached(profiles, checks.unused)
     subtimes = checks.subtimes
     order = submission_order(subtimes, checks.names)
     del checks
@@ -667,7 +671,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
                     unreferenced=unused)
 
 
-def unreferenced_profiles(profiles: dict[str, dict], used: set[str]) -> set[str]:
+def unreferenced_profiles(profiles: dict[str, dict], used: Iterable[str]) -> set[str]:
     """The profiles Batsim 4.2.1 removes once it has loaded a workload: those no job uses,
     directly or through a ``composed`` profile a job uses (``Workload::load_from_json`` ends
     with ``Profiles::remove_unreferenced_profiles``, ``src/profiles.cpp``: every profile held
@@ -680,17 +684,29 @@ def unreferenced_profiles(profiles: dict[str, dict], used: set[str]) -> set[str]
     it (the composed one still holds it); the engine always removes it (the order in which
     Batsim visits the composed profile first).
     """
-    reach: set[str] = set()
-    todo = [p for p in used if p in profiles]
+    unused = set(profiles)
+    unused.difference_update(used)
+    return _unreached(profiles, unused)
+
+
+def _unreached(profiles: dict[str, dict], unused: set[str]) -> set[str]:
+    """``unused`` (the profiles no job names) less those a ``composed`` profile some job uses
+    reaches, as a new set (``unused`` is changed; a set emptied by discards keeps its table, so its
+    copy is the one kept) (:func:`unreferenced_profiles`)."""
+    composed = ("composed", "sequence")
+    todo = [p for p, prof in profiles.items() if p not in unused and prof.get("type") in composed]
+    seen: set[str] = set()
     while todo:
         name = todo.pop()
-        if name in reach:
+        if name in seen:
             continue
-        reach.add(name)
+        seen.add(name)
         prof = profiles[name]
-        if prof.get("type") in ("composed", "sequence"):
-            todo.extend(str(x) for x in prof.get("seq", ()) if str(x) in profiles)
-    return {p for p in profiles if p not in reach}
+        if prof.get("type") in composed:
+            for x in prof.get("seq", ()):
+                unused.discard(str(x))
+                todo.append(str(x))
+    return set(unused)
 
 
 def _json_type(v: Any) -> str:
