@@ -148,6 +148,13 @@ CASES = {
     "e128_green": ("cluster_energy_128.xml", "e128_workload.json", "green-easy", {"delta": 30},
                    dict(energy=True, compute_sharing=True)),
     "small_easy": ("small_platform.xml", "small_workload.json", "easy", {}, {}),
+    # SimGrid's clock at the last bit (schedulers/engine/steps.py): in clock_e128, w0!1 (a 1-s sleep
+    # from 1.00240003199999972) ends one step before the EXECUTE_JOB of w0!5 reaches the server
+    # (1e-16 s later, the same printed time), so its JOB_COMPLETED is received first (2.004) and w0!6
+    # starts at 2.0084, not 2.0068; in subclock_e128 the submitter wakes at 0.99999999999999989 for
+    # jobs of subtime 1: it posts w0!1 alone, w0!2 and w0!3 after a second sleep
+    "clock_e128": ("cluster_energy_128.xml", "clock_workload.json", "fcfs", {}, dict(energy=True)),
+    "subclock_e128": ("cluster_energy_128.xml", "subclock_workload.json", "fcfs", {}, dict(energy=True)),
 }
 
 

@@ -126,7 +126,10 @@ class ExecutionMixin:
         job.alloc = alloc
         job.hosts = hosts
         job.stage = 0
-        job.kill_time = at(now + job.walltime) if job.walltime > 0 else _INF
+        if job.walltime <= 0:
+            job.kill_time = _INF
+        else:  # SimGrid's clock (.steps) is not rounded
+            job.kill_time = now + job.walltime if self._steps else at(now + job.walltime)
         self._running += 1
         for hid in hosts:
             h = all_hosts[hid]
@@ -167,7 +170,15 @@ class ExecutionMixin:
                 job.flops = []
                 job.rate = 0.0
                 self._reshare(job.hosts, links=old_links)
-            end = at(self.now + float(prof["delay"]))
+            delay = float(prof["delay"])
+            if self._steps:  # do_delay_task: one sleep, of the delay or of the walltime left
+                left = self._walltime_left(job)
+                if left is not None and not delay < left:
+                    self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
+                else:
+                    self._queue.sleep(delay, Kind.JOB_END, (job, job.version, False))
+                return
+            end = at(self.now + delay)
             # Batsim: the delay completes only if strictly shorter than the remaining walltime.
             if end >= job.kill_time:
                 self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
@@ -189,9 +200,14 @@ class ExecutionMixin:
             if latency > 0:
                 # L07Action: the variable is disabled (penalty 0) until the latency is paid
                 job.pending = True
-                self._queue.push(at(self.now + latency), Kind.LATENCY, (job, job.version))
-                if job.kill_time != _INF:
-                    self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+                if self._steps:
+                    self._queue.latency(latency, Kind.LATENCY, (job, job.version))
+                    if job.kill_time != _INF:
+                        self._queue.sleep(self._walltime_left(job), Kind.JOB_END, (job, job.version, True))
+                else:
+                    self._queue.push(at(self.now + latency), Kind.LATENCY, (job, job.version))
+                    if job.kill_time != _INF:
+                        self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
                 self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
                 return
         self._reshare(job.hosts, started=job, links=old_links)
@@ -382,8 +398,28 @@ class ExecutionMixin:
             h.load = (f * rate / s) if (f > 0 and s > 0 and rate != _INF) else 0.0
             self._set_power(h, True)
 
+    def _walltime_left(self, job) -> float | None:
+        """SimGrid's clock (.steps): the walltime left to the current stage of ``job`` (s; None
+        without walltime): ``execute_task``'s ``remaining_time``, the whole walltime at the start."""
+        if job.kill_time == _INF:
+            return None
+        if job.stage == 0 and self.now == job.start:
+            return job.walltime
+        return max(job.kill_time - self.now, 0.0)
+
     def _arm_compute_end(self, job: EngineJob) -> None:
         job.version += 1
+        if self._steps:
+            # the task and wait_for's timeout are two actions; the first to end wins (the task
+            # when both end in one step: it was created first)
+            q = self._queue
+            if job.rate == _INF or job.remaining <= 0:
+                q.sleep(0.0, Kind.JOB_END, (job, job.version, False))
+            elif job.rate > 0:
+                q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False))
+            if job.kill_time != _INF:
+                q.sleep(self._walltime_left(job), Kind.JOB_END, (job, job.version, True))
+            return
         if job.rate == _INF or job.remaining <= 0:
             end = self.now
         elif job.rate <= 0:

@@ -372,7 +372,10 @@ class HostsMixin:
         h.load = 1.0   # the flop keeps one core busy
         self._set_power(h)
         self._switching += 1
-        self._queue.push(at(self.now + 1.0 / speed), Kind.SWITCH, (hid, target))
+        if self._steps:   # the switch actor's 1-flop execution at the virtual pstate's speed
+            self._queue.work(1.0, speed, Kind.SWITCH, (hid, target))
+        else:
+            self._queue.push(at(self.now + 1.0 / speed), Kind.SWITCH, (hid, target))
 
     def _on_switched(self, hid: int, target: int) -> None:
         """A machine reached ``target`` at the end of its switch (``server_on_switched``)."""

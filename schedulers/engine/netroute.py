@@ -123,10 +123,14 @@ class _Zone:
 class MessageDelays:
     """Time (s) of one of Batsim's 1-byte internal messages to the master host.
 
-    ``master``: from the master host to itself; ``hosts``: from each compute host (by name)."""
+    ``master``: from the master host to itself; ``hosts``: from each compute host (by name).
+    ``master_route``/``host_routes``: the same routes as ``(latency s, rate B/s)`` (:func:`route_rate`),
+    which SimGrid's clock plays as two phases (:mod:`.steps`)."""
 
     master: float
     hosts: dict
+    master_route: tuple = (0.0, math.inf)
+    host_routes: dict = field(default_factory=dict)
 
 
 #: SimGrid's ``network/TCP-gamma`` (B), the default Batsim keeps: a flow's rate is bounded by
@@ -137,17 +141,28 @@ TCP_GAMMA = 4194304.0
 MESSAGE_BYTES = 1.0
 
 
-def _delay(links: list[_Link]) -> float:
-    """Time of a 1-byte message over ``links`` (s): the latencies, then the byte at the rate of
-    the bottleneck, bounded by TCP gamma over twice the latency."""
+def route_rate(links: list[_Link]) -> tuple[float, float]:
+    """``(latency s, rate B/s)`` of a 1-byte message over ``links``: the sum of the latencies
+    (``Host::route_to``, in route order), and the bottleneck's bandwidth bounded by TCP gamma
+    over twice the latency (the only flow of a max-min system: its value is ``bw / 1 B``,
+    ``L07Action::update_bound``); ``(0, inf)`` for an empty route."""
     if not links:
-        return 0.0
+        return 0.0, math.inf
     lat, bw = 0.0, math.inf
     for ln in links:
         lat += ln.latency
         bw = min(bw, ln.bandwidth)
     if lat > 0:
         bw = min(bw, TCP_GAMMA / (2.0 * lat * MESSAGE_BYTES))
+    return lat, bw
+
+
+def _delay(links: list[_Link]) -> float:
+    """Time of a 1-byte message over ``links`` (s): the latencies, then the byte at the rate of
+    the bottleneck, bounded by TCP gamma over twice the latency."""
+    if not links:
+        return 0.0
+    lat, bw = route_rate(links)
     if not bw > 0:
         return math.inf
     return lat + MESSAGE_BYTES / bw
@@ -196,8 +211,10 @@ def message_delays(routes: Routes, src: str, master: str, compute: list[str]) ->
         NetworkUnsupported: no master host, or no route."""
     if not routes.has(master):
         raise NetworkUnsupported(f"{src}: master host {master!r} not found")
-    delays = MessageDelays(master=_delay(list(routes.route(master, master)[0])),
-                           hosts={h: _delay(list(routes.route(h, master)[0])) for h in compute})
+    up = {h: list(routes.route(h, master)[0]) for h in compute}
+    loop = list(routes.route(master, master)[0])
+    delays = MessageDelays(master=_delay(loop), hosts={h: _delay(ls) for h, ls in up.items()},
+                           master_route=route_rate(loop), host_routes={h: route_rate(ls) for h, ls in up.items()})
     for h, d in [(master, delays.master), *delays.hosts.items()]:
         if not math.isfinite(d):
             # a link of bandwidth 0 (e.g. a cluster's bb_lat without bb_bw: sg_platf_new_cluster_flat

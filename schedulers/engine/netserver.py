@@ -5,8 +5,10 @@ platform has network links (:attr:`PlatformSpec.message_delays`, :mod:`.netroute
 compute-only platforms Batsim's internal messages take no time (or 1e-10 s) and
 :mod:`.server` reproduces their grouping; here they take the latency of their route (on Batsim's
 ``cluster_energy_128.xml``, 0.6 ms from the master host to itself and 1.6 ms from a compute host),
-and the order in which Batsim's actors and its server meet decides every time. The model follows
-Batsim 4.2.1 and SimGrid 3.32 actor by actor:
+and the order in which Batsim's actors and its server meet decides every time. Time moves as
+SimGrid's clock does, one step at a time, to the last bit of a double (:mod:`.steps`: each
+message is a latency then one byte, each sleep a ``max_duration``), and each step is an instant
+below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 
 * **Sub-rounds** (``EngineImpl::run``, SimGrid 3.32 ``src/kernel/EngineImpl.cpp``). At one
   instant SimGrid runs every actor woken by an action that ended (sub-round 1) until its next
@@ -41,8 +43,9 @@ Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 * **Job submitters** (``static_job_submitter_process``, master host) post a hello, then, for the
   jobs whose ``subtime`` is not after the submitter's clock, one JOB_SUBMITTED; then sleep
   ``next subtime - clock of the last wake-up``, so each wake-up is late by the time the previous
-  post took; the jobs are SUBMITTED when the server receives them (``subtime`` in the outputs
-  stays the workload's).
+  post took; woken, a submitter takes the job it slept for even when the clock stops 1e-16 s short
+  of its ``subtime``; the jobs are SUBMITTED when the server receives them (``subtime`` in the
+  outputs stays the workload's).
 * **Jobs, switches, killers** end on their host at the model's time (``finish_time``, machine
   states, energy rows), then post JOB_COMPLETED from the job's first host, SWITCHED_ON/OFF from
   the machine, KILLING_DONE from the master host; the scheduler hears of them, and
@@ -61,10 +64,7 @@ from ..core.events import (
 from ..core.model import Job
 from .execution import RUNNING, SUBMITTED, HeldTask
 from .ports import EngineError
-from .queue import Kind, at
-
-#: Batsim's waiter sleeps at least this long (``waiter_process``, ``src/jobs_execution.cpp``), s.
-WAITER_MIN_SLEEP = 1e-5
+from .queue import Kind
 
 # message types (the IPMessageType of src/ipp.hpp that the engine models)
 _HELLO, _SUBMITTED, _BYE, _COMPLETED, _SWITCHED, _WAITED, _KILLED, _DECISION, _READY = range(9)
@@ -85,8 +85,9 @@ class NetworkServerMixin:
     # ------------------------------------------------------------------------------ mailbox
     def _net_init(self) -> None:
         d = self.platform.message_delays
-        self._d_master = d.master
-        self._d_host = [d.hosts[h.spec.name] for h in self.hosts]
+        # a message's route: (latency s, rate B/s), played on SimGrid's clock (.steps)
+        self._d_master = d.master_route
+        self._d_host = [d.host_routes[h.spec.name] for h in self.hosts]
         self._mailbox: deque = deque()   # posted, not yet matched
         self._waiting = False            # the server is blocked in receive with nothing matched
         self._in_flight = 0              # posted and not yet handled by the server
@@ -115,7 +116,7 @@ class NetworkServerMixin:
         for msg in out:
             if self._waiting:
                 self._waiting = False
-                self._queue.push(at(self.now + msg[2]), Kind.RECV, msg)
+                self._queue.message(*msg[2], Kind.RECV, msg)
             else:
                 self._mailbox.append(msg)
 
@@ -123,7 +124,7 @@ class NetworkServerMixin:
         """The server calls receive: the oldest posted message starts its transfer, or it waits."""
         if self._mailbox:
             msg = self._mailbox.popleft()
-            self._queue.push(at(self.now + msg[2]), Kind.RECV, msg)
+            self._queue.message(*msg[2], Kind.RECV, msg)
         else:
             self._waiting = True
 
@@ -259,24 +260,29 @@ class NetworkServerMixin:
         """The request-reply actor posts its next decision (or SCHED_READY) at its time."""
         if decisions:
             ts = decisions[0].timestamp
-            if ts is not None and at(ts) > self.now:
-                self._queue.push(at(ts), Kind.DECISION, (decisions, ready_at))
+            if ts is not None and ts > self.now:   # send_message_at_time: sleep_for(when - now)
+                self._queue.sleep(ts - self.now, Kind.DECISION, (decisions, ready_at))
                 return
             self._post(_DECISION, decisions.popleft(), self._d_master, lambda: self._reqrep(decisions, ready_at))
-        elif at(ready_at) > self.now:
-            self._queue.push(at(ready_at), Kind.DECISION, (decisions, ready_at))
+        elif ready_at > self.now:
+            self._queue.sleep(ready_at - self.now, Kind.DECISION, (decisions, ready_at))
         else:
             self._post(_READY, None, self._d_master)
 
     # ------------------------------------------------------------------------------- actors
-    def _submit_step(self, s: _Submitter) -> None:
+    def _submit_step(self, s: _Submitter, woke: bool = False) -> None:
         """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due, sleep.
-        Before its first job, with energy, it reads every host's energy (``total_consumed_energy``)."""
+        Woken from a sleep (``woke``), it takes the job it slept for even if SimGrid's clock
+        stops short of its ``subtime`` (1e-16 s early after a sleep of ``subtime - clock``: the
+        next job of that ``subtime`` then waits for a second sleep and a second message), then
+        every next job whose ``subtime`` is not after the clock. Before its first job, with
+        energy, it reads every host's energy (``total_consumed_energy``)."""
         table, subtimes = s.w.jobs, s.w.jobs.subtimes
         n = len(subtimes)
         batch = []
         first_read = False
-        while s.k < n and subtimes[s.k] <= s.clock:
+        while s.k < n and (woke or subtimes[s.k] <= s.clock):
+            woke = False
             if self.energy and self._e_first_sub < 0:
                 self._e_first_sub = self.total_energy()
                 first_read = True
@@ -291,7 +297,8 @@ class NetworkServerMixin:
             nxt = subtimes[s.k]
 
             def sleep() -> None:
-                self._queue.push(max(at(self.now + (nxt - s.clock)), at(nxt)), Kind.SUBMIT, s)
+                # sleep_for(submission_time - clock of the last wake-up) (job_submitter.cpp)
+                self._queue.sleep(nxt - s.clock, Kind.SUBMIT, s)
 
             step = (lambda: self._post(_SUBMITTED, batch, self._d_master, sleep)) if batch else sleep
         if first_read:
@@ -327,7 +334,7 @@ class NetworkServerMixin:
                 completed()
         elif kind == Kind.SUBMIT:
             payload.clock = self.now
-            self._submit_step(payload)
+            self._submit_step(payload, woke=True)
         elif kind == Kind.SWITCH:
             hid, target = payload
             self._switch_reached(hid, target)
@@ -342,10 +349,6 @@ class NetworkServerMixin:
             self._latency_paid(*payload)
         else:
             raise AssertionError(kind)
-
-    def _waiter_time(self, target: float) -> float:
-        """When a CALL_ME_LATER's waiter, created now, posts WAITING_DONE (s)."""
-        return at(self.now + max(target - self.now, WAITER_MIN_SLEEP))
 
     # ---------------------------------------------------------------------------------- run
     def _run_network(self, port) -> None:

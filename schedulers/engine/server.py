@@ -70,6 +70,9 @@ from .execution import (
 )
 from .ports import Deadlock, EngineError, Reply, describe_scheduler
 from .queue import Kind, at
+
+#: Batsim's waiter sleeps at least this long (``waiter_process``, ``src/jobs_execution.cpp``), s.
+WAITER_MIN_SLEEP = 1e-5
 from .results import DoneJob, EngineResult
 from .jobtable import JobTable
 from .workload import EngineJob, Workload, build_job, check_profile, job_name
@@ -258,8 +261,10 @@ class ServerMixin:
                 raise EngineError(f"CALL_ME_LATER at t={self.now}: it asks to be called at {d.at!r}, not after the "
                                   "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
             self._waiters += 1
-            fire = self._waiter_time(d.at) if self.platform.message_delays else max(at(d.at), self.now)
-            self._queue.push(fire, _WAITER)
+            if self._steps:  # waiter_process: sleeps the time left, at least 1e-5 s
+                self._queue.sleep(max(d.at - self.now, WAITER_MIN_SLEEP), _WAITER)
+            else:
+                self._queue.push(max(at(d.at), self.now), _WAITER)
         elif isinstance(d, SetResourceState):
             self._set_resource_state(d)
         elif isinstance(d, Query):

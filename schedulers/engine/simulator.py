@@ -23,7 +23,8 @@ On platforms with network links Batsim's internal messages (a job's completion, 
 a CALL_ME_LATER's wake-up, each decision) take their route's time: :mod:`.netroute` computes the
 delays from the XML and :mod:`.netserver` plays Batsim's actors message by message (on Batsim's
 ``cluster_energy_128.xml`` a REQUESTED_CALL comes 0.6 ms after the time asked and a job's end reaches the scheduler
-1.6 ms after it). Routings the engine cannot time are refused (:class:`EngineError`). Links marked
+1.6 ms after it), on SimGrid's own clock, step by step (:mod:`.steps`, in place of :mod:`.queue`):
+there two ends that print alike can be two steps, and which comes first decides the messages. Routings the engine cannot time are refused (:class:`EngineError`). Links marked
 ``<prop id="virtual" value="yes"/>`` (zero latency, infinite bandwidth) are not a network
 (:mod:`schedulers.engine.platform`).
 """
@@ -39,6 +40,7 @@ from .netserver import NetworkServerMixin, network_refusal
 from .platform import PlatformSpec
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
+from .steps import StepQueue
 from .results import NULL_RUNTIME_EPSILON, DoneJobs, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
 from .workload import EngineJob, Workload
@@ -110,7 +112,9 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._done_dynamic: dict[str, int] = {}  # the row of each ended registered job
         self.now = 0.0
         self._live = 0.0                 # the last instant at which something happened (s)
-        self._queue = EventQueue()
+        # with a network, SimGrid's step-by-step clock decides the order of messages (.steps)
+        self._steps = platform.message_delays is not None
+        self._queue = StepQueue() if self._steps else EventQueue()
         self._buffer: list = []          # events gathered for the next message to the scheduler
         self._port = None
         self._ready = True               # Batsim's sched_ready
