@@ -155,6 +155,10 @@ CASES = {
     # jobs of subtime 1: it posts w0!1 alone, w0!2 and w0!3 after a second sleep
     "clock_e128": ("cluster_energy_128.xml", "clock_workload.json", "fcfs", {}, dict(energy=True)),
     "subclock_e128": ("cluster_energy_128.xml", "subclock_workload.json", "fcfs", {}, dict(energy=True)),
+    # Batsim's remaining walltime after a stage that ends with its wait_for timeout (1 s, in one
+    # step): remaining -= clock - start comes out a hair below 0 for jobs 4, 7, 8 and 9 (they then
+    # run their 4 s without walltime) and exactly 0 for the others (killed at 1 s)
+    "hair_ehomog": ("energy_platform_homogeneous.xml", "hair_workload.json", "fcfs", {}, dict(energy=True)),
 }
 
 

@@ -130,6 +130,7 @@ class ExecutionMixin:
             job.kill_time = _INF
         else:  # SimGrid's clock (.steps) is not rounded
             job.kill_time = now + job.walltime if self._steps else at(now + job.walltime)
+            job.wall_left = float(job.walltime)
         self._running += 1
         for hid in hosts:
             h = all_hosts[hid]
@@ -172,11 +173,13 @@ class ExecutionMixin:
                 self._reshare(job.hosts, links=old_links)
             delay = float(prof["delay"])
             if self._steps:  # do_delay_task: one sleep, of the delay or of the walltime left
-                left = self._walltime_left(job)
-                if left is not None and not delay < left:
+                left = job.wall_left
+                if left >= 0 and not delay < left:
                     self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
                 else:
                     self._queue.sleep(delay, Kind.JOB_END, (job, job.version, False))
+                    if left > 0:
+                        job.wall_left = left - delay
                 return
             end = at(self.now + delay)
             # Batsim: the delay completes only if strictly shorter than the remaining walltime.
@@ -186,6 +189,7 @@ class ExecutionMixin:
                 self._queue.push(end, Kind.JOB_END, (job, job.version, False))
             return
         job.flops = self._stage_flops(job, prof)
+        job.wall_t0 = self.now   # execute_parallel_task's time_before_execute
         net = self._stage_network(job, prof) if self.platform.routes is not None else None
         if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
             self._updated(job.hosts)
@@ -202,8 +206,9 @@ class ExecutionMixin:
                 job.pending = True
                 if self._steps:
                     self._queue.latency(latency, Kind.LATENCY, (job, job.version))
-                    if job.kill_time != _INF:
-                        self._queue.sleep(self._walltime_left(job), Kind.JOB_END, (job, job.version, True))
+                    left = self._walltime_left(job)
+                    if left is not None:
+                        self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
                 else:
                     self._queue.push(at(self.now + latency), Kind.LATENCY, (job, job.version))
                     if job.kill_time != _INF:
@@ -399,13 +404,13 @@ class ExecutionMixin:
             self._set_power(h, True)
 
     def _walltime_left(self, job) -> float | None:
-        """SimGrid's clock (.steps): the walltime left to the current stage of ``job`` (s; None
-        without walltime): ``execute_task``'s ``remaining_time``, the whole walltime at the start."""
-        if job.kill_time == _INF:
+        """SimGrid's clock (.steps): what is left now of the ``wait_for`` timeout of the current
+        compute stage of ``job`` (s; None without walltime): Batsim's ``remaining_time`` at the
+        stage's start (``execute_parallel_task``) less the time since."""
+        left = getattr(job, "wall_left", -1.0)
+        if left < 0:
             return None
-        if job.stage == 0 and self.now == job.start:
-            return job.walltime
-        return max(job.kill_time - self.now, 0.0)
+        return left - (self.now - job.wall_t0) if self.now != job.wall_t0 else left
 
     def _arm_compute_end(self, job: EngineJob) -> None:
         job.version += 1
@@ -417,8 +422,9 @@ class ExecutionMixin:
                 q.sleep(0.0, Kind.JOB_END, (job, job.version, False))
             elif job.rate > 0:
                 q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False))
-            if job.kill_time != _INF:
-                q.sleep(self._walltime_left(job), Kind.JOB_END, (job, job.version, True))
+            left = self._walltime_left(job)
+            if left is not None:
+                q.sleep(left, Kind.JOB_END, (job, job.version, True))
             return
         if job.rate == _INF or job.remaining <= 0:
             end = self.now
@@ -529,6 +535,10 @@ class ExecutionMixin:
             self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
             return True
         self._progress_compute(job)
+        if job.flops and job.wall_left >= 0:
+            # *remaining_time -= clock - time_before_execute: a hair below 0 means no walltime
+            # for the stages left, as in Batsim (execute_parallel_task, do_delay_task)
+            job.wall_left -= self.now - job.wall_t0
         if job.stage + 1 < len(job.stages):
             job.stage += 1
             self._start_stage(job)

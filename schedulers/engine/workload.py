@@ -83,6 +83,10 @@ class EngineJob:
     links: Sequence[tuple[Any, float]] = ()
     net_bound: float = math.inf  # TCP-gamma bound of the current stage (fraction/s)
     pending: bool = False        # in the latency phase of its communications (no progress)
+    #: networks (SimGrid's clock, :mod:`.steps`): Batsim's ``remaining_time`` (s, < 0: none) and
+    #: the clock when the current compute stage's ``wait_for`` began (s)
+    wall_left: float = -1.0
+    wall_t0: float = 0.0
 
 
 @dataclass(slots=True)
