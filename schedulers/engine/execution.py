@@ -73,7 +73,7 @@ class HeldTask:
     solves it with the running tasks; ``id`` is ``(job id,)``, never equal to a job's id."""
 
     __slots__ = ("id", "hosts", "flops", "index", "remaining", "rate", "stage_start", "version",
-                 "kill_time", "links", "net_bound", "pending", "done")
+                 "kill_time", "wall_left", "links", "net_bound", "pending", "done")
 
     def __init__(self, job: EngineJob, now: float) -> None:
         self.id = (job.id,)
@@ -85,6 +85,7 @@ class HeldTask:
         self.stage_start = now
         self.version = 0
         self.kill_time = _INF
+        self.wall_left = -1.0   # released by its job actor, not by a walltime
         self.links = job.links
         self.net_bound = job.net_bound
         self.pending = False
@@ -126,11 +127,10 @@ class ExecutionMixin:
         job.alloc = alloc
         job.hosts = hosts
         job.stage = 0
-        if job.walltime <= 0:
-            job.kill_time = _INF
-        else:  # SimGrid's clock (.steps) is not rounded
-            job.kill_time = now + job.walltime if self._steps else at(now + job.walltime)
-            job.wall_left = float(job.walltime)
+        if self._steps:  # Batsim's remaining_time, on SimGrid's clock (<0: no walltime)
+            job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
+        else:
+            job.kill_time = at(now + job.walltime) if job.walltime > 0 else _INF
         self._running += 1
         for hid in hosts:
             h = all_hosts[hid]
@@ -407,10 +407,8 @@ class ExecutionMixin:
         """SimGrid's clock (.steps): what is left now of the ``wait_for`` timeout of the current
         compute stage of ``job`` (s; None without walltime): Batsim's ``remaining_time`` at the
         stage's start (``execute_parallel_task``) less the time since."""
-        left = getattr(job, "wall_left", -1.0)
-        if left < 0:
-            return None
-        return left - (self.now - job.wall_t0) if self.now != job.wall_t0 else left
+        left = job.wall_left
+        return None if left < 0 else left - (self.now - job.wall_t0)
 
     def _arm_compute_end(self, job: EngineJob) -> None:
         job.version += 1

@@ -121,16 +121,22 @@ class _Zone:
 
 @dataclass(frozen=True, slots=True)
 class MessageDelays:
-    """Time (s) of one of Batsim's 1-byte internal messages to the master host.
+    """Batsim's 1-byte internal messages to the master host, route by route.
 
-    ``master``: from the master host to itself; ``hosts``: from each compute host (by name).
-    ``master_route``/``host_routes``: the same routes as ``(latency s, rate B/s)`` (:func:`route_rate`),
-    which SimGrid's clock plays as two phases (:mod:`.steps`)."""
+    ``master_route``: from the master host to itself; ``host_routes``: from each compute host (by
+    name); each as ``(latency s, rate B/s)`` (:func:`route_rate`), which SimGrid's clock plays as
+    two phases (:mod:`.steps`). ``master`` and ``hosts`` are the same routes' times (s)."""
 
-    master: float
-    hosts: dict
-    master_route: tuple = (0.0, math.inf)
-    host_routes: dict = field(default_factory=dict)
+    master_route: tuple[float, float]
+    host_routes: dict
+
+    @property
+    def master(self) -> float:
+        return _route_time(self.master_route)
+
+    @property
+    def hosts(self) -> dict:
+        return {h: _route_time(r) for h, r in self.host_routes.items()}
 
 
 #: SimGrid's ``network/TCP-gamma`` (B), the default Batsim keeps: a flow's rate is bounded by
@@ -157,12 +163,10 @@ def route_rate(links: list[_Link]) -> tuple[float, float]:
     return lat, bw
 
 
-def _delay(links: list[_Link]) -> float:
-    """Time of a 1-byte message over ``links`` (s): the latencies, then the byte at the rate of
-    the bottleneck, bounded by TCP gamma over twice the latency."""
-    if not links:
-        return 0.0
-    lat, bw = route_rate(links)
+def _route_time(route: tuple[float, float]) -> float:
+    """Time of a 1-byte message over a route ``(latency, rate)`` (s): the latency, then the byte
+    at the rate (``inf`` if the rate is 0; the latency alone for an empty route)."""
+    lat, bw = route
     if not bw > 0:
         return math.inf
     return lat + MESSAGE_BYTES / bw
@@ -211,12 +215,10 @@ def message_delays(routes: Routes, src: str, master: str, compute: list[str]) ->
         NetworkUnsupported: no master host, or no route."""
     if not routes.has(master):
         raise NetworkUnsupported(f"{src}: master host {master!r} not found")
-    up = {h: list(routes.route(h, master)[0]) for h in compute}
-    loop = list(routes.route(master, master)[0])
-    delays = MessageDelays(master=_delay(loop), hosts={h: _delay(ls) for h, ls in up.items()},
-                           master_route=route_rate(loop), host_routes={h: route_rate(ls) for h, ls in up.items()})
-    for h, d in [(master, delays.master), *delays.hosts.items()]:
-        if not math.isfinite(d):
+    delays = MessageDelays(master_route=route_rate(list(routes.route(master, master)[0])),
+                           host_routes={h: route_rate(list(routes.route(h, master)[0])) for h in compute})
+    for h, d in [(master, delays.master_route), *delays.host_routes.items()]:
+        if not d[1] > 0:
             # a link of bandwidth 0 (e.g. a cluster's bb_lat without bb_bw: sg_platf_new_cluster_flat
             # creates the backbone all the same): the message never arrives and real Batsim 4.2.1
             # stops in a SimGrid deadlock at the end of its latency (recorded: no job ran)

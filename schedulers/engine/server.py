@@ -70,12 +70,12 @@ from .execution import (
 )
 from .ports import Deadlock, EngineError, Reply, describe_scheduler
 from .queue import Kind, at
-
-#: Batsim's waiter sleeps at least this long (``waiter_process``, ``src/jobs_execution.cpp``), s.
-WAITER_MIN_SLEEP = 1e-5
 from .results import DoneJob, EngineResult
 from .jobtable import JobTable
 from .workload import EngineJob, Workload, build_job, check_profile, job_name
+
+#: Batsim's waiter sleeps at least this long (``waiter_process``, ``src/jobs_execution.cpp``), s.
+WAITER_MIN_SLEEP = 1e-5
 
 #: The event kinds as module constants (an enum attribute lookup costs about 0.1 us; they are
 #: compared on every internal message)

@@ -24,7 +24,8 @@ a CALL_ME_LATER's wake-up, each decision) take their route's time: :mod:`.netrou
 delays from the XML and :mod:`.netserver` plays Batsim's actors message by message (on Batsim's
 ``cluster_energy_128.xml`` a REQUESTED_CALL comes 0.6 ms after the time asked and a job's end reaches the scheduler
 1.6 ms after it), on SimGrid's own clock, step by step (:mod:`.steps`, in place of :mod:`.queue`):
-there two ends that print alike can be two steps, and which comes first decides the messages. Routings the engine cannot time are refused (:class:`EngineError`). Links marked
+there two ends that print alike can be two steps, and which comes first decides the messages.
+Routings the engine cannot time are refused (:class:`EngineError`). Links marked
 ``<prop id="virtual" value="yes"/>`` (zero latency, infinite bandwidth) are not a network
 (:mod:`schedulers.engine.platform`).
 """
