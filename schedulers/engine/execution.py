@@ -26,9 +26,17 @@ Compute sharing (``--enable-compute-sharing``)
     whose load changed are re-solved. Without sharing every host runs at most one task and the
     lockstep rate above is that same solution.
 Walltime
-    A job is killed at ``start + walltime`` (``COMPLETED_WALLTIME_REACHED``, return code -1); a
-    delay equal to the remaining walltime is killed (Batsim compares ``delay < remaining``), a
-    computation ending exactly at the walltime succeeds.
+    Batsim keeps a job's remaining walltime (``remaining_time``, ``src/task_execution.cpp``) and
+    counts it down stage by stage: a compute stage waits for its task with
+    ``wait_for(remaining_time)`` then subtracts ``clock - time_before_execute``
+    (``execute_parallel_task``); a delay stage sleeps ``delay`` if ``delay < remaining_time``
+    (then subtracts it), else sleeps the remainder and times out (``do_delay_task``). At the
+    timeout the job ends ``COMPLETED_WALLTIME_REACHED`` (return code -1); a computation ending
+    exactly at its timeout succeeds. A remainder below 0 means *no walltime* for the stages
+    left (the same ``< 0`` test as a job without walltime), so a composed job whose stage ends
+    exactly at the walltime runs on when the subtraction comes out a hair below 0 in doubles
+    (e.g. ``5 - ((7.3 + 5) - 7.3) = -1.8e-15``; recorded on Batsim 4.2.1, ``tests/test_walltime_left.py``)
+    and is killed at once when it comes out 0. The engine keeps the same ``wall_left``.
 Held tasks (networked platforms)
     At the walltime Batsim's job actor stops *waiting* for its parallel task
     (``ptask->wait_for(remaining_time)`` throws ``TimeoutException``, ``execute_task``,
@@ -73,7 +81,7 @@ class HeldTask:
     solves it with the running tasks; ``id`` is ``(job id,)``, never equal to a job's id."""
 
     __slots__ = ("id", "hosts", "flops", "index", "remaining", "rate", "stage_start", "version",
-                 "kill_time", "wall_left", "links", "net_bound", "pending", "done")
+                 "wall_left", "links", "net_bound", "pending", "done")
 
     def __init__(self, job: EngineJob, now: float) -> None:
         self.id = (job.id,)
@@ -84,7 +92,6 @@ class HeldTask:
         self.rate = job.rate
         self.stage_start = now
         self.version = 0
-        self.kill_time = _INF
         self.wall_left = -1.0   # released by its job actor, not by a walltime
         self.links = job.links
         self.net_bound = job.net_bound
@@ -127,10 +134,8 @@ class ExecutionMixin:
         job.alloc = alloc
         job.hosts = hosts
         job.stage = 0
-        if self._steps:  # Batsim's remaining_time, on SimGrid's clock (<0: no walltime)
-            job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
-        else:
-            job.kill_time = at(now + job.walltime) if job.walltime > 0 else _INF
+        # Batsim's remaining_time (execute_job, src/task_execution.cpp; < 0: no walltime)
+        job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
         self._running += 1
         for hid in hosts:
             h = all_hosts[hid]
@@ -181,12 +186,14 @@ class ExecutionMixin:
                     if left > 0:
                         job.wall_left = left - delay
                 return
-            end = at(self.now + delay)
-            # Batsim: the delay completes only if strictly shorter than the remaining walltime.
-            if end >= job.kill_time:
-                self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+            # do_delay_task: the delay completes only if strictly shorter than the walltime left
+            left = job.wall_left
+            if left >= 0 and not delay < left:
+                self._queue.push(at(self.now + left), Kind.JOB_END, (job, job.version, True))
             else:
-                self._queue.push(end, Kind.JOB_END, (job, job.version, False))
+                self._queue.push(at(self.now + delay), Kind.JOB_END, (job, job.version, False))
+                if left > 0:
+                    job.wall_left = left - delay
             return
         job.flops = self._stage_flops(job, prof)
         job.wall_t0 = self.now   # execute_parallel_task's time_before_execute
@@ -211,8 +218,8 @@ class ExecutionMixin:
                         self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
                 else:
                     self._queue.push(at(self.now + latency), Kind.LATENCY, (job, job.version))
-                    if job.kill_time != _INF:
-                        self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+                    if job.wall_left >= 0:
+                        self._queue.push(at(self.now + job.wall_left), Kind.JOB_END, (job, job.version, True))
                 self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
                 return
         self._reshare(job.hosts, started=job, links=old_links)
@@ -430,8 +437,11 @@ class ExecutionMixin:
             end = _INF
         else:
             end = at(self.now + job.remaining / job.rate)
-        if end > job.kill_time:
-            self._queue.push(job.kill_time, Kind.JOB_END, (job, job.version, True))
+        # wait_for(remaining_time) began with the stage: its timeout is due at wall_t0 + wall_left;
+        # a computation ending exactly then succeeds
+        kill = at(job.wall_t0 + job.wall_left) if job.wall_left >= 0 else _INF
+        if end > kill:
+            self._queue.push(kill, Kind.JOB_END, (job, job.version, True))
         elif end != _INF:
             self._queue.push(end, Kind.JOB_END, (job, job.version, False))
 

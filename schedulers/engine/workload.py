@@ -77,13 +77,12 @@ class EngineJob:
     rate: float = 0.0        # fraction of the current stage done per second
     flops: Sequence[float] = ()  # per allocated host, current stage (empty: not computing)
     version: int = 0
-    kill_time: float = math.inf
     #: links the current stage's communications load, ``[(link, bytes), ...]`` in SimGrid's
     #: element order (empty: no communication on a link); see :mod:`.execution`
     links: Sequence[tuple[Any, float]] = ()
     net_bound: float = math.inf  # TCP-gamma bound of the current stage (fraction/s)
     pending: bool = False        # in the latency phase of its communications (no progress)
-    #: networks (SimGrid's clock, :mod:`.steps`): Batsim's ``remaining_time`` (s, < 0: none) and
+    #: Batsim's ``remaining_time`` (s, < 0: none; ``execute_job``, ``src/task_execution.cpp``) and
     #: the clock when the current compute stage's ``wait_for`` began (s)
     wall_left: float = -1.0
     wall_t0: float = 0.0
