@@ -70,3 +70,18 @@ def test_a_held_task_that_completes_during_the_hold_frees_its_share_then(tmp_pat
     assert float(jobs["B"]["finish_time"]) == pytest.approx(end_b, abs=1e-6)
     assert jobs["A"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
     assert_same_rows(tmp_path / "out_jobs.csv", REC / "held_done_jobs.csv")
+
+
+def test_simulation_ends_after_every_job_completed_is_received(tmp_path):
+    # zero_route.xml: the compute host has no route to the master host, so its JOB_COMPLETED
+    # messages take no time. Five 1e9-flop jobs share h0's core (sharing, -E) and end together at
+    # 50 s + the start offsets; each job actor reads its host's energy before posting its
+    # JOB_COMPLETED, so the fifth is posted while the server handles the fourth. Real Batsim 4.2.1
+    # sends SIMULATION_ENDS only after receiving all five; the engine once ended the run on the
+    # model's count of ended jobs and lost the fifth row of out_jobs.csv.
+    simulate(REC / "zero_route.xml", [REC / "zero_route_workload.json"], OnHostZero(), energy=True,
+             compute_sharing=True, export_prefix=tmp_path / "out_")
+    jobs = list(csv.DictReader(open(tmp_path / "out_jobs.csv")))
+    assert sorted(r["job_id"] for r in jobs) == ["0", "1", "2", "3", "4"]
+    for name in ("jobs", "schedule", "machine_states", "consumed_energy"):
+        assert_same_rows(tmp_path / f"out_{name}.csv", REC / f"zero_share_{name}.csv")

@@ -242,7 +242,9 @@ class NetworkServerMixin:
         if self._ready and not self._ended and not self._mailbox:
             if self._buffer:
                 self._send(port)
-            elif self._finished() and self._in_flight == 0:
+            elif self._finished() and self._in_flight == 0 and not self.jobs:
+                # (not self.jobs: every job's JOB_COMPLETED was received, not only its end in the
+                # model; with messages of no duration a job actor may still be reading energy)
                 self._buffer.append(SimulationEnds(self.now))
                 self._exchange(port)
                 self._ended = True
