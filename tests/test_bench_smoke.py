@@ -177,3 +177,18 @@ def test_swf_benchmark_runs_tiny(tmp_path):
     assert 0 < row["engine_s"] < row["wall_s"] and row["maxrss_mb"] > 0 and row["energy_joules"] > 0
     assert rep["meta"]["same_results"] == {"synthetic": True}
     assert "| synthetic |" in (tmp_path / "swf.md").read_text()
+
+
+@pytest.mark.skipif(not (ROOT.parent / "shared" / "data" / "batsim-examples" / "cluster_energy_128.xml").exists(),
+                    reason="../shared/data/batsim-examples is absent")
+def test_network_mode_runs_both_platforms(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--network", "--sizes", "200", "--policies", "fcfs",
+                           "--energy", "on", "--trace", "off", "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "network.json").read_text())["results"]
+    assert len(rows) == 1
+    flat, net = rows[0]["compute_only"], rows[0]["network"]
+    assert flat["size"] == net["size"] == 200
+    # the same jobs on both platforms, each message a SimGrid action on the network one
+    assert net["messages"] >= 200 and flat["messages"] >= 200
