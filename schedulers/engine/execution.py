@@ -177,21 +177,13 @@ class ExecutionMixin:
                 job.rate = 0.0
                 self._reshare(job.hosts, links=old_links)
             delay = float(prof["delay"])
-            if self._steps:  # do_delay_task: one sleep, of the delay or of the walltime left
-                left = job.wall_left
-                if left >= 0 and not delay < left:
-                    self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
-                else:
-                    self._queue.sleep(delay, Kind.JOB_END, (job, job.version, False))
-                    if left > 0:
-                        job.wall_left = left - delay
-                return
-            # do_delay_task: the delay completes only if strictly shorter than the walltime left
+            # do_delay_task: one sleep, of the delay if strictly shorter than the walltime left,
+            # else of the walltime left (a timeout)
             left = job.wall_left
             if left >= 0 and not delay < left:
-                self._queue.push(at(self.now + left), Kind.JOB_END, (job, job.version, True))
+                self._sleep_timer(left, Kind.JOB_END, (job, job.version, True))
             else:
-                self._queue.push(at(self.now + delay), Kind.JOB_END, (job, job.version, False))
+                self._sleep_timer(delay, Kind.JOB_END, (job, job.version, False))
                 if left > 0:
                     job.wall_left = left - delay
             return
@@ -210,19 +202,23 @@ class ExecutionMixin:
             self._link(job)
             if latency > 0:
                 # L07Action: the variable is disabled (penalty 0) until the latency is paid
+                # (links exist only on platforms with a network, which run on SimGrid's clock)
                 job.pending = True
-                if self._steps:
-                    self._queue.latency(latency, Kind.LATENCY, (job, job.version))
-                    left = self._walltime_left(job)
-                    if left is not None:
-                        self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
-                else:
-                    self._queue.push(at(self.now + latency), Kind.LATENCY, (job, job.version))
-                    if job.wall_left >= 0:
-                        self._queue.push(at(self.now + job.wall_left), Kind.JOB_END, (job, job.version, True))
+                self._queue.latency(latency, Kind.LATENCY, (job, job.version))
+                left = self._walltime_left(job)
+                if left is not None:
+                    self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
                 self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
                 return
         self._reshare(job.hosts, started=job, links=old_links)
+
+    def _sleep_timer(self, duration: float, kind, payload) -> None:
+        """Arm a sleep of ``duration`` s from now: an action on SimGrid's clock (networks,
+        :mod:`.steps`), else an event at the time rounded to 1e-9 s (:func:`.queue.at`)."""
+        if self._steps:
+            self._queue.sleep(duration, kind, payload)
+        else:
+            self._queue.push(at(self.now + duration), kind, payload)
 
     def _stage_network(self, job: EngineJob, prof: dict) -> tuple[list, float, float] | None:
         """The links a compute stage's communications load, as ``L07Action::L07Action`` expands
