@@ -354,18 +354,15 @@ def network(args: argparse.Namespace, sizes: list[int], policies: list[str]) -> 
     rows = []
     lines = ["| policy | jobs | energy | trace | compute-only run (s) | network run (s) | network / compute-only "
              "| messages (network) |", "|---|---:|---|---|---:|---:|---:|---:|"]
-    for size in sizes:
-        for policy in policies:
-            for energy in _on_off(args.energy):
-                for trace in _on_off(args.trace):
-                    flat = _spawn(SHARED_PLATFORM, policy, size, energy, trace, args.seed, False)
-                    net = _spawn(NETWORK_PLATFORM, policy, size, energy, trace, args.seed, False)
-                    rows.append({"policy": policy, "size": size, "energy": energy, "trace": trace,
-                                 "compute_only": flat, "network": net})
-                    ratio = net["run_s"] / flat["run_s"]
-                    lines.append(f"| {policy} | {size:,} | {'on' if energy else 'off'} | {'on' if trace else 'off'} "
-                                 f"| {flat['run_s']:.2f} | {net['run_s']:.2f} | {ratio:.2f} | {net['messages']:,} |")
-                    print(lines[-1], flush=True)
+    for size, policy, energy, trace in _configs(args, sizes, policies):
+        flat = _spawn(SHARED_PLATFORM, policy, size, energy, trace, args.seed, False)
+        net = _spawn(NETWORK_PLATFORM, policy, size, energy, trace, args.seed, False)
+        rows.append({"policy": policy, "size": size, "energy": energy, "trace": trace,
+                     "compute_only": flat, "network": net})
+        ratio = net["run_s"] / flat["run_s"]
+        lines.append(f"| {policy} | {size:,} | {'on' if energy else 'off'} | {'on' if trace else 'off'} "
+                     f"| {flat['run_s']:.2f} | {net['run_s']:.2f} | {ratio:.2f} | {net['messages']:,} |")
+        print(lines[-1], flush=True)
     meta = {**machine_meta(), "platforms": [SHARED_PLATFORM.name, NETWORK_PLATFORM.name], "seed": args.seed,
             "workload": "as bench_engine.py's (single-host delay jobs, Poisson arrivals of 1 job/s)"}
     head = ["# Engine on a platform with a network", "",
@@ -379,6 +376,15 @@ def network(args: argparse.Namespace, sizes: list[int], policies: list[str]) -> 
 
 def _on_off(v: str) -> list[bool]:
     return {"on": [True], "off": [False], "both": [False, True]}[v]
+
+
+def _configs(args: argparse.Namespace, sizes: list[int], policies: list[str]):
+    """The configurations to run, in the table's order: ``(size, policy, energy, trace)``."""
+    for size in sizes:
+        for policy in policies:
+            for energy in _on_off(args.energy):
+                for trace in _on_off(args.trace):
+                    yield size, policy, energy, trace
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -435,18 +441,15 @@ def main(argv: list[str] | None = None) -> int:
         plat, note = resolve_platform(Path(tmp))
         print(f"platform: {note}", flush=True)
         rows = []
-        for size in sizes:
-            for policy in policies:
-                for energy in _on_off(args.energy):
-                    for trace in _on_off(args.trace):
-                        r = _spawn(plat, policy, size, energy, trace, args.seed, False)
-                        if args.tracemalloc:
-                            r["tracemalloc_peak_mb"] = _spawn(plat, policy, size, energy, trace, args.seed,
-                                                              True)["tracemalloc_peak_mb"]
-                        rows.append(r)
-                        print(f"  {policy:5s} {size:>7,} jobs  energy={'on ' if energy else 'off'} "
-                              f"trace={'on ' if trace else 'off'}  run {r['run_s']:7.2f} s  "
-                              f"{r['jobs_per_s']:>9,.0f} jobs/s  peak RSS {r['maxrss_mb']:6.0f} MB", flush=True)
+        for size, policy, energy, trace in _configs(args, sizes, policies):
+            r = _spawn(plat, policy, size, energy, trace, args.seed, False)
+            if args.tracemalloc:
+                r["tracemalloc_peak_mb"] = _spawn(plat, policy, size, energy, trace, args.seed,
+                                                  True)["tracemalloc_peak_mb"]
+            rows.append(r)
+            print(f"  {policy:5s} {size:>7,} jobs  energy={'on ' if energy else 'off'} "
+                  f"trace={'on ' if trace else 'off'}  run {r['run_s']:7.2f} s  "
+                  f"{r['jobs_per_s']:>9,.0f} jobs/s  peak RSS {r['maxrss_mb']:6.0f} MB", flush=True)
     meta = {
         **machine_meta(),
         "platform_note": note,
