@@ -75,7 +75,9 @@ def highest_bits(mask: int, n: int) -> int:
 
 def engine_run(tmp_path, policy, jobs):
     """Run ``jobs`` = [(name, res, walltime, delay)], all submitted at 0, on 4 hosts h0-h3 (ids
-    0-3) in the embedded engine; ``{name: (start, finish, alloc)}``."""
+    0-3) in the embedded engine; ``{name: (start, finish, alloc)}``, times to the 6 decimals of
+    Batsim's ``out_jobs.csv`` (on this Full zone each decision crosses SimGrid's loopback: a job
+    starts a few 1e-10 s after its instant)."""
     plat = tmp_path / "four.xml"
     plat.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
                     "<platform version='4.1'><zone id='z' routing='Full'>"
@@ -88,7 +90,7 @@ def engine_run(tmp_path, policy, jobs):
         "jobs": [{"id": n, "subtime": 0, "res": r, "walltime": wt, "profile": f"d{d}"} for n, r, wt, d in jobs],
         "profiles": {f"d{d}": {"type": "delay", "delay": d} for _, _, _, d in jobs}}))
     result = simulate(plat, [work], policy)
-    return {j.name: (j.start, j.finish, str(j.alloc)) for j in result.jobs}
+    return {j.name: (round(j.start, 6), round(j.finish, 6), str(j.alloc)) for j in result.jobs}
 
 
 # ----------------------------------------------------------------------- pluggable host choice

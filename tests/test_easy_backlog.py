@@ -11,7 +11,13 @@ hosts can do, so hundreds of jobs wait behind the head at every pass):
   The ``out_consumed_energy.csv`` digests were updated once since, for a change of the ``epower``
   column alone (rows decided at an instant that already has a row print the power of Batsim's
   1e-10 s interval instead of NA, checked on real Batsim: ``tests/fixtures/batsim_ehosep``); every
-  other file, and so every decision, kept its recorded digest.
+  other file, and so every decision, kept its recorded digest. Re-recorded on 2026-11-24 when
+  Batsim's messages on this Full zone (SimGrid's loopback, 1e-10 s each) came to be timed on
+  SimGrid's clock: every time moved by a few 1e-10 s, which shows in the last printed digit of
+  some values (``out_machine_states.csv`` prints 6 significant digits: 2276.975 + 3e-10 prints
+  2276.98), in ``epower`` and, in green-easy, in the order of a job start and a job end at one
+  printed time; the old and the new files compared within 1e-6 are equal (jobs, schedule,
+  pstates), so are the decisions (``tests/test_policy_backlog.py``).
 * **Reference scan.** :class:`ScanEASY` keeps EASY's pass as it was written before (the scan of
   every waiting job, in queue order, at every pass); the policy must make the same decisions,
   message by message, on several seeds, including on workloads with jobs without walltime, jobs

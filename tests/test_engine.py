@@ -113,7 +113,7 @@ def test_parallel_homogeneous_total_and_parallel_profiles():
     r = simulate(HETERO, [w], Plan({"t": [0, 2], "p": [0, 3]}))
     jobs = by_name(r)
     assert jobs["t"].finish == pytest.approx(5.0)
-    assert jobs["p"].start == 10 and jobs["p"].finish == pytest.approx(14.0)
+    assert jobs["p"].start == pytest.approx(10, abs=1e-6) and jobs["p"].finish == pytest.approx(14.0)
 
 
 def test_composed_with_repeat_and_walltime():
@@ -133,7 +133,7 @@ def test_delay_equal_to_walltime_is_killed_like_batsim():
     # Batsim runs a delay only if delay < remaining walltime; equal -> walltime reached.
     w = wl([{"id": "a", "subtime": 0, "walltime": 5, "res": 1, "profile": "d5"}], {"d5": {"type": "delay", "delay": 5}})
     r = simulate(HETERO, [w], Plan({"a": [0]}))
-    assert r.jobs[0].state == "COMPLETED_WALLTIME_REACHED" and r.jobs[0].finish == 5
+    assert r.jobs[0].state == "COMPLETED_WALLTIME_REACHED" and r.jobs[0].finish == pytest.approx(5, abs=1e-6)
 
 
 def test_kill_job_progress_and_outputs(tmp_path):
@@ -155,7 +155,7 @@ def test_kill_job_progress_and_outputs(tmp_path):
     w = wl([{"id": "long", "subtime": 0, "walltime": -1, "res": 1, "profile": "c"}],
            {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}})
     r = simulate(HETERO, [w], K({"long": [0]}, extra), export_prefix=tmp_path / "out_")
-    assert r.jobs[0].state == "COMPLETED_KILLED" and r.jobs[0].finish == 4 and r.jobs[0].return_code == -2
+    assert r.jobs[0].state == "COMPLETED_KILLED" and r.jobs[0].finish == pytest.approx(4, abs=1e-6) and r.jobs[0].return_code == -2
     assert killed["progress"] == {"w0!long": {"profile_name": "c", "progress": pytest.approx(0.4)}}
     rows = list(csv.DictReader((tmp_path / "out_jobs.csv").open()))
     assert rows[0]["final_state"] == "COMPLETED_KILLED" and rows[0]["execution_time"] == "4.000000"
@@ -208,7 +208,8 @@ def test_sleep_and_wake_through_virtual_pstates(tmp_path):
     assert seen == [(2.0, "1", "2"), (20.0, "1", "0")]
     assert r.consumed_joules == pytest.approx(6180.0)
     assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines() == [
-        "time,machine_id,new_pstate", "0,0-1,0", "0,1,-2", "2,1,2", "10,1,-1", "20,1,0"]
+        # (the request crosses SimGrid's loopback of this Full zone: 2e-10 s, printed as Batsim's %g)
+        "time,machine_id,new_pstate", "0,0-1,0", "2e-10,1,-2", "2,1,2", "10,1,-1", "20,1,0"]
     sched = next(csv.DictReader((tmp_path / "out_schedule.csv").open()))
     assert sched["time_switching_off"] == "2.000000" and sched["time_sleeping"] == "8.000000"
     assert sched["time_switching_on"] == "10.000000" and sched["nb_machine_switches"] == "2"
@@ -349,7 +350,9 @@ def test_empty_workload_ends_at_once():
             seen.append((self.now, n.type))
 
     r = simulate(HETERO, [wl([], {})], Watch())
-    assert seen == [(0.0, "no_more_static_job_to_submit")] and r.jobs == [] and r.end_time == 0.0
+    # (the end is a few 1e-10 s after 0: Batsim's messages cross this Full zone's loopback)
+    assert seen == [(0.0, "no_more_static_job_to_submit")] and r.jobs == []
+    assert r.end_time == pytest.approx(0.0, abs=1e-6)
 
 
 def test_older_simgrid_power_property_names_and_sleeping_deadlock_hint(tmp_path):
@@ -397,4 +400,4 @@ def test_dvfs_rows_and_one_state_change_per_request(tmp_path):
     simulate(DVFS, [w], S({"j": [0]}, extra), energy=True, export_prefix=tmp_path / "out_")
     assert seen == [(2.0, "1", "2"), (15.0, "0-1", "0")]
     assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines() == [
-        "time,machine_id,new_pstate", "0,0-1,0", "0,1,-2", "2,1,2", "5,0-1,-1", "15,0-1,0"]
+        "time,machine_id,new_pstate", "0,0-1,0", "2e-10,1,-2", "2,1,2", "5,0-1,-1", "15,0-1,0"]

@@ -23,6 +23,17 @@ HETERO = FIX / "hetero4.xml"   # a1, a2, b1, b2: 4 cores, Idle 100 W
 DVFS = FIX / "dvfs2.xml"       # n0, n1: 1 core, sleep pstate 2 (off 2 s at 150 W, on 10 s at 180 W)
 
 
+def r6(x):
+    """``x`` with every float rounded to 6 decimals, as Batsim prints times: on the Full zone of
+    these platforms each of Batsim's messages crosses SimGrid's loopback (1e-10 s), so the engine's
+    times sit a few 1e-10 s after the printed ones (:mod:`schedulers.engine.netserver`)."""
+    if isinstance(x, float):
+        return round(x, 6)
+    if isinstance(x, (list, tuple)):
+        return type(x)(r6(v) for v in x)
+    return x
+
+
 def wl(jobs, profiles):
     return {"nb_res": 64, "jobs": jobs, "profiles": profiles}
 
@@ -113,10 +124,10 @@ def test_decision_delay_plays_decisions_at_their_timestamp_and_gathers_events_me
     port = DelayedPort()
     r = simulate(HETERO, [w], port)
     jobs = {j.name: j for j in r.jobs}
-    assert (jobs["A"].start, jobs["A"].finish) == (2.0, 12.0)
-    assert (jobs["B"].start, jobs["B"].finish) == (4.0, 14.0)
-    assert port.log[2] == (2.0, [("JobSubmitted", 1.0), ("Notify", 1.0)])
-    assert [now for now, _ in port.log] == [0.0, 0.0, 2.0, 12.0, 14.0, 14.0]
+    assert r6((jobs["A"].start, jobs["A"].finish)) == (2.0, 12.0)
+    assert r6((jobs["B"].start, jobs["B"].finish)) == (4.0, 14.0)
+    assert r6(port.log[2]) == (2.0, [("JobSubmitted", 1.0), ("Notify", 1.0)])
+    assert r6([now for now, _ in port.log]) == [0.0, 0.0, 2.0, 12.0, 14.0, 14.0]
 
 
 def test_decision_later_than_its_reply_now_is_refused():
@@ -218,7 +229,7 @@ def test_dynamic_job_registered_after_a_kill_runs_and_is_written(tmp_path):
     # killed while in a delay: Batsim kills the job's actor, JOB_COMPLETED says return_code -1
     # (-2 only when a running parallel task is cancelled), as real Batsim 4.2.1 sends it
     assert [j.return_code for j in r.jobs] == [-1, 0]
-    assert r.schedule["nb_jobs"] == 2 and r.end_time == 100.0
+    assert r.schedule["nb_jobs"] == 2 and r6(r.end_time) == 100.0
 
 
 def test_dynamic_jobs_need_registration_finished_to_end():
@@ -229,7 +240,7 @@ def test_dynamic_jobs_need_registration_finished_to_end():
 
 def test_registered_job_without_subtime_is_a_clear_error():
     w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 100}})
-    with pytest.raises(EngineError, match=r"REGISTER_JOB 'dyn!1r' at t=10.0: the job has no numeric 'subtime'"):
+    with pytest.raises(EngineError, match=r"REGISTER_JOB 'dyn!1r' at t=10\.0\d*: the job has no numeric 'subtime'"):
         simulate(HETERO, [w], Resubmitter(subtime=False), dynamic_jobs=True, acknowledge_dynamic_jobs=True)
 
 
@@ -278,7 +289,7 @@ def test_wake_request_while_switching_off_is_ignored_until_asked_again(tmp_path)
     r = simulate(DVFS, [w], S(hook), energy=True, export_prefix=prefix)
     assert seen == [(2.0, "1", "2"), (15.0, "1", "0")]
     assert (tmp_path / "out_pstate_changes.csv").read_text().splitlines() == [
-        "time,machine_id,new_pstate", "0,0-1,0", "0,1,-2", "1,1,-1", "2,1,2", "5,1,-1", "15,1,0"]
+        "time,machine_id,new_pstate", "0,0-1,0", "2e-10,1,-2", "1,1,-1", "2,1,2", "5,1,-1", "15,1,0"]
     sched = schedule_row(prefix)
     assert sched["nb_grouped_switches"] == "3" and sched["nb_machine_switches"] == "3"
     assert r.consumed_joules == pytest.approx(4630.0)
@@ -386,7 +397,7 @@ def test_profile_of_an_ended_job_is_garbage_collected_unless_reuse(tmp_path):
     with pytest.raises(EngineError, match="garbage-collected"):
         simulate(HETERO, [w], ReuseAfterKill(), dynamic_jobs=True)
     r = simulate(HETERO, [w], ReuseAfterKill(), dynamic_jobs=True, profile_reuse=True)
-    assert [(j.id, j.state, j.start, j.finish) for j in r.jobs] == [
+    assert r6([(j.id, j.state, j.start, j.finish) for j in r.jobs]) == [
         ("w0!1", "COMPLETED_KILLED", 0.0, 10.0), ("w0!1r", "COMPLETED_SUCCESSFULLY", 10.0, 110.0)]
     with pytest.raises(EngineError, match="needs dynamic jobs"):
         simulate(HETERO, [w], ReuseAfterKill(), profile_reuse=True)
@@ -585,7 +596,7 @@ def test_job_progress_of_nested_composed_profiles_has_one_level_per_profile():
                     got.update(e.job_progress)
             if any(isinstance(e, JobSubmitted) for e in events):
                 return [ExecuteJob(job_id="w0!1", alloc=ProcSet(0)), CallMeLater(at=10.0)]
-            if now == 10.0 and not got:
+            if r6(now) == 10.0 and not got:
                 return [KillJobs(job_ids=["w0!1"])]
             return []
 

@@ -72,7 +72,8 @@ def test_ended_jobs_are_records_and_policies_forget_them(tmp_path: Path, policy:
     result = engine.run(InProcessPort(pol))
     # a [0,10] on host 0, b [0,5] on host 1, c [1,4] on host 2 killed by its 3 s walltime,
     # d [2,7] on host 3 (delay 5.0)
-    got = [(j.name, j.state, j.start, j.finish, str(j.alloc)) for j in result.jobs]
+    # (times as Batsim prints them: on this Full zone each message takes 1e-10 s)
+    got = [(j.name, j.state, round(j.start, 6), round(j.finish, 6), str(j.alloc)) for j in result.jobs]
     assert got == [("c", "COMPLETED_WALLTIME_REACHED", 1.0, 4.0, "2"),
                    ("b", "COMPLETED_SUCCESSFULLY", 0.0, 5.0, "1"),
                    ("d", "COMPLETED_SUCCESSFULLY", 2.0, 7.0, "3"),
@@ -161,14 +162,18 @@ def test_engine_holds_only_the_jobs_submitted_and_not_finished(tmp_path: Path) -
     seen: list[tuple[float, int, int, int]] = []
 
     def progress(now: float, finished: int, total: int) -> None:
-        expected = sum(1 for i in range(n) if i <= now < i + 2.5)
+        # (times as Batsim prints them: on this Full zone each message takes 1e-10 s)
+        expected = sum(1 for i in range(n) if i <= round(now, 6) < i + 2.5)
         seen.append((now, expected, len(engine.jobs), _engine_jobs_alive()))
 
     engine.progress = progress
     result = engine.run(InProcessPort(FCFS()))
     assert len(result.jobs) == n and all(j.state == "COMPLETED_SUCCESSFULLY" for j in result.jobs)
     assert len(seen) >= 2 * n - 1  # a submission and an end instant per job
-    assert all(table == expected for _, expected, table, _ in seen), seen
+    # a job whose end the model reached stays in the table until its JOB_COMPLETED reaches
+    # Batsim's server, one SimGrid step later (netserver.py): at most one more at the end instants
+    assert all(expected <= table <= expected + 1 for _, expected, table, _ in seen), seen
+    assert sum(table == expected for _, expected, table, _ in seen) >= n  # (the submission instants)
     assert max(expected for _, expected, _, _ in seen) == 3
     assert all(alive <= expected + 1 for _, expected, _, alive in seen), seen
     assert engine.jobs == {} and _engine_jobs_alive() == 0
@@ -206,11 +211,11 @@ def test_jobs_not_held_by_the_engine_are_still_known(tmp_path: Path) -> None:
 
     result, killed = run(KillJobs(job_ids=["w0!a"]))
     assert killed == [{}] and [j.name for j in result.jobs] == ["a", "late"]
-    with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!a at t=2.0: the job is COMPLETED_SUCCESSFULLY"):
+    with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!a at t=2\.0\d*: the job is COMPLETED_SUCCESSFULLY"):
         run(ExecuteJob(job_id="w0!a", alloc=ProcSet(0)))
-    with pytest.raises(EngineError, match=r"REJECT_JOB w0!late at t=2.0: the job is NOT_SUBMITTED, not waiting"):
+    with pytest.raises(EngineError, match=r"REJECT_JOB w0!late at t=2\.0\d*: the job is NOT_SUBMITTED, not waiting"):
         run(RejectJob(job_id="w0!late"))
-    with pytest.raises(EngineError, match=r"KILL_JOB at t=2.0: unknown job 'w0!nope'"):
+    with pytest.raises(EngineError, match=r"KILL_JOB at t=2\.0\d*: unknown job 'w0!nope'"):
         run(KillJobs(job_ids=["w0!nope"]))
     for name in ("a", "late"):
         job = {"id": name, "subtime": 2, "res": 1, "profile": "p", "walltime": -1}

@@ -144,14 +144,16 @@ def test_osep_preempts_the_least_run_task_of_the_largest_excess(tmp_path):
     # Round at 60: u_max = alice (f 2), u_min = bob (f -5); all of bob's tasks ran 60 s: the later
     # arrival goes first -- B5 on c2 for A0, then (f_alice 1, f_bob -4) B4 on c1 for A1; then
     # f_alice = 0: done. A0, A1 run 100 s from 60. B5#1, B4#1 restart when A0, A1 end (160),
-    # B5#1 on c1? No: idle hosts go in id order to the user with the largest f: both are bob's,
-    # B4#1 and B5#1 by arrival -- B4#1 on c1, B5#1 on c2; 1000 s each.
+    # each on the first host that frees: on this Full zone each EXECUTE_JOB crosses SimGrid's
+    # loopback (1e-10 s), so A1 starts 1e-10 s after A0 and its computation ends one SimGrid step
+    # later (netserver.py). A0's JOB_COMPLETED comes first: c2 goes to B4#1 (bob's first by
+    # arrival), then A1's: c1 to B5#1; 1000 s each.
     pol = OSEP()
     res, got = run(tmp_path, platform(tmp_path, OSEP_HOSTS), workload(OSEP_TASKS), pol)
     assert got["B5"] == ("KILLED", 0, 60, "5", 0) and got["B4"] == ("KILLED", 0, 60, "4", 0)
     assert got["A0"] == ("SUCCESSFULLY", 60, 160, "5", 10) and got["A1"] == ("SUCCESSFULLY", 60, 160, "4", 10)
-    assert got["B4#1"] == ("SUCCESSFULLY", 160, 1160, "4", 60)
-    assert got["B5#1"] == ("SUCCESSFULLY", 160, 1160, "5", 60)
+    assert got["B4#1"] == ("SUCCESSFULLY", 160, 1160, "5", 60)
+    assert got["B5#1"] == ("SUCCESSFULLY", 160, 1160, "4", 60)
     assert {k for k, v in got.items() if v[0] == "KILLED"} == {"B4", "B5"}
     assert pol.metrics()["preemptions.bob"] == 2
 

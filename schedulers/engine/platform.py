@@ -5,8 +5,9 @@ What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate,
 ``speed``, ``core``, ``<prop>`` children copied to every host), nested ``<zone>``/``<AS>`` (their
 ``<prop>`` become zone properties), and whether the platform has network links (``<link>``,
 ``<backbone>``, cluster ``bw``) — then the delays of Batsim's internal messages
-(:mod:`.netroute`, :attr:`PlatformSpec.message_delays`) and the routes that jobs' communications
-load (:attr:`PlatformSpec.routes`). Links carrying ``<prop id="virtual" value="yes"/>`` (the
+(:mod:`.netroute`, :attr:`PlatformSpec.message_delays`; also without links when the master host
+sits in a ``routing="Full"`` zone, whose loopback makes each message take 1e-10 s) and the routes
+that jobs' communications load (:attr:`PlatformSpec.routes`). Links carrying ``<prop id="virtual" value="yes"/>`` (the
 infinitely fast interconnect gridsched's multi-zone Grid'5000 platforms need so that SimGrid can
 route Batsim's messages between zones) do not count. ``<config>`` options are checked as SimGrid
 3.32 applies them (:mod:`.sgconfig`); a ``<cluster>`` directly under ``<platform>`` is the root
@@ -115,12 +116,14 @@ class PlatformSpec:
     has_network: bool = False
     #: The master host sits in a ``routing="Full"`` zone: SimGrid 3.32 (``FullZone::do_seal``)
     #: routes a host to itself through the ptask model's ``__loopback__`` link, so each of
-    #: Batsim's 1-byte internal messages takes 1e-10 s (10 GBps, no latency); on ``Vivaldi``
-    #: zones (Batsim's ``*_no_net*`` examples) they take no time. This decides one message
-    #: grouping at t = 0 (:mod:`schedulers.engine.server`).
+    #: Batsim's 1-byte internal messages between its actors on the master host takes 1e-10 s
+    #: (10 GBps, no latency); on ``Vivaldi`` zones (Batsim's ``*_no_net*`` examples) they take
+    #: no time. Such platforms get :attr:`message_delays` even without links, so that the engine
+    #: times these messages on SimGrid's clock (:mod:`schedulers.engine.netserver`).
     master_loopback: bool = False
-    #: On a platform with network links: how long Batsim's internal messages take
-    #: (:mod:`schedulers.engine.netroute`), or why the engine cannot tell (``network_error``).
+    #: On a platform with network links, or whose master host has the loopback: how long
+    #: Batsim's internal messages take (:mod:`schedulers.engine.netroute`), or why the engine
+    #: cannot tell (``network_error``, links only). None: messages take no time (step clock).
     message_delays: "MessageDelays | None" = None
     network_error: str | None = None
     #: On a platform with network links: the routes between hosts (the links a job's
@@ -350,6 +353,16 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 delays = message_delays(routes, src, master.name, [h.name for h in compute])
             except NetworkUnsupported as exc:
                 net_error, routes = str(exc), None
+    elif loopback:
+        # No links, but the master host's Full zone routes it to itself through the loopback:
+        # Batsim's internal messages take 1e-10 s there, and their order decides ties that the
+        # step clock of compute-only platforms cannot see (walltimes ending with a timer, kills
+        # in the reply that starts a job, message grouping). Time them on SimGrid's clock as on
+        # networks; the jobs' own communications stay free (no link, ``routes`` None).
+        try:
+            delays = message_delays(platform_routes(root, src), src, master.name, [h.name for h in compute])
+        except NetworkUnsupported:
+            delays = None   # a routing the reader does not know: messages grouped as on Vivaldi zones
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes)
 

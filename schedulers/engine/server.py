@@ -84,6 +84,8 @@ _BYE, _DECISION, _READY, _LATENCY = Kind.BYE, Kind.DECISION, Kind.READY, Kind.LA
 
 #: Messages exchanged at one instant with nothing changing before the engine calls it a livelock.
 LIVELOCK_EXCHANGES = 1000
+#: How far (s) the clock may creep during those exchanges: the outputs' resolution (6 decimals).
+LIVELOCK_SPAN = 1e-6
 
 
 class ServerMixin:
@@ -432,7 +434,14 @@ class ServerMixin:
                     todo.extend(str(s) for s in prof.get("seq", ()))
 
     def _check_livelock(self, port) -> None:
-        if self.now != self._same_instant[0]:  # the usual case: the first exchange of an instant
+        """Stop a run whose clock no longer moves: :data:`LIVELOCK_EXCHANGES` exchanges within
+        :data:`LIVELOCK_SPAN` s (the outputs' resolution) with no job, host or timer changing.
+        Within a span, not at one instant: where Batsim's messages cross a loopback or a network
+        (:mod:`.netserver`) every round trip moves the clock by their delays (1e-10 s on a Full
+        zone), so a scheduler that keeps the simulation at one printed instant creeps forward
+        instead of repeating one time."""
+        start = self._same_instant[0]
+        if not 0.0 <= self.now - start < LIVELOCK_SPAN:  # the usual case: the first exchange of an instant
             self._same_instant = [self.now, None, 0]
             return
         sig = (self._finished_jobs, self._running, self.nb_jobs, self._nb_grouped_switches, self._switching,
@@ -443,8 +452,8 @@ class ServerMixin:
         self._same_instant[2] += 1
         if self._same_instant[2] >= LIVELOCK_EXCHANGES:
             raise EngineError(
-                f"livelock at t={self.now}: {describe_scheduler(port)} exchanged {LIVELOCK_EXCHANGES} messages at "
-                "this instant with no job, host or timer changing (for instance a CALL_ME_LATER whose time "
+                f"livelock at t={round(start, 6)}: {describe_scheduler(port)} exchanged {LIVELOCK_EXCHANGES} messages "
+                "at this instant with no job, host or timer changing (for instance a CALL_ME_LATER whose time "
                 "t + timeout rounds back to t); the simulation would never advance")
 
     def _send_loop(self, port, pending: list) -> None:

@@ -1,4 +1,4 @@
-"""SimGrid's own clock, for the platforms where Batsim's messages cross a network.
+"""SimGrid's own clock, for the platforms where Batsim's messages take time (a network, a loopback).
 
 On a platform with links (:mod:`.netserver`) the order in which two things happen "at the same
 time" decides which message reaches Batsim's server first, and SimGrid decides it at the last

@@ -1,0 +1,57 @@
+"""Batsim's internal messages across the loopback of a ``routing="Full"`` zone without links.
+
+Recorded on real Batsim 4.2.1 (``fixtures/batsim_full_loopback/README.md``): each message from
+the master host to itself takes 1e-10 s, which decides ties at one printed instant (a walltime
+against a submission) and the order of JOB_COMPLETED messages; the engine times them on SimGrid's
+clock (:mod:`schedulers.engine.netserver`). ``out_jobs.csv`` and ``out_machine_states.csv`` must
+be byte-identical to Batsim's; ``out_consumed_energy.csv`` too but for ``epower`` over the
+1e-10-s intervals (the rounding of the energy sums, see the README's known differences).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from schedulers.engine import simulate
+from schedulers.engine.platform import read_platform
+from schedulers.fcfs import FCFS
+
+FIX = Path(__file__).parent / "fixtures" / "batsim_full_loopback"
+
+
+def test_the_platform_times_messages_on_simgrids_clock():
+    spec = read_platform(FIX / "platform.xml")
+    assert not spec.has_network and spec.master_loopback
+    # master -> master: the loopback (no latency, 10 GBps: 1e-10 s a byte); host -> master: no route
+    assert spec.message_delays.master_route == (0.0, 1e10)
+    assert spec.message_delays.host_routes == {h: (0.0, math.inf) for h in ("h0", "h1", "h2", "h3")}
+
+
+@pytest.mark.parametrize("case", ["tie", "same_end"])
+def test_outputs_are_real_batsims(tmp_path, case):
+    res = simulate(FIX / "platform.xml", [FIX / f"{case}.json"], FCFS(), energy=True, export_prefix=tmp_path / "out_")
+    if case == "tie":   # X and Z end at their walltimes (the step clock said both succeeded)
+        assert {j.name: j.state for j in res.jobs} == {
+            "X": "COMPLETED_WALLTIME_REACHED", "Y": "COMPLETED_SUCCESSFULLY",
+            "Z": "COMPLETED_WALLTIME_REACHED", "W": "COMPLETED_SUCCESSFULLY"}
+    else:               # A's JOB_COMPLETED first
+        assert [j.name for j in res.jobs] == ["A", "B", "C"]
+    for name in ("jobs", "machine_states"):
+        assert (tmp_path / f"out_{name}.csv").read_text() == (FIX / f"{case}_{name}.csv").read_text(), name
+    want = list(csv.DictReader((FIX / f"{case}_consumed_energy.csv").open()))
+    got = list(csv.DictReader((tmp_path / "out_consumed_energy.csv").open()))
+    assert [(g["time"], g["energy"], g["event_type"], g["wattmin"]) for g in got] == [
+        (w["time"], w["energy"], w["event_type"], w["wattmin"]) for w in want]
+    for prev, w, g in zip([None, *want], want, got):
+        assert (g["epower"] == "NA") == (w["epower"] == "NA")
+        if w["epower"] == "NA":
+            continue
+        if prev is not None and prev["time"] == w["time"]:   # a few 1e-10 s: a few ulps of energy over dt
+            assert abs(float(g["epower"]) - float(w["epower"])) <= 4 * math.ulp(float(w["energy"])) / 1e-10
+        else:
+            assert float(g["epower"]) == pytest.approx(float(w["epower"]), rel=1e-6)
+
