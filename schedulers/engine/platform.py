@@ -7,9 +7,10 @@ What is read: ``<host>`` (``id``, ``speed`` with units and one value per pstate,
 ``<backbone>``, cluster ``bw``) — then the delays of Batsim's internal messages
 (:mod:`.netroute`, :attr:`PlatformSpec.message_delays`; also without links when the master host
 sits in a ``routing="Full"`` zone, whose loopback makes each message take 1e-10 s) and the routes
-that jobs' communications load (:attr:`PlatformSpec.routes`). Links carrying ``<prop id="virtual" value="yes"/>`` (the
-infinitely fast interconnect gridsched's multi-zone Grid'5000 platforms need so that SimGrid can
-route Batsim's messages between zones) do not count. ``<config>`` options are checked as SimGrid
+that jobs' communications load (:attr:`PlatformSpec.routes`). Links carrying
+``<prop id="virtual" value="yes"/>`` (the infinitely fast interconnect gridsched's multi-zone
+Grid'5000 platforms need so that SimGrid can route Batsim's messages between zones) do not count
+as a network (Batsim's messages still cross them: 1e-18 s). ``<config>`` options are checked as SimGrid
 3.32 applies them (:mod:`.sgconfig`); a ``<cluster>`` directly under ``<platform>`` is the root
 zone (its hosts may be the master, ``-m``).
 
