@@ -10,7 +10,6 @@ be byte-identical to Batsim's; ``out_consumed_energy.csv`` too but for ``epower`
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from schedulers.engine import simulate
 from schedulers.engine.platform import read_platform
 from schedulers.fcfs import FCFS
+from recorded import assert_energy_rows, rows
 
 FIX = Path(__file__).parent / "fixtures" / "batsim_full_loopback"
 
@@ -42,16 +42,4 @@ def test_outputs_are_real_batsims(tmp_path, case):
         assert [j.name for j in res.jobs] == ["A", "B", "C"]
     for name in ("jobs", "machine_states"):
         assert (tmp_path / f"out_{name}.csv").read_text() == (FIX / f"{case}_{name}.csv").read_text(), name
-    want = list(csv.DictReader((FIX / f"{case}_consumed_energy.csv").open()))
-    got = list(csv.DictReader((tmp_path / "out_consumed_energy.csv").open()))
-    assert [(g["time"], g["energy"], g["event_type"], g["wattmin"]) for g in got] == [
-        (w["time"], w["energy"], w["event_type"], w["wattmin"]) for w in want]
-    for prev, w, g in zip([None, *want], want, got):
-        assert (g["epower"] == "NA") == (w["epower"] == "NA")
-        if w["epower"] == "NA":
-            continue
-        if prev is not None and prev["time"] == w["time"]:   # a few 1e-10 s: a few ulps of energy over dt
-            assert abs(float(g["epower"]) - float(w["epower"])) <= 4 * math.ulp(float(w["energy"])) / 1e-10
-        else:
-            assert float(g["epower"]) == pytest.approx(float(w["epower"]), rel=1e-6)
-
+    assert_energy_rows(rows(FIX / f"{case}_consumed_energy.csv"), rows(tmp_path / "out_consumed_energy.csv"))
