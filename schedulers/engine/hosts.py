@@ -284,8 +284,11 @@ class HostsMixin:
 
         ``epower`` is ``(energy - previous energy) / (time - previous time)``, NA when no time
         passed. ``decided``: the row comes from a scheduler decision (a job start, a kill, a
-        SET_RESOURCE_STATE). On a platform whose master host routes to itself through the
-        loopback link (:attr:`PlatformSpec.master_loopback`), Batsim acts on each decision after
+        SET_RESOURCE_STATE). Where the messages are timed (:attr:`PlatformSpec.message_delays`)
+        the engine's clock already carries these intervals. Otherwise, on a platform whose master
+        host routes to itself through the loopback link (:attr:`PlatformSpec.master_loopback`:
+        only when the route reader does not know the platform's routing, :func:`.read_platform`),
+        the step clock approximates them: Batsim acts on each decision after
         its internal messages, 1e-10 s each: the row's true time is a hair after the previous
         row's even when both print the same time, and Batsim prints the power of that tiny interval
         (the platform's power before this row's change, up to a rounding noise of about 1e-5

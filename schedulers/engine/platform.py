@@ -345,25 +345,23 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         _parse_power(h, src)
     loopback = master is not None and routing_of.get(master.name) == "Full"
     delays, net_error, routes = None, None, None
-    if has_network:
-        if master is None:
-            net_error = f"{src}: no master host {master_host!r}: Batsim's messages have nowhere to go"
-        else:
-            try:
-                routes = platform_routes(root, src)
-                delays = message_delays(routes, src, master.name, [h.name for h in compute])
-            except NetworkUnsupported as exc:
-                net_error, routes = str(exc), None
-    elif loopback:
-        # No links, but the master host's Full zone routes it to itself through the loopback:
-        # Batsim's internal messages take 1e-10 s there, and their order decides ties that the
-        # step clock of compute-only platforms cannot see (walltimes ending with a timer, kills
-        # in the reply that starts a job, message grouping). Time them on SimGrid's clock as on
-        # networks; the jobs' own communications stay free (no link, ``routes`` None).
+    if has_network and master is None:
+        net_error = f"{src}: no master host {master_host!r}: Batsim's messages have nowhere to go"
+    elif has_network or loopback:
+        # Without links, the master host's Full zone still routes it to itself through the
+        # loopback: Batsim's internal messages take 1e-10 s there, and their order decides ties
+        # that the step clock of compute-only platforms cannot see (walltimes ending with a timer,
+        # kills in the reply that starts a job, message grouping). They are timed on SimGrid's
+        # clock as on networks; the jobs' own communications stay free (``routes`` None).
         try:
-            delays = message_delays(platform_routes(root, src), src, master.name, [h.name for h in compute])
-        except NetworkUnsupported:
-            delays = None   # a routing the reader does not know: messages grouped as on Vivaldi zones
+            found = platform_routes(root, src)
+            delays = message_delays(found, src, master.name, [h.name for h in compute])
+        except NetworkUnsupported as exc:
+            if has_network:
+                net_error = str(exc)
+            # else a routing the reader does not know: messages grouped as on Vivaldi zones
+        else:
+            routes = found if has_network else None
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes)
 

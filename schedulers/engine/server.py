@@ -582,7 +582,9 @@ class ServerMixin:
         # the master host's messages to itself are instantaneous (Vivaldi zones, Batsim's no_net
         # examples) a submitter's bye arrives with them and joins their message; where they
         # cross SimGrid's loopback link (Full-routing zones, 1e-10 s a message) the bye comes
-        # after SCHED_READY and goes in the next message (real Batsim 4.2.1 on both kinds).
+        # after SCHED_READY and goes in the next message (real Batsim 4.2.1 on both kinds). Full
+        # zones reach this step clock only when the route reader does not know their routing
+        # (read_platform); otherwise their messages are timed (.netserver).
         pending = []
         while self._queue and self._queue.next_time() == 0.0:
             _, entries = self._queue.pop_instant()
