@@ -331,6 +331,7 @@ def _run(args: argparse.Namespace) -> int:
             features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
             engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, **features)
         # Every input is good: now the output folder.
+        created = not out.exists()
         try:
             out.mkdir(parents=True, exist_ok=True)
             for f in previous:
@@ -373,9 +374,16 @@ def _run(args: argparse.Namespace) -> int:
             write_outputs(dead.result, prefix, energy=args.energy)
             raise Deadlock(f"{dead}; the files real Batsim 4.2.1 writes at a deadlock (the jobs that "
                            f"ended, the clock at the deadlock) are in {out}/, without summary.json") from None
+        except Exception:
+            _undo_output(out, created, prepared)
+            raise
         finally:
             progress.close()
-        write_outputs(result, prefix, energy=args.energy)
+        try:
+            write_outputs(result, prefix, energy=args.energy)
+        except Exception:   # e.g. a time that overflowed: nothing was written
+            _undo_output(out, created, prepared)
+            raise
     summary = summarize_outputs(prefix, nb_hosts)
     values = summary.as_dict()
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
@@ -388,6 +396,16 @@ def _run(args: argparse.Namespace) -> int:
           f"{args.engine} engine; outputs in {out}/")
     print(summary.format())
     return 0
+
+
+def _undo_output(out: Path, created: bool, prepared) -> None:
+    """A run that failed leaves nothing in its output folder: the workloads it converted there
+    are removed, and the folder too when the run created it and it is left empty."""
+    for w in prepared:
+        if w.staged is not None and Path(w.staged).parent == out:
+            Path(w.staged).unlink(missing_ok=True)
+    if created and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
 
 
 def cmd_engine(args: argparse.Namespace) -> int:

@@ -17,7 +17,14 @@ hosts can do, so hundreds of jobs wait behind the head at every pass):
   some values (``out_machine_states.csv`` prints 6 significant digits: 2276.975 + 3e-10 prints
   2276.98), in ``epower`` and, in green-easy, in the order of a job start and a job end at one
   printed time; the old and the new files compared within 1e-6 are equal (jobs, schedule,
-  pstates), so are the decisions (``tests/test_policy_backlog.py``).
+  pstates), so are the decisions (``tests/test_policy_backlog.py``). Re-recorded again on
+  2026-11-24 when each host's energy came to be kept as SimGrid's plugin keeps it (a double
+  updated at every read) and Batsim's ``long double`` sums (energies, time in each machine
+  state) came to be made exactly: only energies and those sums moved in their last digits.
+  **These digests are now those of real Batsim 4.2.1's own files**, every case and every file
+  (``out_schedule.csv`` without its wall-clock columns): each case was run with
+  ``gridsched run --engine batsim`` on the same platform and workload, and its files hashed the
+  same way (2026-11-24). A change that moves any printed digit of any file fails here.
 * **Reference scan.** :class:`ScanEASY` keeps EASY's pass as it was written before (the scan of
   every waiting job, in queue order, at every pass); the policy must make the same decisions,
   message by message, on several seeds, including on workloads with jobs without walltime, jobs

@@ -53,11 +53,14 @@ Held tasks (networked platforms)
 from __future__ import annotations
 
 import math
+from itertools import chain
+from operator import neg
 from typing import Any
 
 from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .ports import EngineError
+from .hosts import exact_sum
 from .queue import Kind, at
 from .netroute import TCP_GAMMA
 from .sharing import l07_rates
@@ -573,11 +576,14 @@ class ExecutionMixin:
                 self._set_state(h, HostState.IDLE)
         if had_load:
             self._reshare(job.hosts, links=links)
+        self._machine_row()
         if self.energy:
-            job.energy = self._energy_of(job.hosts) - job.energy_start
-            self._e_last_job_end = self.total_energy()
+            # consumed_energy_on_machines after minus before, both long double sums (exact here)
+            job.energy = exact_sum(chain(self._energy_of(job.hosts), map(neg, job.energy_start)))
+            job.energy_start = ()
+            # Batsim keeps the total its energy row read (EnergyConsumptionTracer::add_job_end)
+            e = self._energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
+            self._e_last_job_end = self._total_exact() if e is None else e
         else:
             job.energy = -1.0
-        self._machine_row()
-        self._energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
         job.row = self.done.append(job)

@@ -6,9 +6,15 @@ Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's s
 Energy
     SimGrid's host-energy plugin (:mod:`schedulers.engine.platform`): a host whose busy load is
     ``L`` cores of ``C`` draws ``Epsilon + (AllCores - Epsilon) * min(L / C, 1)`` W at its
-    current pstate, ``Idle`` when ``L = 0``. The engine integrates each host's power between
-    changes, and keeps the platform total so that Batsim's ``consumed_energy`` (sum over compute
-    hosts) is O(1).
+    current pstate, ``Idle`` when ``L = 0``. Each host's energy is a double brought up to date
+    as the plugin does (below), with the same steps, so that its rounding is SimGrid's: Batsim
+    prints ``epower`` = (E - E_prev) / dt over intervals as short as 1e-10 s (its messages across
+    a loopback), where that rounding is most of the value. Batsim sums the hosts' energies in a
+    ``long double`` (``Machines::total_consumed_energy``, ``consumed_energy_on_machines``), exact
+    for such sums; the engine sums them exactly (:func:`math.fsum`), and takes ``epower`` from
+    the hosts' own changes since the previous row. Measured against real Batsim 4.2.1: the
+    ``out_consumed_energy.csv`` and ``out_jobs.csv`` of EASY, BUC, conservative and HEFT on 3,000
+    backlogged jobs (``tests/test_easy_backlog.py``) are byte-identical to Batsim's.
 Lazy energy updates (SimGrid 3.32 ``src/plugins/host_energy.cpp``, ``HostEnergy::update``)
     SimGrid does not integrate power continuously: a host's energy is brought up to date only
     when something *updates* it, and the whole interval since its previous update is charged at
@@ -22,9 +28,11 @@ Lazy energy updates (SimGrid 3.32 ``src/plugins/host_energy.cpp``, ``HostEnergy:
     the allocation's hosts at job start and end). So where a load changes at an instant at which
     nothing updates the host -- a parallel task of two or more hosts that starts inside a job
     (a ``composed`` profile's compute after a delay), or the rates of tasks sharing hosts with
-    it -- the new power is charged back to the host's previous update. The engine integrates
-    eagerly and, at the end of such an instant, adds ``(P_new - P_old) * (t - t_update)``
-    (:meth:`HostsMixin._settle_lazy`). Recorded on real Batsim 4.2.1: multi-host ``composed``
+    it -- the new power is charged back to the host's previous update. The engine keeps, per
+    host, the power the plugin will charge at its next update (:attr:`HostRun.charged`): at a
+    lazy change it stays the old one for the rest of the instant (updates then still charge the
+    old power), and becomes the new one at the end of the instant
+    (:meth:`HostsMixin._settle_lazy`), charged from the host's last update on. Recorded on real Batsim 4.2.1: multi-host ``composed``
     compute/delay jobs (``tests/fixtures/batsim_green``, 75 % CPU load) draw the compute power
     during their delays on every host but the first.
 Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``update`` sets it
@@ -67,6 +75,8 @@ Switching (``server_on_pstate_modification`` in ``src/server.cpp`` and ``src/pst
 from __future__ import annotations
 
 import logging
+from math import fsum, isfinite
+from operator import sub
 from dataclasses import dataclass, field
 
 from procset import ProcSet
@@ -78,6 +88,17 @@ from .ports import EngineError
 from .queue import Kind, at
 
 log = logging.getLogger("schedulers.engine")
+
+def exact_sum(values) -> float:
+    """The exact sum of ``values`` (floats), rounded once (:func:`math.fsum`), as Batsim's
+    ``long double`` sums of energies are exact; an overflow gives ``inf`` (or NaN) instead of
+    an exception, for the output check to name (:func:`.outputs.check_finite`)."""
+    values = list(values)
+    try:
+        return fsum(values)
+    except (OverflowError, ValueError):   # intermediate overflow, or inf - inf
+        return sum(values)
+
 
 #: Column order of out_machine_states.csv.
 MACHINE_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
@@ -97,11 +118,12 @@ class HostRun:
         load: busy cores (float) as the energy plugin sees it.
         held: the parallel tasks on it whose job reached its walltime but whose job actor still
             holds them (:class:`~.execution.HeldTask`, networked platforms): they still compute.
-        power: current power (W); ``energy``: energy (J) up to time ``last`` (s).
-        upd: when SimGrid's energy plugin last updated this host alone (s); every host is also
-            updated at ``HostsMixin._all_upd``.
-        p_before: power (W) at the start of the current instant when a lazy load change is
-            pending (:meth:`HostsMixin._settle_lazy`), -1 otherwise.
+        power: current power (W), that of its current load and pstate.
+        charged: the power (W) SimGrid's energy plugin charges at its next update: ``power``
+            but for a lazy load change of this instant (:meth:`HostsMixin._settle_lazy`).
+        energy: energy (J) up to time ``last`` (s), its last update by the plugin (every host
+            is also updated at ``HostsMixin._all_upd``), rounded as the plugin's double.
+        lazy: a lazy load change of this instant is pending.
         hid: its Batsim id (index among the compute hosts).
     """
 
@@ -113,10 +135,10 @@ class HostRun:
     load: float = 0.0
     held: list = field(default_factory=list)
     power: float = 0.0
+    charged: float = 0.0
     energy: float = 0.0
     last: float = 0.0
-    upd: float = 0.0
-    p_before: float = -1.0
+    lazy: bool = False
     hid: int = -1
 
     def pstate_kind(self, pstate: int) -> str:
@@ -146,17 +168,18 @@ class HostsMixin:
     def _init_hosts(self) -> None:
         self.hosts = [HostRun(spec=h, pstate=h.pstate, hid=i) for i, h in enumerate(self.platform.compute)]
         self._counts = dict.fromkeys(MACHINE_STATES, 0)
+        # s in each state, all machines: a double and what it misses of the exact sum (Batsim
+        # sums each machine's intervals, then the machines, in long doubles: exact here)
         self._time_in = dict.fromkeys(MACHINE_STATES, 0.0)
-        self._p_total = 0.0     # W, all compute hosts
-        self._e_acc = 0.0       # J, up to _e_last
-        self._e_last = 0.0
+        self._time_lo = dict.fromkeys(MACHINE_STATES, 0.0)
+        self._p_total = 0.0     # W, all compute hosts (their current power)
         self._wattmin = 0.0     # W, Batsim's wattmin: sum of Epsilon of the current pstates
         self._switching = 0     # machines switching (Batsim's nb_switching_machines)
         self._switch_groups: dict[int, list[SwitchGroup]] = {}
         self._nb_grouped_switches = 0
         self._nb_machine_switches = 0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
-        self._last_energy_row: tuple[float, float] = (0.0, 0.0)
+        self._last_energy_row: tuple[float, list[float]] = (0.0, [0.0] * len(self.hosts))
         self._all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
         self._lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
         self._upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
@@ -171,6 +194,7 @@ class HostsMixin:
                     self._not_updated[h.hid] = h
                 else:
                     h.power = self._host_power(h)
+                h.charged = h.power
                 self._p_total += h.power
                 self._wattmin += h.spec.power[h.pstate].epsilon
 
@@ -187,26 +211,64 @@ class HostsMixin:
             if h is not None:
                 self._set_power(h)
 
-    def total_energy(self, t: float | None = None) -> float:
-        """Energy consumed by all compute hosts since time 0 (J) — Batsim's ``consumed_energy``.
-        Reading it updates every host (``sg_host_get_consumed_energy``)."""
-        t = self.now if t is None else t
-        if self._not_updated and t == self.now:
-            self._first_update()
-        self._all_upd = t
-        return self._e_acc + self._p_total * (t - self._e_last)
-
-    def _energy_of(self, hids) -> float:
-        """Energy consumed so far by the hosts ``hids`` (J), as Batsim's
-        ``consumed_energy_on_machines`` sums it over a job's allocation (which updates them)."""
+    def _update(self, h: HostRun) -> None:
+        """``HostEnergy::update`` of host ``h`` now: charge the time since its last update at the
+        power the plugin charges (:attr:`HostRun.charged`) -- in two steps when every host was
+        read since (:attr:`_all_upd`, a read the engine did not apply to ``h`` yet)."""
+        last, a = h.last, self._all_upd
+        if last < a:
+            h.energy += h.charged * (a - last)
+            last = a
         now = self.now
-        total = 0.0
+        if last < now:
+            h.energy += h.charged * (now - last)
+            last = now
+        h.last = last
+
+    def _read_all(self) -> list[float]:
+        """Update every compute host now and return their energies (J), in host order --
+        ``Machines::total_consumed_energy`` reads each with ``sg_host_get_consumed_energy``."""
+        if self._not_updated:
+            self._first_update()
+        upd = self._update
+        for h in self.hosts:
+            upd(h)
+        self._all_upd = self.now
+        return [h.energy for h in self.hosts]
+
+    def total_energy(self, t: float | None = None) -> float:
+        """Energy consumed by all compute hosts since time 0 (J) -- Batsim's ``consumed_energy``,
+        the sum of the hosts' energies (exactly rounded, :func:`math.fsum`). Reading it updates
+        every host (``sg_host_get_consumed_energy``). ``t``: only ``now`` (or None) is allowed."""
+        if t is not None and t != self.now:
+            raise EngineError(f"internal: total energy asked at t={t} while the clock is at {self.now}")
+        return exact_sum(self._read_all())
+
+    def _total_exact(self, es: list[float] | None = None) -> tuple[float, float]:
+        """The sum of the energies ``es`` (J; default: read every host now) as Batsim's
+        ``long double`` holds it: ``(double, remainder)``, whose exact sum is the exact sum."""
+        if es is None:
+            es = self._read_all()
+        hi = exact_sum(es)
+        es.append(-hi)
+        lo = exact_sum(es) if isfinite(hi) else 0.0
+        es.pop()
+        return hi, lo
+
+    def _energy_of(self, hids) -> tuple[float, ...]:
+        """Energies consumed so far by the hosts ``hids`` (J each, in the order of ``hids``),
+        read as Batsim's ``consumed_energy_on_machines`` reads a job's allocation (which updates
+        them; Batsim sums them in a ``long double``, exact here: the caller sums with
+        :func:`math.fsum`)."""
         if self._not_updated:
             self._first_update(hids)
-        for h in map(self.hosts.__getitem__, hids):
-            h.upd = now
-            total += h.energy + h.power * (now - h.last)
-        return total
+        hosts, upd = self.hosts, self._update
+        out = []
+        for hid in hids:
+            h = hosts[hid]
+            upd(h)
+            out.append(h.energy)
+        return tuple(out)
 
     def _updated(self, hids) -> None:
         """SimGrid's energy plugin updates hosts ``hids`` now (an action on them ends, or a
@@ -214,43 +276,42 @@ class HostsMixin:
         readings depend on it (none without energy)."""
         if not self.energy:
             return
-        now = self.now
         if self._not_updated:
             self._first_update(hids)
+        hosts, upd = self.hosts, self._update
         for hid in hids:
-            self.hosts[hid].upd = now
+            upd(hosts[hid])
         self._upd_now.update(hids)
 
     def _settle_lazy(self) -> None:
-        """End of an instant: charge each host whose load changed lazily and that nothing
-        updated at this instant its new power back to its previous update (s)."""
-        now = self.now
-        all_upd = self._all_upd
+        """End of an instant: the hosts whose load changed lazily at this instant are charged
+        their new power from their last update on (see "Lazy energy updates" above)."""
+        a = self._all_upd
         for h in self._lazy_hosts:
-            since = h.upd if h.upd > all_upd else all_upd
-            if since < now and h.power != h.p_before:
-                extra = (h.power - h.p_before) * (now - since)
-                h.energy += extra
-                self._e_acc += extra
-            h.p_before = -1.0
+            if h.last < a:   # every host was read at a, at the power of before
+                h.energy += h.charged * (a - h.last)
+                h.last = a
+            h.charged = h.power
+            h.lazy = False
         self._lazy_hosts.clear()
 
     def _set_power(self, h: HostRun, lazy: bool = False) -> None:
-        """Re-evaluate the power of ``h`` after its load or pstate changed. ``lazy``: a load
-        change that may happen with no energy update of ``h`` at this instant (a parallel task's
-        rate), settled at the end of the instant by :meth:`_settle_lazy`."""
+        """Re-evaluate the power of ``h`` after its load or pstate changed. Not ``lazy``: the
+        change comes with an update of ``h`` (the time so far is charged at the power of
+        before). ``lazy``: a load change that may happen with no energy update of ``h`` at this
+        instant (a parallel task's rate), settled at the end of the instant by
+        :meth:`_settle_lazy`."""
         if not self.energy:
             return
-        t = self.now
         new = self._host_power(h)
-        if lazy and new != h.power and h.p_before < 0:
-            h.p_before = h.power
-            self._lazy_hosts.append(h)
-        h.energy += h.power * (t - h.last)
-        h.last = t
+        if lazy:
+            if new != h.charged and not h.lazy:
+                h.lazy = True
+                self._lazy_hosts.append(h)
+        else:
+            self._update(h)
+            h.charged = new
         if new != h.power:
-            self._e_acc += self._p_total * (t - self._e_last)
-            self._e_last = t
             self._p_total += new - h.power
             h.power = new
 
@@ -259,16 +320,22 @@ class HostsMixin:
             self._wattmin += h.spec.power[pstate].epsilon - h.spec.power[h.pstate].epsilon
             self._not_updated.pop(h.hid, None)  # charged at pstate 0 until now (_set_power below)
         h.pstate = pstate
-        h.upd = self.now   # Host::on_speed_change updates the host's energy
         self._upd_now.add(h.hid)
-        self._set_power(h)
+        self._set_power(h)   # Host::on_speed_change updates the host's energy
 
     # ------------------------------------------------------------------------ machine states
     def _set_state(self, h: HostRun, state: HostState) -> None:
         if h.state is state:
             return
-        self._time_in[h.state] += self.now - h.state_since
-        self._counts[h.state] -= 1
+        old = h.state
+        ti, lo = self._time_in, self._time_lo
+        for x in (self.now, -h.state_since):   # Knuth's TwoSum: the rounding error goes to lo
+            a = ti[old]
+            s = a + x
+            bp = s - a
+            lo[old] += (a - (s - bp)) + (x - bp)
+            ti[old] = s
+        self._counts[old] -= 1
         self._counts[state] += 1
         h.state = state
         h.state_since = self.now
@@ -279,7 +346,8 @@ class HostsMixin:
             self.rows["machine_states"].append((self.now, c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
                                                 c[_IDLE], c[_COMPUTING]))
 
-    def _energy_row(self, kind: str, decided: bool = False, p_before: float | None = None) -> None:
+    def _energy_row(self, kind: str, decided: bool = False,
+                    p_before: float | None = None) -> tuple[float, float] | None:
         """One row of ``out_consumed_energy.csv`` (Batsim's ``EnergyConsumptionTracer::add_entry``).
 
         ``epower`` is ``(energy - previous energy) / (time - previous time)``, NA when no time
@@ -297,21 +365,26 @@ class HostsMixin:
         draw 100 W. Rows from simulation events (job completions, walltimes, switches that end)
         happen at the exact time, and print NA after a row of the same time. ``p_before``: the
         platform's power (W) before the change this row records, when it has already been made
-        (a killed job's end: its hosts' power fell before its row)."""
+        (a killed job's end: its hosts' power fell before its row). Returns the total energy
+        the row read (J, as :meth:`_total_exact`), None when no row is written."""
         if not self.energy:
-            return
+            return None
         if not self.trace:  # Batsim traces (and so reads every host's energy) all the same
             self._all_upd = self.now
-            return
-        e = self.total_energy()
-        last = self._last_energy_row
+            return None
+        es = self._read_all()
+        t_last, es_last = self._last_energy_row
         epower = None   # Batsim writes NA when no time passed since the previous row
-        if self.now > last[0]:
-            epower = (e - last[1]) / (self.now - last[0])
-        elif decided and self.platform.master_loopback:
+        if self.now > t_last:
+            # each host's energy is a double updated step by step; over a short interval their
+            # sum's change is mostly rounding of those steps, kept exactly as Batsim's long double
+            epower = exact_sum(map(sub, es, es_last)) / (self.now - t_last)
+        elif decided and self.platform.master_loopback and not self._steps:  # (timed: the clock has them)
             epower = self._p_total if p_before is None else p_before
-        self.rows["energy"].append((self.now, e, kind, self._wattmin, epower))
-        self._last_energy_row = (self.now, e)
+        total = self._total_exact(es)
+        self.rows["energy"].append((self.now, total[0], kind, self._wattmin, epower), total[1])
+        self._last_energy_row = (self.now, es)
+        return total
 
     # ----------------------------------------------------------------------------- switching
     def _set_resource_state(self, d: SetResourceState) -> None:

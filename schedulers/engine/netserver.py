@@ -275,16 +275,23 @@ class NetworkServerMixin:
         # the server's Actor::create is a simcall: the request-reply actor runs a sub-round later
         self._after(1, lambda: self._reqrep(deque(decisions), ready_at))
 
-    def _reqrep(self, decisions: deque, ready_at: float) -> None:
-        """The request-reply actor posts its next decision (or SCHED_READY) at its time."""
+    def _reqrep(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
+        """The request-reply actor posts its next decision (or SCHED_READY) at its time
+        (``JsonProtocolReader::send_message_at_time``: ``sleep_for(when - clock)`` if ``when`` is
+        later, then the message). ``woke``: that sleep is over; the message goes even if
+        SimGrid's clock stopped short of ``when`` (a sleep ends in the first step that leaves it
+        less than ``precision/timing``: at 2e6 s, where a double's spacing is 2.3e-10 s, a
+        timestamp of the next printed microsecond is reached by a message step that does not move
+        the clock; recorded on real Batsim 4.2.1, ``tests/fixtures/batsim_full_loopback``,
+        ``late.json``: a job starts before its ``subtime``)."""
         if decisions:
             ts = decisions[0].timestamp
-            if ts is not None and ts > self.now:   # send_message_at_time: sleep_for(when - now)
-                self._queue.sleep(ts - self.now, Kind.DECISION, (decisions, ready_at))
+            if not woke and ts is not None and ts > self.now:
+                self._queue.sleep(ts - self.now, Kind.DECISION, (decisions, ready_at, True))
                 return
             self._post(_DECISION, decisions.popleft(), self._d_master, lambda: self._reqrep(decisions, ready_at))
-        elif ready_at > self.now:
-            self._queue.sleep(ready_at - self.now, Kind.DECISION, (decisions, ready_at))
+        elif not woke and ready_at > self.now:
+            self._queue.sleep(ready_at - self.now, Kind.DECISION, (decisions, ready_at, True))
         else:
             self._post(_READY, None, self._d_master)
 
@@ -302,8 +309,8 @@ class NetworkServerMixin:
         first_read = False
         while s.k < n and (woke or subtimes[s.k] <= s.clock):
             woke = False
-            if self.energy and self._e_first_sub < 0:
-                self._e_first_sub = self.total_energy()
+            if self.energy and self._e_first_sub[0] < 0:
+                self._e_first_sub = self._total_exact()
                 first_read = True
             job = table.job(s.k)  # the engine's from now on (state NOT_SUBMITTED until received)
             self.jobs[job.id] = job

@@ -19,14 +19,17 @@ Formats checked against ``shared/batsim-4.2.1/outputs``.
 from __future__ import annotations
 
 import csv
+import decimal
 import io
 import math
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, JobRows
+from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows
 from .simulator import EngineError, EngineResult
 from .workload import EngineJob
+
+_MICRO = decimal.Decimal("0.000001")
 
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
                "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
@@ -126,8 +129,21 @@ def energy_rows(result: EngineResult) -> list[str]:
 
 def _iter_energy_rows(result: EngineResult) -> Iterator[str]:
     yield "time,energy,event_type,wattmin,epower"
-    for t, e, kind, wmin, ep in result.rows["energy"]:
-        yield f"{t:f},{e:f},{kind},{wmin:f},{'NA' if ep is None else format(ep, 'f')}"
+    rows = result.rows["energy"]
+    exact = rows.exact_energies() if isinstance(rows, EnergyRows) else ((r[1], 0.0) for r in rows)
+    for (t, _, kind, wmin, ep), (e, low) in zip(rows, exact):
+        energy = f"{e:f}" if not low else _exact_f(e, low)
+        yield f"{t:f},{energy},{kind},{wmin:f},{'NA' if ep is None else format(ep, 'f')}"
+
+
+def _exact_f(hi: float, lo: float) -> str:
+    """``hi + lo`` (two doubles, summed exactly) printed as C's ``%Lf`` prints a ``long double``
+    holding it: 6 decimals, rounded half to even on the exact value (Batsim's energy column)."""
+    if not (math.isfinite(hi) and math.isfinite(lo)):
+        return f"{hi:f}"
+    with decimal.localcontext() as ctx:
+        ctx.prec = 400   # a double's integer part has at most 309 digits
+        return str((decimal.Decimal(hi) + decimal.Decimal(lo)).quantize(_MICRO, rounding=decimal.ROUND_HALF_EVEN))
 
 
 def pstate_rows(result: EngineResult) -> list[str]:
@@ -154,12 +170,14 @@ def check_finite(result: EngineResult) -> None:
         finish = start + (runtime if runtime > 0 else NULL_RUNTIME_EPSILON)  # start + execution_time()
         for what, v in (("start", start), ("finish", finish), ("energy", energy)):
             if not math.isfinite(v):
+                on = f" on the hosts of {result.platform}" if result.platform else ""
                 raise EngineError(f"job {workload}!{name}: its {what} is {v}, not a finite number; its "
-                                  "computation is too long for the engine (flops / speed overflows)")
+                                  f"computation is too long for the engine (flops / speed overflows{on})")
     for k, v in result.schedule.items():
         if isinstance(v, float) and not math.isfinite(v):
+            on = f" (a computation too long for the hosts of {result.platform}?)" if result.platform else ""
             raise EngineError(f"out_schedule.csv: {k} is {v}, not a finite number; the run's times or "
-                              "energies are too large to sum")
+                              f"energies are too large to sum{on}")
     rows = result.rows["energy"]  # time and energy only grow: the last row has the largest
     if rows and not all(math.isfinite(v) for v in (rows[-1][0], rows[-1][1], rows[-1][3])):
         raise EngineError(f"out_consumed_energy.csv: row {rows[-1]} is not finite")

@@ -22,6 +22,7 @@ from procset import ProcSet
 
 from ..core.model import HostState
 from .workload import EngineJob
+from .hosts import exact_sum
 
 #: Batsim replaces a null execution time by this epsilon in out_jobs.csv (s).
 NULL_RUNTIME_EPSILON = 1e-5
@@ -270,16 +271,19 @@ class MachineStateRows:
 
 class EnergyRows:
     """The rows of ``out_consumed_energy.csv`` — ``(time (s), energy (J), kind ('s', 'e' or 'p'),
-    wattmin (W), epower (W, or None for NA))`` — kept in arrays (34 bytes a row instead of about
-    250). Behaves as the list of tuples it replaces (``append``, ``len``, iteration, indexing)."""
+    wattmin (W), epower (W, or None for NA))`` — kept in arrays (42 bytes a row instead of about
+    250). Behaves as the list of tuples it replaces (``append``, ``len``, iteration, indexing).
+    A row may also carry the part of its energy that a double cannot hold (``append``'s
+    ``energy_low``, J): Batsim prints a ``long double`` sum (:meth:`exact_energies`)."""
 
-    __slots__ = ("_cols", "_kind")
+    __slots__ = ("_cols", "_kind", "_low")
 
     def __init__(self) -> None:
         self._cols = (array("d"), array("d"), array("d"), array("d"))  # time, energy, wattmin, epower
         self._kind = bytearray()  # the kind's character; bit 7 set when epower is None
+        self._low = array("d")    # energy - the double energy (J), 0 when exact
 
-    def append(self, row: tuple) -> None:
+    def append(self, row: tuple, energy_low: float = 0.0) -> None:
         t, e, kind, wmin, ep = row
         cols = self._cols
         cols[0].append(t)
@@ -287,6 +291,11 @@ class EnergyRows:
         cols[2].append(wmin)
         cols[3].append(0.0 if ep is None else ep)
         self._kind.append(ord(kind) | (0x80 if ep is None else 0))
+        self._low.append(energy_low)
+
+    def exact_energies(self) -> Iterator[tuple[float, float]]:
+        """Each row's energy as ``(double, remainder)`` (J): their exact sum is the row's energy."""
+        return zip(self._cols[1], self._low)
 
     def __len__(self) -> int:
         return len(self._kind)
@@ -331,6 +340,7 @@ class EngineResult:
         rows: lists of output rows (``jobs``, ``machine_states``, ``energy``, ``pstates``).
         messages: number of Batsim messages sent to the scheduler.
         end_time: simulated time of SIMULATION_ENDS (s).
+        platform: the platform file it ran on (for error messages), "" when not known.
     """
 
     jobs: Sequence[DoneJob]
@@ -341,6 +351,7 @@ class EngineResult:
     messages: int
     end_time: float
     total_joules: float = 0.0
+    platform: str = ""
 
 
 def build_result(engine: Any, wall: float) -> EngineResult:
@@ -369,8 +380,10 @@ def build_result(engine: Any, wall: float) -> EngineResult:
     executed = len(ex)
     success = states.count(success_code)
     rejected = n - executed
-    consumed = engine._e_last_job_end - engine._e_first_sub if engine.energy else 0.0
-    t_in = engine._time_in
+    # long double differences and sums, cast to double for printing (export.cpp): exact here
+    last, first = engine._e_last_job_end, engine._e_first_sub
+    consumed = exact_sum((*last, -first[0], -first[1])) if engine.energy else 0.0
+    t_in = {s: t + engine._time_lo[s] for s, t in engine._time_in.items()}
     sched = {
         "batsim_version": "v4.2.1", "consumed_joules": consumed, "makespan": makespan,
         "max_slowdown": max(slow, default=0.0), "max_turnaround_time": max(turn, default=0.0),
@@ -391,4 +404,5 @@ def build_result(engine: Any, wall: float) -> EngineResult:
         rows["jobs"] = jobs  # the rows are the result's jobs (always so without a network)
     total = engine.total_energy(engine.now) if engine.energy else 0.0
     return EngineResult(jobs=jobs, makespan=makespan, consumed_joules=consumed, schedule=sched,
-                        rows=rows, messages=engine._messages, end_time=engine.now, total_joules=total)
+                        rows=rows, messages=engine._messages, end_time=engine.now, total_joules=total,
+                        platform=engine.platform.source)

@@ -102,8 +102,8 @@ class ServerMixin:
             n = len(subtimes)
             k = start
             sub = subtimes[start]
-            if self.energy and self._e_first_sub < 0:
-                self._e_first_sub = self.total_energy()
+            if self.energy and self._e_first_sub[0] < 0:
+                self._e_first_sub = self._total_exact()
             while k < n and subtimes[k] == sub:
                 j = table.job(k)
                 j.state = SUBMITTED

@@ -135,8 +135,9 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._link_users: dict = {}      # link (netroute._Link) -> {job id: job} loading it
         self._nheld = 0                  # held tasks in the system (execution.HeldTask)
         # energy at the first job submission / last job end (Batsim's context), J
-        self._e_first_sub = -1.0
-        self._e_last_job_end = -1.0
+        # (double, remainder) as HostsMixin._total_exact; -1 until then, as Batsim's
+        self._e_first_sub = (-1.0, 0.0)
+        self._e_last_job_end = (-1.0, 0.0)
         # outputs
         self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
         self._init_hosts()
