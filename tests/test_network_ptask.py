@@ -95,3 +95,17 @@ def test_cluster_routes_and_policies():
     back, _ = routes.route("n1", "n0")
     assert back[1] is links[1]                      # one backbone
     assert back[0] is not links[2] and back[2] is not links[0]  # separate up and down halves
+
+
+SELF = Path(__file__).parent / "fixtures" / "batsim_self_route"
+
+
+def test_a_single_host_task_drops_its_communication(tmp_path):
+    # fixtures/batsim_self_route/README.md: `one` (1 host, com to itself) runs 1 s flat, as a CPU
+    # execution; `two` (2 hosts, com on the diagonal) pays its loopbacks' 15-us latency
+    hand = {"one": ("1.000000", "200.000000"), "two": ("1.000015", "400.006000")}
+    for r in rows(SELF / "jobs.csv"):
+        assert (r["execution_time"], r["consumed_energy"]) == hand[r["job_id"]]
+    out = run_fcfs_with_energy(SELF, tmp_path)
+    for name in ("jobs", "consumed_energy"):
+        assert (out / f"out_{name}.csv").read_text() == (SELF / f"{name}.csv").read_text(), name

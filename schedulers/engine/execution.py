@@ -235,9 +235,18 @@ class ExecutionMixin:
         largest for a ``FATPIPE`` link: ``System::expand_add_to_elem``), in order of first use.
         ``latency`` (s) is the largest route latency over those pairs (the phase in which the
         task does not progress), ``bound`` (fraction/s) is ``TCP_GAMMA / (2 max(latency_ij x
-        bytes_ij))`` (``L07Action::calculate_network_bound``), ``inf`` when that is 0."""
+        bytes_ij))`` (``L07Action::calculate_network_bound``), ``inf`` when that is 0.
+
+        A single-host stage has no communication at all: SimGrid 3.32 starts an execution on one
+        host as a plain CPU execution of its flops (``ExecImpl::start``: ``execution_start``,
+        the byte matrix dropped), so a ``parallel`` profile's ``com`` to the host itself costs
+        neither its route's latency nor bandwidth (recorded on real Batsim 4.2.1: 1e8 flops and
+        1e8 bytes on one 100 Mf host of ``energy_platform_homogeneous.xml``, whose self-route is
+        a 15-us loopback, run 1.000000 s)."""
         t = prof["type"]
         n = len(job.hosts)
+        if n == 1:
+            return None
         if t == "parallel":
             com = prof["com"]
             pairs = [(k // n, k % n, float(c)) for k, c in enumerate(com) if c > 0]
