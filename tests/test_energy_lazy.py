@@ -65,3 +65,20 @@ def test_without_energy_nothing_changes(tmp_path):
     assert [float(r["finish_time"]) for r in jobs] == [30.0, 30.0, 60.0]
     assert {r["consumed_energy"] for r in jobs} == {"-1.000000"}
     assert res is not None
+
+
+def test_energy_sums_are_exact_as_batsims_long_doubles():
+    # Batsim sums the hosts' energies (doubles) in a long double and prints it with %Lf: exact for
+    # these sums. 2**53 + 0.5 is no double (it rounds to 2**53); the pair (2**53, 0.5) prints it.
+    from schedulers.engine.hosts import exact_sum
+    from schedulers.engine.outputs import _exact_f
+
+    assert exact_sum([2.0 ** 53, 0.25, 0.25]) == 2.0 ** 53 + 0.0   # one rounding, of 2**53 + 0.5
+    assert _exact_f(2.0 ** 53, 0.5) == "9007199254740992.500000"
+    # rounded on the exact value, as glibc's printf (a dyadic value is never half-way at 6 decimals)
+    assert _exact_f(1.0, 2.0 ** -30) == "1.000000"          # 1.00000000093...: down
+    assert _exact_f(0.5, 2.0 ** -20) == "0.500001"          # 0.50000095367...: up
+    assert _exact_f(0.5, 5e-7) == "0.500000"                # the double 5e-7 is 4.99999999...e-7
+    # overflow: inf (for the output check to name), not an exception
+    assert exact_sum([1e308, 1e308]) == math.inf
+    assert math.isnan(exact_sum([math.inf, -math.inf]))
