@@ -9,6 +9,7 @@ first), so the other hosts pay the delay at the compute power.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -82,3 +83,36 @@ def test_energy_sums_are_exact_as_batsims_long_doubles():
     # overflow: inf (for the output check to name), not an exception
     assert exact_sum([1e308, 1e308]) == math.inf
     assert math.isnan(exact_sum([math.inf, -math.inf]))
+
+
+def test_large_platforms_keep_a_running_total_that_agrees_with_the_hosts_sum(tmp_path, monkeypatch):
+    # Above EXACT_HOSTS hosts the engine keeps the platform's energy as a running sum instead of
+    # reading every host at each row; both are sums of the same per-host charges, so they agree to
+    # the rounding of a double: energies within 1e-12 relative, epower within 1e-7 (the running
+    # sum's rounding over a row's interval is kept below that; over shorter intervals the hosts'
+    # own steps are summed, from the energy each had at the previous row)
+    import random
+    import schedulers.engine.hosts as hosts_module
+    from schedulers.inputs.generators import homogeneous_platform_xml
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(homogeneous_platform_xml(80, 1, 1e9), encoding="utf-8")
+    rng = random.Random(3)
+    jobs = [{"id": str(i), "subtime": float(rng.randrange(0, 400, 10)), "walltime": -1,
+             "res": rng.randint(1, 20), "profile": f"p{i % 3}"} for i in range(120)]
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 80, "jobs": jobs, "profiles": {
+        "p0": {"type": "delay", "delay": 37.5}, "p1": {"type": "parallel_homogeneous", "cpu": 3e10, "com": 0},
+        "p2": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}))
+    got = {}
+    for limit in (1000, 0):   # every host read at each row / the running sum
+        monkeypatch.setattr(hosts_module, "EXACT_HOSTS", limit)
+        simulate(plat, [wl], get_policy("easy"), energy=True, export_prefix=tmp_path / f"o{limit}" / "out_")
+        got[limit] = rows(tmp_path / f"o{limit}" / "out_consumed_energy.csv")
+    assert len(got[0]) == len(got[1000]) > 200
+    for a, b in zip(got[1000], got[0]):
+        assert (a["time"], a["event_type"]) == (b["time"], b["event_type"])
+        assert float(b["energy"]) == pytest.approx(float(a["energy"]), rel=1e-12)
+        assert (a["epower"] == "NA") == (b["epower"] == "NA")
+        if a["epower"] != "NA":
+            assert float(b["epower"]) == pytest.approx(float(a["epower"]), rel=1e-7)
