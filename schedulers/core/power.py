@@ -11,7 +11,8 @@ The model (SimGrid 3.32, ``src/plugins/host_energy.cpp``, the engine's
 * ``wattage_per_state`` holds one ``Idle:Epsilon:AllCores`` triple per pstate, comma-separated, in
   watts; ``Idle:AllCores`` means Epsilon = Idle (``HostEnergy::init_watts_range_list``).
 * A host of ``C`` cores with a busy load of ``L`` cores draws ``Epsilon + (AllCores - Epsilon) x
-  min(L / C, 1)`` W when ``L > 0``, ``Idle`` when ``L = 0``.
+  min(L / C, 1)`` W when ``L > 0``, ``Idle`` when ``L = 0``; at a pstate of speed 0 the plugin
+  takes the host as fully loaded (``L = C``) whatever runs (``get_current_watts_value``).
 * A Batsim job puts one *part* (one SimGrid execution) on each host of its allocation
   (``parallel_homogeneous``, ``parallel_homogeneous_total``; ``parallel`` one per listed host), and
   SimGrid's L07 model bounds each part at one core (``L07Action::calculate_cpu_bound``): a job's
@@ -150,6 +151,8 @@ def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
     p = host.pstate if pstate is None else pstate
     if not 0 <= p < len(ranges):
         raise PowerError(f"host {host.name!r} (id {host.id}): pstate {p} has no wattage_per_state entry")
+    if host.speeds_known and p < len(host.speeds) and host.speeds[p] <= 0:
+        busy_cores = host.cores  # SimGrid takes a pstate of speed 0 as fully loaded (module docstring)
     return ranges[p].power(busy_cores, host.cores) if busy_cores > 0 else ranges[p].idle
 
 

@@ -79,7 +79,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .backfilling import mask_to_procset, procset_to_mask
-from .model import HostInfoUnknown, HostState, Job, JobState, PolicyError
+from .model import HostInfoUnknown, HostState, Job, JobState, PolicyError, PolicyInputError
 
 if TYPE_CHECKING:
     from .policy import Policy
@@ -176,11 +176,14 @@ class IdleShutdown:
             except HostInfoUnknown as exc:
                 raise HostInfoUnknown(f"policy {p.name!r}, option 'idle_timeout' needs the switching "
                                       f"times of the hosts: {exc}") from None
-            for k in sp:
-                if not 0 <= k < len(speeds) or not speeds[k] > 0:
-                    raise PolicyError(f"policy {p.name!r}, option 'idle_timeout': host {h.name!r} has "
-                                      f"sleep_pstates {h.properties.get('sleep_pstates')!r} but pstate {k} "
-                                      f"has no speed > 0 (speeds {speeds})")
+            # the sleep pstate may have speed 0 (Batsim accepts it; SimGrid charges it at full
+            # load); the switch-off and switch-on pstates compute 1 flop each: they need a speed
+            for k, need_speed in zip(sp, (False, True, True)):
+                if not 0 <= k < len(speeds) or (need_speed and not speeds[k] > 0):
+                    what = "does not exist" if not 0 <= k < len(speeds) else "has no speed > 0 for its 1-flop switch"
+                    raise PolicyInputError(f"policy {p.name!r}, option 'idle_timeout': host {h.name!r} has "
+                                           f"sleep_pstates {h.properties.get('sleep_pstates')!r} but pstate {k} "
+                                           f"{what} (speeds {speeds})")
             self.off_delay[h.id] = 1.0 / speeds[sp[1]]
             self.on_delay[h.id] = d = 1.0 / speeds[sp[2]]
             self.managed |= 1 << h.id

@@ -177,6 +177,19 @@ class SwitchGroup:
     target: int
 
 
+def power_at(spec: HostSpec, pstate: int, load: float) -> float:
+    """What SimGrid's energy plugin charges (W) for a host of ``spec`` at ``pstate`` with ``load``
+    busy cores (``HostEnergy::get_current_watts_value``, SimGrid 3.32
+    ``src/plugins/host_energy.cpp``): ``Idle`` when nothing runs, ``Epsilon + (AllCores -
+    Epsilon) x min(load / cores, 1)`` otherwise -- except at a pstate of speed 0 (a sleep pstate
+    declared ``0f``, say), which the plugin takes as fully loaded whatever runs ("That's
+    arbitrary but it avoids a NaN"): ``Epsilon + (AllCores - Epsilon) x 1``, computed so."""
+    cores = spec.cores
+    if spec.speeds[pstate] <= 0:
+        load = cores
+    return spec.power[pstate].power(load, cores)
+
+
 class HostsMixin:
     """Power, energy, machine states and pstate switching of the compute hosts."""
 
@@ -209,7 +222,7 @@ class HostsMixin:
             self._counts[h.state] += 1
             if self.energy:
                 if h.pstate != 0:
-                    h.power = h.spec.power[0].power(0.0, h.spec.cores)
+                    h.power = power_at(h.spec, 0, 0.0)
                     self._not_updated[h.hid] = h
                 else:
                     h.power = self._host_power(h)
@@ -220,7 +233,7 @@ class HostsMixin:
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
-        return h.spec.power[h.pstate].power(h.load, h.spec.cores)
+        return power_at(h.spec, h.pstate, h.load)
 
     def _first_update(self, hids=None) -> None:
         """SimGrid's energy plugin updates hosts ``hids`` (default: all) for the first time now:
