@@ -109,3 +109,17 @@ def test_a_single_host_task_drops_its_communication(tmp_path):
     out = run_fcfs_with_energy(SELF, tmp_path)
     for name in ("jobs", "consumed_energy"):
         assert (out / f"out_{name}.csv").read_text() == (SELF / f"{name}.csv").read_text(), name
+
+
+MSG = Path(__file__).parent / "fixtures" / "batsim_message_sharing"
+
+
+def test_a_message_byte_shares_the_links_with_a_held_task(tmp_path):
+    # fixtures/batsim_message_sharing/README.md: the JOB_COMPLETED byte halves the held task's
+    # rate on the backbone for its 2 ms; the hosts are charged 162.5 W over them
+    energy = {r["time"]: r["energy"] for r in rows(MSG / "consumed_energy.csv")}
+    assert energy["1.000000"] == "350.000000"
+    assert energy["5.000000"] == f"{350 + 2 * 162.5 * 0.002 + 2 * 100 * 3.998:f}" == "1150.250000"
+    out = run_fcfs_with_energy(MSG, tmp_path)
+    for name in ("jobs", "consumed_energy"):
+        assert (out / f"out_{name}.csv").read_text() == (MSG / f"{name}.csv").read_text(), name

@@ -102,6 +102,36 @@ class HeldTask:
         self.done = False
 
 
+class MessageFlow:
+    """The byte of one of Batsim's messages while it crosses its route's links: SimGrid's
+    ``ptask_L07`` model makes a message an ``L07Action`` like a job's task (``NetworkL07Model::
+    communicate``), whose variable shares the links with the jobs' communications and the other
+    messages from the step that pays its latency on (:mod:`.netserver`). Same fields as a task
+    for the sharing code (no hosts, no flops: its CPU elements weigh 0); ``rate`` (B/s) is its
+    :mod:`.steps` action's."""
+
+    __slots__ = ("id", "links", "net_bound", "index", "action", "stage_start", "pending")
+    hosts = ()
+    flops = ()
+
+    def __init__(self, action: Any, number: int, latency: float) -> None:
+        self.id = ("message", number)   # never a job's id (a str) nor a held task's (a 1-tuple)
+        self.links = action.links
+        self.net_bound = TCP_GAMMA / (2.0 * latency) if latency > 0 else _INF   # L07Action::update_bound, 1 byte
+        self.index = number
+        self.action = action
+        self.stage_start = 0.0
+        self.pending = False
+
+    @property
+    def rate(self) -> float:
+        return self.action.rate
+
+    @rate.setter
+    def rate(self, value: float) -> None:
+        self.action.rate = value
+
+
 class ExecutionMixin:
     """Start jobs, run their profile stages, share hosts, end and kill them."""
 
@@ -337,7 +367,8 @@ class ExecutionMixin:
             h.load = loads.get(hid, 0.0)
             self._set_power(h, True)
         for j in tasks:
-            self._arm_compute_end(j)
+            if type(j) is not MessageFlow:   # (a message's action reads its new rate itself)
+                self._arm_compute_end(j)
 
     def _connected_tasks(self, hids, links=()) -> list[EngineJob]:
         """The running compute tasks linked to hosts ``hids`` or links ``links`` through shared

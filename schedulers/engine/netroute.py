@@ -129,6 +129,10 @@ class MessageDelays:
 
     master_route: tuple[float, float]
     host_routes: dict
+    #: the links of the same routes, in route order (what a message's byte shares with the jobs'
+    #: communications and the other messages: :mod:`.netserver`)
+    master_links: tuple = ()
+    host_links: dict = field(default_factory=dict)
 
     @property
     def master(self) -> float:
@@ -216,7 +220,9 @@ def message_delays(routes: Routes, src: str, master: str, compute: list[str]) ->
     if not routes.has(master):
         raise NetworkUnsupported(f"{src}: master host {master!r} not found")
     delays = MessageDelays(master_route=route_rate(list(routes.route(master, master)[0])),
-                           host_routes={h: route_rate(list(routes.route(h, master)[0])) for h in compute})
+                           host_routes={h: route_rate(list(routes.route(h, master)[0])) for h in compute},
+                           master_links=routes.route(master, master)[0],
+                           host_links={h: routes.route(h, master)[0] for h in compute})
     for h, d in [(master, delays.master_route), *delays.host_routes.items()]:
         if not d[1] > 0:
             # a link of bandwidth 0 (e.g. a cluster's bb_lat without bb_bw: sg_platf_new_cluster_flat

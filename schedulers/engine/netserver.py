@@ -31,7 +31,10 @@ below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 * **The mailbox** (``send_message``, ``src/ipp.cpp``: a blocking 1-byte ``put`` to the mailbox
   ``server``). The server receives one message at a time, oldest first; a message posted while
   the server waits is matched at once, otherwise it waits in the mailbox; its transfer takes its
-  route's delay from the moment it is matched. The server handles a message and looks at its
+  route's delay from the moment it is matched: the route's latency, then its byte, which shares
+  the route's links with the jobs' communications and the other messages (an ``L07Action`` of
+  SimGrid's ``ptask_L07`` model, ``NetworkL07Model::communicate``; :class:`.execution.MessageFlow`;
+  worked by hand and recorded, ``tests/fixtures/batsim_message_sharing``). The server handles a message and looks at its
   mailbox before any message posted in the same sub-round is in it: the sender's next one, or
   one from a job that ended at that instant (recorded on Batsim 4.2.1,
   ``tests/fixtures/batsim_network/tiny_net.xml``: the submitter's last JOB_SUBMITTED reaches
@@ -68,7 +71,7 @@ from ..core.events import (
     CallMeLater, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState, SimulationEnds,
 )
 from ..core.model import Job
-from .execution import RUNNING, SUBMITTED, HeldTask
+from .execution import RUNNING, SUBMITTED, HeldTask, MessageFlow
 from .ports import EngineError
 from .queue import Kind
 
@@ -91,9 +94,14 @@ class NetworkServerMixin:
     # ------------------------------------------------------------------------------ mailbox
     def _net_init(self) -> None:
         d = self.platform.message_delays
-        # a message's route: (latency s, rate B/s), played on SimGrid's clock (.steps)
-        self._d_master = d.master_route
-        self._d_host = [d.host_routes[h.spec.name] for h in self.hosts]
+        # a message's route: (latency s, rate B/s, the links its byte may share), played on
+        # SimGrid's clock (.steps); a route of FATPIPE links only shares nothing
+        def route(r, links):
+            shared = tuple((ln, 1.0) for ln in links) if any(not ln.fatpipe for ln in links) else ()
+            return (*r, shared)
+        self._d_master = route(d.master_route, d.master_links)
+        self._d_host = [route(d.host_routes[h.spec.name], d.host_links.get(h.spec.name, ())) for h in self.hosts]
+        self._flows: dict[int, MessageFlow] = {}   # id(message) -> its byte's flow, while in the system
         self._mailbox: deque = deque()   # posted, not yet matched
         self._waiting = False            # the server is blocked in receive with nothing matched
         self._in_flight = 0              # posted and not yet handled by the server
@@ -122,17 +130,46 @@ class NetworkServerMixin:
         for msg in out:
             if self._waiting:
                 self._waiting = False
-                self._queue.message(*msg[2], Kind.RECV, msg)
+                self._transfer(msg)
             else:
                 self._mailbox.append(msg)
 
     def _receive(self) -> None:
         """The server calls receive: the oldest posted message starts its transfer, or it waits."""
         if self._mailbox:
-            msg = self._mailbox.popleft()
-            self._queue.message(*msg[2], Kind.RECV, msg)
+            self._transfer(self._mailbox.popleft())
         else:
             self._waiting = True
+
+    def _transfer(self, msg: tuple) -> None:
+        """A message is matched: its transfer starts (a latency, then its byte)."""
+        lat, rate, links = msg[2]
+        a = self._queue.message(lat, rate, Kind.RECV, msg, links)
+        if links and a is not None and not lat > 0:
+            self._flow_starts(a)
+
+    def _flow_starts(self, action) -> None:
+        """A message's byte starts crossing its links (its latency is paid): its flow joins the
+        sharing system, and, where jobs' communications or other messages use those links, every
+        rate there is solved again (SimGrid's next solve): the jobs' tasks slow down while the
+        byte crosses, and a host's energy read before the byte is through charges its interval
+        at the lowered load (``HostEnergy::update``)."""
+        self._ptasks += 1
+        flow = MessageFlow(action, self._ptasks, action.payload[2][0])
+        users = self._link_users
+        shared = any(ln in users for ln, _ in flow.links)
+        self._link(flow)
+        self._flows[id(action.payload)] = flow
+        if shared:
+            self._reshare((), links=flow.links)
+
+    def _flow_ends(self, flow: MessageFlow) -> None:
+        """A message's byte is through: its flow leaves the system; the rates it lowered are
+        solved again."""
+        links = flow.links
+        self._unlink(flow)
+        if any(ln in self._link_users for ln, _ in links):
+            self._reshare((), links=links)
 
     # --------------------------------------------------------------------------- sub-rounds
     def _after(self, k: int, fn) -> None:
@@ -194,13 +231,17 @@ class NetworkServerMixin:
 
     def _on_received(self, msg: tuple, port) -> None:
         mtype, payload, _, then, sender = msg
+        flow = self._flows.pop(id(msg), None) if self._flows else None
         if sender >= 0:
             # the message is a ptask-model action on the sender's and the master's hosts: its
-            # end updates their energy (host_energy.cpp, on_action_state_change)
+            # end updates their energy (host_energy.cpp, on_action_state_change), at the loads
+            # of the last solve (its byte still in it)
             self._updated((sender,))
         self._server_handle(mtype, payload, port)
         if then is not None:
             then()
+        if flow is not None:
+            self._flow_ends(flow)
 
     # ------------------------------------------------------------------------------- server
     def _server_handle(self, mtype: int, payload: Any, port) -> None:
@@ -335,6 +376,8 @@ class NetworkServerMixin:
     def _net_event(self, kind: int, payload: Any, port) -> None:
         if kind == Kind.RECV:
             self._on_received(payload, port)
+        elif kind == Kind.MSG_ACTIVE:
+            self._flow_starts(payload)
         elif kind == Kind.DECISION:
             self._reqrep(*payload)
         elif kind == Kind.JOB_END:

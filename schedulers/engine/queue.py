@@ -34,6 +34,7 @@ class Kind(enum.IntEnum):
     READY = 7       #: the scheduler's reply is fully played: it is ready again (SCHED_READY)
     RECV = 8        #: networked platforms: a message's transfer to the server ends (:mod:`.netserver`)
     LATENCY = 9     #: a parallel task's communications paid their latency: it starts progressing
+    MSG_ACTIVE = 10  #: networked platforms: a message paid its latency; its byte shares the links (:mod:`.netserver`)
 
 
 def at(t: float) -> float:

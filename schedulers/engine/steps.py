@@ -12,7 +12,8 @@ Batsim configures:
 
 * every timer is an *action* with counters, kept in creation order (``Model::started_action_set``):
   a sleep (``CpuImpl::sleep``: a ``max_duration``), a 1-byte message (``L07Action``: a latency,
-  then a ``remains`` of 1 at the route's rate), a computation (``remains`` at a rate) or the
+  then a ``remains`` of 1 at the rate the sharing system gives its byte, which the engine sets
+  on ``Kind.MSG_ACTIVE``), a computation (``remains`` at a rate) or the
   latency of a parallel task;
 * a step (``EngineImpl::solve``, ``HostL07Model::next_occurring_event``,
   ``Model::next_occurring_event_full``) lasts the smallest of: a latency still to pay, a
@@ -58,12 +59,13 @@ class _Action:
     ``remains`` (work left), ``rate`` (work/s once the latency is paid), ``maxdur`` (s left,
     -1 for none); ``versioned``: a ``JOB_END``/``LATENCY`` timer, stale once its job moved on."""
 
-    __slots__ = ("typ", "lat", "remains", "rate", "maxdur", "kind", "payload", "versioned")
+    __slots__ = ("typ", "lat", "remains", "rate", "maxdur", "kind", "payload", "versioned", "links")
 
-    def __init__(self, typ, lat, remains, rate, maxdur, kind, payload) -> None:
+    def __init__(self, typ, lat, remains, rate, maxdur, kind, payload, links=()) -> None:
         self.typ, self.lat, self.remains, self.rate, self.maxdur = typ, lat, remains, rate, maxdur
         self.kind, self.payload = kind, payload
         self.versioned = kind == Kind.JOB_END or kind == Kind.LATENCY
+        self.links = links   # a message's route: [(link, 1.0)] (it shares them once its latency is paid)
 
 
 def _live(a: _Action) -> bool:
@@ -93,13 +95,18 @@ class StepQueue:
             return
         self._acts.append(_Action(_SLEEP, 0.0, 0.0, 0.0, max(d, 0.0), kind, payload))
 
-    def message(self, lat: float, rate: float, kind: Kind, payload: Any = None) -> None:
+    def message(self, lat: float, rate: float, kind: Kind, payload: Any = None, links=()) -> "_Action | None":
         """A 1-byte message over a route of latency ``lat`` (s) whose bottleneck passes ``rate``
-        B/s (``inf``: an empty route, done at once)."""
+        B/s (``inf``: an empty route, done at once). ``links``: the route's ``[(link, 1.0)]``;
+        when given, the step that pays the latency also yields ``(Kind.MSG_ACTIVE, action)``,
+        so that the engine puts the byte's flow in the sharing system and sets the action's
+        ``rate`` (B/s) to what the system gives it. Returns the action (None for an empty route)."""
         if rate == _INF:
             self.sleep(0.0, kind, payload)
-        else:
-            self._acts.append(_Action(_MESSAGE, lat, 1.0, rate, _NONE, kind, payload))
+            return None
+        a = _Action(_MESSAGE, lat, 1.0, rate, _NONE, kind, payload, links)
+        self._acts.append(a)
+        return a
 
     def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> None:
         """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0)."""
@@ -173,6 +180,8 @@ class StepQueue:
                 if lat <= 0 and typ == _LATENCY:
                     out.append((a.kind, a.payload))
                 else:
+                    if lat <= 0 and a.links:
+                        out.append((Kind.MSG_ACTIVE, a))
                     keep.append(a)
                 continue
             r = a.remains - a.rate * delta
