@@ -158,3 +158,16 @@ def test_engine_output_files_match_batsim(name, tmp_path):
                         f"{ref.name} row {i} {col}: {g[col]} != {e[col]}"
                 else:
                     assert g[col] == e[col], f"{ref.name} row {i} {col}: {g[col]!r} != {e[col]!r}"
+
+
+def test_a_job_ending_with_a_switch_writes_its_machine_state_row_first(tmp_path):
+    # Recorded on real Batsim 4.2.1 (2026-11-24): the replay of pybatsim_fcfsSchedSleep_intfix_6pstates
+    # (Batsim's test_delays.json, energy_6pstates_4hosts.xml, -E). At t = 43 host 2's 20-s switch-on
+    # and a 10-s job end in one step; the job's actor writes its row when it wakes, the switch actor
+    # only after its set_pstate simcall (switch_on_machine_process, src/pstate.cpp), so the job's
+    # row (one host computing -> idle) comes first, then the switch's (switching_on -> idle).
+    _run("pybatsim_fcfsSchedSleep_intfix_6pstates.jsonl", tmp_path)
+    at43 = [r for r in _read_csv(tmp_path / "out_machine_states.csv") if r["time"] == "43"]
+    cols = ("nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing")
+    assert [tuple(int(r[c]) for c in cols) for r in at43] == [
+        (1, 1, 0, 1, 1), (1, 0, 0, 2, 1), (1, 0, 0, 1, 2), (0, 1, 0, 1, 2), (0, 1, 0, 0, 3)]

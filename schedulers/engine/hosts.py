@@ -559,13 +559,20 @@ class HostsMixin:
         self._switch_reached(hid, target)
         self._mark_switch_done(hid, target, machine_row=True)
 
-    def _switch_reached(self, hid: int, target: int) -> None:
+    def _switch_reached(self, hid: int, target: int, state: bool = True) -> None:
         """The switch actor's side (``switch_on/off_machine_process``, ``src/pstate.cpp``): the
-        flop is computed, the host takes ``target`` and its new machine state."""
+        flop is computed, the host takes ``target`` (``set_pstate``, a simcall) and then its new
+        machine state (``update_machine_state``; ``state`` False: later, :meth:`_switch_state`)."""
         h = self.hosts[hid]
         self._set_pstate(h, target)
         h.load = 0.0
         self._set_power(h)
+        if state:
+            self._switch_state(hid, target)
+
+    def _switch_state(self, hid: int, target: int) -> None:
+        """The machine state a switch ends in (``Machine::update_machine_state``)."""
+        h = self.hosts[hid]
         self._set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
 
     def _mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> bool:

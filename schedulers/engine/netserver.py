@@ -406,9 +406,16 @@ class NetworkServerMixin:
             self._submit_step(payload, woke=True)
         elif kind == Kind.SWITCH:
             hid, target = payload
-            self._switch_reached(hid, target)
-            # switch_on/off_machine_process: set_pstate (a simcall), then the message
-            self._after(1, lambda: self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid))
+            self._switch_reached(hid, target, state=False)
+            # switch_on/off_machine_process: set_pstate (a simcall), then the machine state and
+            # the message: a job ending at this instant writes its machine-state row first
+            # (recorded on Batsim 4.2.1: pybatsim_fcfsSchedSleep_intfix_6pstates, t = 43)
+
+            def switched() -> None:
+                self._switch_state(hid, target)
+                self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid)
+
+            self._after(1, switched)
         elif kind == Kind.WAITER:
             self._post(_WAITED, None, self._d_master)
         elif kind == Kind.KILL:
