@@ -30,7 +30,7 @@ from typing import Any
 
 from .model import Host, PolicyInputError
 
-__all__ = ["MAX_WATTS", "PowerError", "PowerRange", "parse_watt_ranges", "watt_ranges", "nominal_pstate",
+__all__ = ["MAX_WATTS", "PowerError", "PowerRange", "watts", "parse_watt_ranges", "watt_ranges", "nominal_pstate",
            "full_load_watts", "draw", "busy_parts", "csp_coefficient"]
 
 #: Largest power accepted in ``wattage_per_state`` and ``wattage_off`` (W): a gigawatt per host.
@@ -57,6 +57,17 @@ class PowerRange:
         if load <= 0:
             return self.idle
         return self.epsilon + (self.all_cores - self.epsilon) * min(load / cores, 1.0)
+
+
+def watts(pstate_power: PowerRange, speed: float, busy_cores: float, cores: int) -> float:
+    """Power (W) the energy plugin charges at a pstate of ``pstate_power`` and ``speed``
+    (flops/s) with ``busy_cores`` busy out of ``cores`` (``HostEnergy::get_current_watts_value``,
+    SimGrid 3.32 ``src/plugins/host_energy.cpp``): :meth:`PowerRange.power`, except that a pstate
+    of speed 0 counts as fully loaded whatever runs ("That's arbitrary but it avoids a NaN"):
+    ``Epsilon + (AllCores - Epsilon) x 1``. The engine's hosts and :func:`draw` both use it."""
+    if speed <= 0:
+        busy_cores = cores
+    return pstate_power.power(busy_cores, cores)
 
 
 def parse_watt_ranges(raw: str) -> list[PowerRange]:
@@ -151,9 +162,10 @@ def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
     p = host.pstate if pstate is None else pstate
     if not 0 <= p < len(ranges):
         raise PowerError(f"host {host.name!r} (id {host.id}): pstate {p} has no wattage_per_state entry")
-    if host.speeds_known and p < len(host.speeds) and host.speeds[p] <= 0:
-        busy_cores = host.cores  # SimGrid takes a pstate of speed 0 as fully loaded (module docstring)
-    return ranges[p].power(busy_cores, host.cores) if busy_cores > 0 else ranges[p].idle
+    speed = host.speeds[p] if host.speeds_known and p < len(host.speeds) else 1.0   # (unknown: not 0)
+    if busy_cores <= 0 and speed > 0:
+        return ranges[p].idle   # (the host's cores need not be known)
+    return watts(ranges[p], speed, busy_cores, host.cores)
 
 
 def busy_parts(profile: dict[str, Any] | None, index: int) -> int:

@@ -179,11 +179,15 @@ class IdleShutdown:
             # the sleep pstate may have speed 0 (Batsim accepts it; SimGrid charges it at full
             # load); the switch-off and switch-on pstates compute 1 flop each: they need a speed
             for k, need_speed in zip(sp, (False, True, True)):
-                if not 0 <= k < len(speeds) or (need_speed and not speeds[k] > 0):
-                    what = "does not exist" if not 0 <= k < len(speeds) else "has no speed > 0 for its 1-flop switch"
-                    raise PolicyInputError(f"policy {p.name!r}, option 'idle_timeout': host {h.name!r} has "
-                                           f"sleep_pstates {h.properties.get('sleep_pstates')!r} but pstate {k} "
-                                           f"{what} (speeds {speeds})")
+                if not 0 <= k < len(speeds):
+                    what = "does not exist"
+                elif need_speed and not speeds[k] > 0:
+                    what = "has no speed > 0 for its 1-flop switch"
+                else:
+                    continue
+                raise PolicyInputError(f"policy {p.name!r}, option 'idle_timeout': host {h.name!r} has "
+                                       f"sleep_pstates {h.properties.get('sleep_pstates')!r} but pstate {k} "
+                                       f"{what} (speeds {speeds})")
             self.off_delay[h.id] = 1.0 / speeds[sp[1]]
             self.on_delay[h.id] = d = 1.0 / speeds[sp[2]]
             self.managed |= 1 << h.id

@@ -6,7 +6,8 @@ Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's s
 Energy
     SimGrid's host-energy plugin (:mod:`schedulers.engine.platform`): a host whose busy load is
     ``L`` cores of ``C`` draws ``Epsilon + (AllCores - Epsilon) * min(L / C, 1)`` W at its
-    current pstate, ``Idle`` when ``L = 0``. Each host's energy is a double brought up to date
+    current pstate, ``Idle`` when ``L = 0``, full load at a pstate of speed 0
+    (:func:`schedulers.core.power.watts`). Each host's energy is a double brought up to date
     as the plugin does (below), with the same steps, so that its rounding is SimGrid's: Batsim
     prints ``epower`` = (E - E_prev) / dt over intervals as short as 1e-10 s (its messages across
     a loopback), where that rounding is most of the value. Batsim sums the hosts' energies in a
@@ -83,6 +84,7 @@ from procset import ProcSet
 
 from ..core.events import ResourceStateChanged, SetResourceState
 from ..core.model import HostState
+from ..core.power import watts
 from .platform import HostSpec
 from .ports import EngineError
 from .queue import Kind, at
@@ -177,19 +179,6 @@ class SwitchGroup:
     target: int
 
 
-def power_at(spec: HostSpec, pstate: int, load: float) -> float:
-    """What SimGrid's energy plugin charges (W) for a host of ``spec`` at ``pstate`` with ``load``
-    busy cores (``HostEnergy::get_current_watts_value``, SimGrid 3.32
-    ``src/plugins/host_energy.cpp``): ``Idle`` when nothing runs, ``Epsilon + (AllCores -
-    Epsilon) x min(load / cores, 1)`` otherwise -- except at a pstate of speed 0 (a sleep pstate
-    declared ``0f``, say), which the plugin takes as fully loaded whatever runs ("That's
-    arbitrary but it avoids a NaN"): ``Epsilon + (AllCores - Epsilon) x 1``, computed so."""
-    cores = spec.cores
-    if spec.speeds[pstate] <= 0:
-        load = cores
-    return spec.power[pstate].power(load, cores)
-
-
 class HostsMixin:
     """Power, energy, machine states and pstate switching of the compute hosts."""
 
@@ -222,7 +211,7 @@ class HostsMixin:
             self._counts[h.state] += 1
             if self.energy:
                 if h.pstate != 0:
-                    h.power = power_at(h.spec, 0, 0.0)
+                    h.power = watts(h.spec.power[0], h.spec.speeds[0], 0.0, h.spec.cores)
                     self._not_updated[h.hid] = h
                 else:
                     h.power = self._host_power(h)
@@ -233,7 +222,8 @@ class HostsMixin:
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
-        return power_at(h.spec, h.pstate, h.load)
+        spec, p = h.spec, h.pstate
+        return watts(spec.power[p], spec.speeds[p], h.load, spec.cores)
 
     def _first_update(self, hids=None) -> None:
         """SimGrid's energy plugin updates hosts ``hids`` (default: all) for the first time now:
