@@ -124,7 +124,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     """
     from .inputs.convert import convert_trace
     from .inputs.errors import WorkloadError
-    from .inputs.jsonfile import read_json
+    from .inputs.jsonfile import batsim_number, read_json
 
     prepared: list[_Prepared] = []
     rescale = args.fit in ("scale", "clamp", "drop")  # a JSON workload is changed (rescale_workload's modes)
@@ -159,7 +159,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
             prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
         elif rescale or args.max_jobs is not None:
-            data = read_json(p, WorkloadError, "workload")
+            data = read_json(p, WorkloadError, "workload", batsim_number)
             if not isinstance(data, dict):
                 raise WorkloadError(f"{p}: a workload must be a JSON object with 'jobs' and 'profiles', "
                                     f"got a JSON {_json_kind(data)}")

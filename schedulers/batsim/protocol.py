@@ -66,6 +66,7 @@ from ..core.events import (
     SimulationEnds,
 )
 from ..core.model import Host, HostState, Job
+from ..inputs.batsim_numbers import batsim_float
 
 __all__ = [
     "HOST_EXTRA_KEY",
@@ -302,6 +303,9 @@ def dumps_batsim(obj: Any) -> str:
 
 
 # ------------------------------------------------------------------------- decoding framework
+_TO_BATSIM = "scheduler->Batsim"
+
+
 def _parse_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name} is not valid in a Batsim message")
 
@@ -326,7 +330,9 @@ def _load(raw: bytes | str | dict, direction: str) -> tuple[float, list[Any], bo
         )
     if text is not None:
         try:
-            msg = json.loads(text, parse_constant=_parse_constant)
+            # a reply's numbers as Batsim's RapidJSON reads them (inputs.batsim_numbers)
+            msg = json.loads(text, parse_constant=_parse_constant,
+                             parse_float=batsim_float if direction == _TO_BATSIM else float)
         except (ValueError, RecursionError) as exc:
             raise ProtocolError(f"{direction} message is not valid JSON ({exc}): {_quote(text)}", event=text) from None
     if not isinstance(msg, dict):
@@ -875,7 +881,7 @@ def decode_decisions(raw: bytes | str | dict) -> tuple[float, list[Decision]]:
             must be a string holding an integer, ``alloc``/``resources`` non-empty), quoting the
             offending event. Required fields: :data:`REQUIRED_DECISION_FIELDS`.
     """
-    return _decode_all(raw, "scheduler->Batsim", _DECISION_DECODERS, GenericDecision)
+    return _decode_all(raw, _TO_BATSIM, _DECISION_DECODERS, GenericDecision)
 
 
 # ------------------------------------------------------------- scheduler -> Batsim: encoding

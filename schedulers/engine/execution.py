@@ -246,8 +246,9 @@ class ExecutionMixin:
         self._reshare(job.hosts, started=job, links=old_links)
 
     def _sleep_timer(self, duration: float, kind, payload) -> None:
-        """Arm a sleep of ``duration`` s from now: an action on SimGrid's clock (networks,
-        :mod:`.steps`), else an event at the time rounded to 1e-9 s (:func:`.queue.at`)."""
+        """Arm a sleep of ``duration`` s from now: an action on SimGrid's clock (:mod:`.steps`,
+        :mod:`.lazysteps`), else (a Full zone the route reader does not know) an event at the
+        time rounded to 1e-9 s (:func:`.queue.at`)."""
         if self._steps:
             self._queue.sleep(duration, kind, payload)
         else:

@@ -327,7 +327,9 @@ class NetworkServerMixin:
         ``late.json``: a job starts before its ``subtime``)."""
         if decisions:
             ts = decisions[0].timestamp
-            if not woke and ts is not None and ts > self.now:
+            if ts is None:   # dated by the reply's now
+                ts = ready_at
+            if not woke and ts > self.now:
                 self._queue.sleep(ts - self.now, Kind.DECISION, (decisions, ready_at, True))
                 return
             self._post(_DECISION, decisions.popleft(), self._d_master, lambda: self._reqrep(decisions, ready_at))

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, NamedTuple, Protocol
 
-from ..core.events import Decision, Event
+from ..core.events import CallMeLater, Decision, Event
+from ..inputs.batsim_numbers import batsim_float_of
 
 __all__ = ["EngineError", "Deadlock", "Reply", "SchedulerPort", "InProcessPort", "batsim_time", "describe_scheduler"]
 
@@ -46,7 +47,7 @@ class Deadlock(EngineError):
 
 
 class Reply(NamedTuple):
-    """A scheduler's reply: its ``now`` (s) and its decisions (``timestamp`` None = the message's
+    """A scheduler's reply: its ``now`` (s) and its decisions (``timestamp`` None = the reply's
     ``now``)."""
 
     now: float
@@ -89,16 +90,38 @@ class InProcessPort:
                 if t != now and batsim_time(t) != t:
                     break
             else:
-                return self.policy.decide(now, events)
-        events = [e if e.timestamp == (t := batsim_time(e.timestamp)) else replace(e, timestamp=t) for e in events]
-        decisions = self.policy.decide(shown, events)
+                return as_batsim_reads(self.policy.decide(now, events))
+        for e in events:  # the engine's events of this message: dated as printed, in place
+            t = batsim_time(e.timestamp)
+            if t != e.timestamp:
+                e.timestamp = t
+        decisions = as_batsim_reads(self.policy.decide(shown, events))
         if shown == now:
             return decisions
-        return Reply(shown, [d if d.timestamp is not None else replace(d, timestamp=shown) for d in decisions])
+        return Reply(shown, decisions)   # (decisions without timestamp: at the reply's now)
 
     def __str__(self) -> str:
         name = getattr(self.policy, "name", None) or type(self.policy).__name__
         return f"policy {name!r}"
+
+
+def as_batsim_reads(decisions: list[Decision]) -> list[Decision]:
+    """``decisions`` with their times as Batsim reads them once Python's ``json`` wrote them (a
+    CALL_ME_LATER's time, an explicit ``timestamp``; :func:`~schedulers.inputs.batsim_numbers.
+    batsim_float_of`): so that a policy run in-process sees the times it would see behind
+    ``gridsched serve``. Times of at most 15 digits are unchanged."""
+    out = decisions
+    for k, d in enumerate(decisions):
+        ts = d.timestamp
+        if ts is not None and batsim_float_of(ts) != ts:
+            d = replace(d, timestamp=batsim_float_of(ts))
+        if isinstance(d, CallMeLater) and batsim_float_of(d.at) != d.at:
+            d = replace(d, at=batsim_float_of(d.at))
+        if d is not decisions[k]:
+            if out is decisions:
+                out = list(decisions)
+            out[k] = d
+    return out
 
 
 def describe_scheduler(port: Any) -> str:

@@ -7,8 +7,11 @@ which is the order in which SimGrid wakes the actors up and so the order in whic
 reach Batsim's server (observed on every recorded transcript of ``shared/batsim-4.2.1``).
 
 Times are rounded to 1e-9 s (:func:`at`) so that one instant reached along different floating
-point paths (``t + d1 + d2`` and ``t + (d1 + d2)``) is one instant; Batsim writes 6 decimals, so
-the rounding is invisible in every output.
+point paths (``t + d1 + d2`` and ``t + (d1 + d2)``) is one instant. This queue now serves only
+compute-only platforms whose master host sits in a ``routing="Full"`` zone the route reader does
+not know (``read_platform``); elsewhere the clock is SimGrid's, step by step, to the last bit of
+a double (:mod:`.steps` with a network, :mod:`.lazysteps` without), and :class:`Kind` names the
+timers of all three.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ Part of :class:`schedulers.engine.simulator.Engine` (a mixin; shared state in :m
 Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
     The server handles its internal messages one at a time; after each it sends the events
     gathered so far to the scheduler when the scheduler is ready, the server's mailbox is empty
-    and there is something to send. Messages of actors woken at one instant reach the mailbox
-    together, in the order their timers were armed (:mod:`.queue`), so they go out in one
-    message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
+    and there is something to send. Messages of actors woken in one step of SimGrid's clock
+    (:mod:`.lazysteps`) reach the mailbox together, in the order their actions were created, so
+    they go out in one message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
     other messages were still being handled; simultaneous ends of separate switches are handled
     one mailbox round each. This reproduces every grouping of the recorded transcripts.
 Decision delays (``JsonProtocolReader::parse_and_apply_message``, ``src/protocol.cpp``)
@@ -97,14 +97,20 @@ class ServerMixin:
         t = self.now
         if kind == _SUBMIT:
             # the static submitter's jobs of one subtime: made into EngineJobs now (JobTable.job)
-            w, start = payload
+            # (static_job_submitter_process, src/job_submitter.cpp): woken, the submitter takes
+            # the job it slept for, even where SimGrid's clock stops short of its subtime, then
+            # every job whose subtime is not after the clock; then it sleeps
+            # ``next subtime - clock``. (The 1e-9-s clock: the jobs of the same subtime.)
+            w, k = payload
             table, subtimes = w.jobs, w.jobs.subtimes
             n = len(subtimes)
-            k = start
-            sub = subtimes[start]
+            steps = self._steps
+            sub = subtimes[k]
             if self.energy and self._e_first_sub[0] < 0:
                 self._e_first_sub = self._total_exact()
-            while k < n and subtimes[k] == sub:
+            woke = True
+            while k < n and (woke or (subtimes[k] <= t if steps else subtimes[k] == sub)):
+                woke = False
                 j = table.job(k)
                 j.state = SUBMITTED
                 self.jobs[j.id] = j
@@ -112,7 +118,10 @@ class ServerMixin:
                 self._buffer.append(JobSubmitted(t, job=Job.from_json(j.id, j.raw, prof)))
                 k += 1
             if k < n:
-                self._queue.push(at(subtimes[k]) if subtimes[k] > t else t, _SUBMIT, (w, k))
+                if steps:
+                    self._queue.sleep(subtimes[k] - t, _SUBMIT, (w, k))
+                else:
+                    self._queue.push(at(subtimes[k]) if subtimes[k] > t else t, _SUBMIT, (w, k))
                 return []
             return [(_BYE, w)]
         if kind == _BYE:
@@ -204,21 +213,34 @@ class ServerMixin:
             ready_at, decisions = self.now, reply
         return ready_at, decisions
 
-    def _play_decisions(self, decisions: deque, ready_at: float) -> None:
-        """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY."""
+    def _play_decisions(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
+        """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY
+        at the reply's ``now`` (``JsonProtocolReader::send_message_at_time``: ``sleep_for(when -
+        clock)`` when ``when`` is later than the clock, then the message). ``woke``: such a sleep
+        is over; its message goes even where SimGrid's clock stops short of ``when``."""
         now = self.now
+        steps = self._steps
         while decisions:
             ts = decisions[0].timestamp
-            if ts is not None and at(ts) > now:
+            if ts is None:   # dated by the reply's now (a plain list: the message's)
+                ts = ready_at
+            if not woke and (ts > now if steps else at(ts) > now):
                 self._ready = False
-                self._queue.push(at(ts), _DECISION, (decisions, ready_at))
+                if steps:
+                    self._queue.sleep(ts - now, _DECISION, (decisions, ready_at, True))
+                else:
+                    self._queue.push(at(ts), _DECISION, (decisions, ready_at))
                 self._killings_reported()
                 return
+            woke = False
             self._apply(decisions.popleft())
         self._killings_reported()
-        if at(ready_at) > now:
+        if not woke and (ready_at > now if steps else at(ready_at) > now):
             self._ready = False
-            self._queue.push(at(ready_at), _READY)
+            if steps:
+                self._queue.sleep(ready_at - now, _READY)
+            else:
+                self._queue.push(at(ready_at), _READY)
         else:
             self._ready = True
 
@@ -575,7 +597,10 @@ class ServerMixin:
         for w in self.workloads:
             self._submitters_left += 1
             if len(w.jobs):
-                self._queue.push(at(w.jobs.subtimes[0]), _SUBMIT, (w, 0))
+                if self._steps:
+                    self._queue.sleep(w.jobs.subtimes[0], _SUBMIT, (w, 0))
+                else:
+                    self._queue.push(at(w.jobs.subtimes[0]), _SUBMIT, (w, 0))
             else:  # an empty workload: its submitter says goodbye at once
                 self._queue.push(0.0, _BYE, w)
         # The time-0 submissions reach the server before the scheduler's SCHED_READY. Where

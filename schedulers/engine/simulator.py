@@ -42,6 +42,7 @@ from .platform import PlatformSpec
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
+from .lazysteps import LazyStepQueue
 from .results import NULL_RUNTIME_EPSILON, DoneJobs, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
 from .workload import EngineJob, Workload
@@ -113,9 +114,14 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._done_dynamic: dict[str, int] = {}  # the row of each ended registered job
         self.now = 0.0
         self._live = 0.0                 # the last instant at which something happened (s)
-        # with a network, SimGrid's step-by-step clock decides the order of messages (.steps)
-        self._steps = platform.message_delays is not None
-        self._queue = StepQueue() if self._steps else EventQueue()
+        # SimGrid's step-by-step clock: with a network it decides the order of messages (.steps);
+        # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
+        # the reader does not know keeps the clock rounded to 1e-9 s (.queue, server.py)
+        self._steps = platform.message_delays is not None or not platform.master_loopback
+        if platform.message_delays is not None:
+            self._queue = StepQueue()
+        else:
+            self._queue = LazyStepQueue() if self._steps else EventQueue()
         self._buffer: list = []          # events gathered for the next message to the scheduler
         self._port = None
         self._ready = True               # Batsim's sched_ready

@@ -5,10 +5,10 @@ time" decides which message reaches Batsim's server first, and SimGrid decides i
 bit of a ``double``: recorded on Batsim 4.2.1, ``cluster_energy_128.xml``, a 1-s delay job started
 at t = 1.00240003199999972 ends at 2.00240003199999927 in one step, and the message that reaches
 the server at what prints as the same time ends in the next step, 1e-16 s later; the job's
-JOB_COMPLETED is then in the server's mailbox first. The event queue of compute-only platforms
-(:class:`.queue.EventQueue`, times rounded to 1e-9 s) cannot tell these apart, so here the clock
-is SimGrid's, step by step, as SimGrid 3.32 computes it for the ``ptask_L07`` host model that
-Batsim configures:
+JOB_COMPLETED is then in the server's mailbox first. So the clock is SimGrid's, step by step,
+as SimGrid 3.32 computes it for the ``ptask_L07`` host model that Batsim configures (on
+compute-only platforms, where actions are only sleeps and computations at a constant rate, the
+same steps are kept lazily, :mod:`.lazysteps`):
 
 * every timer is an *action* with counters, kept in creation order (``Model::started_action_set``):
   a sleep (``CpuImpl::sleep``: a ``max_duration``), a 1-byte message (``L07Action``: a latency,

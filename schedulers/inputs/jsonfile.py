@@ -21,9 +21,11 @@ import json
 import math
 import zlib
 from os import PathLike
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["read_json", "loads_strict"]
+from .batsim_numbers import batsim_float
+
+__all__ = ["read_json", "loads_strict", "batsim_number"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -43,14 +45,25 @@ def _float(token: str) -> float:
     return value
 
 
-def loads_strict(text: str, source: str, error: type[Exception] = ValueError) -> Any:
+def batsim_number(token: str) -> float:
+    """``parse_float`` for Batsim's inputs: the double Batsim reads (:mod:`.batsim_numbers`)."""
+    value = batsim_float(token)
+    if not math.isfinite(value):
+        raise _NotJson(f"number {token[:30]} is too large for a double")
+    return value
+
+
+def loads_strict(text: str, source: str, error: type[Exception] = ValueError,
+                 parse_float: Callable[[str], float] = _float) -> Any:
     """Parse JSON ``text`` strictly (see the module docstring); ``source`` names it in errors.
+    ``parse_float``: how numbers with a fraction or an exponent are read (default: the nearest
+    double; :func:`batsim_number`: as Batsim reads its inputs).
 
     Raises:
         error: one line, ``"<source>: ..."``.
     """
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_float)
+        return json.loads(text, parse_constant=_constant, parse_float=parse_float)
     except json.JSONDecodeError as exc:
         raise error(f"{source}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
@@ -60,13 +73,15 @@ def loads_strict(text: str, source: str, error: type[Exception] = ValueError) ->
         raise error(f"{source}: not valid JSON: {exc}") from None
 
 
-def read_json(path: str | PathLike[str], error: type[Exception] = ValueError, what: str = "file") -> Any:
+def read_json(path: str | PathLike[str], error: type[Exception] = ValueError, what: str = "file",
+              parse_float: Callable[[str], float] = _float) -> Any:
     """Read and parse the JSON file ``path`` (plain or gzip-compressed) strictly.
 
     Args:
         path: the file.
         error: the exception class raised on failure (e.g. ``WorkloadError``).
         what: what the file is, for messages (``"workload"``, ``"options file"``).
+        parse_float: as in :func:`loads_strict`.
 
     Raises:
         error: one line naming the file and what is wrong.
@@ -89,4 +104,4 @@ def read_json(path: str | PathLike[str], error: type[Exception] = ValueError, wh
     except UnicodeDecodeError as exc:
         raise error(f"{src}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     del raw  # the bytes are not needed while parsing (a 130 MB trace: 130 MB less at the peak)
-    return loads_strict(text, src, error)
+    return loads_strict(text, src, error, parse_float)

@@ -9,7 +9,9 @@ as text: the file is read in chunks of about a megabyte (plain or gzip-compresse
 name), the other top-level values and the ``profiles`` one by one.
 
 The parsing is done by Python's :mod:`json` decoder (its C scanner on each value, with the
-strict number rules of :mod:`.jsonfile`): the values are exactly those of ``read_json``. An
+strict rules of :mod:`.jsonfile`, and numbers read as Batsim reads them,
+:func:`~schedulers.inputs.jsonfile.batsim_number`): the values are exactly those of
+``read_json(..., parse_float=batsim_number)``. An
 item cut by the end of a chunk is decoded again once the next chunk is read. The reader never
 reports an error itself: on anything it does not expect (malformed or non-strict JSON, a file
 it cannot read or decode, nesting too deep), it reads the file again with ``read_json``, which
@@ -34,7 +36,7 @@ import zlib
 from array import array
 from typing import Any, Callable, Iterator
 
-from .jsonfile import _GZIP_MAGIC, _constant, _float, read_json
+from .jsonfile import _GZIP_MAGIC, _constant, batsim_number, read_json
 
 _scanstring = json.decoder.scanstring  # (text, index after the opening quote) -> (str, end); strict
 
@@ -53,7 +55,7 @@ _WS = re.compile(r"[ \t\n\r]*")  # JSON whitespace, as json.decoder.WHITESPACE
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 #: After an item: a comma (and the whitespace after it), or the container's end (group 1).
 _AFTER = {"]": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))"), "}": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\}))")}
-_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float)
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=batsim_number)  # Batsim's numbers
 _SCAN = _DECODER.scan_once
 
 
@@ -306,7 +308,7 @@ def read_workload_json(path: str, error: type[Exception] = ValueError, what: str
                     raise _Fallback
                 return value
     except (_Fallback, OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, RecursionError):
-        value = read_json(src, error, what)
+        value = read_json(src, error, what, batsim_number)
         if isinstance(value, dict) and isinstance(value.get("profiles"), dict):
             share_delays(value["profiles"])
         return value
