@@ -98,3 +98,21 @@ def test_the_engine_clock_is_simgrids_on_a_vivaldi_zone(tmp_path, monkeypatch):
         assert (tmp_path / f"out_{name}.csv").read_text() == (FIX / f"{name}.csv").read_text(), name
     energy = (FIX / "consumed_energy.csv").read_text().splitlines()
     assert energy[3] == "121.700000,12170.000000,s,100.000000,128.000000"   # 1 ulp of J / 1 ulp of s
+
+
+@pytest.mark.parametrize("queue", [StepQueue, LazyStepQueue])
+def test_a_computations_work_left_is_taken_off_step_by_step(queue):
+    # SimGrid's HostL07Model::update_actions_state: remains -= rate x delta at every step. A task
+    # at 0.3 of its work per second through seven steps of 0.1 s: by hand, 1 - 0.03 seven times
+    # is 0.7899999999999998 in doubles, where 1 - 0.3 x 0.7 gives 0.79
+    q = queue()
+    a = q.work(1.0, 0.3, Kind.SWITCH, "task")
+    for k in range(7):
+        q.sleep(0.1, Kind.WAITER, k)
+        q.pop_instant()
+    assert q.now == 0.7 and 1.0 - 0.3 * q.now == 0.79
+    assert q.remains(a) == 0.7899999999999998
+    # once it ended, its work left is 0 (below precision/work-amount: double_update sets 0)
+    while q:
+        q.pop_instant()
+    assert q.remains(a) == 0.0

@@ -24,7 +24,11 @@ Compute sharing (``--enable-compute-sharing``)
     Tasks sharing hosts get the rates of SimGrid's ``ptask_L07`` linear system, solved by
     :mod:`schedulers.engine.sharing`; only the tasks connected (through shared hosts) to a host
     whose load changed are re-solved. Without sharing every host runs at most one task and the
-    lockstep rate above is that same solution.
+    lockstep rate above is that same solution. A task keeps one SimGrid action through its rate
+    changes: its work left is the action's, ``rate x delta`` taken off at every step of SimGrid's
+    clock (:mod:`.steps`, :mod:`.lazysteps`), not ``rate x`` the time since the last change,
+    so that its end falls on SimGrid's bit (two ends within ``precision/work-amount`` are one
+    step, as in SimGrid).
 Walltime
     Batsim keeps a job's remaining walltime (``remaining_time``, ``src/task_execution.cpp``) and
     counts it down stage by stage: a compute stage waits for its task with
@@ -84,7 +88,7 @@ class HeldTask:
     solves it with the running tasks; ``id`` is ``(job id,)``, never equal to a job's id."""
 
     __slots__ = ("id", "hosts", "flops", "index", "remaining", "rate", "stage_start", "version",
-                 "wall_left", "links", "net_bound", "pending", "done")
+                 "wall_left", "links", "net_bound", "pending", "done", "action")
 
     def __init__(self, job: EngineJob, now: float) -> None:
         self.id = (job.id,)
@@ -93,6 +97,7 @@ class HeldTask:
         self.index = job.index          # SimGrid's creation order, kept
         self.remaining = job.remaining
         self.rate = job.rate
+        self.action = None              # (its own once armed; until then remaining is current)
         self.stage_start = now
         self.version = 0
         self.wall_left = -1.0   # released by its job actor, not by a walltime
@@ -229,6 +234,7 @@ class ExecutionMixin:
         job.index = self._ptasks  # SimGrid's action order: same-instant ends are handled in it
         job.remaining = 1.0
         job.rate = 0.0
+        job.action = None
         job.net_bound = _INF
         if net is not None:
             job.links, latency, job.net_bound = net
@@ -463,10 +469,11 @@ class ExecutionMixin:
             # the task and wait_for's timeout are two actions; the first to end wins (the task
             # when both end in one step: it was created first)
             q = self._queue
+            job.action = None
             if job.rate == _INF or job.remaining <= 0:
                 q.sleep(0.0, Kind.JOB_END, (job, job.version, False))
             elif job.rate > 0:
-                q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False))
+                job.action = q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False))
             left = self._walltime_left(job)
             if left is not None:
                 q.sleep(left, Kind.JOB_END, (job, job.version, True))
@@ -510,6 +517,7 @@ class ExecutionMixin:
         held.version += 1
         self._nheld -= 1
         self._progress_compute(held)
+        held.action = None
         for hid in held.hosts:
             self.hosts[hid].held.remove(held)
         links = held.links
@@ -525,9 +533,14 @@ class ExecutionMixin:
             self._release_task(held)
 
     def _progress_compute(self, job: EngineJob) -> None:
-        """Account the work done since the last rate change (compute stages only)."""
+        """Account the work done since the last rate change (compute stages only): on SimGrid's
+        clock, the work its action has left (``rate x delta`` taken off at every step,
+        ``HostL07Model::update_actions_state``); else ``rate x`` the time since."""
         if job.flops and job.rate not in (0.0, _INF):
-            job.remaining = max(0.0, job.remaining - job.rate * (self.now - job.stage_start))
+            if job.action is not None:
+                job.remaining = self._queue.remains(job.action)
+            else:
+                job.remaining = max(0.0, job.remaining - job.rate * (self.now - job.stage_start))
         job.stage_start = self.now
 
     def _dvfs(self, hids: list[int], target: int) -> None:
@@ -601,6 +614,7 @@ class ExecutionMixin:
         job.finish = self.now
         job.runtime = self.now - job.start
         job.version += 1
+        job.action = None   # (the action refers to the job: no cycle left for the collector)
         p_before = self._p_total
         had_load = bool(job.flops)
         links = job.links

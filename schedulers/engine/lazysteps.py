@@ -61,6 +61,10 @@ _JOB_END, _LATENCY = Kind.JOB_END, Kind.LATENCY
 _SEQUENTIAL_SUM = sum([1.0, 1e100, 1.0, -1e100]) == 0.0
 
 
+#: The step number of an action that ended: never replayed again.
+_ENDED = 1 << 62
+
+
 def _by_seq(e: list) -> int:
     return e[1]
 
@@ -99,11 +103,20 @@ class LazyStepQueue:
         heappush(self._heap, [self.now + (d - PRECISION_TIMING), seq, 0.0, d, self._base + len(self._deltas),
                               kind, payload, kind is _JOB_END or kind is _LATENCY])
 
-    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> None:
-        """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0)."""
+    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> list:
+        """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0); returns
+        its action, whose work left :meth:`remains` reads."""
         seq = self._seq = self._seq + 1
-        heappush(self._heap, [self.now + (remains - PRECISION_WORK) / rate, seq, rate, remains,
-                              self._base + len(self._deltas), kind, payload, kind is _JOB_END or kind is _LATENCY])
+        e = [self.now + (remains - PRECISION_WORK) / rate, seq, rate, remains, self._base + len(self._deltas),
+             kind, payload, kind is _JOB_END or kind is _LATENCY]
+        heappush(self._heap, e)
+        return e
+
+    def remains(self, e: list) -> float:
+        """The work left of a computation armed by :meth:`work`, as SimGrid's action holds it
+        after the last step (``rate x delta`` taken off step by step; 0 once it ended)."""
+        self._sync(e)
+        return e[3]
 
     def push(self, t: float, kind: Kind, payload: Any = None) -> None:
         """A timer at absolute time ``t`` (s): a sleep of ``t - now``."""
@@ -129,6 +142,8 @@ class LazyStepQueue:
         v = e[3]
         rate = e[2]
         if k < len(deltas):
+            if k < 0:   # its deltas were forgotten (_compact): it left the clock before
+                raise RuntimeError("lazysteps: the work left of an action no longer on the clock was read")
             if _SEQUENTIAL_SUM:   # -(((v - d1) - d2) ...) = ((-v + d1) + d2) ..., in C
                 v = -sum(map(rate.__mul__, deltas[k:]) if rate else deltas[k:], -v)
             elif rate:
@@ -189,6 +204,7 @@ class LazyStepQueue:
             if rate:
                 v = e[3] - rate * delta
                 if v < PRECISION_WORK:
+                    e[3], e[4] = 0.0, _ENDED   # (double_update: below the precision, 0)
                     out.append((e[5], e[6]))
                     continue
                 e[0] = now + (v - PRECISION_WORK) / rate

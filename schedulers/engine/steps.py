@@ -108,9 +108,18 @@ class StepQueue:
         self._acts.append(a)
         return a
 
-    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> None:
-        """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0)."""
-        self._acts.append(_Action(_WORK, 0.0, remains, rate, _NONE, kind, payload))
+    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> "_Action":
+        """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0); returns
+        its action, whose work left :meth:`remains` reads."""
+        a = _Action(_WORK, 0.0, remains, rate, _NONE, kind, payload)
+        self._acts.append(a)
+        return a
+
+    @staticmethod
+    def remains(action: "_Action") -> float:
+        """The work left of a computation armed by :meth:`work`, as SimGrid's action holds it
+        after the last step (``rate x delta`` taken off step by step; 0 once it ended)."""
+        return action.remains
 
     def latency(self, lat: float, kind: Kind, payload: Any = None) -> None:
         """A parallel task's latency phase of ``lat`` s; fires when paid."""
@@ -186,6 +195,7 @@ class StepQueue:
                 continue
             r = a.remains - a.rate * delta
             if r < PRECISION_WORK:
+                a.remains = 0.0   # (double_update: below the precision, 0)
                 out.append((a.kind, a.payload))
             else:
                 a.remains = r

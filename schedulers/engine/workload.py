@@ -82,6 +82,8 @@ class EngineJob:
     links: Sequence[tuple[Any, float]] = ()
     net_bound: float = math.inf  # TCP-gamma bound of the current stage (fraction/s)
     pending: bool = False        # in the latency phase of its communications (no progress)
+    #: the current compute stage's action on SimGrid's clock (its work left: ``queue.remains``)
+    action: Any = None
     #: Batsim's ``remaining_time`` (s, < 0: none; ``execute_job``, ``src/task_execution.cpp``) and
     #: the clock when the current compute stage's ``wait_for`` began (s)
     wall_left: float = -1.0
