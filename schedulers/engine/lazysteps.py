@@ -118,6 +118,14 @@ class LazyStepQueue:
         self._sync(e)
         return e[3]
 
+    def message(self, lat: float, rate: float, kind: Kind, payload: Any = None, links=()) -> None:
+        """A 1-byte message over an empty route (``lat`` 0, ``rate`` inf: a compute-only
+        platform's host to the master host): done in the next step, which lasts 0 s
+        (:meth:`.steps.StepQueue.message`)."""
+        if lat != 0.0 or rate != _INF or links:
+            raise ValueError("a message with a latency or a finite rate needs the full step clock (.steps)")
+        self.sleep(0.0, kind, payload)
+
     def push(self, t: float, kind: Kind, payload: Any = None) -> None:
         """A timer at absolute time ``t`` (s): a sleep of ``t - now``."""
         self.sleep(t - self.now, kind, payload)

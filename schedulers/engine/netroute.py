@@ -51,7 +51,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-__all__ = ["MessageDelays", "NetworkUnsupported", "Routes", "message_delays", "platform_routes", "parse_bandwidth",
+__all__ = ["MessageDelays", "NetworkUnsupported", "instant_messages", "Routes", "message_delays", "platform_routes", "parse_bandwidth",
            "parse_latency"]
 
 #: SimGrid's default loopback link of the network model (``network/loopback-bw``, B/s).
@@ -141,6 +141,14 @@ class MessageDelays:
     @property
     def hosts(self) -> dict:
         return {h: _route_time(r) for h, r in self.host_routes.items()}
+
+
+def instant_messages(compute) -> MessageDelays:
+    """The routes of a compute-only platform without a loopback (a Vivaldi zone, Batsim's
+    ``no_net`` examples): every message over an empty route, latency 0, no bandwidth limit, so
+    SimGrid ends its transfer in the next step, of 0 s (``L07Action``: no link, no flop: remains
+    0). ``compute``: the compute hosts (:class:`~.platform.HostSpec`)."""
+    return MessageDelays((0.0, math.inf), {h.name: (0.0, math.inf) for h in compute})
 
 
 #: SimGrid's ``network/TCP-gamma`` (B), the default Batsim keeps: a flow's rate is bounded by

@@ -28,15 +28,30 @@ there two ends that print alike can be two steps, and which comes first decides 
 Routings the engine cannot time are refused (:class:`EngineError`). Links marked
 ``<prop id="virtual" value="yes"/>`` (zero latency, infinite bandwidth) are not a network
 (:mod:`schedulers.engine.platform`).
+
+On compute-only platforms (Vivaldi zones) the messages take no time but each is still one of
+SimGrid's steps, of 0 s, and what Batsim's actors do between them orders a few things: the
+zero-flop stages of a ``composed`` job end one step each, between the decisions of the reply
+that started it (recorded on Batsim 4.2.1: fuzz case s38, two jobs of four such stages, the
+first started ends before the reply's SCHED_READY, the second after); jobs sharing a host end
+and post in the same sub-round (fuzz case s105). The engine then plays the same actor model
+as on networks (:mod:`.netserver`, every route empty: :func:`.netroute.instant_messages`,
+over the lazy step clock :mod:`.lazysteps`): with compute sharing, dynamic jobs, or a
+computing profile of no flops. Otherwise it groups the messages of one step itself
+(:mod:`.server`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of engine
+time), with the same results on every recorded case and on 129 random cases compared with real
+Batsim 4.2.1 with the actor model forced everywhere.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 from typing import Any, Callable
 
 from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
+from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
 from .platform import PlatformSpec
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
@@ -87,6 +102,10 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
             missing = [h.name for h in platform.compute if h.power is None][:5]
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
                               f"host; missing on {', '.join(missing)}")
+        if (platform.message_delays is None and not platform.master_loopback and platform.master is not None
+                and (compute_sharing or dynamic_jobs or _zero_work_profile(workloads))):
+            # the actor model with messages of no duration (see the module docstring)
+            platform = dataclasses.replace(platform, message_delays=instant_messages(platform.compute))
         self.platform = platform
         self.workloads = workloads
         self.energy = energy
@@ -118,9 +137,9 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
         # the reader does not know keeps the clock rounded to 1e-9 s (.queue, server.py)
         self._steps = platform.message_delays is not None or not platform.master_loopback
-        if platform.message_delays is not None:
+        if platform.routes is not None or platform.master_loopback:   # links, or the loopback: timed messages
             self._queue = StepQueue()
-        else:
+        else:   # compute-only: sleeps, computations and messages of no duration
             self._queue = LazyStepQueue() if self._steps else EventQueue()
         self._buffer: list = []          # events gathered for the next message to the scheduler
         self._port = None
@@ -153,3 +172,18 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
             self._settle_lazy()
         return build_result(self, wall)
 
+
+#: The profile types that compute (``cpu`` flops per host).
+_COMPUTING = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel")
+
+
+def _zero_work_profile(workloads: list[Workload]) -> bool:
+    """Whether a workload has a computing profile of no flops at all (on a compute-only platform
+    its parallel task ends in a step of 0 s, interleaved with Batsim's messages)."""
+    for w in workloads:
+        for prof in w.profiles.values():
+            if prof.get("type") in _COMPUTING:
+                cpu = prof.get("cpu", 0)
+                if not any(float(x) > 0 for x in (cpu if isinstance(cpu, list) else (cpu,))):
+                    return True
+    return False
