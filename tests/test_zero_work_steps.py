@@ -56,6 +56,7 @@ def test_zero_flop_stages_end_between_the_decisions_as_in_batsim(tmp_path):
 def test_the_fast_grouping_would_not_see_it(tmp_path, monkeypatch):
     # the engine's own grouping of one step's messages (server.py) ends e with c: the actor
     # model is what this workload needs (and gets: it has a computing profile of no flops)
-    monkeypatch.setattr(simulator, "_zero_work_profile", lambda workloads: False)
+    assert simulator._zero_work_profile([simulator.Workload("w0", "", [], {"z": {"type": "parallel", "cpu": [0, 0]}})])
+    monkeypatch.setattr(simulator, "_needs_actor_model", lambda *args: False)
     lines = _run(tmp_path)
     assert not any(ln.endswith("| JOB_COMPLETED w0!e") for ln in lines)

@@ -88,6 +88,18 @@ class _Submitter:
         self.w, self.k, self.clock = w, 0, 0.0
 
 
+class _Walk:
+    """A reader of hosts' energy between two sub-rounds (:meth:`NetworkServerMixin._read_on`)."""
+
+    __slots__ = ("server", "hosts", "then", "extra")
+
+    def __init__(self, server, hosts, then, extra: int) -> None:
+        self.server, self.hosts, self.then, self.extra = server, hosts, then, extra
+
+    def __call__(self) -> None:
+        self.server._read_on(self.hosts, self.then, self.extra)
+
+
 class NetworkServerMixin:
     """Batsim's actors and server with message delays (see the module docstring)."""
 
@@ -207,9 +219,25 @@ class NetworkServerMixin:
                 continue
             if w is None:
                 walked[h] = r
-            self._later.setdefault(r + 1, []).append(lambda: self._read_on(hosts, then, extra))
+            self._later.setdefault(r + 1, []).append(_Walk(self, hosts, then, extra))
             return
         self._after(extra, then)
+
+    def _walk_alone(self, walk: "_Walk") -> None:
+        """The sub-rounds of a reader that nothing else acts beside (:meth:`_run_rounds`), at
+        once: each host it reaches that nobody updated yet at this instant is one sub-round (it
+        is updated at that sub-round's end), as :meth:`_read_on` plays them one by one."""
+        r = self._round
+        upd, walked = self._upd_now, self._walked
+        n = 0
+        for h in walk.hosts:
+            if h in upd:
+                continue
+            if walked.get(h) is None:
+                walked[h] = r + n
+                n += 1
+        self._round = r + n
+        self._after(walk.extra, walk.then)
 
     def _run_rounds(self) -> None:
         """Play the sub-rounds of the current instant, after its wake-ups (sub-round 1)."""
@@ -221,8 +249,12 @@ class NetworkServerMixin:
         later = self._later
         while later and not self._ended:
             self._round = r = min(later)
-            for fn in later.pop(r):
-                fn()
+            fns = later.pop(r)
+            if not later and len(fns) == 1 and type(fns[0]) is _Walk:
+                self._walk_alone(fns[0])   # a lone reader: its sub-rounds at once
+            else:
+                for fn in fns:
+                    fn()
             self._end_round()
         later.clear()
         self._round = 1

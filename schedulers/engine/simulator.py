@@ -32,15 +32,18 @@ Routings the engine cannot time are refused (:class:`EngineError`). Links marked
 On compute-only platforms (Vivaldi zones) the messages take no time but each is still one of
 SimGrid's steps, of 0 s, and what Batsim's actors do between them orders a few things: the
 zero-flop stages of a ``composed`` job end one step each, between the decisions of the reply
-that started it (recorded on Batsim 4.2.1: fuzz case s38, two jobs of four such stages, the
-first started ends before the reply's SCHED_READY, the second after); jobs sharing a host end
-and post in the same sub-round (fuzz case s105). The engine then plays the same actor model
-as on networks (:mod:`.netserver`, every route empty: :func:`.netroute.instant_messages`,
-over the lazy step clock :mod:`.lazysteps`): with compute sharing, dynamic jobs, or a
-computing profile of no flops. Otherwise it groups the messages of one step itself
-(:mod:`.server`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of engine
-time), with the same results on every recorded case and on 129 random cases compared with real
-Batsim 4.2.1 with the actor model forced everywhere.
+that started it (recorded on Batsim 4.2.1: ``tests/fixtures/batsim_zero_work_steps``, fuzz case
+s38); with ``-E`` a job's end reads the energy of its hosts, then of every host, before it
+posts its JOB_COMPLETED, each read of a host not yet updated at this instant a sub-round, so
+jobs ending in one step post in an order their allocations decide (recorded: 10,000 jobs of 1-4
+hosts under EASY on ``energy_platform_homogeneous_no_net_128.xml``, 834 rows of
+``out_jobs.csv`` in another order when the engine grouped them itself; fuzz case s105). The
+engine then plays the same actor model as on networks (:mod:`.netserver`, every route empty:
+:func:`.netroute.instant_messages`, over the lazy step clock :mod:`.lazysteps`): with energy,
+dynamic jobs, or a computing profile of no flops. Otherwise it groups the messages of one step
+itself (:mod:`.server`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
+engine time), with the same results on every recorded case and on 129 random cases compared
+with real Batsim 4.2.1 with the actor model forced everywhere.
 """
 
 from __future__ import annotations
@@ -102,8 +105,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
             missing = [h.name for h in platform.compute if h.power is None][:5]
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
                               f"host; missing on {', '.join(missing)}")
-        if (platform.message_delays is None and not platform.master_loopback and platform.master is not None
-                and (compute_sharing or dynamic_jobs or _zero_work_profile(workloads))):
+        if _needs_actor_model(platform, workloads, energy, dynamic_jobs):
             # the actor model with messages of no duration (see the module docstring)
             platform = dataclasses.replace(platform, message_delays=instant_messages(platform.compute))
         self.platform = platform
@@ -175,6 +177,13 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
 
 #: The profile types that compute (``cpu`` flops per host).
 _COMPUTING = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel")
+
+
+def _needs_actor_model(platform: PlatformSpec, workloads: list[Workload], energy: bool, dynamic_jobs: bool) -> bool:
+    """Whether a compute-only platform without a loopback runs the actor model of
+    :mod:`.netserver` with messages of no duration (see the module docstring)."""
+    return (platform.message_delays is None and not platform.master_loopback and platform.master is not None
+            and (energy or dynamic_jobs or _zero_work_profile(workloads)))
 
 
 def _zero_work_profile(workloads: list[Workload]) -> bool:
