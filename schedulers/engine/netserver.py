@@ -228,15 +228,14 @@ class NetworkServerMixin:
         once: each host it reaches that nobody updated yet at this instant is one sub-round (it
         is updated at that sub-round's end), as :meth:`_read_on` plays them one by one."""
         r = self._round
-        upd, walked = self._upd_now, self._walked
-        n = 0
-        for h in walk.hosts:
-            if h in upd:
-                continue
-            if walked.get(h) is None:
-                walked[h] = r + n
-                n += 1
-        self._round = r + n
+        walked = self._walked
+        todo = set(walk.hosts)   # (set operations: this is the hot path of every job end with -E)
+        todo -= self._upd_now
+        todo -= walked.keys()
+        # each is read at its own sub-round r, r + 1, ...; any reader after this one comes at
+        # r + len(todo) or later and finds them all updated, so r marks them all as well
+        walked.update(dict.fromkeys(todo, r))
+        self._round = r + len(todo)
         self._after(walk.extra, walk.then)
 
     def _run_rounds(self) -> None:
