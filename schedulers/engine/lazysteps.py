@@ -15,8 +15,9 @@ next job starts, and that job's energy row has an ``epower`` of 8192 W (one ulp 
 one ulp of time).
 
 :class:`.steps.StepQueue` plays those rules on every action at every step, as SimGrid's full
-update does. Here actions are sleeps and computations at a constant rate (a rate change re-arms
-the job's action), so the same values are kept lazily: every step's ``delta`` is recorded, and
+update does. Here actions are sleeps, computations at a constant rate (a rate change re-arms
+the job's action) and messages over empty routes (a step of 0 s, :meth:`LazyStepQueue.message`),
+so the same values are kept lazily: every step's ``delta`` is recorded, and
 an action holds its value at the step it was last brought up to date; the subtractions SimGrid
 made since are replayed, in the same order and the same double arithmetic, only when the action
 may end in the next step. A heap keeps the actions by an estimate of the clock at which they

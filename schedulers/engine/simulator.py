@@ -3,7 +3,8 @@
 Semantics follow real Batsim 4.2.1 + SimGrid 3.32 for compute-only platforms. The engine is one
 class, :class:`Engine`, put together from modules that each read alone:
 
-* :mod:`.queue` — the event heap and its tie-breaking (how time moves);
+* :mod:`.lazysteps` — SimGrid's step clock on compute-only platforms (how time moves; :mod:`.queue`
+  names the timers, and keeps a clock rounded to 1e-9 s for Full zones of unknown routing);
 * :mod:`.hosts` — machine states, power and energy, pstate switching;
 * :mod:`.execution` — profile stages, parallel tasks, compute sharing, walltime, kills;
 * :mod:`.sharing` — SimGrid's ``ptask_L07`` sharing of hosts between tasks;
