@@ -116,3 +116,22 @@ def test_a_computations_work_left_is_taken_off_step_by_step(queue):
     while q:
         q.pop_instant()
     assert q.remains(a) == 0.0
+
+
+def test_each_platform_kind_gets_its_clock():
+    # simulator.Engine: links or a Full zone's loopback -> the full step clock (timed messages);
+    # compute-only -> the lazy one; a Full zone whose routing the reader does not know (no
+    # message delays) -> the clock rounded to 1e-9 s
+    import dataclasses
+
+    from schedulers.engine import build_engine
+    from schedulers.engine.queue import EventQueue
+    from schedulers.engine.platform import read_platform
+
+    loop = read_platform(Path(__file__).parent / "fixtures" / "batsim_full_loopback" / "platform.xml")
+    vivaldi = read_platform(FIX / "platform.xml")
+    wl = [str(FIX / "workload.json")]
+    assert type(build_engine(loop, wl)._queue) is StepQueue
+    assert type(build_engine(vivaldi, wl)._queue) is LazyStepQueue
+    unknown = dataclasses.replace(loop, message_delays=None)
+    assert type(build_engine(unknown, wl)._queue) is EventQueue

@@ -113,10 +113,10 @@ def as_batsim_reads(decisions: list[Decision]) -> list[Decision]:
     out = decisions
     for k, d in enumerate(decisions):
         ts = d.timestamp
-        if ts is not None and batsim_float_of(ts) != ts:
-            d = replace(d, timestamp=batsim_float_of(ts))
-        if isinstance(d, CallMeLater) and batsim_float_of(d.at) != d.at:
-            d = replace(d, at=batsim_float_of(d.at))
+        if ts is not None and (read := batsim_float_of(ts)) != ts:
+            d = replace(d, timestamp=read)
+        if isinstance(d, CallMeLater) and (read := batsim_float_of(d.at)) != d.at:
+            d = replace(d, at=read)
         if d is not decisions[k]:
             if out is decisions:
                 out = list(decisions)

@@ -118,10 +118,8 @@ class ServerMixin:
                 self._buffer.append(JobSubmitted(t, job=Job.from_json(j.id, j.raw, prof)))
                 k += 1
             if k < n:
-                if steps:
-                    self._queue.sleep(subtimes[k] - t, _SUBMIT, (w, k))
-                else:
-                    self._queue.push(at(subtimes[k]) if subtimes[k] > t else t, _SUBMIT, (w, k))
+                if not self._sleep_until(subtimes[k], _SUBMIT, (w, k)):
+                    self._queue.push(t, _SUBMIT, (w, k))
                 return []
             return [(_BYE, w)]
         if kind == _BYE:
@@ -218,31 +216,33 @@ class ServerMixin:
         at the reply's ``now`` (``JsonProtocolReader::send_message_at_time``: ``sleep_for(when -
         clock)`` when ``when`` is later than the clock, then the message). ``woke``: such a sleep
         is over; its message goes even where SimGrid's clock stops short of ``when``."""
-        now = self.now
-        steps = self._steps
         while decisions:
             ts = decisions[0].timestamp
             if ts is None:   # dated by the reply's now (a plain list: the message's)
                 ts = ready_at
-            if not woke and (ts > now if steps else at(ts) > now):
+            if not woke and self._sleep_until(ts, _DECISION, (decisions, ready_at, True)):
                 self._ready = False
-                if steps:
-                    self._queue.sleep(ts - now, _DECISION, (decisions, ready_at, True))
-                else:
-                    self._queue.push(at(ts), _DECISION, (decisions, ready_at))
                 self._killings_reported()
                 return
             woke = False
             self._apply(decisions.popleft())
         self._killings_reported()
-        if not woke and (ready_at > now if steps else at(ready_at) > now):
-            self._ready = False
-            if steps:
-                self._queue.sleep(ready_at - now, _READY)
-            else:
-                self._queue.push(at(ready_at), _READY)
+        self._ready = woke or not self._sleep_until(ready_at, _READY)
+
+    def _sleep_until(self, t: float, kind: int, payload: Any = None) -> bool:
+        """An actor that must act at ``t`` (s) sleeps until then if ``t`` is after the clock
+        (``sleep_for(t - clock)``, on SimGrid's step clock; else an event at ``t`` rounded to
+        1e-9 s, :func:`.queue.at`); returns whether it sleeps."""
+        now = self.now
+        if self._steps:
+            if not t > now:
+                return False
+            self._queue.sleep(t - now, kind, payload)
         else:
-            self._ready = True
+            if not at(t) > now:
+                return False
+            self._queue.push(at(t), kind, payload)
+        return True
 
     def _killings_reported(self) -> None:
         """Compute-only platforms: the KILLING_DONE messages of the killers this reply started
@@ -597,10 +597,8 @@ class ServerMixin:
         for w in self.workloads:
             self._submitters_left += 1
             if len(w.jobs):
-                if self._steps:
-                    self._queue.sleep(w.jobs.subtimes[0], _SUBMIT, (w, 0))
-                else:
-                    self._queue.push(at(w.jobs.subtimes[0]), _SUBMIT, (w, 0))
+                if not self._sleep_until(w.jobs.subtimes[0], _SUBMIT, (w, 0)):
+                    self._queue.push(0.0, _SUBMIT, (w, 0))
             else:  # an empty workload: its submitter says goodbye at once
                 self._queue.push(0.0, _BYE, w)
         # The time-0 submissions reach the server before the scheduler's SCHED_READY. Where

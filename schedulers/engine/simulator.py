@@ -140,10 +140,12 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
         # the reader does not know keeps the clock rounded to 1e-9 s (.queue, server.py)
         self._steps = platform.message_delays is not None or not platform.master_loopback
-        if platform.routes is not None or platform.master_loopback:   # links, or the loopback: timed messages
+        if not self._steps:
+            self._queue = EventQueue()
+        elif platform.routes is not None or platform.master_loopback:   # links, or the loopback: timed messages
             self._queue = StepQueue()
         else:   # compute-only: sleeps, computations and messages of no duration
-            self._queue = LazyStepQueue() if self._steps else EventQueue()
+            self._queue = LazyStepQueue()
         self._buffer: list = []          # events gathered for the next message to the scheduler
         self._port = None
         self._ready = True               # Batsim's sched_ready
