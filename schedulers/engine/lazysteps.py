@@ -84,11 +84,14 @@ class LazyStepQueue:
     ``push``, ``pop_instant``, ``next_time``, ``bool``, ``len``); timers are armed by duration
     from :attr:`now` (s), as Batsim's actors sleep."""
 
-    __slots__ = ("now", "_heap", "_deltas", "_base", "_seq")
+    __slots__ = ("now", "_heap", "_zero", "_deltas", "_base", "_seq")
 
     def __init__(self) -> None:
         self.now = 0.0
         self._heap: list[list] = []   # the pending actions (module comment above _JOB_END)
+        # actions of no duration (messages over empty routes, sleeps of 0 s): (seq, kind,
+        # payload, versioned); they end in the next step, of 0 s, with no heap (see pop_instant)
+        self._zero: list[tuple] = []
         self._deltas: list[float] = []   # the steps' deltas (s), from step number _base on
         self._base = 0
         self._seq = 0
@@ -98,9 +101,10 @@ class LazyStepQueue:
         """An actor sleeps ``d`` s (``this_actor::sleep_for``; ``wait_for``'s timeout)."""
         if d == _INF:
             return
-        if d < 0.0:
-            d = 0.0
         seq = self._seq = self._seq + 1
+        if d <= 0.0:
+            self._zero.append((seq, kind, payload, kind is _JOB_END or kind is _LATENCY))
+            return
         heappush(self._heap, [self.now + (d - PRECISION_TIMING), seq, 0.0, d, self._base + len(self._deltas),
                               kind, payload, kind is _JOB_END or kind is _LATENCY])
 
@@ -133,6 +137,9 @@ class LazyStepQueue:
 
     # ------------------------------------------------------------------------------ reading
     def __bool__(self) -> bool:
+        for z in self._zero:
+            if not z[3] or z[2][1] == z[2][0].version:
+                return True
         heap = self._heap
         while heap:
             if not _stale(heap[0]):
@@ -141,7 +148,8 @@ class LazyStepQueue:
         return False
 
     def __len__(self) -> int:
-        return sum(1 for e in self._heap if not _stale(e))
+        return (sum(1 for e in self._heap if not _stale(e))
+                + sum(1 for z in self._zero if not z[3] or z[2][1] == z[2][0].version))
 
     def _sync(self, e: list) -> float:
         """Replay on action ``e`` the steps since its last update; return the time it needs to
@@ -191,6 +199,9 @@ class LazyStepQueue:
 
     def next_time(self) -> float:
         """The clock after the next step (the queue must not be empty)."""
+        for z in self._zero:
+            if not z[3] or z[2][1] == z[2][0].version:
+                return self.now
         cands, best = self._gather()
         for e in cands:
             heappush(self._heap, e)
@@ -198,11 +209,30 @@ class LazyStepQueue:
 
     def pop_instant(self) -> tuple[float, list[tuple[int, Any]]]:
         """Play one step: ``(clock, [(kind, payload), ...])`` of the actions it ended, in
-        creation order (the queue must not be empty)."""
+        creation order (the queue must not be empty).
+
+        A step of 0 s (an action of no duration is pending) changes no action's value
+        (``v - 0.0`` and ``v - rate x 0.0`` are ``v``): it is not recorded in the deltas, and
+        when no action of the heap can end in it (none is within rounding of its threshold) its
+        actions are those of no duration alone, taken without the heap."""
+        if self._zero:
+            live = self._live_zero()
+            heap = self._heap
+            if live and heap:
+                est, now = heap[0][0], self.now
+                if not est - now > _TOL * (abs(est) + abs(now) + 1.0):
+                    # an action of the heap may end in this step too: one step, in creation order
+                    step = self._base + len(self._deltas)
+                    for seq, kind, payload, versioned in live:
+                        heappush(heap, [now - PRECISION_TIMING, seq, 0.0, 0.0, step, kind, payload, versioned])
+                    live = None
+            if live:
+                return self.now, [(z[1], z[2]) for z in live]
         cands, delta = self._gather()
         self.now = now = self.now + delta
         deltas = self._deltas
-        deltas.append(delta)
+        if delta != 0.0:
+            deltas.append(delta)
         step = self._base + len(deltas)
         heap = self._heap
         out = []
@@ -229,6 +259,14 @@ class LazyStepQueue:
         if len(deltas) > _KEEP:
             self._compact()
         return now, out
+
+    def _live_zero(self) -> list:
+        """Take the actions of no duration out of their lane; return those not stale."""
+        zero = self._zero
+        if not zero:
+            return zero
+        self._zero = []
+        return [z for z in zero if not z[3] or z[2][1] == z[2][0].version]
 
     def _compact(self) -> None:
         """Bring up to date the actions not updated for :data:`_KEEP` / 2 steps, drop the stale
