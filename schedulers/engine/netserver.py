@@ -107,9 +107,11 @@ class NetworkServerMixin:
     def _net_init(self) -> None:
         d = self.platform.message_delays
         # a message's route: (latency s, rate B/s, the links its byte may share), played on
-        # SimGrid's clock (.steps); a route of FATPIPE links only shares nothing
+        # SimGrid's clock (.steps). A FATPIPE link is shared too: SimGrid's solver takes off it,
+        # each round, the smallest amount among its flows, those that left included, so a job's
+        # flow speeds up the messages there (.sharing._fatpipe_rounds)
         def route(r, links):
-            shared = tuple((ln, 1.0) for ln in links) if any(not ln.fatpipe for ln in links) else ()
+            shared = tuple((ln, 1.0) for ln in links)
             return (*r, shared)
         self._d_master = route(d.master_route, d.master_links)
         self._d_host = [route(d.host_routes[h.spec.name], d.host_links.get(h.spec.name, ())) for h in self.hosts]

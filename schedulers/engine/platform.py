@@ -127,8 +127,10 @@ class PlatformSpec:
     #: cannot tell (``network_error``, links only). None: messages take no time (step clock).
     message_delays: "MessageDelays | None" = None
     network_error: str | None = None
-    #: On a platform with network links: the routes between hosts (the links a job's
-    #: communications load, :mod:`schedulers.engine.netroute`); None without links.
+    #: On a platform with network links, or whose master host has the loopback: the routes
+    #: between hosts (the links a job's communications load, :mod:`schedulers.engine.netroute`;
+    #: in a ``Full`` zone without links, a host to itself crosses ``__loopback__``, shared with
+    #: Batsim's messages); None otherwise.
     routes: "Routes | None" = None
 
     @property
@@ -352,7 +354,9 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         # loopback: Batsim's internal messages take 1e-10 s there, and their order decides ties
         # that the step clock of compute-only platforms cannot see (walltimes ending with a timer,
         # kills in the reply that starts a job, message grouping). They are timed on SimGrid's
-        # clock as on networks; the jobs' own communications stay free (``routes`` None).
+        # clock as on networks. The jobs' communications from a host to itself cross that
+        # loopback too (a FATPIPE link of 10 GBps, shared with the messages: ``routes``); others
+        # have no route and take no time (``FullZone::get_local_route``).
         try:
             found = platform_routes(root, src)
             delays = message_delays(found, src, master.name, [h.name for h in compute])
@@ -361,7 +365,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 net_error = str(exc)
             # else a routing the reader does not know: messages grouped as on Vivaldi zones
         else:
-            routes = found if has_network else None
+            routes = found
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes)
 
