@@ -16,7 +16,7 @@ import pytest
 
 from schedulers.engine import InProcessPort, simulate, steps
 from schedulers.engine import sharing
-from schedulers.engine.sharing import fair_bottleneck
+from schedulers.engine.sharing import SolverLoop, fair_bottleneck
 from schedulers.registry import get_policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,6 +101,24 @@ def test_the_rounds_played_at_once_equal_the_plain_loop(w, flops2, monkeypatch):
     fast = fair_bottleneck(caps, variables, fat)
     monkeypatch.setattr(sharing, "_fatpipe_rounds", lambda *args: None)
     assert fair_bottleneck(caps, variables, fat) == fast
+
+
+def test_a_solve_that_never_ends_in_simgrid_is_an_error():
+    # a task leaves the loopback at its bound with mu = 1e-14 (1 byte): each later round takes
+    # 1e-14 B/s off 1e10 B/s, below its last bit, and the message stays in play forever (real
+    # Batsim 4.2.1 hangs there: fuzz case s97, a message beside tasks with tiny last increments)
+    caps = {"host0": 1e8, "lo": 1e10, "master": 1e8}
+    task = ([("host0", 1e6), ("lo", 1.0)], 1e-14)
+    message = ([("master", 0.0), ("master", 0.0), ("lo", 1.0)], float("inf"))
+    with pytest.raises(SolverLoop):
+        fair_bottleneck(caps, [task, message], {"lo"})
+    # 1e-4 B/s a round: it would end after 1e14 rounds (hours in SimGrid): an error as well
+    with pytest.raises(SolverLoop, match="1.0e\\+14 rounds"):
+        fair_bottleneck(caps, [([("host0", 1e6), ("lo", 1.0)], 1e-4), message], {"lo"})
+    # 1e3 B/s a round: 1e7 rounds, played at once; the message's value is about
+    # sum_k (1e10 - k x 1e3) over k < 1e7, that is 1e10 x 1e7 / 2 = 5e16
+    rates = fair_bottleneck(caps, [([("host0", 1e3), ("lo", 1.0)], 1e3), message], {"lo"})
+    assert rates[0] == 1e3 and rates[1] == pytest.approx(5e16, rel=1e-6)
 
 
 def _simgrid_python() -> bool:

@@ -67,7 +67,7 @@ from .ports import EngineError
 from .hosts import exact_sum
 from .queue import Kind, at
 from .netroute import TCP_GAMMA
-from .sharing import l07_rates
+from .sharing import SolverLoop, l07_rates
 from .workload import EngineJob
 
 SUBMITTED = JobState.SUBMITTED.value
@@ -88,7 +88,7 @@ class HeldTask:
     solves it with the running tasks; ``id`` is ``(job id,)``, never equal to a job's id."""
 
     __slots__ = ("id", "hosts", "flops", "index", "remaining", "rate", "stage_start", "version",
-                 "wall_left", "links", "net_bound", "pending", "done", "action")
+                 "wall_left", "links", "net_bound", "pending", "done", "action", "wall_timer")
 
     def __init__(self, job: EngineJob, now: float) -> None:
         self.id = (job.id,)
@@ -101,10 +101,26 @@ class HeldTask:
         self.stage_start = now
         self.version = 0
         self.wall_left = -1.0   # released by its job actor, not by a walltime
+        self.wall_timer = None
         self.links = job.links
         self.net_bound = job.net_bound
         self.pending = False
         self.done = False
+
+
+class WallTimer:
+    """``wait_for``'s timeout of a job's compute stage (``execute_parallel_task``): one sleep
+    action on SimGrid's clock, armed when the stage starts and counted down step by step until
+    the task ends or it fires, whatever the task's rate does meanwhile (a sleep armed again for
+    the time left at each change of rate would round differently: fuzz case s35, a walltime
+    2 ulps late while messages crossed the job's links). Its queue payload is ``(timer, 0,
+    True)``: stale once ``version`` is no longer 0 (the stage ended first)."""
+
+    __slots__ = ("job", "version")
+
+    def __init__(self, job) -> None:
+        self.job = job
+        self.version = 0
 
 
 class MessageFlow:
@@ -206,6 +222,7 @@ class ExecutionMixin:
         name, prof = job.stages[job.stage]
         job.stage_start = self.now
         job.version += 1
+        self._drop_walltime(job)
         old_links = job.links
         if old_links:
             self._unlink(job)
@@ -244,9 +261,7 @@ class ExecutionMixin:
                 # (links exist only on platforms with a network, which run on SimGrid's clock)
                 job.pending = True
                 self._queue.latency(latency, Kind.LATENCY, (job, job.version))
-                left = self._walltime_left(job)
-                if left is not None:
-                    self._queue.sleep(left, Kind.JOB_END, (job, job.version, True))
+                self._arm_walltime(job)
                 self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
                 return
         self._reshare(job.hosts, started=job, links=old_links)
@@ -431,7 +446,14 @@ class ExecutionMixin:
         net = None
         if self._link_users:
             net = [(j.links, j.net_bound) for j in tasks]
-        rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
+        try:
+            rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
+        except SolverLoop as exc:
+            jobs = [j.id if isinstance(j.id, str) else f"{j.id[0]} (held)" for j in tasks if type(j) is not MessageFlow]
+            msgs = len(tasks) - len(jobs)
+            raise EngineError(f"t={self.now!r}: {exc}; the system holds jobs {', '.join(jobs)} and {msgs} of Batsim's "
+                              "messages; real Batsim 4.2.1 hangs in this solve (it never returns), the engine stops "
+                              "instead") from None
         for k, j in enumerate(tasks):
             if not j.links and not any(f > 0 for f in j.flops):
                 rates[k] = _INF
@@ -463,6 +485,39 @@ class ExecutionMixin:
         left = job.wall_left
         return None if left < 0 else left - (self.now - job.wall_t0)
 
+    def _arm_walltime(self, job) -> None:
+        """SimGrid's clock: arm the current compute stage's ``wait_for`` timeout, once
+        (:class:`WallTimer`)."""
+        if job.wall_timer is None:
+            left = self._walltime_left(job)
+            if left is not None:
+                t = job.wall_timer = WallTimer(job)
+                self._queue.sleep(left, Kind.JOB_END, (t, 0, True))
+
+    @staticmethod
+    def _drop_walltime(job) -> None:
+        """The current stage's ``wait_for`` is over before its timeout: cancel it."""
+        t = job.wall_timer
+        if t is not None:
+            t.version = 1
+            job.wall_timer = None
+
+    def _job_end_of(self, payload) -> tuple | None:
+        """The ``(job, version, walltime)`` a JOB_END timer's payload stands for, None when it
+        is a :class:`WallTimer` whose stage is over, or whose task ends in this same step: the
+        task was created first, so SimGrid ends it first and the job succeeds (its own JOB_END
+        comes later in the step)."""
+        first = payload[0]
+        if type(first) is WallTimer:
+            job = first.job
+            if job.wall_timer is not first:
+                return None
+            a = job.action
+            if a is not None and self._queue.remains(a) == 0.0:
+                return None
+            return job, job.version, True
+        return payload
+
     def _arm_compute_end(self, job: EngineJob) -> None:
         job.version += 1
         if self._steps:
@@ -474,9 +529,7 @@ class ExecutionMixin:
                 q.sleep(0.0, Kind.JOB_END, (job, job.version, False))
             elif job.rate > 0:
                 job.action = q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False))
-            left = self._walltime_left(job)
-            if left is not None:
-                q.sleep(left, Kind.JOB_END, (job, job.version, True))
+            self._arm_walltime(job)
             return
         if job.rate == _INF or job.remaining <= 0:
             end = self.now
@@ -609,6 +662,7 @@ class ExecutionMixin:
 
     def _end_job(self, job: EngineJob, state: str, code: int) -> None:
         """Free the hosts of ``job`` and record its completion at ``now``."""
+        self._drop_walltime(job)
         job.state = state
         job.return_code = code
         job.finish = self.now

@@ -416,7 +416,10 @@ class NetworkServerMixin:
         elif kind == Kind.DECISION:
             self._reqrep(*payload)
         elif kind == Kind.JOB_END:
-            job, version, walltime = payload
+            end = self._job_end_of(payload)
+            if end is None:
+                return
+            job, version, walltime = end
             if isinstance(job, HeldTask):
                 self._held_ended(job, version)
                 return

@@ -128,8 +128,9 @@ class ServerMixin:
                 self._buffer.append(Notify(t, type="no_more_static_job_to_submit"))
             return []
         if kind == _JOB_END:
-            if self._stage_ended(*payload):
-                self._job_completed(payload[0])
+            end = self._job_end_of(payload)
+            if end is not None and self._stage_ended(*end):
+                self._job_completed(end[0])
             return []
         if kind == _SWITCH:
             self._on_switched(*payload)

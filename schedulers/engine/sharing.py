@@ -134,6 +134,24 @@ _INF = math.inf
 Element = tuple[Hashable, float]  # (constraint id: a host id or a link, weight)
 
 
+class SolverLoop(ArithmeticError):
+    """SimGrid's ``FairBottleneck::do_solve`` never ends on this system: a round leaves every
+    remaining capacity as it was and no variable leaves, so every later round repeats it
+    and no variable in play has a bound to reach (real Batsim 4.2.1 hangs there; fuzz case s97: a message over ``__loopback__``
+    beside tasks that left it with ``weight x mu`` below the last bit of its capacity)."""
+
+    def __init__(self, in_play: int, rounds: float = math.inf) -> None:
+        what = ("never ends here" if rounds == math.inf else
+                f"needs about {rounds:.1e} rounds here (more than {MAX_ROUNDS:.0e}: hours in SimGrid)")
+        super().__init__(f"SimGrid's fair-bottleneck solver {what} ({in_play} variable(s) in play, "
+                         "a link's capacity taken off by a last bit or less each round)")
+
+
+#: Rounds of :func:`fair_bottleneck` beyond which a solve counts as one that never ends
+#: (:class:`SolverLoop`): SimGrid plays about 1e8 rounds a second.
+MAX_ROUNDS = 1e9
+
+
 def double_update(value: float, delta: float, precision: float) -> float:
     """``double_update`` (``src/surf/surf_interface.hpp``): ``value - delta``, 0.0 if below ``precision``."""
     value -= delta
@@ -240,8 +258,10 @@ def fair_bottleneck(capacity: Mapping[Hashable, float],
                 still.append(v)
 
         kept = []
+        moved = len(still) < len(var_list)   # a variable left at its bound
         for c in cnst_list:
             r = remaining[c]
+            r_before = r
             elems = celems[c]
             if c in fat:
                 u = usage[c]
@@ -259,6 +279,8 @@ def fair_bottleneck(capacity: Mapping[Hashable, float],
                     if r < precision:
                         r = 0.0
             remaining[c] = r
+            if r != r_before:
+                moved = True
             if r <= 0.0:
                 for v, w in elems:
                     if w > 0:
@@ -267,6 +289,9 @@ def fair_bottleneck(capacity: Mapping[Hashable, float],
                 kept.append(c)
         cnst_list = kept
         var_list = [v for v in still if in_play[v]]
+        if not moved and var_list and not any(0.0 < bound[v] < _INF for v in var_list):
+            # nothing left, no capacity taken, no bound to reach: every later round is this one
+            raise SolverLoop(len(var_list))
     return value
 
 
@@ -307,8 +332,12 @@ def _fatpipe_rounds(c: int, var_list: list[int], velems: list, celems: list, bou
             if x < s:
                 s = x
     r0 = remaining[c]
-    if not 0.0 < s < r0:   # (s = 0: SimGrid's loop would never end; the plain loop shows it)
+    if not 0.0 < s < r0:   # (s = 0: SimGrid's loop never ends; the plain loop says so)
         return
+    if r0 - s == r0:   # s is below r0's last bit: SimGrid's loop never ends
+        raise SolverLoop(len(var_list))
+    if r0 / s > MAX_ROUNDS:
+        raise SolverLoop(len(var_list), r0 / s)
     import numpy as np   # (only here: a rare case, and numpy costs start-up time)
     while True:
         k = min(int(r0 / s) + 2, 1 << 22)

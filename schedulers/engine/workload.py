@@ -88,6 +88,8 @@ class EngineJob:
     #: the clock when the current compute stage's ``wait_for`` began (s)
     wall_left: float = -1.0
     wall_t0: float = 0.0
+    #: that ``wait_for``'s timeout on SimGrid's clock, armed once for the stage (:mod:`.execution`)
+    wall_timer: Any = None
 
 
 @dataclass(slots=True)
