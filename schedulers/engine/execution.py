@@ -40,7 +40,16 @@ Walltime
     left (the same ``< 0`` test as a job without walltime), so a composed job whose stage ends
     exactly at the walltime runs on when the subtraction comes out a hair below 0 in doubles
     (e.g. ``5 - ((7.3 + 5) - 7.3) = -1.8e-15``; recorded on Batsim 4.2.1, ``tests/test_walltime_left.py``)
-    and is killed at once when it comes out 0. The engine keeps the same ``wall_left``.
+    and is killed at once when it comes out 0. The engine keeps the same ``wall_left``. On
+    SimGrid's clock the timeout is one sleep action, armed when the stage starts and counted
+    down step by step (:class:`WallTimer`), whatever the task's rate does meanwhile
+    (``tests/test_walltime_timer.py``).
+Communications on ``Full`` zones without links
+    SimGrid routes a host to itself through the ptask model's one ``__loopback__`` link (10
+    GBps, FATPIPE): a ``parallel`` profile's bytes from a host to itself load it, and Batsim's
+    messages between its actors on the master host cross it too (:mod:`.sharing`: beside such a
+    task a message takes 2e-14 s instead of 1e-10 s; ``tests/test_loopback_sharing.py``); bytes
+    between two hosts have no route and take no time.
 Held tasks (networked platforms)
     At the walltime Batsim's job actor stops *waiting* for its parallel task
     (``ptask->wait_for(remaining_time)`` throws ``TimeoutException``, ``execute_task``,

@@ -64,7 +64,6 @@ below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 from __future__ import annotations
 
 from collections import deque
-from itertools import chain
 from typing import Any
 
 from ..core.events import (
@@ -86,6 +85,35 @@ class _Submitter:
 
     def __init__(self, w) -> None:
         self.w, self.k, self.clock = w, 0, 0.0
+
+
+class _HostOrder:
+    """The hosts an actor reads the energy of, in order: ``own`` (a job's hosts), then every
+    host ``0 .. n-1``. An iterator that knows whether what is left still covers every host."""
+
+    __slots__ = ("own", "n", "i")
+
+    def __init__(self, own, n: int) -> None:
+        self.own, self.n, self.i = own, n, 0
+
+    def __iter__(self) -> "_HostOrder":
+        return self
+
+    def __next__(self) -> int:
+        i = self.i
+        own = self.own
+        if i < len(own):
+            self.i = i + 1
+            return own[i]
+        k = i - len(own)
+        if k < self.n:
+            self.i = i + 1
+            return k
+        raise StopIteration
+
+    def all_left(self) -> bool:
+        """Whether the hosts left to read include every host (the sweep has not begun)."""
+        return self.i <= len(self.own)
 
 
 class _Walk:
@@ -124,6 +152,7 @@ class NetworkServerMixin:
         self._outbox: list = []          # posted in this sub-round: in the mailbox at its end
         self._later: dict[int, list] = {}   # sub-round -> what actors do in it
         self._walked: dict[int, int] = {}   # host -> sub-round whose end updates its energy
+        self._walked_all: int | None = None   # the sub-round of every host not in _walked
         self._walks: list = []           # energy reads started by the instant's wake-ups
         self._waking = False             # the instant's wake-ups are being handled
 
@@ -203,20 +232,21 @@ class NetworkServerMixin:
         from the next sub-round on. The readers of one instant thus advance together, sub-round
         by sub-round: two jobs ending at one instant, each reading its own hosts and then every
         host, post their JOB_COMPLETED in the same sub-round, in the order they woke."""
+        hosts = hids if type(hids) is _HostOrder else iter(hids)
         if self._waking:   # which hosts this instant's ends update is known once all are handled
-            self._walks.append((iter(hids), then, extra))
+            self._walks.append((hosts, then, extra))
             return
-        self._read_on(iter(hids), then, extra)
+        self._read_on(hosts, then, extra)
 
     def _read_on(self, hosts, then, extra: int) -> None:
         """One sub-round of a reader (:meth:`_read_energy`): read the hosts already updated,
         stop at the first that is not (a simcall) or finish."""
         r = self._round
-        upd, walked = self._upd_now, self._walked
+        upd, walked, every = self._upd_now, self._walked, self._walked_all
         for h in hosts:
             if h in upd:
                 continue
-            w = walked.get(h)
+            w = walked.get(h, every)
             if w is not None and w < r:
                 continue
             if w is None:
@@ -231,13 +261,22 @@ class NetworkServerMixin:
         is updated at that sub-round's end), as :meth:`_read_on` plays them one by one."""
         r = self._round
         walked = self._walked
-        todo = set(walk.hosts)   # (set operations: this is the hot path of every job end with -E)
-        todo -= self._upd_now
-        todo -= walked.keys()
-        # each is read at its own sub-round r, r + 1, ...; any reader after this one comes at
-        # r + len(todo) or later and finds them all updated, so r marks them all as well
-        walked.update(dict.fromkeys(todo, r))
-        self._round = r + len(todo)
+        hosts = walk.hosts
+        if type(hosts) is _HostOrder and hosts.all_left() and self._walked_all is None:
+            # (the hot path of every job end with -E: what is left is every host, so count)
+            left = hosts.n - len(self._upd_now | walked.keys())
+            self._walked_all = r   # every host not marked yet: marked r (see below)
+        else:
+            todo = set(hosts)
+            todo -= self._upd_now
+            todo -= walked.keys()
+            if self._walked_all is not None:   # every host is marked already
+                todo = set()
+            left = len(todo)
+            # each is read at its own sub-round r, r + 1, ...; any reader after this one comes at
+            # r + len(todo) or later and finds them all updated, so r marks them all as well
+            walked.update(dict.fromkeys(todo, r))
+        self._round = r + left
         self._after(walk.extra, walk.then)
 
     def _run_rounds(self) -> None:
@@ -260,6 +299,7 @@ class NetworkServerMixin:
         later.clear()
         self._round = 1
         self._walked.clear()
+        self._walked_all = None
         self._upd_now.clear()
 
     def _on_received(self, msg: tuple, port) -> None:
@@ -298,7 +338,7 @@ class NetworkServerMixin:
         elif mtype == _SWITCHED:
             self._switching -= 1
             if self._mark_switch_done(*payload, machine_row=True) and self.energy:
-                reads = range(len(self.hosts))   # the group's energy row reads every host
+                reads = _HostOrder((), len(self.hosts))   # the group's energy row reads every host
         elif mtype == _WAITED:
             self._waiters -= 1
             self._buffer.append(RequestedCall(self.now))
@@ -323,7 +363,7 @@ class NetworkServerMixin:
         if isinstance(d, (ExecuteJob, CallMeLater, KillJobs)):
             return 1, None
         if isinstance(d, SetResourceState):
-            return len(d.resources), range(len(self.hosts))
+            return len(d.resources), _HostOrder((), len(self.hosts))
         return 0, None
 
     def _server_check(self, port) -> None:
@@ -404,7 +444,7 @@ class NetworkServerMixin:
 
             step = (lambda: self._post(_SUBMITTED, batch, self._d_master, sleep)) if batch else sleep
         if first_read:
-            self._read_energy(range(len(self.hosts)), step)
+            self._read_energy(_HostOrder((), len(self.hosts)), step)
         else:
             step()
 
@@ -436,7 +476,7 @@ class NetworkServerMixin:
 
             if self.energy:
                 # execute_job_process: the job's energy (its hosts), then the energy row (all hosts)
-                self._read_energy(chain(sorted(job.hosts), range(len(self.hosts))), completed)
+                self._read_energy(_HostOrder(sorted(job.hosts), len(self.hosts)), completed)
             else:
                 completed()
         elif kind == Kind.SUBMIT:
