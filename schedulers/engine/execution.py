@@ -340,7 +340,10 @@ class ExecutionMixin:
         return list(weights.items()), latency, bound
 
     def _link(self, job: EngineJob | HeldTask) -> None:
-        """``job``'s (or a held task's) communications load their links (``job.links``)."""
+        """``job``'s (or a held task's) communications load their links (``job.links``); quiet
+        message bytes there join the system (:meth:`.netserver.NetworkServerMixin._flow_starts`)."""
+        if self._quiet and type(job) is not MessageFlow:
+            self._wake_quiet(job.links)
         users = self._link_users
         for ln, _ in job.links:
             users.setdefault(ln, {})[job.id] = job

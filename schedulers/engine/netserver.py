@@ -196,15 +196,35 @@ class NetworkServerMixin:
         sharing system, and, where jobs' communications or other messages use those links, every
         rate there is solved again (SimGrid's next solve): the jobs' tasks slow down while the
         byte crosses, and a host's energy read before the byte is through charges its interval
-        at the lowered load (``HostEnergy::update``)."""
+        at the lowered load (``HostEnergy::update``).
+
+        A byte alone on its links (no job's flow, no other message there) gets its route's rate
+        whatever the solver (one variable of weight 1): it stays out of the system, *quiet*,
+        its creation number kept, until a job's flow or another message comes onto one of its
+        links (:meth:`_wake_quiet`); on a ``Full`` zone's loopback that is nearly every message."""
         self._ptasks += 1
-        flow = MessageFlow(action, self._ptasks, action.payload[2][0])
         users = self._link_users
-        shared = any(ln in users for ln, _ in flow.links)
+        links = action.links
+        if self._quiet:
+            self._wake_quiet(links)
+        if not any(ln in users for ln, _ in links):
+            self._quiet[id(action.payload)] = (action, self._ptasks)
+            return
+        flow = MessageFlow(action, self._ptasks, action.payload[2][0])
         self._link(flow)
         self._flows[id(action.payload)] = flow
-        if shared:
-            self._reshare((), links=flow.links)
+        self._reshare((), links=flow.links)
+
+    def _wake_quiet(self, links) -> None:
+        """The quiet message bytes on ``links`` (``[(link, weight)]``) join the sharing system,
+        each with its creation number (the caller solves the system again)."""
+        on = {ln for ln, _ in links}
+        for key, (action, number) in list(self._quiet.items()):
+            if any(ln in on for ln, _ in action.links):
+                del self._quiet[key]
+                flow = MessageFlow(action, number, action.payload[2][0])
+                self._link(flow)
+                self._flows[key] = flow
 
     def _flow_ends(self, flow: MessageFlow) -> None:
         """A message's byte is through: its flow leaves the system; the rates it lowered are
@@ -305,6 +325,8 @@ class NetworkServerMixin:
     def _on_received(self, msg: tuple, port) -> None:
         mtype, payload, _, then, sender = msg
         flow = self._flows.pop(id(msg), None) if self._flows else None
+        if self._quiet:
+            self._quiet.pop(id(msg), None)
         if sender >= 0:
             # the message is a ptask-model action on the sender's and the master's hosts: its
             # end updates their energy (host_energy.cpp, on_action_state_change), at the loads

@@ -163,6 +163,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._sched_time = 0.0
         self._ptasks = 0                 # parallel tasks created so far
         self._link_users: dict = {}      # link (netroute._Link) -> {job id: job} loading it
+        self._quiet: dict = {}           # message bytes alone on their links (.netserver._flow_starts)
         self._nheld = 0                  # held tasks in the system (execution.HeldTask)
         # energy at the first job submission / last job end (Batsim's context), J
         # (double, remainder) as HostsMixin._total_exact; -1 until then, as Batsim's
