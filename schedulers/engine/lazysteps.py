@@ -70,6 +70,11 @@ def _by_seq(e: list) -> int:
     return e[1]
 
 
+def _zero_live(z: tuple) -> bool:
+    """Whether an action of no duration ``(seq, kind, payload, versioned)`` is not stale."""
+    return not z[3] or z[2][1] == z[2][0].version
+
+
 def _stale(e: list) -> bool:
     if e[7]:
         p = e[6]
@@ -137,9 +142,8 @@ class LazyStepQueue:
 
     # ------------------------------------------------------------------------------ reading
     def __bool__(self) -> bool:
-        for z in self._zero:
-            if not z[3] or z[2][1] == z[2][0].version:
-                return True
+        if any(map(_zero_live, self._zero)):
+            return True
         heap = self._heap
         while heap:
             if not _stale(heap[0]):
@@ -149,7 +153,7 @@ class LazyStepQueue:
 
     def __len__(self) -> int:
         return (sum(1 for e in self._heap if not _stale(e))
-                + sum(1 for z in self._zero if not z[3] or z[2][1] == z[2][0].version))
+                + sum(map(_zero_live, self._zero)))
 
     def _sync(self, e: list) -> float:
         """Replay on action ``e`` the steps since its last update; return the time it needs to
@@ -199,9 +203,8 @@ class LazyStepQueue:
 
     def next_time(self) -> float:
         """The clock after the next step (the queue must not be empty)."""
-        for z in self._zero:
-            if not z[3] or z[2][1] == z[2][0].version:
-                return self.now
+        if any(map(_zero_live, self._zero)):
+            return self.now
         cands, best = self._gather()
         for e in cands:
             heappush(self._heap, e)
@@ -266,7 +269,7 @@ class LazyStepQueue:
         if not zero:
             return zero
         self._zero = []
-        return [z for z in zero if not z[3] or z[2][1] == z[2][0].version]
+        return list(filter(_zero_live, zero))
 
     def _compact(self) -> None:
         """Bring up to date the actions not updated for :data:`_KEEP` / 2 steps, drop the stale

@@ -282,7 +282,9 @@ class NetworkServerMixin:
         r = self._round
         walked = self._walked
         hosts = walk.hosts
-        if type(hosts) is _HostOrder and hosts.all_left() and self._walked_all is None:
+        if self._walked_all is not None:   # every host is marked already: none left to wait for
+            left = 0
+        elif type(hosts) is _HostOrder and hosts.all_left():
             # (the hot path of every job end with -E: what is left is every host, so count)
             left = hosts.n - len(self._upd_now | walked.keys())
             self._walked_all = r   # every host not marked yet: marked r (see below)
@@ -290,8 +292,6 @@ class NetworkServerMixin:
             todo = set(hosts)
             todo -= self._upd_now
             todo -= walked.keys()
-            if self._walked_all is not None:   # every host is marked already
-                todo = set()
             left = len(todo)
             # each is read at its own sub-round r, r + 1, ...; any reader after this one comes at
             # r + len(todo) or later and finds them all updated, so r marks them all as well

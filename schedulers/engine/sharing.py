@@ -136,9 +136,11 @@ Element = tuple[Hashable, float]  # (constraint id: a host id or a link, weight)
 
 class SolverLoop(ArithmeticError):
     """SimGrid's ``FairBottleneck::do_solve`` never ends on this system: a round leaves every
-    remaining capacity as it was and no variable leaves, so every later round repeats it
-    and no variable in play has a bound to reach (real Batsim 4.2.1 hangs there; fuzz case s97: a message over ``__loopback__``
-    beside tasks that left it with ``weight x mu`` below the last bit of its capacity)."""
+    remaining capacity as it was, no variable leaves and none in play has a bound to reach, so
+    every later round repeats it (or it would take more than :data:`MAX_ROUNDS` rounds). Real
+    Batsim 4.2.1 hangs there (fuzz case s97, ``tests/test_solver_hang.py``: a message over
+    ``__loopback__`` beside tasks that left it with ``weight x mu`` below the last bit of its
+    capacity)."""
 
     def __init__(self, in_play: int, rounds: float = math.inf) -> None:
         what = ("never ends here" if rounds == math.inf else
@@ -309,7 +311,7 @@ def _fatpipe_rounds(c: int, var_list: list[int], velems: list, celems: list, bou
     over the ptask model's ``__loopback__`` (capacity 1e10 B/s) beside a job whose task sends
     1e7 B to itself at 0.1 of its task per second (``s`` = 1e6 B/s) takes 10,000 rounds and gets
     a value of about 5e13 (the message crosses in 2e-14 s instead of 1e-10 s; recorded on
-    SimGrid 3.32, ``tests/test_sharing.py``). Stops before any round that differs (``s`` no
+    SimGrid 3.32, ``tests/test_loopback_sharing.py``). Stops before any round that differs (``s`` no
     longer the smallest, ``R`` below the precision)."""
     if not 0.0 < remaining[c]:
         return
