@@ -279,6 +279,12 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
         [{"id": 1, "subtime": 0, "res": 1, "profile": "p0"}],
         {**{f"p{i}": {"type": "composed", "seq": [f"p{i + 1}"], "repeat": 2} for i in range(40)},
          "p40": {"type": "delay", "delay": 1}})), ("w.json", "profile", "stages")),
+    # --- a run that SimGrid's solver cannot end (real Batsim hangs): the workload and job named
+    ("solver-never-ends", lambda c: c.run("--compute-sharing", workload=c.workload(
+        [{"id": k, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"} for k in range(3)]
+        + [{"id": 3, "subtime": 0, "walltime": -1, "res": 1, "profile": "c"}],
+        {"d": {"type": "delay", "delay": 1.0}, "c": {"type": "parallel_homogeneous", "cpu": 5e-324, "com": 0}})),
+     ("w.json", "w0!3", "never ends")),
     # --- the output folder
     ("output-is-a-file", lambda c: c.run() + ["-o", c.file("afile", "x")], ("afile", "not a folder")),
 ]

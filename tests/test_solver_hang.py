@@ -19,6 +19,8 @@ def test_the_engine_stops_where_batsim_hangs(tmp_path):
         simulate(FIX / "platform.xml", [FIX / "w0.json", FIX / "w1.json"],
                  InProcessPort(ReplayPolicy(FIX / "transcript.jsonl")), compute_sharing=True,
                  export_prefix=tmp_path / "out_")
-    t = float(re.match(r"t=(\S+?):", str(info.value)).group(1))
+    # the line names the workload files of the jobs in play, then the clock
+    assert str(info.value).startswith(f"{FIX / 'w0.json'}, {FIX / 'w1.json'}: t=")
+    t = float(re.search(r": t=(\S+?):", str(info.value)).group(1))
     assert f"{t:.17f}" == "0.00000000130000200"   # SimGrid's clock in Batsim's last log line
     assert "w1!0" in str(info.value) and "w1!1" in str(info.value)

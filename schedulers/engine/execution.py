@@ -461,11 +461,14 @@ class ExecutionMixin:
         try:
             rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
         except SolverLoop as exc:
-            jobs = [j.id if isinstance(j.id, str) else f"{j.id[0]} (held)" for j in tasks if type(j) is not MessageFlow]
+            in_play = [j for j in tasks if type(j) is not MessageFlow]
+            jobs = [j.id if isinstance(j.id, str) else f"{j.id[0]} (held)" for j in in_play]
             msgs = len(tasks) - len(jobs)
-            raise EngineError(f"t={self.now!r}: {exc}; the system holds jobs {', '.join(jobs)} and {msgs} of Batsim's "
-                              "messages; real Batsim 4.2.1 hangs in this solve (it never returns), the engine stops "
-                              "instead") from None
+            files = sorted({str(self.workloads_by_name[w].path) for w in (getattr(j, "workload", None) for j in in_play)
+                            if w in self.workloads_by_name})
+            raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.now!r}: {exc}; the system holds "
+                              f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 hangs in "
+                              "this solve (it never returns), the engine stops instead") from None
         for k, j in enumerate(tasks):
             if not j.links and not any(f > 0 for f in j.flops):
                 rates[k] = _INF

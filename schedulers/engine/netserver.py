@@ -76,6 +76,7 @@ from .queue import Kind
 
 # message types (the IPMessageType of src/ipp.hpp that the engine models)
 _HELLO, _SUBMITTED, _BYE, _COMPLETED, _SWITCHED, _WAITED, _KILLED, _DECISION, _READY = range(9)
+_RECV, _JOB_END = Kind.RECV, Kind.JOB_END
 
 
 class _Submitter:
@@ -114,6 +115,11 @@ class _HostOrder:
     def all_left(self) -> bool:
         """Whether the hosts left to read include every host (the sweep has not begun)."""
         return self.i <= len(self.own)
+
+    def sweep_from(self) -> int:
+        """Once the sweep has begun (not :meth:`all_left`): the first host it has still to
+        read; what is left is hosts ``sweep_from() .. n-1``."""
+        return self.i - len(self.own)
 
 
 class _Walk:
@@ -187,7 +193,7 @@ class NetworkServerMixin:
     def _transfer(self, msg: tuple) -> None:
         """A message is matched: its transfer starts (a latency, then its byte)."""
         lat, rate, links = msg[2]
-        a = self._queue.message(lat, rate, Kind.RECV, msg, links)
+        a = self._queue.message(lat, rate, _RECV, msg, links)
         if links and a is not None and not lat > 0:
             self._flow_starts(a)
 
@@ -284,10 +290,17 @@ class NetworkServerMixin:
         hosts = walk.hosts
         if self._walked_all is not None:   # every host is marked already: none left to wait for
             left = 0
-        elif type(hosts) is _HostOrder and hosts.all_left():
-            # (the hot path of every job end with -E: what is left is every host, so count)
-            left = hosts.n - len(self._upd_now | walked.keys())
-            self._walked_all = r   # every host not marked yet: marked r (see below)
+        elif type(hosts) is _HostOrder:
+            # (the hot path of every job end with -E: what is left is every host, or the hosts
+            # k .. n-1 of the sweep, those before k being read already, so updated or marked)
+            k = 0 if hosts.all_left() else hosts.sweep_from()
+            upd = self._upd_now
+            if k == 0:
+                left = hosts.n - len(upd | walked.keys())
+            else:
+                left = (hosts.n - k - sum(1 for h in upd if h >= k)
+                        - sum(1 for h in walked if h >= k and h not in upd))
+            self._walked_all = r   # every host not marked yet (all at or after k): marked r (see below)
         else:
             todo = set(hosts)
             todo -= self._upd_now
@@ -302,10 +315,12 @@ class NetworkServerMixin:
     def _run_rounds(self) -> None:
         """Play the sub-rounds of the current instant, after its wake-ups (sub-round 1)."""
         self._waking = False
-        walks, self._walks = self._walks, []
-        for hosts, then, extra in walks:
-            self._read_on(hosts, then, extra)
-        self._end_round()
+        if self._walks:
+            walks, self._walks = self._walks, []
+            for hosts, then, extra in walks:
+                self._read_on(hosts, then, extra)
+        if self._outbox:
+            self._end_round()
         later = self._later
         while later and not self._ended:
             self._round = r = min(later)
@@ -316,11 +331,14 @@ class NetworkServerMixin:
                 for fn in fns:
                     fn()
             self._end_round()
-        later.clear()
+        if later:
+            later.clear()
         self._round = 1
-        self._walked.clear()
+        if self._walked:
+            self._walked.clear()
         self._walked_all = None
-        self._upd_now.clear()
+        if self._upd_now:
+            self._upd_now.clear()
 
     def _on_received(self, msg: tuple, port) -> None:
         mtype, payload, _, then, sender = msg
@@ -371,11 +389,12 @@ class NetworkServerMixin:
             self._submitters_left -= 1
             if self._submitters_left == 0:
                 self._buffer.append(Notify(self.now, type="no_more_static_job_to_submit"))
-        check = lambda: self._server_check(port)  # noqa: E731
         if reads is not None:
-            self._read_energy(reads, check, simcalls)
+            self._read_energy(reads, lambda: self._server_check(port), simcalls)
+        elif simcalls:
+            self._after(simcalls, lambda: self._server_check(port))
         else:
-            self._after(simcalls, check)
+            self._server_check(port)
 
     def _decision_simcalls(self, d) -> tuple[int, Any]:
         """The simcalls Batsim's server makes handling decision ``d`` (``src/server.cpp``):
@@ -471,13 +490,13 @@ class NetworkServerMixin:
             step()
 
     def _net_event(self, kind: int, payload: Any, port) -> None:
-        if kind == Kind.RECV:
+        if kind == _RECV:
             self._on_received(payload, port)
         elif kind == Kind.MSG_ACTIVE:
             self._flow_starts(payload)
         elif kind == Kind.DECISION:
             self._reqrep(*payload)
-        elif kind == Kind.JOB_END:
+        elif kind == _JOB_END:
             end = self._job_end_of(payload)
             if end is None:
                 return
@@ -541,12 +560,20 @@ class NetworkServerMixin:
         self._receive()
         self._run_rounds()
         nb_jobs = self.nb_jobs
+        lone = getattr(self._queue, "pop_lone", None)
         while not self._ended:
             self._waking = True
-            for kind, payload in self._next_instant():
-                self._net_event(kind, payload, port)
-                if self._ended:
-                    break
+            z = lone() if lone is not None else None
+            if z is not None:   # one message alone in a step of 0 s: _next_instant's work, inlined
+                if self._lazy_hosts:
+                    self._settle_lazy()
+                self._live = self.now
+                self._net_event(z[1], z[2], port)
+            else:
+                for kind, payload in self._next_instant():
+                    self._net_event(kind, payload, port)
+                    if self._ended:
+                        break
             self._run_rounds()
             if self.progress is not None:
                 self.progress(self.now, self._finished_jobs, nb_jobs)
