@@ -37,6 +37,13 @@ Usage::
 
     python benchmarks/bench_startup.py                       # 10k jobs, 5 repeats
     python benchmarks/bench_startup.py --jobs 1000 --repeat 3 --batsim /path/to/batsim
+    python benchmarks/bench_startup.py --batsim-build "meson release (-O3)" --compare-root DIR
+
+The reference's time depends on how Batsim was compiled: on the same 2-core machine on
+2026-11-24, Batsim 4.2.1 built with meson's ``release`` build type (``-O3``, as Batsim's Nix
+package and Docker image are built) took 1.88 s, the same sources built with meson's default
+``debug`` type (``-O0``) 5.87 s; the 7-8 s of issue 13 and of this benchmark's earlier reports
+(the build type not recorded) match the unoptimised build. Say which with ``--batsim-build``.
 
 Results: a table on stdout, ``benchmarks/results/startup.json`` and ``startup.md`` (``--out DIR``).
 """
@@ -191,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5, help="timed runs of each command (default 5)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--batsim", help="real Batsim executable (default: `batsim` on PATH)")
+    ap.add_argument("--batsim-build", default="not stated",
+                    help="how that executable was built, for the report: the reference's speed depends on it "
+                         "(a meson 'release' build, -O3, as Batsim's Nix package, runs this benchmark about 3x "
+                         "faster than meson's default 'debug' build, -O0)")
     ap.add_argument("--no-gridsched-server", action="store_true",
                     help="skip the batsim+gridsched row (real Batsim behind gridsched's server)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
@@ -252,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             same = _starts(tmpd / f"out{emb}" / "out_jobs.csv") == _starts(tmpd / f"out{ref}" / "out_jobs.csv")
     summary = _summary(rows)
     meta = {**machine_meta(), "platform_note": note, "jobs": args.jobs, "seed": args.seed, "repeat": args.repeat,
-            "batsim": batsim, "same_start_times_as_reference": same,
+            "batsim": batsim, "batsim_build": args.batsim_build, "same_start_times_as_reference": same,
             "workload": (f"{args.jobs:,} single-host delay jobs of 10-100 s, Poisson arrivals of 1 job/s "
                          f"(bench_engine.make_workload, seed {args.seed}), no energy"),
             "summary": summary}
@@ -267,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         "(interpreter start, imports, inputs, simulation, outputs, summary), bytecode cache written beforehand; "
         "gridsched@DIR: the same command of another checkout (before/after)",
         "- reference: real Batsim 4.2.1 (`batsim` executable: "
-        f"{batsim or 'not found'}) driven by `minimal_fcfs` of the benchmark (raw ZeroMQ + json FCFS); "
+        f"{batsim or 'not found'}; built as: {args.batsim_build}) driven by `minimal_fcfs` of the benchmark "
+        "(raw ZeroMQ + json FCFS); "
         "batsim+gridsched: real Batsim behind `gridsched run --engine batsim --policy fcfs`",
         "- each command run in turn, "
         f"{args.repeat} times; wall clock from start to exit; peak RSS of the command's processes",

@@ -1,0 +1,62 @@
+"""The README's scale-goal table is generated from the committed benchmark results
+(``scripts/benchmark_table.py``), and its verdicts follow the goals' bounds (issue 13)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("benchmark_table", ROOT / "scripts" / "benchmark_table.py")
+bt = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bt)
+
+META = {"date": "2026-11-24 19:00:00", "machine": "x86_64, 2 CPUs"}
+
+
+def test_the_readme_table_is_the_one_the_committed_results_give() -> None:
+    assert bt.block(bt.README.read_text(encoding="utf-8")) == bt.table(), \
+        "README.md's scale-goal table is stale: run python scripts/benchmark_table.py --write"
+
+
+def _replay(wall: float, mb: float) -> dict:
+    return {"meta": META, "results": [{"root": "/x/this", "wall_s": wall, "engine_s": wall - 20, "maxrss_mb": mb,
+                                       "jobs": 1_000_000}]}
+
+
+def test_replay_verdict_needs_both_under_two_minutes_and_under_one_gigabyte() -> None:
+    assert bt.replay_row(_replay(119.9, 1023.0))[1] == "met"
+    assert bt.replay_row(_replay(120.0, 500.0))[1] == "**NOT met**"     # 2 min is not under 2 min
+    assert bt.replay_row(_replay(90.0, 1024.0))[1] == "**NOT met**"     # 1 GB = 1024 MB
+    assert bt.replay_row(_replay(98.06, 618.4))[0].startswith("98.1 s (engine 78.1 s), 618 MB peak")
+
+
+def _backlog(rows: list[tuple[str, str, int, float]]) -> dict:
+    return {"meta": META, "results": [{"run": inv, "policy": pol, "size": n, "run_s": s, "maxrss_mb": 100.0}
+                                      for inv, pol, n, s in rows]}
+
+
+def test_backlog_ratio_is_taken_within_the_latest_invocation_that_ran_both() -> None:
+    data = _backlog([("2026-11-23 10:00", "fcfs", 100_000, 10.0), ("2026-11-23 10:00", "easy", 100_000, 29.0),
+                     ("2026-11-24 10:00", "fcfs", 100_000, 10.0), ("2026-11-24 10:00", "easy", 100_000, 31.0),
+                     ("2026-11-25 10:00", "easy", 100_000, 5.0)])   # (no FCFS in that invocation)
+    text, verdict, when = bt.backlog_ratio_row(data)
+    assert text.startswith("3.10x") and verdict == "**NOT met**" and when.startswith("2026-11-24 10:00")
+    data["results"][3]["run_s"] = 30.0
+    assert bt.backlog_ratio_row(data)[1] == "met"   # 3x is within 3x
+
+
+def test_startup_verdict_and_the_reference_build_is_named() -> None:
+    data = {"meta": {**META, "batsim_build": "meson release (-O3)", "summary": {
+        "gridsched": {"median_s": 0.62, "runs": 5}, "batsim+minimal-fcfs": {"median_s": 1.86, "runs": 5}}}}
+    text, verdict, _ = bt.startup_row(data)
+    assert text.startswith("3.0x") and "meson release (-O3)" in text and verdict == "**NOT met**"
+    data["meta"]["summary"]["batsim+minimal-fcfs"]["median_s"] = 6.2
+    assert bt.startup_row(data)[1] == "met"
+
+
+def test_a_missing_result_is_said_not_invented(tmp_path: Path) -> None:
+    (tmp_path / "replay.json").write_text(json.dumps(_replay(100.0, 600.0)))
+    out = bt.table(tmp_path)
+    assert "100.0 s" in out and "no result in `swf.json`" in out and "no result in `startup.json`" in out
