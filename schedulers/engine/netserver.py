@@ -63,6 +63,7 @@ below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Any
 
@@ -116,10 +117,53 @@ class _HostOrder:
         """Whether the hosts left to read include every host (the sweep has not begun)."""
         return self.i <= len(self.own)
 
+    def read(self, upd, walked: dict, every, r: int) -> bool:
+        """One sub-round ``r`` of an energy reader going through these hosts
+        (:meth:`NetworkServerMixin._read_on`): pass the hosts updated at this instant before
+        ``r`` (in ``upd``, or marked in ``walked``, else ``every``, with a sub-round below
+        ``r``); stop after the first that is not, marking it ``r`` if nobody marked it yet.
+        Returns True when it stopped (it reads on next sub-round), False when every host is read."""
+        own, i = self.own, self.i
+        lo = len(own)
+        end = lo + self.n
+        get = walked.get
+        while i < end:
+            h = own[i] if i < lo else i - lo
+            i += 1
+            if h in upd:
+                continue
+            w = get(h, every)
+            if w is not None and w < r:
+                continue
+            if w is None:
+                walked[h] = r
+            self.i = i
+            return True
+        self.i = i
+        return False
+
+    def swept(self) -> bool:
+        """Whether its own hosts are all read (what is left is a part of the sweep)."""
+        return self.i >= len(self.own)
+
     def sweep_from(self) -> int:
         """Once the sweep has begun (not :meth:`all_left`): the first host it has still to
         read; what is left is hosts ``sweep_from() .. n-1``."""
         return self.i - len(self.own)
+
+
+def _read_iter(hosts, upd, walked: dict, every, r: int) -> bool:
+    """:meth:`_HostOrder.read` for any iterator of host ids."""
+    for h in hosts:
+        if h in upd:
+            continue
+        w = walked.get(h, every)
+        if w is not None and w < r:
+            continue
+        if w is None:
+            walked[h] = r
+        return True
+    return False
 
 
 class _Walk:
@@ -269,17 +313,66 @@ class NetworkServerMixin:
         stop at the first that is not (a simcall) or finish."""
         r = self._round
         upd, walked, every = self._upd_now, self._walked, self._walked_all
-        for h in hosts:
-            if h in upd:
-                continue
-            w = walked.get(h, every)
-            if w is not None and w < r:
-                continue
-            if w is None:
-                walked[h] = r
+        if hosts.read(upd, walked, every, r) if type(hosts) is _HostOrder else _read_iter(hosts, upd, walked, every, r):
             self._later.setdefault(r + 1, []).append(_Walk(self, hosts, then, extra))
-            return
-        self._after(extra, then)
+        else:
+            self._after(extra, then)
+
+    def _walk_sweeps(self, walks: list) -> None:
+        """The sub-rounds of several readers that nothing else acts beside, all past their own
+        hosts (each sweeping hosts ``k .. n-1``), up to the first sub-round in which one of them
+        finishes, at once; that one is played by :meth:`_walk_round`.
+
+        The same reads as :meth:`_read_on` sub-round by sub-round: at the start of a sub-round
+        every host is updated (in ``_upd_now`` or marked at an earlier sub-round) or not yet
+        touched at this instant (``free``); in the sub-round each reader passes the updated hosts
+        and stops at the first host of ``free`` from its position (marked by it or by a reader
+        before it in this sub-round), whatever the readers' order; those hosts are then marked.
+        Readers at one position move together, one host of ``free`` a sub-round; the readers
+        behind catch up, passing the hosts marked ahead of them."""
+        r = self._round
+        upd, walked = self._upd_now, self._walked
+        pos = [w.hosts.sweep_from() for w in walks]
+        n = walks[0].hosts.n
+        free = [h for h in range(min(pos), n) if h not in upd and h not in walked]
+        while True:
+            ks = [bisect_left(free, p) for p in pos]
+            if len(free) in ks:   # a reader finishes in this sub-round
+                break
+            if len(set(ks)) == 1:   # all together: one host of free a sub-round, to the end
+                k = ks[0]
+                for j in range(k, len(free)):
+                    walked[free[j]] = r + j - k
+                r += len(free) - k
+                pos = [free[-1] + 1] * len(pos)
+                break
+            stops = {free[k] for k in ks}
+            for h in stops:
+                walked[h] = r
+            pos = [free[k] + 1 for k in ks]
+            free = [h for h in free if h not in stops]
+            r += 1
+        for w, p in zip(walks, pos):
+            w.hosts.i = len(w.hosts.own) + p
+        self._round = r
+        self._walk_round(walks)
+
+    def _walk_round(self, walks: list) -> None:
+        """Sub-round ``_round`` of several readers that nothing else acts beside
+        (:meth:`_run_rounds`), as :meth:`_read_on` plays it for each in turn (same reads, marks
+        and order), the readers that read on kept for the next sub-round as they are."""
+        r = self._round
+        upd, walked, every = self._upd_now, self._walked, self._walked_all
+        nxt = None
+        for walk in walks:
+            hosts = walk.hosts
+            if hosts.read(upd, walked, every, r) if type(hosts) is _HostOrder else _read_iter(
+                    hosts, upd, walked, every, r):
+                if nxt is None:
+                    nxt = self._later.setdefault(r + 1, [])
+                nxt.append(walk)
+            else:
+                self._after(walk.extra, walk.then)
 
     def _walk_alone(self, walk: "_Walk") -> None:
         """The sub-rounds of a reader that nothing else acts beside (:meth:`_run_rounds`), at
@@ -325,8 +418,14 @@ class NetworkServerMixin:
         while later and not self._ended:
             self._round = r = min(later)
             fns = later.pop(r)
-            if not later and len(fns) == 1 and type(fns[0]) is _Walk:
-                self._walk_alone(fns[0])   # a lone reader: its sub-rounds at once
+            if not later and all(type(fn) is _Walk for fn in fns):
+                if len(fns) == 1:
+                    self._walk_alone(fns[0])   # a lone reader: its sub-rounds at once
+                elif self._walked_all is None and all(type(fn.hosts) is _HostOrder and fn.hosts.swept()
+                                                      for fn in fns):
+                    self._walk_sweeps(fns)     # readers alone, all past their own hosts: at once
+                else:
+                    self._walk_round(fns)      # readers alone: their reads without the queue's calls
             else:
                 for fn in fns:
                     fn()
