@@ -90,7 +90,7 @@ _WATTS = ("95.0:95.0:190.738, 95.0:95.0:171.02, 95.0:95.0:165.62, 95.0:95.0:160.
 def write_fallback_platform(path: Path, nb_hosts: int = NB_HOSTS) -> Path:
     """Write a platform equivalent to Batsim's ``energy_platform_homogeneous_no_net_128.xml``."""
     hosts = "\n".join(
-        f'    <host id="host{i}" speed="{_SPEEDS}" pstate="0">\n'
+        f'    <host id="host{i}" coordinates="0 0 0" speed="{_SPEEDS}" pstate="0">\n'
         f'      <prop id="wattage_per_state" value="{_WATTS}" />\n'
         f'      <prop id="wattage_off" value="10" />\n'
         f'      <prop id="sleep_pstates" value="13:14:15" />\n'
@@ -99,7 +99,7 @@ def write_fallback_platform(path: Path, nb_hosts: int = NB_HOSTS) -> Path:
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
         '<platform version="4.1">\n<zone id="AS0" routing="Vivaldi">\n'
-        '  <host id="master_host" speed="100Mf">\n'
+        '  <host id="master_host" coordinates="0 0 0" speed="100Mf">\n'
         '    <prop id="wattage_per_state" value="100:100:200" />\n'
         '    <prop id="wattage_off" value="10" />\n  </host>\n'
         f"{hosts}\n</zone>\n</platform>\n", encoding="utf-8")

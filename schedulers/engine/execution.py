@@ -162,6 +162,19 @@ class MessageFlow:
         self.action.rate = value
 
 
+def _talking(hosts: tuple, prof: dict) -> list:
+    """The hosts of a multi-host compute stage that send or receive bytes (its route pairs,
+    :meth:`ExecutionMixin._stage_network`)."""
+    n = len(hosts)
+    if prof["type"] == "parallel":
+        out = set()
+        for k, c in enumerate(prof.get("com", ())):
+            if float(c) > 0:
+                out.update((hosts[k // n], hosts[k % n]))
+        return sorted(out)
+    return list(hosts) if float(prof.get("com", 0)) > 0 else []
+
+
 class ExecutionMixin:
     """Start jobs, run their profile stages, share hosts, end and kill them."""
 
@@ -253,6 +266,8 @@ class ExecutionMixin:
             return
         job.flops = self._stage_flops(job, prof)
         job.wall_t0 = self.now   # execute_parallel_task's time_before_execute
+        if self.platform.uncoordinated and len(job.hosts) > 1:
+            self._routed(_talking(job.hosts, prof), f"the communications of job {job.id}'s profile {name!r}")
         net = self._stage_network(job, prof) if self.platform.routes is not None else None
         if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
             self._updated(job.hosts)
@@ -675,8 +690,26 @@ class ExecutionMixin:
         self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
         return True
 
+    def _routed(self, hids, what: str) -> None:
+        """SimGrid routes ``what`` (a message, a communication) from or to hosts ``hids``: a
+        host of a Vivaldi zone without coordinates aborts the run there (real Batsim 4.2.1,
+        :func:`.platform.vivaldi_error`).
+
+        Raises:
+            EngineError: naming the platform, the time, the host and what was routed."""
+        bad = self.platform.uncoordinated
+        for hid in hids:
+            name = self.hosts[hid].spec.name
+            if name in bad:
+                raise EngineError(f"{self.platform.source}: t={self.now!r}: host {name!r} has no 'coordinates' in its "
+                                  f"Vivaldi zone and SimGrid routes {what} from or to it: real Batsim 4.2.1 aborts "
+                                  f"here (SimGrid 3.32: \"Please specify the Vivaldi coordinates of Host {name}\"); "
+                                  "give it coordinates=\"0 0 0\"")
+
     def _end_job(self, job: EngineJob, state: str, code: int) -> None:
         """Free the hosts of ``job`` and record its completion at ``now``."""
+        if self.platform.uncoordinated and state != COMPLETED_KILLED:   # (a killed job's actor sends nothing)
+            self._routed((min(job.hosts),), f"job {job.id}'s JOB_COMPLETED")
         self._drop_walltime(job)
         job.state = state
         job.return_code = code

@@ -553,6 +553,8 @@ class HostsMixin:
         """The switch actor's side (``switch_on/off_machine_process``, ``src/pstate.cpp``): the
         flop is computed, the host takes ``target`` (``set_pstate``, a simcall) and then its new
         machine state (``update_machine_state``; ``state`` False: later, :meth:`_switch_state`)."""
+        if self.platform.uncoordinated:
+            self._routed((hid,), "its SWITCHED_ON/OFF message")
         h = self.hosts[hid]
         self._set_pstate(h, target)
         h.load = 0.0

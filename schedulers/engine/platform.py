@@ -132,6 +132,16 @@ class PlatformSpec:
     #: in a ``Full`` zone without links, a host to itself crosses ``__loopback__``, shared with
     #: Batsim's messages); None otherwise.
     routes: "Routes | None" = None
+    #: Why the embedded engine cannot run this platform's ``Vivaldi`` zone (None: it can): a
+    #: host there without ``coordinates`` (SimGrid aborts when it routes a message from or to
+    #: it), or coordinates that are not all 0 (SimGrid then gives each message a latency,
+    #: :func:`vivaldi_error`).
+    vivaldi_error: str | None = None
+    #: Compute hosts of a ``Vivaldi`` zone without ``coordinates``: SimGrid aborts the run when it
+    #: routes a message or a communication from or to one of them (:meth:`.execution.
+    #: ExecutionMixin._routed`); a master host without them is a :attr:`vivaldi_error` (Batsim's
+    #: first message, at t = 0, is routed from it).
+    uncoordinated: frozenset = frozenset()
 
     @property
     def has_energy(self) -> bool:
@@ -240,6 +250,48 @@ def _host_from(name: str, speed: str | None, core: str | None, pstate: str | Non
                     zone_properties=dict(zprops))
 
 
+_STOD = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
+def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str | None:
+    """Why the embedded engine cannot run a platform whose ``Vivaldi`` zones hold the hosts
+    ``coords`` (host name -> its ``coordinates`` attribute, None when absent), or None;
+    ``master``: the master host's name.
+
+    SimGrid 3.32 (``src/kernel/routing/VivaldiZone.cpp``): a route between two hosts of a Vivaldi
+    zone has the latency ``(sqrt((x1-x2)^2 + (y1-y2)^2) + |z1| + |z2|) / 1000`` s, from the
+    hosts' coordinates (three numbers separated by single spaces, each read by ``std::stod``);
+    a host without them aborts the run (``Please specify the Vivaldi coordinates of Host ...``)
+    when a route from or to it is computed: the master host at Batsim's first message, a
+    compute host when a job on it sends its end (real Batsim 4.2.1). With coordinates all 0
+    every message is instantaneous, which is what the engine plays on compute-only platforms;
+    other coordinates give Batsim's messages latencies (a 1-byte message from ``0 0 5`` to
+    ``3 4 0`` takes 0.01 s, SimGrid 3.32 through python3-simgrid) that the engine does not time."""
+    for name, text in coords.items():
+        if text is None:
+            if name != master:
+                continue   # (PlatformSpec.uncoordinated: an error once a message is routed from it)
+            return (f"{src}: host {name!r} has no 'coordinates' in its Vivaldi zone: real Batsim 4.2.1 aborts "
+                    f"at t = 0 (SimGrid 3.32: \"Please specify the Vivaldi coordinates of Host {name}\"), when "
+                    "it routes its first message from the master host; give it coordinates=\"0 0 0\"")
+        parts = text.split(" ")
+        if len(parts) != 3:
+            return (f"{src}: host {name!r}: coordinates {text!r}: SimGrid 3.32 aborts (\"Coordinates of {name} "
+                    "must have 3 dimensions\", three numbers separated by single spaces)")
+        values = []
+        for part in parts:
+            m = _STOD.match(part)
+            if m is None:
+                return f"{src}: host {name!r}: coordinates {text!r}: {part!r} is not a number (SimGrid 3.32 aborts)"
+            values.append(float(m.group(0)))
+        if any(v != 0 for v in values):
+            return (f"{src}: host {name!r}: Vivaldi coordinates {text!r}: SimGrid 3.32 gives each of Batsim's "
+                    "messages the latency of its hosts' distance (distance / 1000 s); the embedded engine times "
+                    "messages on Vivaldi zones only where every coordinate is 0: use real Batsim "
+                    "(gridsched run --engine batsim)")
+    return None
+
+
 def read_platform(path: str | Path, master_host: str = "master_host", *,
                   text: str | bytes | None = None) -> PlatformSpec:
     """Read a SimGrid platform file.
@@ -273,6 +325,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
     has_network = False
 
     routing_of: dict[str, str] = {}
+    coords: dict[str, str | None] = {}   # hosts of Vivaldi zones: their coordinates
 
     def walk(elem: ET.Element, zprops: dict[str, str]) -> None:
         nonlocal has_network
@@ -287,6 +340,8 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                     raise PlatformError(f"{src}: host {child.get('id', '')!r}: more than {MAX_HOSTS:,} hosts; a "
                                         f"platform may have at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)")
                 routing_of[child.get("id", "")] = elem.get("routing", "")
+                if elem.get("routing", "") == "Vivaldi":
+                    coords[child.get("id", "")] = child.get("coordinates")
                 hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
                                         child.get("pstate"), _props(child), zprops, src))
             elif t == "cluster":
@@ -367,7 +422,9 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         else:
             routes = found
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
-                        master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes)
+                        master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
+                        vivaldi_error=vivaldi_error(src, coords, master.name if master else "") if coords else None,
+                        uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None))
 
 
 def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:

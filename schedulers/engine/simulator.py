@@ -88,7 +88,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         progress: called as ``progress(now, nb_finished, nb_jobs)`` after each instant.
 
     Raises:
-        EngineError: at construction, a network whose routing the engine cannot time, or energy asked on a
+        EngineError: at construction, a network whose routing the engine cannot time (Vivaldi coordinates
+            included, :func:`.platform.vivaldi_error`), or energy asked on a
             platform without power states; during :meth:`run`, invalid decisions, deadlocks and
             livelocks.
     """
@@ -97,6 +98,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
                  compute_sharing: bool = False, forward_profiles: bool = False, dynamic_jobs: bool = False,
                  acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None) -> None:
+        if platform.vivaldi_error is not None:
+            raise EngineError(platform.vivaldi_error)
         if platform.has_network and platform.message_delays is None:
             raise network_refusal(platform)
         if profile_reuse and not dynamic_jobs:

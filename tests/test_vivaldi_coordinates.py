@@ -1,0 +1,94 @@
+"""Hosts of a ``Vivaldi`` zone and their ``coordinates`` (SimGrid 3.32,
+``src/kernel/routing/VivaldiZone.cpp``: a route's latency is ``(sqrt(dx^2 + dy^2) + |z1| + |z2|)
+/ 1000`` s; a host without coordinates aborts the run when a route from or to it is computed).
+
+Recorded on real Batsim 4.2.1 (release build, SimGrid 3.32, 2026-11-24) with the platforms and
+workloads written below, FCFS through ``gridsched run --engine batsim``:
+
+* ``host1`` without coordinates, one job on ``host0``: the run ends normally, job ``a`` on
+  [0, 5] s; a second job on ``host1`` (submitted at 1 s, 5 s long): Batsim aborts at t = 6 s
+  (``[6.000000] ... Please specify the Vivaldi coordinates of Host host1``), when the job's end
+  is sent from ``host1``;
+* ``master_host`` without coordinates: Batsim aborts at t = 0;
+* ``master_host`` at ``0 0 5`` and ``host0`` at ``3 4 0``: the run ends normally, job ``a`` on
+  [0.05, 5.05] s (each message takes 0.01 s: SimGrid 3.32 via python3-simgrid gives a 1-byte
+  message between those hosts 0.01 s), which the embedded engine, whose messages there take no
+  time, would give as [0, 5]: it refuses the platform instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schedulers.engine import EngineError, InProcessPort, build_engine
+from schedulers.engine.platform import read_platform, vivaldi_error
+from schedulers.fcfs import FCFS
+
+
+def _platform(tmp: Path, master: str | None, hosts: list[str | None]) -> Path:
+    def attr(c: str | None) -> str:
+        return f' coordinates="{c}"' if c is not None else ""
+
+    text = ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            '<platform version="4.1"><zone id="AS0" routing="Vivaldi">\n'
+            f'<host id="master_host"{attr(master)} speed="100Mf"/>\n'
+            + "".join(f'<host id="host{i}"{attr(c)} speed="100Mf"/>\n' for i, c in enumerate(hosts))
+            + "</zone></platform>\n")
+    path = tmp / "p.xml"
+    path.write_text(text)
+    return path
+
+
+def _workload(tmp: Path, second_job: bool) -> Path:
+    jobs = [{"id": "a", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}]
+    if second_job:
+        jobs.append({"id": "b", "subtime": 1, "walltime": -1, "res": 1, "profile": "d"})
+    path = tmp / "w.json"
+    path.write_text(json.dumps({"nb_res": 2, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    return path
+
+
+def _run(plat: Path, wl: Path):
+    return build_engine(plat, [str(wl)]).run(InProcessPort(FCFS()))
+
+
+def test_a_host_without_coordinates_that_never_sends_is_no_error(tmp_path):
+    res = _run(_platform(tmp_path, "0 0 0", ["0 0 0", None]), _workload(tmp_path, second_job=False))
+    (a,) = res.jobs
+    assert (a.start, a.finish) == (0.0, 5.0)
+
+
+def test_a_job_ending_on_a_host_without_coordinates_stops_the_run_there(tmp_path):
+    with pytest.raises(EngineError) as info:
+        _run(_platform(tmp_path, "0 0 0", ["0 0 0", None]), _workload(tmp_path, second_job=True))
+    msg = str(info.value)
+    assert "t=6.0:" in msg and "'host1'" in msg and "w0!b" in msg and "Please specify the Vivaldi" in msg
+
+
+def test_a_master_host_without_coordinates_is_refused_at_once(tmp_path):
+    plat = read_platform(_platform(tmp_path, None, ["0 0 0", "0 0 0"]))
+    assert plat.vivaldi_error is not None and "'master_host'" in plat.vivaldi_error and "t = 0" in plat.vivaldi_error
+    with pytest.raises(EngineError, match="master_host"):
+        build_engine(plat, [str(_workload(tmp_path, second_job=False))])
+
+
+def test_coordinates_that_give_messages_a_latency_are_refused_not_ignored(tmp_path):
+    with pytest.raises(EngineError) as info:
+        _run(_platform(tmp_path, "0 0 5", ["3 4 0", "0 0 0"]), _workload(tmp_path, second_job=False))
+    assert "'0 0 5'" in str(info.value) and "--engine batsim" in str(info.value)
+
+
+@pytest.mark.parametrize("coords, expected", [
+    ("0 0 0", None), ("-0 0.0 0e3", None), ("0 0", "3 dimensions"), ("0  0 0", "3 dimensions"),
+    ("0 0 x", "not a number"), ("0 0 1e-3", "distance / 1000 s"),
+])
+def test_coordinates_are_read_as_simgrid_reads_them(coords, expected):
+    # boost::split on single spaces (an empty part counts), std::stod for each part
+    err = vivaldi_error("p.xml", {"master_host": "0 0 0", "host0": coords}, "master_host")
+    if expected is None:
+        assert err is None
+    else:
+        assert err is not None and expected in err and "'host0'" in err
