@@ -22,12 +22,15 @@ import csv
 import decimal
 import io
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows
 from .simulator import EngineError, EngineResult
 from .workload import EngineJob
+
+_floor, _ulp = math.floor, math.ulp
 
 _MICRO = decimal.Decimal("0.000001")
 
@@ -79,13 +82,48 @@ def job_fields(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) -> Iter
     if isinstance(jobs, (DoneJobs, JobRows)):
         return jobs.fields()
     return ((j.name, j.workload, j.profile, j.subtime, j.res, j.walltime, j.state, j.start, j.runtime,
-             f"{j.alloc}", j.energy) for j in jobs)
+             f"{j.alloc}", j.energy, j.finish) for j in jobs)
+
+
+def _long_double(x: Fraction) -> Fraction:
+    """``x`` rounded to the x87 ``long double`` of Batsim's job times (64-bit significand, to
+    nearest, ties to even; normal numbers)."""
+    if not x:
+        return x
+    a = abs(x)
+    e = a.numerator.bit_length() - a.denominator.bit_length() - 64
+    while a >= Fraction(2) ** (e + 64):
+        e += 1
+    while a < Fraction(2) ** (e + 63):
+        e -= 1
+    q = round(a / Fraction(2) ** e) * Fraction(2) ** e
+    return q if x > 0 else -q
+
+
+#: ``1e-5l``, the runtime Batsim gives a job that took none (``jobs_execution.cpp``)
+_LD_NULL_RUNTIME = _long_double(Fraction(1, 100_000))
+
+
+def batsim_stretch(subtime: float, start: float, finish: float) -> float:
+    """A job's ``stretch`` as Batsim 4.2.1 computes it (``JobsTracer::write_job``,
+    ``src/export.cpp``): ``(starting_time + runtime - submission_time) / runtime`` in ``long
+    double`` (``runtime = clock - starting_time``, ``1e-5l`` when 0, ``src/jobs_execution.cpp``),
+    then cast to double. Exact rational arithmetic with each operation rounded as the x87 unit
+    rounds it: used where the double quotient is within rounding of a printed digit's boundary
+    (a 0.001-s job started 5e-10 s after its submission on a ``Full`` zone: Batsim prints
+    1.000001, the double quotient 1.0000004999999998 prints 1.000000; recorded on real Batsim)."""
+    s = Fraction(start)
+    run = _long_double(Fraction(finish) - s)
+    if not run:
+        run = _LD_NULL_RUNTIME
+    turnaround = _long_double(_long_double(s + run) - Fraction(subtime))
+    return float(_long_double(turnaround / run))
 
 
 def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) -> Iterator[str]:
     """:func:`job_lines`, one line at a time (a million-job file is written without holding it)."""
     yield JOBS_HEADER
-    for name, workload, profile, subtime, res, walltime, state, start, runtime, alloc, energy in job_fields(jobs):
+    for name, workload, profile, subtime, res, walltime, state, start, runtime, alloc, energy, finish in job_fields(jobs):
         # {x:f} is "%f" % x (_f) without a call per number: the same text, faster for a million rows
         head = f"{_csv_field(name)},{_csv_field(workload)},{_csv_field(profile)},{subtime:f},{res},{walltime:f}"
         if state == "REJECTED":
@@ -96,8 +134,12 @@ def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) -> 
         wait = start - subtime
         turn = fin - subtime
         success = 1 if state == "COMPLETED_SUCCESSFULLY" else 0
+        stretch = turn / ex
+        f = stretch * 1e6
+        if abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):   # the printed digit hinges on the last bits
+            stretch = batsim_stretch(subtime, start, finish)
         yield (f"{head},{success},{state},{start:f},{ex:f},{fin:f},{wait:f},{turn:f},"
-               f'{turn / ex:f},{alloc},{energy:f},""')
+               f'{stretch:f},{alloc},{energy:f},""')
 
 
 def schedule_rows(result: EngineResult) -> list[str]:
@@ -164,7 +206,7 @@ def check_finite(result: EngineResult) -> None:
     """
     jobs = result.rows["jobs"]
     quick = isinstance(jobs, (DoneJobs, JobRows)) and jobs.all_finite()
-    for name, workload, _, _, _, _, state, start, runtime, _, energy in () if quick else job_fields(jobs):
+    for name, workload, _, _, _, _, state, start, runtime, _, energy, _ in () if quick else job_fields(jobs):
         if state == "REJECTED":
             continue
         finish = start + (runtime if runtime > 0 else NULL_RUNTIME_EPSILON)  # start + execution_time()

@@ -147,7 +147,7 @@ class DoneJobs:
     def fields(self, rows: Iterable[int] | None = None) -> Iterator[tuple]:
         """The ``out_jobs.csv`` fields of the jobs of ``rows`` (default: all, in order), each as
         ``(name, workload, profile, subtime, res, walltime, state, start, runtime, alloc text,
-        energy)``."""
+        energy, finish)``."""
         floats, ints, text, ends, workloads = self._floats, self._ints, self._text, self._ends, self._workloads
         for row in range(len(ends)) if rows is None else rows:
             k = 6 * row
@@ -155,7 +155,7 @@ class DoneJobs:
             record = text[ends[row - 1] if row else 0:ends[row]].decode("utf-8", "surrogatepass")
             alloc = record[ln + lp:] if row not in self._other_alloc else f"{self._other_alloc[row]}"
             yield (record[:ln], workloads[wl], record[ln:ln + lp], floats[k], res, floats[k + 1], _STATES[state],
-                   floats[k + 2], floats[k + 4], alloc, floats[k + 5])
+                   floats[k + 2], floats[k + 4], alloc, floats[k + 5], floats[k + 3])
 
     def all_finite(self) -> bool:
         """Every ended job's start, finish (start + runtime) and energy is a finite number (a
@@ -171,7 +171,7 @@ class DoneJobs:
         if not -n <= i < n:
             raise IndexError(f"finished job {i} of {n}")
         row = i % n
-        name, workload, profile, sub, res, wall, state, start, runtime, alloc_text, energy = \
+        name, workload, profile, sub, res, wall, state, start, runtime, alloc_text, energy, _ = \
             next(self.fields((row,)))
         if row in self._other_alloc:
             alloc = self._other_alloc[row]
