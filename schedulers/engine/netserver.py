@@ -304,7 +304,7 @@ class NetworkServerMixin:
         host, post their JOB_COMPLETED in the same sub-round, in the order they woke."""
         hosts = hids if type(hids) is _HostOrder else iter(hids)
         if self._waking:   # which hosts this instant's ends update is known once all are handled
-            self._walks.append((hosts, then, extra))
+            self._walks.append((hosts, then, extra, len(self._outbox)))
             return
         self._read_on(hosts, then, extra)
 
@@ -409,9 +409,20 @@ class NetworkServerMixin:
         """Play the sub-rounds of the current instant, after its wake-ups (sub-round 1)."""
         self._waking = False
         if self._walks:
+            # the wake-ups' reads, now that every host this instant's ends update is known; a
+            # reader that needs no simcall posts in sub-round 1 where it ran, before the actors
+            # woken after it (SimGrid runs an instant's actors in the order they woke: recorded on
+            # Batsim 4.2.1, a job reaching its walltime posts JOB_COMPLETED before the submitter
+            # woken in the same step posts its JOB_SUBMITTED)
             walks, self._walks = self._walks, []
-            for hosts, then, extra in walks:
+            inserted = 0
+            for hosts, then, extra, at in walks:
+                out = self._outbox
+                tail = out[at + inserted:]
+                del out[at + inserted:]
                 self._read_on(hosts, then, extra)
+                inserted += len(out) - (at + inserted)
+                out.extend(tail)
         if self._outbox:
             self._end_round()
         later = self._later
