@@ -9,6 +9,8 @@ workloads written below, FCFS through ``gridsched run --engine batsim``:
   [0, 5] s; a second job on ``host1`` (submitted at 1 s, 5 s long): Batsim aborts at t = 6 s
   (``[6.000000] ... Please specify the Vivaldi coordinates of Host host1``), when the job's end
   is sent from ``host1``;
+* ``host1`` without coordinates, one job on ``host0`` and ``host1`` sending bytes between them
+  (``parallel_homogeneous``, ``com`` 1e6): Batsim aborts at t = 0, when the task starts;
 * ``master_host`` without coordinates: Batsim aborts at t = 0;
 * ``master_host`` at ``0 0 5`` and ``host0`` at ``3 4 0``: the run ends normally, job ``a`` on
   [0.05, 5.05] s (each message takes 0.01 s: SimGrid 3.32 via python3-simgrid gives a 1-byte
@@ -66,6 +68,16 @@ def test_a_job_ending_on_a_host_without_coordinates_stops_the_run_there(tmp_path
         _run(_platform(tmp_path, "0 0 0", ["0 0 0", None]), _workload(tmp_path, second_job=True))
     msg = str(info.value)
     assert "t=6.0:" in msg and "'host1'" in msg and "w0!b" in msg and "Please specify the Vivaldi" in msg
+
+
+def test_a_communication_with_a_host_without_coordinates_stops_the_run_when_it_starts(tmp_path):
+    wl = tmp_path / "wc.json"
+    wl.write_text(json.dumps({"nb_res": 2, "jobs": [{"id": "a", "subtime": 0, "walltime": -1, "res": 2, "profile": "p"}],
+                              "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 1e6}}}))
+    with pytest.raises(EngineError) as info:
+        _run(_platform(tmp_path, "0 0 0", ["0 0 0", None]), wl)
+    msg = str(info.value)
+    assert "t=0.0:" in msg and "'host1'" in msg and "communications of job w0!a" in msg
 
 
 def test_a_master_host_without_coordinates_is_refused_at_once(tmp_path):

@@ -162,17 +162,18 @@ class MessageFlow:
         self.action.rate = value
 
 
-def _talking(hosts: tuple, prof: dict) -> list:
-    """The hosts of a multi-host compute stage that send or receive bytes (its route pairs,
-    :meth:`ExecutionMixin._stage_network`)."""
-    n = len(hosts)
-    if prof["type"] == "parallel":
-        out = set()
-        for k, c in enumerate(prof.get("com", ())):
-            if float(c) > 0:
-                out.update((hosts[k // n], hosts[k % n]))
-        return sorted(out)
-    return list(hosts) if float(prof.get("com", 0)) > 0 else []
+def _byte_pairs(prof: dict, n: int) -> list[tuple[int, int, float]]:
+    """The ``(sender, receiver, bytes)`` of a compute stage on ``n`` hosts with bytes > 0, in
+    row order (Batsim's byte matrix, ``src/task_execution.cpp``): ``parallel_homogeneous``:
+    ``com`` bytes from every host to every other; ``parallel_homogeneous_total``: ``com / n``;
+    ``parallel``: ``com[i * n + j]`` from host ``i`` to host ``j`` (the diagonal included)."""
+    t = prof["type"]
+    if t == "parallel":
+        return [(k // n, k % n, float(c)) for k, c in enumerate(prof["com"]) if c > 0]
+    c = float(prof["com"]) if t == "parallel_homogeneous" else float(prof["com"]) / n
+    if not c > 0:
+        return []
+    return [(i, j, c) for i in range(n) for j in range(n) if i != j]
 
 
 class ExecutionMixin:
@@ -267,7 +268,8 @@ class ExecutionMixin:
         job.flops = self._stage_flops(job, prof)
         job.wall_t0 = self.now   # execute_parallel_task's time_before_execute
         if self.platform.uncoordinated and len(job.hosts) > 1:
-            self._routed(_talking(job.hosts, prof), f"the communications of job {job.id}'s profile {name!r}")
+            talking = sorted({job.hosts[k] for i, j, _ in _byte_pairs(prof, len(job.hosts)) for k in (i, j)})
+            self._routed(talking, f"the communications of job {job.id}'s profile {name!r}")
         net = self._stage_network(job, prof) if self.platform.routes is not None else None
         if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
             self._updated(job.hosts)
@@ -303,12 +305,10 @@ class ExecutionMixin:
         """The links a compute stage's communications load, as ``L07Action::L07Action`` expands
         them: ``(links, latency, bound)`` or None when no byte crosses a link.
 
-        The byte matrix is Batsim's (``src/task_execution.cpp``): ``parallel_homogeneous``:
-        ``com`` bytes from every host to every other; ``parallel_homogeneous_total``:
-        ``com / n``; ``parallel``: ``com[i * n + j]`` from host ``i`` to host ``j`` (the diagonal
-        included). For each pair with bytes > 0 in row order, the links of its route are
-        expanded with the pair's bytes (bytes, summed over the pairs that cross a link, the
-        largest for a ``FATPIPE`` link: ``System::expand_add_to_elem``), in order of first use.
+        The byte matrix is Batsim's (:func:`_byte_pairs`). For each pair with bytes > 0 in row
+        order, the links of its route are expanded with the pair's bytes (bytes, summed over the
+        pairs that cross a link, the largest for a ``FATPIPE`` link:
+        ``System::expand_add_to_elem``), in order of first use.
         ``latency`` (s) is the largest route latency over those pairs (the phase in which the
         task does not progress), ``bound`` (fraction/s) is ``TCP_GAMMA / (2 max(latency_ij x
         bytes_ij))`` (``L07Action::calculate_network_bound``), ``inf`` when that is 0.
@@ -319,18 +319,10 @@ class ExecutionMixin:
         neither its route's latency nor bandwidth (recorded on real Batsim 4.2.1: 1e8 flops and
         1e8 bytes on one 100 Mf host of ``energy_platform_homogeneous.xml``, whose self-route is
         a 15-us loopback, run 1.000000 s)."""
-        t = prof["type"]
         n = len(job.hosts)
         if n == 1:
             return None
-        if t == "parallel":
-            com = prof["com"]
-            pairs = [(k // n, k % n, float(c)) for k, c in enumerate(com) if c > 0]
-        else:
-            c = float(prof["com"]) if t == "parallel_homogeneous" else float(prof["com"]) / n
-            if not c > 0:
-                return None
-            pairs = [(i, j, c) for i in range(n) for j in range(n) if i != j]
+        pairs = _byte_pairs(prof, n)
         if not pairs:
             return None
         routes = self.platform.routes

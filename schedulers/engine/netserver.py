@@ -91,27 +91,13 @@ class _Submitter:
 
 class _HostOrder:
     """The hosts an actor reads the energy of, in order: ``own`` (a job's hosts), then every
-    host ``0 .. n-1``. An iterator that knows whether what is left still covers every host."""
+    host ``0 .. n-1``; ``i`` is how many it has read. It knows whether what is left still
+    covers every host, or is the end ``k .. n-1`` of the sweep."""
 
     __slots__ = ("own", "n", "i")
 
     def __init__(self, own, n: int) -> None:
         self.own, self.n, self.i = own, n, 0
-
-    def __iter__(self) -> "_HostOrder":
-        return self
-
-    def __next__(self) -> int:
-        i = self.i
-        own = self.own
-        if i < len(own):
-            self.i = i + 1
-            return own[i]
-        k = i - len(own)
-        if k < self.n:
-            self.i = i + 1
-            return k
-        raise StopIteration
 
     def all_left(self) -> bool:
         """Whether the hosts left to read include every host (the sweep has not begun)."""
@@ -150,20 +136,6 @@ class _HostOrder:
         """Once the sweep has begun (not :meth:`all_left`): the first host it has still to
         read; what is left is hosts ``sweep_from() .. n-1``."""
         return self.i - len(self.own)
-
-
-def _read_iter(hosts, upd, walked: dict, every, r: int) -> bool:
-    """:meth:`_HostOrder.read` for any iterator of host ids."""
-    for h in hosts:
-        if h in upd:
-            continue
-        w = walked.get(h, every)
-        if w is not None and w < r:
-            continue
-        if w is None:
-            walked[h] = r
-        return True
-    return False
 
 
 class _Walk:
@@ -292,8 +264,8 @@ class NetworkServerMixin:
         else:
             self._later.setdefault(self._round + k, []).append(fn)
 
-    def _read_energy(self, hids, then, extra: int = 0) -> None:
-        """The actor running now reads the energy of hosts ``hids`` one by one
+    def _read_energy(self, hosts: _HostOrder, then, extra: int = 0) -> None:
+        """The actor running now reads the energy of ``hosts`` one by one
         (``sg_host_get_consumed_energy``), then makes ``extra`` other simcalls, then does
         ``then``. Reading a host that nothing updated yet at this instant is a simcall
         (``HostEnergy::get_consumed_energy``, SimGrid 3.32 ``src/plugins/host_energy.cpp``): the
@@ -302,7 +274,6 @@ class NetworkServerMixin:
         from the next sub-round on. The readers of one instant thus advance together, sub-round
         by sub-round: two jobs ending at one instant, each reading its own hosts and then every
         host, post their JOB_COMPLETED in the same sub-round, in the order they woke."""
-        hosts = hids if type(hids) is _HostOrder else iter(hids)
         if self._waking:   # which hosts this instant's ends update is known once all are handled
             self._walks.append((hosts, then, extra, len(self._outbox)))
             return
@@ -312,8 +283,7 @@ class NetworkServerMixin:
         """One sub-round of a reader (:meth:`_read_energy`): read the hosts already updated,
         stop at the first that is not (a simcall) or finish."""
         r = self._round
-        upd, walked, every = self._upd_now, self._walked, self._walked_all
-        if hosts.read(upd, walked, every, r) if type(hosts) is _HostOrder else _read_iter(hosts, upd, walked, every, r):
+        if hosts.read(self._upd_now, self._walked, self._walked_all, r):
             self._later.setdefault(r + 1, []).append(_Walk(self, hosts, then, extra))
         else:
             self._after(extra, then)
@@ -365,9 +335,7 @@ class NetworkServerMixin:
         upd, walked, every = self._upd_now, self._walked, self._walked_all
         nxt = None
         for walk in walks:
-            hosts = walk.hosts
-            if hosts.read(upd, walked, every, r) if type(hosts) is _HostOrder else _read_iter(
-                    hosts, upd, walked, every, r):
+            if walk.hosts.read(upd, walked, every, r):
                 if nxt is None:
                     nxt = self._later.setdefault(r + 1, [])
                 nxt.append(walk)
@@ -383,9 +351,11 @@ class NetworkServerMixin:
         hosts = walk.hosts
         if self._walked_all is not None:   # every host is marked already: none left to wait for
             left = 0
-        elif type(hosts) is _HostOrder:
-            # (the hot path of every job end with -E: what is left is every host, or the hosts
-            # k .. n-1 of the sweep, those before k being read already, so updated or marked)
+        else:
+            # (the hot path of every job end with -E) what is left is every host, or the hosts
+            # k .. n-1 of the sweep, those before k being read already, so updated or marked;
+            # each left is read at its own sub-round r, r + 1, ...: any reader after this one
+            # comes at r + left or later and finds them all updated, so r marks them all as well
             k = 0 if hosts.all_left() else hosts.sweep_from()
             upd = self._upd_now
             if k == 0:
@@ -393,15 +363,7 @@ class NetworkServerMixin:
             else:
                 left = (hosts.n - k - sum(1 for h in upd if h >= k)
                         - sum(1 for h in walked if h >= k and h not in upd))
-            self._walked_all = r   # every host not marked yet (all at or after k): marked r (see below)
-        else:
-            todo = set(hosts)
-            todo -= self._upd_now
-            todo -= walked.keys()
-            left = len(todo)
-            # each is read at its own sub-round r, r + 1, ...; any reader after this one comes at
-            # r + len(todo) or later and finds them all updated, so r marks them all as well
-            walked.update(dict.fromkeys(todo, r))
+            self._walked_all = r   # every host not marked yet (all at or after k): marked r
         self._round = r + left
         self._after(walk.extra, walk.then)
 
@@ -432,8 +394,7 @@ class NetworkServerMixin:
             if not later and all(type(fn) is _Walk for fn in fns):
                 if len(fns) == 1:
                     self._walk_alone(fns[0])   # a lone reader: its sub-rounds at once
-                elif self._walked_all is None and all(type(fn.hosts) is _HostOrder and fn.hosts.swept()
-                                                      for fn in fns):
+                elif self._walked_all is None and all(fn.hosts.swept() for fn in fns):
                     self._walk_sweeps(fns)     # readers alone, all past their own hosts: at once
                 else:
                     self._walk_round(fns)      # readers alone: their reads without the queue's calls
