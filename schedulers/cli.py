@@ -191,6 +191,27 @@ def _load(w: _Prepared, name: str, nb_hosts: int, refuse_oversized: bool) -> Any
         raise WorkloadError(str(exc).replace(str(w.staged), w.source)) from None
 
 
+def _refuse_oversized(w: _Prepared, nb_hosts: int) -> None:
+    """``--fit error`` with ``--engine batsim``: refuse a job of ``w`` larger than the platform, as
+    the embedded engine's loader does (the rest of the workload is left to real Batsim, which may
+    run profiles the engine does not). Raises WorkloadError (file, job, sizes)."""
+    from .inputs.errors import WorkloadError
+
+    data = w.data
+    if data is None:
+        try:
+            data = json.loads(Path(w.staged or w.source).read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return  # unreadable: real Batsim says why
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    for j in jobs if isinstance(jobs, list) else ():
+        res = j.get("res") if isinstance(j, dict) else None
+        if type(res) is int and res > nb_hosts:
+            raise WorkloadError(f"{w.source}: job {j.get('id')!r}: requests {res} hosts but the platform has "
+                                f"{nb_hosts} compute hosts (--fit keep runs it as Batsim does, for the policy "
+                                "to reject; --fit scale, clamp or drop changes it)")
+
+
 def _earliest_jobs(src: Path, jobs: Any, n: int) -> list:
     """The ``n`` jobs of a JSON workload submitted first (file order among equal times)."""
     from .inputs.errors import WorkloadError
@@ -330,6 +351,9 @@ def _run(args: argparse.Namespace) -> int:
             features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
             features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
             engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, **features)
+        elif args.fit == "error":
+            for w in prepared:
+                _refuse_oversized(w, nb_hosts)
         # Every input is good: now the output folder.
         created = not out.exists()
         try:

@@ -109,6 +109,7 @@ class EHOSEP(OwnerSharePolicy):
         self.full_load: dict[int, float] = {}
         self._draws: dict[tuple[int, int, int], float] = {}     # (host, busy cores, pstate) -> W
         self._least: dict[int, float] = {}
+        self._floor: dict[int, list[float]] = {}
         self._con_max: dict[str, float] = {}
         self._con_sys = 0.0
 
@@ -121,8 +122,36 @@ class EHOSEP(OwnerSharePolicy):
         for parts in (0, 1):
             self._least[parts] = min(draw(h, parts, p) for h in platform.hosts
                                      for p in range(len(watt_ranges(h))) if p not in (h.sleep_pstates or ()))
+        # each host's draw where it computes (its pstate at the start; a host asleep then: its least
+        # computation pstate): EHOSEP sets no pstate, so a task can never draw less than the sum
+        # of the res smallest of these (never_runs)
+        self._floor = {}
+        for parts in (0, 1):
+            self._floor[parts] = sorted(
+                draw(h, parts) if h.pstate not in (h.sleep_pstates or ()) else
+                min(draw(h, parts, p) for p in range(len(watt_ranges(h))) if p not in h.sleep_pstates)
+                for h in platform.hosts)
         self._con_sys = math.fsum(self.full_load.values())
         self._con_max = {u: math.fsum(self.full_load[i] for i in self.own.share(u)) for u in self.own.owners}
+
+    def never_runs(self, job) -> bool:
+        """The skeleton's test, and: the least any ``res`` hosts can draw running ``job`` exceeds
+        its user's limit, which it would exceed even alone (``Consumo = 0``): 003 alg. line 4
+        never admits it, and it is rejected rather than left waiting forever (the paper does not
+        say; e.g. a task of more hosts than its user owns, at the default 100 %). The least
+        draw: its computing parts on the hosts of least draw at the pstates they compute in (a
+        host asleep at the start: its least computation pstate), its idle parts likewise, a
+        lower bound since EHOSEP sets no pstate."""
+        if super().never_runs(job):
+            return True
+        if job.user is None:
+            return False  # the skeleton names what is missing
+        lim = self.limit(str(job.user))
+        if lim == math.inf:
+            return False
+        busy = sum(busy_parts(job.profile_data, k) for k in range(job.res))
+        need = math.fsum(self._floor[1][:busy]) + math.fsum(self._floor[0][:job.res - busy])
+        return need > lim + _TOL * max(1.0, lim)
 
     # ------------------------------------------------------------------------------ quantities
     def limit(self, user: str) -> float:

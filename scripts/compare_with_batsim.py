@@ -33,6 +33,7 @@ import argparse
 import filecmp
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,107 @@ def workload(rng: random.Random, n: int) -> dict:
     return {"nb_res": n, "jobs": jobs, "profiles": profiles}
 
 
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+#: Platforms of the wide suite read as they are: (path, compute hosts, sleep pstates, network).
+FILE_PLATFORMS = (
+    (SHARED / "batsim-examples" / "small_platform.xml", 4, False, True),
+    (SHARED / "batsim-examples" / "energy_platform_homogeneous.xml", 4, True, True),
+    (SHARED / "batsim-examples" / "cluster_energy_128.xml", 128, True, True),
+    (SHARED / "batsim-examples" / "cluster512.xml", 512, False, True),
+    (SHARED / "batsim-examples" / "energy_platform_homogeneous_no_net_128.xml", 128, True, False),
+    (SHARED / "traces" / "g5k-lyon-gridgym" / "platforms" / "platform_64hosts_2019.xml", 64, True, False),
+    (ROOT / "platforms" / "g5k_nantes_econome.xml", 22, True, False),
+    (ROOT / "platforms" / "g5k_lille_2020.xml", 39, True, False),
+)
+POLICIES = ("fcfs", "easy", "conservative", "heft", "green-easy", "green-heft", "buc", "buc-easy",
+            "osep", "hosep", "ehosep")
+OWNER_SHARE = ("osep", "hosep", "ehosep")
+
+
+def cluster_platform(rng: random.Random, n: int) -> tuple[str, bool]:
+    """A ``<cluster>`` of ``n`` hosts (random link bandwidth, latency, sharing policy, backbone,
+    loopback) beside a master host, joined by a link: Batsim's usual networked layout."""
+    energy = rng.random() < 0.7
+    bw = rng.choice(["125MBps", "1.25GBps", "10MBps", "1GBps"])
+    lat = rng.choice(["0us", "50us", "1ms", "100ns"])
+    policy = rng.choice(["SHARED", "SPLITDUPLEX", "FATPIPE"])
+    props = (f'<prop id="wattage_per_state" value="{WATTS}"/><prop id="wattage_off" value="10"/>'
+             f'<prop id="sleep_pstates" value="2:3:4"/>') if energy else ""
+    speed = SPEEDS if energy else rng.choice(["100Mf", "1Gf"])
+    backbone = f' bb_bw="{rng.choice(["1GBps", "20MBps"])}" bb_lat="{rng.choice(["0us", "10us"])}"' \
+        if rng.random() < 0.5 else ""
+    loop = f' loopback_bw="{rng.choice(["10GBps", "100MBps"])}" loopback_lat="0us"' if rng.random() < 0.3 else ""
+    master_props = '<prop id="wattage_per_state" value="100:100:200"/><prop id="wattage_off" value="10"/>' \
+        if energy else ""
+    return ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            '<platform version="4.1"><zone id="main" routing="Full">'
+            f'<cluster id="c" prefix="n" suffix="" radical="0-{n - 1}" speed="{speed}" core="{rng.choice([1, 2])}" '
+            f'bw="{bw}" lat="{lat}" sharing_policy="{policy}"{backbone}{loop}>{props}</cluster>'
+            f'<zone id="m" routing="Full"><host id="master_host" speed="100Mf">{master_props}</host></zone>'
+            f'<link id="up" bandwidth="{rng.choice(["1GBps", "50MBps"])}" latency="{rng.choice(["10us", "0us"])}"/>'
+            '<zoneRoute src="c" dst="m" gw_src="nc_router" gw_dst="master_host"><link_ctn id="up"/></zoneRoute>'
+            '</zone></platform>\n'), energy
+
+
+def wide_workload(rng: random.Random, n: int, network: bool, users: int) -> dict:
+    """A workload for ``n`` hosts with ``parallel`` and communicating profiles (``network``),
+    ``users`` users (0: no ``user`` field) and jobs up to one host larger than the platform."""
+    base = workload(rng, min(n, 8))
+    profiles = base["profiles"]
+    for name, prof in list(profiles.items()):
+        if not network and prof.get("com"):
+            prof["com"] = 0
+    for job in base["jobs"]:
+        r = rng.random()
+        if r < 0.15:
+            res = rng.randint(1, min(n, 4))
+            cpu = [rng.choice([0, 1e6, 5e7, 2e8]) for _ in range(res)]
+            com = [rng.choice([0, 0, 1e5, 4e6]) if network and i != j else 0 for i in range(res) for j in range(res)]
+            name = f"x{len(profiles)}"
+            profiles[name] = {"type": "parallel", "cpu": cpu, "com": com}
+            job.update(res=res, profile=name)
+        elif r < 0.2:
+            job["res"] = n + 1 if rng.random() < 0.3 else rng.randint(1, n)
+        if users:
+            job["user"] = f"u{rng.randint(1, users)}"
+    base["nb_res"] = n
+    return base
+
+
+def wide_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``wide`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
+    policy = rng.choice(POLICIES)
+    users = rng.randint(1, 3) if policy in OWNER_SHARE or rng.random() < 0.3 else 0
+    kind = rng.random()
+    if kind < 0.35 or policy in OWNER_SHARE:
+        n = rng.randint(1, 6)
+        text, energy = platform(rng, n)
+        sleep, network = energy, False
+    elif kind < 0.7:
+        n = rng.randint(1, 8)
+        text, energy = cluster_platform(rng, n)
+        sleep, network = energy, True
+    else:
+        path, n, sleep, network = rng.choice(FILE_PLATFORMS)
+        text, energy = path.read_text(), sleep
+    if policy in OWNER_SHARE:  # every host gets an owner
+        text = re.sub(r'(<host id="h\d+"[^>]*[^/]>)', lambda m: m.group(1) + f'<prop id="owner" value="u{rng.randint(1, users)}"/>',
+                      text)
+        text = re.sub(r'(<host id="h\d+"[^>]*)/>', lambda m: m.group(1) + f'><prop id="owner" value="u{rng.randint(1, users)}"/></host>',
+                      text)
+    (d / "p.xml").write_text(text)
+    (d / "w.json").write_text(json.dumps(wide_workload(rng, n, network, users)))
+    args = ["--policy", policy, "-p", str(d / "p.xml"), "-w", str(d / "w.json"), "--fit", "keep"]
+    if energy and rng.random() < 0.8:
+        args.append("-E")
+        if sleep and rng.random() < 0.5:
+            args += ["--policy-options", json.dumps({"idle_timeout": rng.choice([0, 1, 5, 30])})]
+    if rng.random() < 0.3 or policy.startswith("green"):  # green overlaps jobs (delta > 0)
+        args.append("--compute-sharing")
+    return args
+
+
 def run(args: list[str], out: Path, batsim: bool) -> tuple[int, str]:
     cmd = ["gridsched", "run", *args, "-o", str(out), "--no-progress", "--overwrite"]
     if batsim:
@@ -99,12 +201,9 @@ def run(args: list[str], out: Path, batsim: bool) -> tuple[int, str]:
     return p.returncode, (p.stderr.strip().splitlines() or [""])[-1][:200]
 
 
-def case(seed: int, root: Path) -> tuple[str, object]:
-    """Write and run case ``seed``; return its verdict and detail."""
-    rng = random.Random(seed)
+def basic_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``basic`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
     n = rng.randint(1, 6)
-    d = root / f"s{seed}"
-    d.mkdir(parents=True, exist_ok=True)
     text, energy = platform(rng, n)
     (d / "p.xml").write_text(text)
     (d / "w.json").write_text(json.dumps(workload(rng, n)))
@@ -113,6 +212,15 @@ def case(seed: int, root: Path) -> tuple[str, object]:
         args.append("-E")
     if rng.random() < 0.3:
         args.append("--compute-sharing")
+    return args
+
+
+def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
+    """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
+    rng = random.Random(seed)
+    d = root / f"s{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    args = basic_args(rng, d) if suite == "basic" else wide_args(rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
@@ -128,11 +236,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=1, help="first seed")
     ap.add_argument("--count", type=int, default=100, help="number of cases")
     ap.add_argument("--out", type=Path, required=True, help="folder for the cases and their outputs")
+    ap.add_argument("--suite", choices=("basic", "wide"), default="basic",
+                    help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
+                         "clusters, Batsim's and the project's platforms, every policy (module docstring)")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):
         try:
-            verdict, detail = case(seed, args.out)
+            verdict, detail = case(seed, args.out, args.suite)
         except subprocess.TimeoutExpired:
             verdict, detail = "disagree", "timeout"
         if verdict == "equal":

@@ -51,7 +51,9 @@ def run(tmp: Path, plat: Path, wl: dict, policy, *, energy: bool = True) -> dict
     """job id -> (final state, start, finish, host ids) of out_jobs.csv."""
     prefix = tmp / "out_"
     simulate(plat, [wl], policy, export_prefix=prefix, dynamic_jobs=True, forward_profiles=True, energy=energy)
-    return {r["job_id"]: (r["final_state"][10:], float(r["starting_time"]), float(r["finish_time"]),
+    return {r["job_id"]: (r["final_state"][10:] or r["final_state"],
+                          float(r["starting_time"]) if r["starting_time"] else None,
+                          float(r["finish_time"]) if r["finish_time"] else None,
                           r["allocated_resources"]) for r in csv.DictReader((tmp / "out_jobs.csv").open())}
 
 
@@ -149,6 +151,39 @@ def test_user_who_owns_nothing_is_not_limited(tmp_path):
     plat = platform(tmp_path, [("a0", 1, "A", 10, 100), ("a1", 1, "A", 10, 100)])
     out = run(tmp_path, plat, workload([("n1", "n", 0, 10), ("n2", "n", 0, 10)]), get_policy("ehosep"))
     assert out["n1"][1:3] == (0.0, 10.0) and out["n2"][1:3] == (0.0, 10.0)
+
+
+def test_task_above_its_users_limit_alone_is_rejected_and_the_run_ends(tmp_path):
+    # A owns a0, a1 (100 W at full load each): limit 75 % of 200 W = 150 W. A task of 2 hosts
+    # computing draws at least 2 x 100 W = 200 W (every host: 100 W computing) > 150 W even
+    # alone: line 4 never admits it; it is rejected at its submission (before, it waited
+    # forever and the run ended in a deadlock). A 2-host delay task draws 2 x 10 W (Idle) and is
+    # the smallest task (no flops): it takes both hosts at 0 and ends at 5 s; the 1-host task
+    # (100 W) then runs on a0 (lowest id) from 5 to 15 s.
+    plat = platform(tmp_path, [("a0", 1, "A", 10, 100), ("a1", 1, "A", 10, 100)])
+    wl = workload([("big", "A", 0, 10), ("small", "A", 0, 10), ("dly", "A", 0, -5)])
+    wl["jobs"][0]["res"] = wl["jobs"][2]["res"] = 2
+    out = run(tmp_path, plat, wl, get_policy("ehosep", {"limits": {"A": 75}}))
+    assert out["big"] == ("REJECTED", None, None, "")
+    assert out["dly"] == ("SUCCESSFULLY", 0.0, 5.0, "0-1")
+    assert out["small"] == ("SUCCESSFULLY", 5.0, 15.0, "0")
+    # at 100 % (200 W) the 2-host task fits alone: it runs
+    out = run(tmp_path, plat, wl, get_policy("ehosep"))
+    assert out["big"][0] == "SUCCESSFULLY"
+
+
+@pytest.mark.parametrize("name", ["osep", "hosep", "ehosep"])
+def test_job_larger_than_the_platform_is_rejected_and_the_run_ends(tmp_path, name):
+    # Batsim accepts a job of more hosts than the platform has and leaves it to the policy: the
+    # owner-share policies reject it, and the run still ends (NOTIFY registration_finished once
+    # every task is over: the rejected jobs are no tasks; counted as tasks before, the count never
+    # matched and the run deadlocked).
+    plat = platform(tmp_path, [("a0", 1, "A", 10, 100), ("a1", 1, "A", 10, 100)])
+    wl = workload([("t", "A", 0, 10), ("huge", "A", 0, 10), ("huge2", "A", 5, 10)])
+    wl["jobs"][1]["res"] = wl["jobs"][2]["res"] = 3
+    out = run(tmp_path, plat, wl, get_policy(name))
+    assert out["huge"][0] == out["huge2"][0] == "REJECTED"
+    assert out["t"] == ("SUCCESSFULLY", 0.0, 10.0, "0")
 
 
 # ------------------------------------------------------------------------------ preemption (lines 7-11)

@@ -167,7 +167,7 @@ def read_grid(platform: str | Path, hosts: list[Host] | None = None) -> Grid:
     hosts = read_hosts(platform) if hosts is None else hosts
     full, idle = [], []
     for h in hosts:
-        if not h.properties.get("wattage_per_state", h.properties.get("watt_per_state")):
+        if not h.properties.get("wattage_per_state"):
             raise PlatformError(f"{platform}: host {h.name!r} has no wattage_per_state: the ehosep metrics need "
                                 "every compute host's idle and full-load power")
         full.append(full_load_watts(h))

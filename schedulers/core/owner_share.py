@@ -37,7 +37,8 @@ campaigns switch both on, ``gridsched serve`` stops at SIMULATION_BEGINS with th
 Batsim runs without them. Host speeds are needed too (``serve --platform FILE``).
 
 A job's ``user`` field names its user; a host's ``owner`` property its owner
-(:mod:`schedulers.core.ownership`). Jobs larger than the platform are rejected.
+(:mod:`schedulers.core.ownership`). Jobs that can never run (:meth:`OwnerSharePolicy.never_runs`:
+larger than the platform, and for EHOSEP above their user's power limit) are rejected.
 """
 
 from __future__ import annotations
@@ -212,9 +213,8 @@ class OwnerSharePolicy(Policy):
 
     def on_job_submitted(self, job: Job) -> None:
         self._stable = False
-        if job.res > len(self.platform.hosts):
-            self.reject(job)
-            self._ended += 1
+        if self.never_runs(job):
+            self.reject(job)  # not a task: _ended counts tasks (registration_finished)
             return
         if job.user is None:
             raise MissingUserError(f"job {job.id!r} has no workload field 'user': policy {self.name!r} needs the "
@@ -225,6 +225,12 @@ class OwnerSharePolicy(Policy):
         self._task_of[job.id] = task
         self.own.submit(task)
         self._ready.setdefault(task.user, {})[task.id] = task
+
+    def never_runs(self, job: Job) -> bool:
+        """Whether ``job`` could not run whatever the other jobs do (it is then rejected at its
+        submission, REJECT_JOB, instead of waiting forever): here, it asks for more hosts than the
+        platform has. A policy with more conditions extends it."""
+        return job.res > len(self.platform.hosts)
 
     def on_job_completed(self, job: Job) -> None:
         self._stable = False

@@ -107,7 +107,7 @@ def watt_ranges(host: Host) -> tuple[PowerRange, ...]:
         PowerError: no ``wattage_per_state`` property, or a bad entry (:func:`parse_watt_ranges`;
             one line naming the host).
     """
-    raw = host.properties.get("wattage_per_state", host.properties.get("watt_per_state"))
+    raw = host.properties.get("wattage_per_state")  # SimGrid 3.32's only name (not watt_per_state)
     if not raw:
         raise PowerError(f"host {host.name!r} (id {host.id}) has no 'wattage_per_state' property: this policy "
                          "needs the platform's power states (SimGrid's host-energy plugin)")

@@ -149,7 +149,10 @@ class PlatformSpec:
 
 
 def _parse_power(h: HostSpec, source: str) -> None:
-    raw = h.properties.get("wattage_per_state", h.properties.get("watt_per_state"))  # older SimGrid name
+    # SimGrid 3.32 reads these two names only (host_energy.cpp, init_watts_range_list and the
+    # HostEnergy constructor); 'watt_per_state'/'watt_off' (SimGrid < 3.24) leave the host
+    # without a power model: Batsim -E aborts at its first energy read (see old_power_names)
+    raw = h.properties.get("wattage_per_state")
     if raw is None:
         return
     try:
@@ -161,7 +164,7 @@ def _parse_power(h: HostSpec, source: str) -> None:
             f"{source}: host {h.name!r} has {len(h.speeds)} pstates in 'speed' but "
             f"{len(ranges)} entries in wattage_per_state")
     h.power = ranges
-    off = h.properties.get("wattage_off", h.properties.get("watt_off"))
+    off = h.properties.get("wattage_off")
     if off is not None:
         try:
             h.wattage_off = float(off)
@@ -181,6 +184,18 @@ def _parse_power(h: HostSpec, source: str) -> None:
                 raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates {sp!r} names pstate {p}, "
                                     f"but the host has {len(h.speeds)}")
         h.sleep_pstates = (s, o, n)
+
+
+def old_power_names(h: HostSpec) -> str:
+    """A note for a host without ``wattage_per_state`` that has SimGrid's pre-3.24 names
+    (``watt_per_state``, ``watt_off``), which SimGrid 3.32 does not read: it gives such a host no
+    power model, and real Batsim 4.2.1 with ``-E`` aborts at its first energy read ("No power
+    range properties specified for host", ``sg_host_get_consumed_energy``). Empty otherwise."""
+    old = [k for k in ("watt_per_state", "watt_off") if k in h.properties]
+    if not old or "wattage_per_state" in h.properties:
+        return ""
+    return (f" (host {h.name!r} has {' and '.join(repr(k) for k in old)}, names SimGrid 3.32 no longer reads: "
+            "rename them 'wattage_per_state' and 'wattage_off')")
 
 
 def _props(elem: ET.Element) -> dict[str, str]:

@@ -57,7 +57,7 @@ from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
 from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
-from .platform import PlatformSpec
+from .platform import PlatformSpec, old_power_names
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
@@ -107,8 +107,9 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
                               "Batsim 4.2.1 refuses it alone")
         if energy and not platform.has_energy:
             missing = [h.name for h in platform.compute if h.power is None][:5]
+            note = next((n for n in map(old_power_names, platform.compute) if n), "")
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
-                              f"host; missing on {', '.join(missing)}")
+                              f"host; missing on {', '.join(missing)}{note}")
         if _needs_actor_model(platform, workloads, energy, dynamic_jobs):
             # the actor model with messages of no duration (see the module docstring)
             platform = dataclasses.replace(platform, message_delays=instant_messages(platform.compute))
