@@ -12,9 +12,22 @@ embedded engine and with ``--engine batsim`` (the same policy behind gridsched's
 real Batsim from ``PATH``), and ``out_jobs.csv``, ``out_machine_states.csv``,
 ``out_consumed_energy.csv`` and ``out_pstate_changes.csv`` are compared byte for byte.
 
+``--suite wide`` draws each case's policy among all of gridsched's (FCFS, EASY, conservative, HEFT,
+green-easy, green-heft, BUC, buc-easy, OSEP, HOSEP, EHOSEP; the owner-share ones on generated
+platforms whose hosts get an ``owner``, every job a ``user``) and its platform among the
+generated ones above, a generated ``<cluster>`` of 1-8 hosts with links (random bandwidth,
+latency, sharing policy, backbone, loopback) joined to the master host's zone, and Batsim's and
+the project's platforms (``small_platform.xml``, ``energy_platform_homogeneous.xml``,
+``cluster_energy_128.xml``, ``cluster512.xml``, ``energy_platform_homogeneous_no_net_128.xml``
+from ``../shared``, ``platforms/g5k_*.xml``); jobs also get ``parallel`` profiles (communication
+matrices on networked platforms) and sizes up to one host more than the platform (``--fit
+keep``: the policy rejects them); with ``-E`` on hosts with sleep pstates, half the cases
+switch idle hosts off (``idle_timeout`` 0-30 s).
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
+    python scripts/compare_with_batsim.py --suite wide --seeds 1 --count 400 --out /tmp/cmp-wide
 
 Prints a JSON summary (``equal``, ``differ`` with the files, ``refused`` by both sides with their
 last error lines, ``disagree`` when one side refuses and the other runs); each case's inputs,
@@ -101,13 +114,13 @@ FILE_PLATFORMS = (
     (SHARED / "batsim-examples" / "cluster_energy_128.xml", 128, True, True),
     (SHARED / "batsim-examples" / "cluster512.xml", 512, False, True),
     (SHARED / "batsim-examples" / "energy_platform_homogeneous_no_net_128.xml", 128, True, False),
-    (SHARED / "traces" / "g5k-lyon-gridgym" / "platforms" / "platform_64hosts_2019.xml", 64, True, False),
     (ROOT / "platforms" / "g5k_nantes_econome.xml", 22, True, False),
     (ROOT / "platforms" / "g5k_lille_2020.xml", 39, True, False),
 )
 POLICIES = ("fcfs", "easy", "conservative", "heft", "green-easy", "green-heft", "buc", "buc-easy",
             "osep", "hosep", "ehosep")
 OWNER_SHARE = ("osep", "hosep", "ehosep")
+POWERED = ("ehosep", "green-easy", "green-heft")  # read wattage_per_state
 
 
 def cluster_platform(rng: random.Random, n: int) -> tuple[str, bool]:
@@ -165,17 +178,21 @@ def wide_args(rng: random.Random, d: Path) -> list[str]:
     policy = rng.choice(POLICIES)
     users = rng.randint(1, 3) if policy in OWNER_SHARE or rng.random() < 0.3 else 0
     kind = rng.random()
-    if kind < 0.35 or policy in OWNER_SHARE:
-        n = rng.randint(1, 6)
-        text, energy = platform(rng, n)
-        sleep, network = energy, False
-    elif kind < 0.7:
-        n = rng.randint(1, 8)
-        text, energy = cluster_platform(rng, n)
-        sleep, network = energy, True
-    else:
-        path, n, sleep, network = rng.choice(FILE_PLATFORMS)
-        text, energy = path.read_text(), sleep
+    watts = policy in POWERED
+    while True:  # (policies that read the hosts' power states draw again until the platform has them)
+        if kind < 0.35 or policy in OWNER_SHARE:
+            n = rng.randint(1, 6)
+            text, energy = platform(rng, n)
+            sleep, network = energy, False
+        elif kind < 0.7:
+            n = rng.randint(1, 8)
+            text, energy = cluster_platform(rng, n)
+            sleep, network = energy, True
+        else:
+            path, n, sleep, network = rng.choice(FILE_PLATFORMS)
+            text, energy = path.read_text(), sleep
+        if energy or not watts:
+            break
     if policy in OWNER_SHARE:  # every host gets an owner
         text = re.sub(r'(<host id="h\d+"[^>]*[^/]>)', lambda m: m.group(1) + f'<prop id="owner" value="u{rng.randint(1, users)}"/>',
                       text)

@@ -269,8 +269,18 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
      ("w.json", "profile 'a'", "cycle")),
     ("composed-self-cycle-unused", lambda c: c.run(workload=c.workload(
         [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
-        {"d": {"type": "delay", "delay": 1}, "s": {"type": "sequence", "seq": ["s"]}})),
+        {"d": {"type": "delay", "delay": 1}, "s": {"type": "composed", "seq": ["s"]}})),
      ("w.json", "profile 's'", "cycle")),
+    # recorded on real Batsim 4.2.1 (2026-11-24): "profiles.cpp:642 [root/CRITICAL] Invalid JSON file
+    # '.../w.json': profile 's' has no 'trace' field" (exit 1): it knows no 'sequence' type
+    ("profile-sequence-unknown-to-batsim", lambda c: c.run(workload=c.workload(
+        [{"id": 1, "subtime": 0, "res": 1, "profile": "s"}],
+        {"d": {"type": "delay", "delay": 5}, "s": {"type": "sequence", "seq": ["d"], "repeat": 1}})),
+     ("w.json", "profile 's'", "has no 'trace' field")),
+    ("profile-unknown-type-unused", lambda c: c.run(workload=c.workload(
+        [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+        {"d": {"type": "delay", "delay": 5}, "u": {"type": "foo"}})),
+     ("w.json", "profile 'u'", "unknown profile type 'foo'")),
     ("composed-huge-repeat", lambda c: c.run(workload=c.workload(
         [{"id": 1, "subtime": 0, "res": 1, "profile": "a"}],
         {"d": {"type": "delay", "delay": 1}, "a": {"type": "composed", "repeat": 10 ** 12, "seq": ["d"]}})),

@@ -516,6 +516,15 @@ def test_real_batsim_workloads_pass_the_schema():
     if not files:
         pytest.skip(f"shared Batsim workloads not available under {SHARED}")
     for path in files:
+        types = {p.get("type") for p in json.loads(path.read_text()).get("profiles", {}).values()}
+        if types & {"DelayProfile", "ParallelTaskHomogeneousProfile"}:
+            # Batsim 1.x's profile types (the examples of ../shared/data): real Batsim 4.2.1 reads
+            # an unknown type as 'usage_trace' and refuses them (recorded, 2026-11-24, on
+            # example_workload_hpc_seed1_jobs250.json: "profile 'ft.C.16' has no 'trace' field"),
+            # and so does the schema
+            with pytest.raises(WorkloadError, match="'trace' is a required property"):
+                load_workload_json(path)
+            continue
         load_workload_json(path)
 
 

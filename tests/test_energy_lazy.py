@@ -86,7 +86,7 @@ def test_energy_sums_are_exact_as_batsims_long_doubles():
 
 
 def test_large_platforms_keep_a_running_total_that_agrees_with_the_hosts_sum(tmp_path, monkeypatch):
-    # Above EXACT_HOSTS hosts the engine keeps the platform's energy as a running sum instead of
+    # Above EXACT_HOSTS hosts (and EXACT_WORK host-jobs) the engine keeps the platform's energy as a running sum instead of
     # reading every host at each row; both are sums of the same per-host charges, so they agree to
     # the rounding of a double: energies within 1e-12 relative, epower within 1e-7 (the running
     # sum's rounding over a row's interval is kept below that; over shorter intervals the hosts'
@@ -105,6 +105,7 @@ def test_large_platforms_keep_a_running_total_that_agrees_with_the_hosts_sum(tmp
         "p0": {"type": "delay", "delay": 37.5}, "p1": {"type": "parallel_homogeneous", "cpu": 3e10, "com": 0},
         "p2": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}))
     got = {}
+    monkeypatch.setattr(hosts_module, "EXACT_WORK", 0)   # (this small run would be exact by size)
     for limit in (1000, 0):   # every host read at each row / the running sum
         monkeypatch.setattr(hosts_module, "EXACT_HOSTS", limit)
         simulate(plat, [wl], get_policy("easy"), energy=True, export_prefix=tmp_path / f"o{limit}" / "out_")

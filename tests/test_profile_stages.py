@@ -17,7 +17,7 @@ PROFILES = {
     "d": {"type": "delay", "delay": 2},
     "c": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 0},
     "b": {"type": "composed", "repeat": 2, "seq": ["c", "d"]},
-    "a": {"type": "sequence", "repeat": 3, "seq": ["d", "b"]},
+    "a": {"type": "composed", "repeat": 3, "seq": ["d", "b"]},
 }
 
 

@@ -85,6 +85,7 @@ REJECTED = JobState.REJECTED.value
 COMPLETED_SUCCESSFULLY = JobState.COMPLETED_SUCCESSFULLY.value
 COMPLETED_KILLED = JobState.COMPLETED_KILLED.value
 COMPLETED_WALLTIME_REACHED = JobState.COMPLETED_WALLTIME_REACHED.value
+COMPLETED_FAILED = JobState.COMPLETED_FAILED.value
 
 _INF = math.inf
 
@@ -675,12 +676,56 @@ class ExecutionMixin:
             # *remaining_time -= clock - time_before_execute: a hair below 0 means no walltime
             # for the stages left, as in Batsim (execute_parallel_task, do_delay_task)
             job.wall_left -= self.now - job.wall_t0
+        code = self._return_code(job)
+        if code:
+            self._end_job(job, *self._coded_end(job, code))
+            return True
         if job.stage + 1 < len(job.stages):
             job.stage += 1
             self._start_stage(job)
             return False
         self._end_job(job, COMPLETED_SUCCESSFULLY, 0)
         return True
+
+    def _return_code(self, job: EngineJob) -> int:
+        """The return code with which ``job`` ends now that its current stage ended, 0 to go on
+        (or succeed after its last stage). Batsim 4.2.1 (``execute_task``, jobs_execution.cpp): a
+        profile returns its ``ret`` (default 0) once done; a ``composed`` profile stops at the
+        first child that returns non-zero and returns that code, else its own ``ret`` after its
+        last repetition; a job whose code is > 0 ends COMPLETED_FAILED (``success`` 0)."""
+        name, prof = job.stages[job.stage]
+        code = prof.get("ret", 0)
+        if code:
+            return code
+        profiles = self.workloads_by_name[job.workload].profiles
+        if profiles[job.profile]["type"] != "composed":
+            return 0
+        for pname, index in reversed(job.stages.path(job.stage)):   # the innermost first
+            p = profiles[pname]
+            if index != p.get("repeat", 1) * len(p["seq"]) - 1:
+                return 0   # this level goes on (and so do those around it)
+            code = p.get("ret", 0)
+            if code:
+                return code
+        return 0
+
+    def _coded_end(self, job: EngineJob, code: int) -> tuple[str, int]:
+        """The final state of a job whose profile returned ``code`` != 0 (Batsim 4.2.1,
+        ``execute_job_process``): > 0 failed, -1 walltime reached.
+
+        Raises:
+            EngineError: -2 (Batsim's code of a job killed by the scheduler, given by a profile:
+                not simulated) or below (real Batsim aborts: "completed with unknown return
+                code")."""
+        if code > 0:
+            return COMPLETED_FAILED, code
+        if code == -1:
+            return COMPLETED_WALLTIME_REACHED, -1
+        what = ("Batsim's code of a job killed by the scheduler, which the engine does not simulate as "
+                "a profile's 'ret'" if code == -2 else
+                f"real Batsim 4.2.1 aborts: \"Job '{job.id}' completed with unknown return code: {code}\"")
+        raise EngineError(f"{self.workloads_by_name[job.workload].path}: t={self.now!r}: job {job.id!r} ends with return "
+                          f"code {code} (a profile's 'ret'): {what}")
 
     def _routed(self, hids, what: str) -> None:
         """SimGrid routes ``what`` (a message, a communication) from or to hosts ``hids``: a

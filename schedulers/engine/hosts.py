@@ -103,15 +103,23 @@ def exact_sum(values) -> float:
         return sum(values)
 
 
-#: Platforms with at most this many compute hosts bring every host's energy up to date at each
-#: energy row, as SimGrid does, and sum them exactly (O(hosts) a row). Larger ones keep the
-#: platform's total as a running sum (O(1) a row; its last printed digit may differ from Batsim's
-#: ``long double`` once the total is large) and sum the hosts' own steps only over the intervals
-#: short enough for their rounding to show in ``epower`` (:meth:`HostsMixin._epower`): ``epower``
-#: within 1e-7 relative of the exact sums (``tests/test_energy_lazy.py``). Measured: replaying
-#: 100k one-host jobs on 128 hosts with energy took 14.7 s of engine time with every host read at
-#: each row, 8.1 s this way (7.7 s with the running sum alone; 2-core machine, 2026-11-24).
+#: Platforms with at most this many compute hosts, or whose hosts times jobs is at most
+#: :data:`EXACT_WORK`, bring every host's energy up to date at each energy row, as SimGrid does,
+#: and sum them exactly (O(hosts) a row): their ``out_consumed_energy.csv`` is Batsim's, digit for
+#: digit. Larger runs keep the platform's total as a running sum (O(1) a row; its last printed
+#: digit may differ from Batsim's ``long double`` sum of the hosts' doubles, whose roundings it
+#: does not follow) and sum the hosts' own steps only over the intervals short enough for their
+#: rounding to show in ``epower`` (:meth:`HostsMixin._epower`): ``epower`` within 1e-7 relative of
+#: the exact sums (``tests/test_energy_lazy.py``). Found by ``scripts/compare_with_batsim.py
+#: --suite wide``: 5 of 200 cases on Batsim's 128-host platforms differed from real Batsim in
+#: the last digit of one energy or epower value with the running sum, none with every host read.
+#: Measured (2-core machine, 2026-11-24): 100k one-host jobs (``bench_engine.make_workload``) on
+#: 128 hosts with energy, whole ``gridsched run``: 13.6 s with every host read, 9.9 s with the
+#: running sum.
 EXACT_HOSTS = 64
+#: See :data:`EXACT_HOSTS`: up to this many host-jobs (compute hosts x jobs of the workloads),
+#: every host is read at each row whatever the platform's size (about 3.7 s more on 12.8M).
+EXACT_WORK = 20_000_000
 
 #: Column order of out_machine_states.csv.
 MACHINE_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
@@ -190,7 +198,8 @@ class HostsMixin:
         self._time_in = dict.fromkeys(MACHINE_STATES, 0.0)
         self._time_lo = dict.fromkeys(MACHINE_STATES, 0.0)
         self._p_total = 0.0     # W, all compute hosts (their current power)
-        self._exact = len(self.hosts) <= EXACT_HOSTS
+        n = len(self.hosts)
+        self._exact = n <= EXACT_HOSTS or n * getattr(self, "nb_jobs", 0) <= EXACT_WORK
         self._c_sum = 0.0       # W, the power the plugin charges, all hosts (running sum:)
         self._e_acc = 0.0       # J, all hosts up to _e_last
         self._e_last = 0.0

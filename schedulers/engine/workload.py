@@ -7,7 +7,8 @@ are named ``w0``, ``w1``, ... in command-line order, as Batsim does, and job ids
 
 Profiles the engine simulates (Batsim 4.2.1 semantics, checked against
 ``shared/batsim-4.2.1/outputs/run3``): ``delay``, ``parallel_homogeneous``,
-``parallel_homogeneous_total``, ``parallel``, ``composed`` (alias ``sequence``) with ``repeat``.
+``parallel_homogeneous_total``, ``parallel``, ``composed`` with ``repeat`` (Batsim 4.2.1 has no
+``sequence`` alias: see :data:`BATSIM_ONLY_PROFILES`).
 Other types (SMPI, usage traces, data staging, ...) raise :class:`WorkloadError` pointing to real
 Batsim.
 
@@ -41,8 +42,13 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..inputs.errors import WorkloadError
 
-SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel",
-                      "composed", "sequence")
+SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed")
+#: The other profile types Batsim 4.2.1 knows (``src/profiles.cpp``, ``Profile::from_json``): real
+#: Batsim runs them (``--engine batsim``), the engine does not. Batsim reads any *other* type as a
+#: ``usage_trace`` (its test is ``profile_type == "smpi" || "usage_trace"``, always true), so such a
+#: profile needs a ``trace`` field naming a file, else Batsim aborts ("profile 'x' has no 'trace'
+#: field"): older names such as ``sequence`` (for ``composed``) included.
+BATSIM_ONLY_PROFILES = ("parallel_homogeneous_pfs", "data_staging", "send", "recv", "smpi", "usage_trace")
 
 
 @dataclass(slots=True, eq=False)
@@ -186,10 +192,20 @@ def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:
     if not isinstance(p, dict) or "type" not in p:
         raise WorkloadError(f"{where}: a profile must be an object with a 'type'")
     t = p["type"]
+    ret = p.get("ret", 0)
+    if type(ret) is not int or not -2 ** 31 <= ret < 2 ** 31:   # rapidjson's GetInt
+        raise WorkloadError(f"{where}: 'ret' (the return code of a profile, Batsim 4.2.1) must be a 32-bit "
+                            f"integer, got {ret!r}")
     if t not in SUPPORTED_PROFILES:
+        if t in BATSIM_ONLY_PROFILES or (isinstance(t, str) and isinstance(p.get("trace"), str)):
+            raise WorkloadError(
+                f"{where}: profile type {t!r} is not simulated by the embedded engine "
+                f"(supported: {', '.join(SUPPORTED_PROFILES)}); run it on real Batsim (--engine batsim)")
+        hint = " (Batsim 4.2.1's name for it is 'composed')" if t == "sequence" else ""
         raise WorkloadError(
-            f"{where}: profile type {t!r} is not simulated by the embedded engine "
-            f"(supported: {', '.join(SUPPORTED_PROFILES)}); run it on real Batsim (--engine batsim)")
+            f"{where}: unknown profile type {t!r}{hint}; real Batsim 4.2.1 reads an unknown type as "
+            f"'usage_trace' and aborts: the profile has no 'trace' field (known types: "
+            f"{', '.join(SUPPORTED_PROFILES + BATSIM_ONLY_PROFILES)})")
     if t == "delay":
         if not _time(p.get("delay")) or p["delay"] <= 0:  # Batsim refuses non-positive delays
             raise WorkloadError(f"{where}: 'delay' must be a number of seconds > 0 and <= {MAX_TIME:.0f} "
