@@ -180,6 +180,12 @@ def _byte_pairs(prof: dict, n: int) -> list[tuple[int, int, float]]:
 class ExecutionMixin:
     """Start jobs, run their profile stages, share hosts, end and kill them."""
 
+    #: Actor model: the switches (host id -> target pstate) ending at the current instant whose
+    #: ``set_pstate`` a job end's energy row may see, and those already applied
+    #: (:meth:`.netserver.NetworkServerMixin._switches_before_row`); None elsewhere.
+    _instant_switches: dict | None = None
+    _switches_applied: set | None = None
+
     # ------------------------------------------------------------------------------ starting
     def _execute(self, d: ExecuteJob) -> None:
         job = self._job(d.job_id, "EXECUTE_JOB")
@@ -772,6 +778,8 @@ class ExecutionMixin:
             self._reshare(job.hosts, links=links)
         self._machine_row()
         if self.energy:
+            if self._instant_switches:   # (actor model: switches ending at this instant)
+                self._switches_before_row(job)
             # consumed_energy_on_machines after minus before, both long double sums (exact here)
             job.energy = exact_sum(chain(self._energy_of(job.hosts), map(neg, job.energy_start)))
             job.energy_start = ()
