@@ -99,6 +99,15 @@ def _config(c: Case, key: str, value: str) -> str:
                       f'<platform version="4.1"><config id="General"><prop id="{key}" value="{value}"/></config>')
 
 
+def _cluster(c: Case, attrs: str) -> str:
+    """A platform whose root zone holds the master host's zone and a cluster with ``attrs`` (and
+    the attributes simgrid.dtd requires: a cluster beside hosts, or without them, is refused)."""
+    return c.file("p.xml", "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                  '<platform version="4.1"><zone id="z" routing="Full"><zone id="m" routing="Full">'
+                  '<host id="master_host" speed="1Gf"/></zone>'
+                  f'<cluster {attrs} prefix="c" suffix="" speed="1Gf" bw="1GBps" lat="0"/></zone></platform>')
+
+
 def _folder(c: Case, name: str) -> str:
     (c.tmp / name).mkdir()
     return str(c.tmp / name)
@@ -190,6 +199,15 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
     ("config-inside-zone", lambda c: c.run(platform=c.platform(
         '<zone id="z" routing="Full">', '<zone id="z" routing="Full"><config><prop id="path" value="x"/></config>')),
      ("p.xml", "<config>", "'z'")),
+    # --- simgrid.dtd, as SimGrid 3.32's parser enforces it; recorded on real Batsim 4.2.1, 2026-11-24: "Parse error
+    # at p.xml:8: ... Starting tag <prop> is not allowed here.", "p.xml:11: ... Bad attribute `colour' in `host' ..."
+    ("prop-after-host", lambda c: c.run(platform=c.platform('<host id="a1"', '<prop id="x" value="y"/><host id="a1"')),
+     ("p.xml:8:", "<prop id='x'> inside <zone id='z'> after <host id='master_host'>", "Starting tag <prop>")),
+    ("host-unknown-attribute", lambda c: c.run(platform=c.platform('id="b2"', 'id="b2" colour="red"')),
+     ("p.xml:11:", "<host id='b2'>: attribute 'colour'", "Bad attribute `colour'")),
+    # SimGrid traces change speeds over time in real Batsim; the engine models none: refused, not ignored
+    ("host-speed-trace", lambda c: c.run(platform=c.platform('id="b2"', 'id="b2" speed_file="s.txt"')),
+     ("p.xml", "<host id='b2'> attribute 'speed_file'", "--engine batsim")),
     # --- options
     ("max-jobs-negative", lambda c: c.run("--max-jobs", "-1", workload=str(FIX / "tiny.swf")), ("--max-jobs", "-1")),
     ("max-jobs-zero", lambda c: c.run("--max-jobs", "0"), ("--max-jobs", "0")),
@@ -231,11 +249,9 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
         "p.xml", "<platform>" + "<zone id='z'>" * 5000 + "<host id='h' speed='1f'/>" + "</zone>" * 5000
         + "</platform>")), ("p.xml",)),
     # --- platform size (counted before a host is built: these allocate nothing)
-    ("cluster-huge-radical", lambda c: c.run(platform=c.platform(
-        "</zone>", '<cluster id="big" prefix="c" radical="0-99999999" speed="1Gf"/></zone>')),
+    ("cluster-huge-radical", lambda c: c.run(platform=_cluster(c, 'id="big" radical="0-99999999"')),
      ("p.xml", "cluster 'big'", "radical '0-99999999' gives 100,000,000 hosts", "at most 250,000")),
-    ("cluster-radical-parts", lambda c: c.run(platform=c.platform(
-        "</zone>", '<cluster id="c2" prefix="c" radical="0-199999,7,300000-350000" speed="1Gf"/></zone>')),
+    ("cluster-radical-parts", lambda c: c.run(platform=_cluster(c, 'id="c2" radical="0-199999,7,300000-350000"')),
      ("p.xml", "cluster 'c2'", "250,002 hosts")),
     # --- traces that give no job
     ("swf-empty", lambda c: c.run(workload=c.file("e.swf", "")), ("e.swf", "no job")),
@@ -262,6 +278,9 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
      ("w.json", "'jobs'")),
     ("fit-clamp-array", lambda c: c.run("--fit", "clamp", workload=c.file("w.json", "[1, 2]")), ("w.json", "array")),
     ("fit-scale-bad-res", lambda c: c.run("--fit", "scale", workload=c.job(res="2")), ("w.json", "'res'")),
+    # the default --fit error holds for --engine batsim too (refused before Batsim is looked for)
+    ("fit-error-engine-batsim", lambda c: c.run("--engine", "batsim", workload=c.job(res=99)),
+     ("w.json", "job 1", "requests 99 hosts")),
     # --- composed profiles
     ("composed-cycle", lambda c: c.run(workload=c.workload(
         [{"id": 1, "subtime": 0, "res": 1, "profile": "a"}],
@@ -540,18 +559,24 @@ def test_platform_host_limit_counts_hosts_and_clusters_together(tmp_path: Path, 
     from schedulers.inputs.errors import PlatformError
 
     monkeypatch.setattr(plat, "MAX_HOSTS", 10)
-    head = "<platform version='4.1'><zone id='z' routing='Full'><host id='master_host' speed='1f'/>"
+    master = "<host id='master_host' speed='1f'/>"
 
-    def read(body: str):
+    def read(body: str, hosts: bool = False):
+        # hosts in the master host's zone; clusters beside it (a zone holds hosts or zones, not both)
         p = tmp_path / "p.xml"
-        p.write_text(head + body + "</zone></platform>")
+        p.write_text("<platform version='4.1'><zone id='z' routing='Full'>"
+                     + (master + body if hosts else f"<zone id='m' routing='Full'>{master}</zone>{body}")
+                     + "</zone></platform>")
         return plat.read_platform(p)
 
-    assert len(read("<cluster id='a' prefix='a' radical='0-3,5-9' speed='1f'/>").compute) == 9  # 10 hosts
+    def cluster(name: str, radical: str) -> str:
+        return f"<cluster id='{name}' prefix='{name}' suffix='' radical='{radical}' speed='1f' bw='1GBps' lat='0'/>"
+
+    assert len(read(cluster("a", "0-3,5-9")).compute) == 9  # 10 hosts
     with pytest.raises(PlatformError, match=r"p\.xml: cluster 'b': radical '0-4' gives 5 hosts; a platform "
                                             r"may have at most 10 hosts"):
-        read("<cluster id='a' prefix='a' radical='0-4' speed='1f'/><cluster id='b' prefix='b' radical='0-4' speed='1f'/>")
+        read(cluster("a", "0-4") + cluster("b", "0-4"))
     with pytest.raises(PlatformError, match=r"p\.xml: host 'h9': more than 10 hosts"):
-        read("".join(f"<host id='h{i}' speed='1f'/>" for i in range(10)))
+        read("".join(f"<host id='h{i}' speed='1f'/>" for i in range(10)), hosts=True)
     with pytest.raises(PlatformError, match=r"cluster 'a': bad radical '1-x'"):
-        read("<cluster id='a' prefix='a' radical='1-x' speed='1f'/>")
+        read(cluster("a", "1-x"))

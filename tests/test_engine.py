@@ -276,7 +276,10 @@ def test_malformed_workload_json(tmp_path):
 
 @pytest.mark.parametrize("xml, needle", [
     ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf'>", "malformed XML"),
-    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1'/></zone></platform>", "host 'h1' has no speed"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1'/></zone></platform>",
+     "<host id='h1'> has no 'speed', which simgrid.dtd requires"),
+    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed=''/></zone></platform>",
+     "host 'h1' has no speed"),
     ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='3Qf'/></zone></platform>", "unknown speed unit"),
     ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf'/><host id='h1' speed='1Gf'/></zone></platform>",
      "duplicate host id 'h1'"),
@@ -355,34 +358,34 @@ def test_empty_workload_ends_at_once():
     assert r.end_time == pytest.approx(0.0, abs=1e-6)
 
 
+def _sleepy_host(pstate: int, watts: str = "wattage_per_state", off: str = "wattage_off") -> str:
+    """A one-host platform: pstates 0 (sleep), 1 (compute), 2-3 (switching), power under ``watts``."""
+    return ("<platform version='4.1'><zone id='z' routing='Full'>"
+            f"<host id='h' pstate='{pstate}' speed='0.001f, 1Mf, 1f, 0.5f'>"
+            f"<prop id='{watts}' value='9:9, 95:190, 125:125, 101:101'/><prop id='{off}' value='9'/>"
+            "<prop id='sleep_pstates' value='0:3:2'/></host></zone></platform>")
+
+
 def test_older_simgrid_power_property_names_are_not_read(tmp_path):
     # 'watt_per_state'/'watt_off' (SimGrid < 3.24 names) are not read by SimGrid 3.32
     # (host_energy.cpp reads 'wattage_per_state' and 'wattage_off' only): recorded on real Batsim
     # 4.2.1 with -E on GridGym's platform_64hosts_2019.xml, which uses them: "No power range
     # properties specified for host 0" at the first energy read, exit 1. The engine refuses the
     # run and says which names to use; without -E the host simply has no power model.
-    xml = ("<platform version='4.1'><zone id='z' routing='Full'>"
-           "<host id='h' pstate='1' speed='0.001f, 1Mf, 1f, 0.5f'>"
-           "<prop id='watt_per_state' value='9:9, 95:190, 125:125, 101:101'/><prop id='watt_off' value='9'/>"
-           "<prop id='sleep_pstates' value='0:3:2'/></host></zone></platform>")
-    p = _write(tmp_path, "old.xml", xml)
+    p = _write(tmp_path, "old.xml", _sleepy_host(1, "watt_per_state", "watt_off"))
     spec = read_platform(p)
     assert spec.compute[0].power is None and spec.compute[0].wattage_off is None
     with pytest.raises(EngineError, match=r"missing on h \(host 'h' has 'watt_per_state' and 'watt_off'"):
         simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], get_easy(), energy=True)
     # wattage_per_state with the old 'watt_off': SimGrid's off power is then its default, 0 W
-    spec = read_platform(_write(tmp_path, "mixed.xml", xml.replace("'watt_per_state'", "'wattage_per_state'")))
+    spec = read_platform(_write(tmp_path, "mixed.xml", _sleepy_host(1, off="watt_off")))
     assert spec.compute[0].power[1].all_cores == 190 and spec.compute[0].wattage_off is None
 
 
 def test_sleeping_deadlock_hint(tmp_path):
     # a host starting in its sleep pstate (0 here) is asleep: a policy that never wakes it
     # deadlocks, and the error says why.
-    xml = ("<platform version='4.1'><zone id='z' routing='Full'>"
-           "<host id='h' pstate='0' speed='0.001f, 1Mf, 1f, 0.5f'>"
-           "<prop id='wattage_per_state' value='9:9, 95:190, 125:125, 101:101'/><prop id='wattage_off' value='9'/>"
-           "<prop id='sleep_pstates' value='0:3:2'/></host></zone></platform>")
-    p = _write(tmp_path, "sleep.xml", xml)
+    p = _write(tmp_path, "sleep.xml", _sleepy_host(0))
     with pytest.raises(EngineError, match="1 of 1 hosts are asleep"):
         simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], get_easy())
 

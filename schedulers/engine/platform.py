@@ -10,9 +10,11 @@ sits in a ``routing="Full"`` zone, whose loopback makes each message take 1e-10 
 that jobs' communications load (:attr:`PlatformSpec.routes`). Links carrying
 ``<prop id="virtual" value="yes"/>`` (the infinitely fast interconnect gridsched's multi-zone
 Grid'5000 platforms need so that SimGrid can route Batsim's messages between zones) do not count
-as a network (Batsim's messages still cross them: 1e-18 s). ``<config>`` options are checked as SimGrid
-3.32 applies them (:mod:`.sgconfig`); a ``<cluster>`` directly under ``<platform>`` is the root
-zone (its hosts may be the master, ``-m``).
+as a network (Batsim's messages still cross them: 1e-18 s). The file's structure is first checked
+as SimGrid 3.32's parser checks it against its DTD (:mod:`.platform_dtd`: where each element may
+be, text, attributes; real Batsim 4.2.1 aborts on what it refuses); ``<config>`` options are
+checked as SimGrid 3.32 applies them (:mod:`.sgconfig`); a ``<cluster>`` directly under
+``<platform>`` is the root zone (its hosts may be the master, ``-m``).
 
 Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 
@@ -51,6 +53,7 @@ from pathlib import Path
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
+from .platform_dtd import check_structure
 from .sgconfig import read_config
 
 _SPEED_UNITS = {
@@ -142,6 +145,9 @@ class PlatformSpec:
     #: ExecutionMixin._routed`); a master host without them is a :attr:`vivaldi_error` (Batsim's
     #: first message, at t = 0, is routed from it).
     uncoordinated: frozenset = frozenset()
+    #: Why the embedded engine cannot run this platform although Batsim can (SimGrid traces,
+    #: :func:`traces_error`); None: it can.
+    unsimulated: str | None = None
 
     @property
     def has_energy(self) -> bool:
@@ -320,8 +326,10 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         A :class:`PlatformSpec` whose ``compute`` hosts are in Batsim id order.
 
     Raises:
-        PlatformError: unreadable/malformed XML, host without speed, bad units, duplicate host
-            names, no compute host, inconsistent energy properties (message names file and host).
+        PlatformError: unreadable/malformed XML, a structure SimGrid's parser refuses
+            (:func:`.platform_dtd.check_structure`: ``file:line: ...``), host without speed, bad
+            units, duplicate host names, no compute host, inconsistent energy properties (message
+            names file and host).
     """
     src = str(path)
     try:
@@ -334,6 +342,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         raise PlatformError(f"{src}: cannot read platform: {exc.strerror or exc}") from None
     if _tag(root) != "platform":
         raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
+    check_structure(root, data, src)  # simgrid.dtd, as SimGrid's parser enforces it (real Batsim aborts)
     read_config(root, src)  # SimGrid options: unknown keys and values the engine does not model refused
 
     hosts: list[HostSpec] = []
@@ -377,9 +386,6 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
             elif t in ("link", "backbone", "peer", "cabinet"):
                 has_network = True
-            elif t == "config" and elem is not root:
-                raise PlatformError(f"{src}: <config> inside <{_tag(elem)} id={elem.get('id', '')!r}>: SimGrid 3.32 "
-                                    "reads <config> only directly under <platform> (simgrid.dtd; real Batsim aborts)")
             elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",
                        "router", "storage", "storage_type", "mount", "trace", "trace_connect",
                        "actor", "process", "disk"):
@@ -439,7 +445,33 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
                         vivaldi_error=vivaldi_error(src, coords, master.name if master else "") if coords else None,
-                        uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None))
+                        uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
+                        unsimulated=traces_error(root, src))
+
+
+#: Attributes that attach a SimGrid trace (a profile of speed, availability, bandwidth or
+#: latency over time) to a host, link, cluster, peer or cabinet (simgrid.dtd 4.1).
+_TRACE_ATTRS = ("speed_file", "state_file", "availability_file", "bandwidth_file", "latency_file")
+
+
+def traces_error(root: ET.Element, src: str) -> str | None:
+    """Why the engine cannot run a platform that uses SimGrid traces (``<trace>``,
+    ``<trace_connect>``, or a ``*_file`` attribute of a host, link or cluster), None when it
+    uses none. Real Batsim runs them (SimGrid changes speeds, availability, bandwidths and
+    latencies over time); the engine models none of it, so its results would silently differ:
+    :class:`~.simulator.Engine` refuses the platform, ``--engine batsim`` runs it."""
+    for e in root.iter():
+        tag = _tag(e)
+        if tag in ("trace", "trace_connect"):
+            what = f"<{tag}>"
+        else:
+            attrs = [a for a in _TRACE_ATTRS if e.get(a)]
+            if not attrs:
+                continue
+            what = f"<{tag} id={e.get('id')!r}> attribute {attrs[0]!r}"
+        return (f"{src}: {what}: SimGrid traces (speed, availability, bandwidth or latency over time) are not "
+                "simulated by the embedded engine; run it on real Batsim (--engine batsim)")
+    return None
 
 
 def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:

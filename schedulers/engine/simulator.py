@@ -100,6 +100,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
                  progress: Callable[[float, int, int], None] | None = None) -> None:
         if platform.vivaldi_error is not None:
             raise EngineError(platform.vivaldi_error)
+        if platform.unsimulated is not None:
+            raise EngineError(platform.unsimulated)
         if platform.has_network and platform.message_delays is None:
             raise network_refusal(platform)
         if profile_reuse and not dynamic_jobs:
