@@ -70,6 +70,7 @@ from .execution import (
 )
 from .ports import Deadlock, EngineError, Reply, describe_scheduler
 from .queue import Kind, at
+from .steps import PRECISION_TIMING
 from .results import DoneJob, EngineResult
 from .jobtable import JobTable
 from .workload import EngineJob, Workload, build_job, check_profile, job_name
@@ -118,7 +119,14 @@ class ServerMixin:
                 self._buffer.append(JobSubmitted(t, job=Job.from_json(j.id, j.raw, prof)))
                 k += 1
             if k < n:
-                if not self._sleep_until(subtimes[k], _SUBMIT, (w, k)):
+                # a sleep shorter than SimGrid's precision (1e-9 s: the clock stopped an ulp short
+                # of a subtime shared by the next job) ends in the next step even of 0 s, and the
+                # server's exchange with the scheduler about the jobs just submitted makes 0-s
+                # message steps: the next job is submitted at the same clock (recorded on Batsim
+                # 4.2.1: "sleep_for() is smaller than the SimGrid numerical accuracy (3.55271e-15
+                # < 1e-09)", then the job submitted at 22.87037036699999604, before its subtime)
+                if (steps and subtimes[k] - t < PRECISION_TIMING) or \
+                        not self._sleep_until(subtimes[k], _SUBMIT, (w, k)):
                     self._queue.push(t, _SUBMIT, (w, k))
                 return []
             return [(_BYE, w)]
