@@ -13,8 +13,12 @@ Grid'5000 platforms need so that SimGrid can route Batsim's messages between zon
 as a network (Batsim's messages still cross them: 1e-18 s). The file's structure is first checked
 as SimGrid 3.32's parser checks it against its DTD (:mod:`.platform_dtd`: where each element may
 be, text, attributes; real Batsim 4.2.1 aborts on what it refuses); ``<config>`` options are
-checked as SimGrid 3.32 applies them (:mod:`.sgconfig`); a ``<cluster>`` directly under
-``<platform>`` is the root zone (its hosts may be the master, ``-m``).
+checked as SimGrid 3.32 applies them (:mod:`.sgconfig`); then what SimGrid 3.32 refuses while it
+builds the platform (:mod:`.platform_build`: routing models, a single root zone, names given
+twice, values and units as SimGrid reads them, routes and their links; real Batsim 4.2.1 aborts
+on each, the master host in a None or route-less Dijkstra zone at t = 0); a ``<cluster>``
+directly under ``<platform>`` is the root zone (its hosts may be the master, ``-m``). Routing
+names are compared without case, as SimGrid does (``routing="full"`` is a Full zone).
 
 Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 
@@ -44,6 +48,7 @@ pstate of its own).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -53,38 +58,40 @@ from pathlib import Path
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
+from .platform_build import SimGridAbort, check_build, parse_speeds, radical_ranges, routing_model, stoi
 from .platform_dtd import check_structure
 from .sgconfig import read_config
-
-_SPEED_UNITS = {
-    "": 1.0, "f": 1.0, "flops": 1.0,
-    "kf": 1e3, "mf": 1e6, "gf": 1e9, "tf": 1e12, "pf": 1e15, "ef": 1e18, "zf": 1e21, "yf": 1e24,
-}
 
 #: Largest number of hosts of a platform (``<host>`` elements and hosts of ``<cluster>`` radicals
 #: together, master host included); about 0.5 GB of memory at most (module docstring).
 MAX_HOSTS = 250_000
 
-_SPEED_RE = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zA-Z]*)\s*$")
+
+@functools.lru_cache(maxsize=1024)
+def _speeds(text: str) -> tuple[float, ...]:
+    """:func:`.platform_build.parse_speeds`, once per text (the hosts of a cluster share theirs)."""
+    return tuple(parse_speeds(text))
 
 
 def parse_speed(text: str, where: str) -> float:
-    """Parse one SimGrid speed (``"100Mf"``, ``"1e-9Mf"``, ``"0.5f"``, ``"14.04Gf"``) in flops/s.
+    """Parse one SimGrid speed (``"100Mf"``, ``"1e-9Mf"``, ``"0.5f"``, ``"14.04Gf"``, ``"1e3"``) in
+    flops/s, as SimGrid 3.32 reads it (:func:`.platform_build.parse_speeds`: units ``f`` and
+    ``flops`` with SI prefixes, case-sensitive; ``src/xbt/xbt_parse_units.cpp``).
 
     Raises:
-        PlatformError: unknown unit or not a number (the message names ``where``).
+        PlatformError: unknown unit or not a number (SimGrid aborts on these), or a negative,
+            NaN or infinite speed (SimGrid reads them; the engine does not simulate them); the
+            message names ``where``.
     """
-    m = _SPEED_RE.match(text)
-    if not m:
-        raise PlatformError(f"{where}: cannot read speed {text!r}")
-    value, unit = m.groups()
-    mult = _SPEED_UNITS.get(unit.lower())
-    if mult is None:
-        raise PlatformError(f"{where}: unknown speed unit {unit!r} in {text!r} (use f, kf, Mf, Gf, Tf...)")
     try:
-        v = float(value) * mult
-    except ValueError:
-        raise PlatformError(f"{where}: cannot read speed {text!r}") from None
+        values = _speeds(text)
+    except SimGridAbort as exc:
+        if str(exc).startswith("unknown unit"):
+            raise PlatformError(f"{where}: unknown speed unit in {text!r} (use f, kf, Mf, Gf, Tf...)") from None
+        raise PlatformError(f"{where}: cannot read speed {text!r} ({exc})") from None
+    if len(values) != 1:
+        raise PlatformError(f"{where}: cannot read speed {text!r} (one value expected)")
+    v = values[0]
     if not math.isfinite(v) or v < 0:
         raise PlatformError(f"{where}: speed must be a finite number >= 0, got {text!r}")
     return v
@@ -221,20 +228,12 @@ def _tag(e: ET.Element) -> str:
 
 
 def _radical_ranges(radical: str, where: str) -> list[tuple[int, int]]:
-    """The ``(first, last)`` number ranges of a cluster's ``radical`` (``"0-3,7"``), unexpanded."""
-    out: list[tuple[int, int]] = []
-    for part in radical.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        a, sep, b = part.partition("-")
-        try:
-            lo = int(a)
-            hi = int(b) if sep else lo
-        except ValueError:
-            raise PlatformError(f"{where}: bad radical {radical!r}") from None
-        out.append((lo, hi))
-    return out
+    """The ``(first, last)`` number ranges of a cluster's ``radical`` (``"0-3,7"``), unexpanded, as
+    SimGrid 3.32 reads them (:func:`.platform_build.radical_ranges`)."""
+    try:
+        return radical_ranges(radical)
+    except SimGridAbort as exc:
+        raise PlatformError(f"{where}: bad radical {radical!r} ({exc})") from None
 
 
 def _expand_radical(radical: str, where: str, room: int = MAX_HOSTS) -> list[str]:
@@ -258,10 +257,10 @@ def _host_from(name: str, speed: str | None, core: str | None, pstate: str | Non
     if not speed:
         raise PlatformError(f"{where}: host {name!r} has no speed")
     speeds = [parse_speed(s, f"{where}: host {name!r}") for s in speed.split(",")]
-    try:
-        cores = int(core) if core else 1
-        ps = int(pstate) if pstate else 0
-    except ValueError:
+    try:  # read as SimGrid 3.32 reads them (std::stoi: "2x" is 2, "1.0" is 1)
+        cores = stoi(core) if core is not None else 1
+        ps = stoi(pstate) if pstate is not None else 0
+    except SimGridAbort:
         raise PlatformError(f"{where}: host {name!r}: 'core' and 'pstate' must be integers") from None
     if cores < 1:
         raise PlatformError(f"{where}: host {name!r}: core must be >= 1")
@@ -327,9 +326,12 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
 
     Raises:
         PlatformError: unreadable/malformed XML, a structure SimGrid's parser refuses
-            (:func:`.platform_dtd.check_structure`: ``file:line: ...``), host without speed, bad
-            units, duplicate host names, no compute host, inconsistent energy properties (message
-            names file and host).
+            (:func:`.platform_dtd.check_structure`: ``file:line: ...``), what SimGrid refuses
+            while it builds the platform (:func:`.platform_build.check_build`: ``file:line: ...``,
+            SimGrid's words quoted; host without speed, bad units, duplicate host names among
+            them), a master host on which real Batsim stops at t = 0
+            (:meth:`.platform_build.BuildInfo.start_error`), no compute host, inconsistent energy
+            properties (message names file and host).
     """
     src = str(path)
     try:
@@ -344,6 +346,8 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
     check_structure(root, data, src)  # simgrid.dtd, as SimGrid's parser enforces it (real Batsim aborts)
     read_config(root, src)  # SimGrid options: unknown keys and values the engine does not model refused
+    # what SimGrid refuses while it builds the platform (real Batsim aborts), and each host's routing model
+    built = check_build(root, data, src, MAX_HOSTS)
 
     hosts: list[HostSpec] = []
     has_network = False
@@ -363,8 +367,9 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 if len(hosts) >= MAX_HOSTS:
                     raise PlatformError(f"{src}: host {child.get('id', '')!r}: more than {MAX_HOSTS:,} hosts; a "
                                         f"platform may have at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)")
-                routing_of[child.get("id", "")] = elem.get("routing", "")
-                if elem.get("routing", "") == "Vivaldi":
+                model = routing_model(elem.get("routing"))  # SimGrid compares without case ("full" is Full)
+                routing_of[child.get("id", "")] = model or ""
+                if model == "Vivaldi":
                     coords[child.get("id", "")] = child.get("coordinates")
                 hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
                                         child.get("pstate"), _props(child), zprops, src))
@@ -416,6 +421,10 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             compute.append(h)
     if not compute:
         raise PlatformError(f"{src}: no compute host (every host is the master or a storage)")
+    if master is not None:
+        why = built.start_error(src, master.name)  # SimGrid routes Batsim's first message, at t = 0
+        if why:
+            raise PlatformError(why)
     compute.sort(key=lambda h: h.name)
     for h in compute:
         if "role" not in h.properties:

@@ -40,7 +40,8 @@ elements, the deprecated ``<AS>``, ``<ASroute>``, ``<bypassASroute>``, ``<random
 (``<trace>``, ``<trace_connect>``), every attribute the DTD declares. Not checked here: the
 prolog (SimGrid's parser wants ``<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">``),
 attribute values other than enumerations, and what SimGrid checks after the parser (a route
-naming a host not yet declared, several root zones holding hosts, an empty ``<zoneRoute>``...).
+naming a host not yet declared, several root zones holding hosts, an empty ``<zoneRoute>``...:
+:mod:`.platform_build`).
 
 Sources: the DTD above, and the outcomes recorded on real Batsim 4.2.1 (SimGrid 3.32) on
 2026-11-24, one malformed variant per case (``tests/test_platform_dtd.py`` keeps them). The
