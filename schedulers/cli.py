@@ -195,7 +195,7 @@ def _refuse_oversized(w: _Prepared, nb_hosts: int) -> None:
     """``--fit error`` with ``--engine batsim``: refuse a job of ``w`` larger than the platform, as
     the embedded engine's loader does (the rest of the workload is left to real Batsim, which may
     run profiles the engine does not). Raises WorkloadError (file, job, sizes)."""
-    from .inputs.errors import WorkloadError
+    from .engine.workload import oversized
 
     data = w.data
     if data is None:
@@ -207,9 +207,7 @@ def _refuse_oversized(w: _Prepared, nb_hosts: int) -> None:
     for j in jobs if isinstance(jobs, list) else ():
         res = j.get("res") if isinstance(j, dict) else None
         if type(res) is int and res > nb_hosts:
-            raise WorkloadError(f"{w.source}: job {j.get('id')!r}: requests {res} hosts but the platform has "
-                                f"{nb_hosts} compute hosts (--fit keep runs it as Batsim does, for the policy "
-                                "to reject; --fit scale, clamp or drop changes it)")
+            raise oversized(f"{w.source}: job {j.get('id')!r}", res, nb_hosts)
 
 
 def _earliest_jobs(src: Path, jobs: Any, n: int) -> list:

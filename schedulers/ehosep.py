@@ -116,21 +116,17 @@ class EHOSEP(OwnerSharePolicy):
     def on_simulation_begins(self, platform) -> None:
         super().on_simulation_begins(platform)
         self.full_load = {h.id: full_load_watts(h) for h in platform.hosts}
+        def least(h, parts: int) -> float:   # the host's least draw at a computation pstate
+            return min(draw(h, parts, p) for p in range(len(watt_ranges(h))) if p not in (h.sleep_pstates or ()))
+
         # the least any host can draw for a task part (any computation pstate): a lower bound that
         # refuses at once a task no free host could keep within the limit
-        self._least = {}
-        for parts in (0, 1):
-            self._least[parts] = min(draw(h, parts, p) for h in platform.hosts
-                                     for p in range(len(watt_ranges(h))) if p not in (h.sleep_pstates or ()))
+        self._least = {parts: min(least(h, parts) for h in platform.hosts) for parts in (0, 1)}
         # each host's draw where it computes (its pstate at the start; a host asleep then: its least
         # computation pstate): EHOSEP sets no pstate, so a task can never draw less than the sum
         # of the res smallest of these (never_runs)
-        self._floor = {}
-        for parts in (0, 1):
-            self._floor[parts] = sorted(
-                draw(h, parts) if h.pstate not in (h.sleep_pstates or ()) else
-                min(draw(h, parts, p) for p in range(len(watt_ranges(h))) if p not in h.sleep_pstates)
-                for h in platform.hosts)
+        self._floor = {parts: sorted(least(h, parts) if h.pstate in (h.sleep_pstates or ()) else draw(h, parts)
+                                     for h in platform.hosts) for parts in (0, 1)}
         self._con_sys = math.fsum(self.full_load.values())
         self._con_max = {u: math.fsum(self.full_load[i] for i in self.own.share(u)) for u in self.own.owners}
 

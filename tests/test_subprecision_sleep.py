@@ -11,10 +11,11 @@ from schedulers.engine.outputs import job_rows
 from schedulers.registry import get_policy
 
 FIX = Path(__file__).parent / "fixtures" / "batsim_subprecision_sleep"
+PLATFORM = FIX.parent / "batsim_128_energy" / "p.xml"   # the 128-host platform the run was recorded on
 
 
 def test_second_job_of_a_subtime_is_submitted_at_the_clock_short_of_it():
-    engine = build_engine(FIX / "p.xml", [str(FIX / "w.json")], compute_sharing=True)
+    engine = build_engine(PLATFORM, [str(FIX / "w.json")], compute_sharing=True)
     result = engine.run(InProcessPort(get_policy("green-heft")))
     recorded = (FIX / "out_jobs.csv").read_text().splitlines()
     # job 23 (subtime 22.870370367) starts at once, at SimGrid's clock 22.87037036699999604

@@ -390,7 +390,7 @@ class OwnerSharePolicy(Policy):
         if task.profile is None:
             raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is unknown: Batsim "
                               "must forward profiles (--forward-profiles-on-submission)")
-        if task.profile.get("type") in ("composed", "sequence"):
+        if task.profile.get("type") == "composed":
             raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is "
                               f"{task.profile.get('type')!r}; restarts support single-phase profiles only")
         # A restart always gets a profile of its own: Batsim 4.2.1 empties the profile of an ended

@@ -171,7 +171,7 @@ def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
 def busy_parts(profile: dict[str, Any] | None, index: int) -> int:
     """Cores a job with ``profile`` keeps busy on the ``index``-th host of its allocation: 1 for a
     part with flops to compute, 0 for ``delay`` (and a ``parallel`` part of 0 flops). Unknown
-    profiles (not forwarded, ``composed``, ``sequence``) count 1: a computing part."""
+    profiles (not forwarded, ``composed``) count 1: a computing part."""
     if not profile:
         return 1
     t = profile.get("type")

@@ -94,7 +94,7 @@ def checkpoint(work: float, progress: float, elapsed: float, block: float | None
 def profile_work(profile: dict[str, Any] | None) -> float | None:
     """The work of a profile in flops (per host for ``parallel_homogeneous``, the total for
     ``parallel_homogeneous_total``, the sum of ``cpu`` for ``parallel``), 0 for ``delay``; None
-    when unknown (no profile data, or a ``composed``/``sequence`` profile, whose forwarded form
+    when unknown (no profile data, or a ``composed`` profile, whose forwarded form
     names its parts without their work)."""
     if not profile:
         return None

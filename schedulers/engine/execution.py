@@ -659,7 +659,7 @@ class ExecutionMixin:
         # a scheduler sees the progress with 6 decimals; in-process, the engine gives the same value
         leaf = {"profile_name": name, "progress": float(f"{prog:f}")}
         top = self.workloads_by_name[job.workload].profiles[job.profile]
-        if top["type"] in ("composed", "sequence"):
+        if top["type"] == "composed":
             # one level per composed profile down to the leaf (BatTask tree, protocol.cpp generate_task_tree)
             for pname, index in reversed(job.stages.path(job.stage)):
                 leaf = {"profile_name": pname, "current_task_index": index, "current_task": leaf}
@@ -699,7 +699,7 @@ class ExecutionMixin:
         profile returns its ``ret`` (default 0) once done; a ``composed`` profile stops at the
         first child that returns non-zero and returns that code, else its own ``ret`` after its
         last repetition; a job whose code is > 0 ends COMPLETED_FAILED (``success`` 0)."""
-        name, prof = job.stages[job.stage]
+        _, prof = job.stages[job.stage]
         code = prof.get("ret", 0)
         if code:
             return code

@@ -24,9 +24,6 @@ from typing import Any, Iterator, Sequence
 
 from .workload import EngineJob, Stages, job_name
 
-_COMPOSED = ("composed", "sequence")
-
-
 def submission_order(subtimes: Sequence[float], names: Sequence[str]) -> array:
     """The indices of jobs sorted by ``subtime`` (s), then by name (the job id string
     ``workload!name``, whose workload prefix is the same for all), as Batsim submits them."""
@@ -99,7 +96,7 @@ class JobTable:
         raw["id"] = full
         prof = raw["profile"]
         top = self._profiles[prof]
-        if top["type"] in _COMPOSED:
+        if top["type"] == "composed":
             stages: Sequence[tuple[str, dict]] | None = self._composed.get(prof)
             if stages is None:
                 stages = self._composed[prof] = Stages(prof, self._profiles, self._memo)

@@ -401,27 +401,23 @@ class NetworkServerMixin:
             # posts its JOB_COMPLETED after one energy simcall, before the EXECUTE_JOB of the
             # request-reply actor that the server, woken after it, created; the server then
             # receives the slower JOB_COMPLETED first)
+            # so each reader's posts (this sub-round) and next steps (the next one) are spliced in at
+            # the positions the two lists had when it woke, after those of the readers before it
             walks, self._walks = self._walks, []
-            inserted = 0
-            nxt_inserted = 0
             r2 = self._round + 1
+            out, nxt = self._outbox, self._later.setdefault(r2, [])
+            d_out = d_nxt = 0   # entries the readers before this one spliced into out, into nxt
             for hosts, then, extra, at, at2 in walks:
-                out = self._outbox
-                tail = out[at + inserted:]
-                del out[at + inserted:]
-                nxt = self._later.get(r2)
-                cut = at2 + nxt_inserted
-                ntail = []
-                if nxt is not None and cut < len(nxt):
-                    ntail = nxt[cut:]
-                    del nxt[cut:]
-                before = len(self._later.get(r2, ()))
+                c_out, c_nxt = at + d_out, at2 + d_nxt
+                t_out, t_nxt = out[c_out:], nxt[c_nxt:]
+                del out[c_out:], nxt[c_nxt:]
                 self._read_on(hosts, then, extra)
-                inserted += len(out) - (at + inserted)
-                out.extend(tail)
-                nxt_inserted += len(self._later.get(r2, ())) - before
-                if ntail:
-                    self._later.setdefault(r2, []).extend(ntail)
+                d_out += len(out) - c_out
+                d_nxt += len(nxt) - c_nxt
+                out += t_out
+                nxt += t_nxt
+            if not nxt:
+                del self._later[r2]
         if self._outbox:
             self._end_round()
         later = self._later

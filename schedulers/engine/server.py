@@ -461,7 +461,7 @@ class ServerMixin:
                     continue
                 w.collected.add(name)
                 prof = w.profiles[name]
-                if prof.get("type") in ("composed", "sequence"):
+                if prof.get("type") == "composed":
                     todo.extend(str(s) for s in prof.get("seq", ()))
 
     def _check_livelock(self, port) -> None:

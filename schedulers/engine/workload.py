@@ -187,6 +187,14 @@ def job_name(where: str, workload: str, raw: Any) -> str:
     return raw
 
 
+def oversized(where: str, res: int, nb_hosts: int) -> WorkloadError:
+    """The error of a job (named by ``where``) asking for more hosts than the platform's
+    ``nb_hosts``, under ``--fit error``: real Batsim runs it and leaves it to the policy."""
+    return WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts "
+                         "(--fit keep runs it as Batsim does, for the policy to reject; --fit scale, clamp "
+                         "or drop changes it)")
+
+
 def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:
     where = f"{src}: profile {name!r}"
     if not isinstance(p, dict) or "type" not in p:
@@ -220,7 +228,7 @@ def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:
             raise WorkloadError(f"{where}: 'cpu' must be a list of numbers >= 0")
         if not isinstance(com, list) or len(com) != len(cpu) ** 2 or not all(_num(x) and x >= 0 for x in com):
             raise WorkloadError(f"{where}: 'com' must be a list of {len(cpu)}x{len(cpu)} numbers >= 0")
-    else:  # composed / sequence
+    else:  # composed
         seq = p.get("seq")
         if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
             raise WorkloadError(f"{where}: 'seq' must be a non-empty list of profile names")
@@ -271,8 +279,7 @@ class Stages:
         """Stages of ``root`` (memoised with the prefix sums of each composed profile's ``seq``),
         by an explicit depth-first walk (no recursion limit on long chains)."""
         memo, profiles = self._memo, self._profiles
-        composed = ("composed", "sequence")
-        if profiles[root]["type"] not in composed:
+        if profiles[root]["type"] != "composed":
             return 1  # a leaf (the common case: a million one-job delay profiles)
         stack: list[tuple[str, bool]] = [(root, False)]  # (profile, its children are counted)
         on_path: set[str] = set()  # the composed profiles being counted (ancestors)
@@ -281,7 +288,7 @@ class Stages:
             if n in memo:
                 continue
             p = profiles[n]
-            if p["type"] not in composed:
+            if p["type"] != "composed":
                 continue  # a leaf: no memo entry (_LEAF), a million one-job profiles cost nothing here
             if not expanded:
                 if n in on_path:
@@ -370,8 +377,7 @@ def check_composed(src: str, profiles: dict[str, dict]) -> None:
     Raises:
         WorkloadError: ``"<src>: profile 'a': composed profiles form a cycle 'a' -> 'b' -> 'a'"``.
     """
-    composed = ("composed", "sequence")
-    counts: dict[str, int] = {n: 1 for n, p in profiles.items() if p["type"] not in composed}
+    counts: dict[str, int] = {n: 1 for n, p in profiles.items() if p["type"] != "composed"}
     for root in profiles:
         if root in counts:
             continue
@@ -420,9 +426,7 @@ def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int | None) -> tup
     if not isinstance(res, int) or isinstance(res, bool) or res < 1:
         raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
     if nb_hosts is not None and res > nb_hosts:
-        raise WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts "
-                            "(--fit keep runs it as Batsim does, for the policy to reject; --fit scale, clamp "
-                            "or drop changes it)")
+        raise oversized(where, res, nb_hosts)
     return res, j.get("profile")
 
 
@@ -439,7 +443,7 @@ def check_job_profile(where: str, res: int, prof: Any, profiles: dict[str, dict]
     if not isinstance(prof, str) or prof not in profiles:
         raise WorkloadError(f"{where}: profile {prof!r} is not defined in 'profiles'")
     top = profiles[prof]
-    if top["type"] in ("composed", "sequence"):
+    if top["type"] == "composed":
         stages = composed.get(prof)
         if stages is None:
             stages = composed[prof] = Stages(prof, profiles, memo, where)
@@ -587,7 +591,7 @@ class JobChecks:
 
 #: Profile types whose jobs :meth:`JobChecks.finish` checks further (``delay`` and the
 #: homogeneous ones fit any ``res``).
-_CHECKED_TYPES = frozenset(("parallel", "composed", "sequence"))
+_CHECKED_TYPES = frozenset(("parallel", "composed"))
 
 
 def check_job(where: str, j: dict[str, Any], profiles: dict[str, dict], nb_hosts: int,
@@ -716,8 +720,7 @@ def _unreached(profiles: dict[str, dict], unused: set[str]) -> set[str]:
     """``unused`` (the profiles no job names) less those a ``composed`` profile some job uses
     reaches, as a new set (``unused`` is changed; a set emptied by discards keeps its table, so its
     copy is the one kept) (:func:`unreferenced_profiles`)."""
-    composed = ("composed", "sequence")
-    todo = [p for p, prof in profiles.items() if p not in unused and prof.get("type") in composed]
+    todo = [p for p, prof in profiles.items() if p not in unused and prof.get("type") == "composed"]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -725,7 +728,7 @@ def _unreached(profiles: dict[str, dict], unused: set[str]) -> set[str]:
             continue
         seen.add(name)
         prof = profiles[name]
-        if prof.get("type") in composed:
+        if prof.get("type") == "composed":
             for x in prof.get("seq", ()):
                 unused.discard(str(x))
                 todo.append(str(x))
