@@ -430,6 +430,67 @@ def _undo_output(out: Path, created: bool, prepared) -> None:
         out.rmdir()
 
 
+#: Batsim 4.2.1's verbosity levels (``verbosity_level_from_string``, src/batsim.cpp).
+VERBOSITY_LEVELS = ("quiet", "network-only", "information", "debug")
+
+
+def _batsim_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``gridsched engine`` that Batsim 4.2.1 checks in ``parse_main_args``
+    (src/batsim.cpp), read as it reads them: ``roles`` (host -> role), ``mmax``, the ``config``
+    entries SIMULATION_BEGINS forwards, the ``context`` ``--dump-execution-context`` prints.
+
+    Raises:
+        RunInputError: a Batsim feature the engine does not simulate (workflows, external events,
+            Redis, ``--no-sched``: use real Batsim), or a value Batsim refuses (its message quoted).
+    """
+    for flag, given, what in (("--enable-redis", args.enable_redis, "Redis"),
+                              ("--events", args.events, "external events (machine (un)availability)"),
+                              ("-W/--workflow", args.workflow, "workflows"), ("--WS", args.WS, "workflows"),
+                              ("--workflow-jobs-limit", args.workflow_jobs_limit is not None, "workflows"),
+                              ("--ignore-beyond-last-workflow", args.ignore_beyond_last_workflow, "workflows"),
+                              ("--no-sched", args.no_sched, "Batsim without scheduler (batexec)")):
+        if given and not (flag == "--enable-redis" and args.dump_execution_context):
+            raise RunInputError(f"{flag}: {what}: not simulated by the embedded engine; run real Batsim 4.2.1")
+    try:
+        mmax = int(re.match(r"\s*[+-]?\d+", args.mmax).group())   # std::stoi: a leading integer
+    except (AttributeError, ValueError):
+        raise RunInputError(f"--mmax {args.mmax!r}: Batsim 4.2.1 refuses it (\"Cannot read <M_max> "
+                            f"'{args.mmax}' as an integer.\")") from None
+    try:
+        redis_port = int(args.redis_port)
+    except ValueError:
+        raise RunInputError(f"--redis-port {args.redis_port!r}: Batsim 4.2.1 refuses it (\"Cannot read the Redis "
+                            f"port '{args.redis_port}' as a long integer.\")") from None
+    if args.verbosity not in VERBOSITY_LEVELS:
+        raise RunInputError(f"--verbosity {args.verbosity!r}: Batsim 4.2.1 refuses it (\"Invalid <verbosity_level> "
+                            f"'{args.verbosity}'.\"); levels: {', '.join(VERBOSITY_LEVELS)}")
+    if args.enable_profile_reuse and not args.enable_dynamic_jobs:
+        raise RunInputError("--enable-profile-reuse needs --enable-dynamic-jobs: Batsim 4.2.1 refuses it (\"Profile "
+                            "reuse is enabled but dynamic registration is not, have you missed something?\")")
+    if args.sched_cfg is not None and args.sched_cfg_file is not None:
+        raise RunInputError("--sched-cfg and --sched-cfg-file: Batsim 4.2.1 takes one or the other")
+    roles: dict[str, str] = {}
+    for item in args.add_role_to_hosts:
+        parts = item.split(":")
+        if len(parts) != 2:
+            raise RunInputError(f"-r {item!r}: Batsim 4.2.1 aborts (\"The roles host mapping should only contain "
+                                "one ':' character\"); give HOSTS:ROLE, e.g. -r h1,h2:storage")
+        for host in parts[0].split(","):
+            roles[host] = parts[1]
+    sched = args.sched_cfg or ""
+    if args.sched_cfg_file is not None and not args.sched_cfg:
+        try:
+            sched = Path(args.sched_cfg_file).read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            raise RunInputError(f"--sched-cfg-file {args.sched_cfg_file}: cannot read it: {exc.strerror or exc}") from None
+    config = {"redis-hostname": args.redis_hostname, "redis-port": redis_port, "redis-prefix": args.redis_prefix,
+              "sched-config": sched}
+    context = {"socket_endpoint": args.socket_endpoint, "redis_enabled": bool(args.enable_redis),
+               "redis_hostname": args.redis_hostname, "redis_port": redis_port, "redis_prefix": args.redis_prefix,
+               "export_prefix": args.export, "external_scheduler": not args.no_sched}
+    return {"roles": roles, "mmax": max(mmax, 0), "config": config, "context": context}
+
+
 def cmd_engine(args: argparse.Namespace) -> int:
     from .engine import Deadlock, build_engine, write_outputs
     from .engine.zmq_client import ZmqPort
@@ -438,25 +499,35 @@ def cmd_engine(args: argparse.Namespace) -> int:
         raise RunInputError(f"--timeout must be a number of seconds >= 0 (0 or inf: wait forever for each "
                             f"reply, as Batsim), got {args.timeout:g}")
     timeout = None if args.timeout in (0, math.inf) else args.timeout
+    opts = _batsim_options(args)
+    if args.dump_execution_context:
+        print(json.dumps(opts.pop("context"), separators=(",", ":")))
+        return 0
     engine = build_engine(args.platform, args.workload, energy=args.energy,
                           compute_sharing=args.enable_compute_sharing,
                           forward_profiles=args.forward_profiles_on_submission,
                           dynamic_jobs=args.enable_dynamic_jobs,
                           acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
-                          profile_reuse=args.enable_profile_reuse, master_host=args.master_host)
+                          profile_reuse=args.enable_profile_reuse, master_host=args.master_host,
+                          roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
+                          sg_config=args.sg_cfg)
+    engine.storage_sharing = not args.disable_storage_sharing
+    engine.batsim_config = opts["config"]
+    files = {"schedule_trace": not args.disable_schedule_tracing,
+             "machine_states": not args.disable_machine_state_tracing}
     port = ZmqPort(args.socket_endpoint, timeout=timeout)
     try:
         result = engine.run(port)
     except Deadlock as dead:
         # Real Batsim 4.2.1 at a SimGrid deadlock: no SIMULATION_ENDS, its outputs written, exit 0
         # (schedulers.engine.ports.Deadlock); the scheduler is left waiting, as with Batsim.
-        write_outputs(dead.result, args.export + "_", energy=args.energy)
+        write_outputs(dead.result, args.export + "_", energy=args.energy, **files)
         print(f"gridsched engine: {dead}; as real Batsim 4.2.1 at a deadlock, no SIMULATION_ENDS was sent "
               f"and the outputs up to it are in {args.export}_*.csv", file=sys.stderr)
         return 0
     finally:
         port.close()
-    write_outputs(result, args.export + "_", energy=args.energy)
+    write_outputs(result, args.export + "_", energy=args.energy, **files)
     print(f"simulation finished at t={result.end_time:.6f} s: {len(result.jobs)} jobs, "
           f"{result.messages} messages; outputs {args.export}_*.csv", file=sys.stderr)
     return 0
@@ -487,7 +558,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="simulate a workload with a policy (the main job)",
                          description="Simulate WORKLOAD(s) on PLATFORM with POLICY and write Batsim's output files.")
-    run.add_argument("--policy", required=True, help="policy name (see `gridsched policies`)")
+    run.add_argument("--policy", required=True,
+                     help="policy name (see `gridsched policies`), or your own: FILE.py:Class or package.module:Class")
     run.add_argument("--platform", "-p", required=True, help="SimGrid platform XML")
     run.add_argument("--workload", "-w", required=True, action="append",
                      help="Batsim JSON workload, or a SWF/GWF trace converted on the fly (repeatable)")
@@ -517,12 +589,42 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     eng = sub.add_parser("engine", help="the embedded engine as Batsim's side of the ZMQ protocol",
                          description="Play Batsim (same flags) against an external scheduler over ZeroMQ.")
     eng.add_argument("-p", "--platform", required=True)
-    eng.add_argument("-w", "--workload", required=True, action="append")
+    eng.add_argument("-w", "--workload", action="append", default=[],
+                     help="Batsim JSON workload (repeatable; none: only the jobs the scheduler registers)")
     eng.add_argument("-E", "--energy", action="store_true")
     eng.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
     eng.add_argument("-e", "--export", default="out",
                      help="output prefix, as Batsim: files PREFIX_jobs.csv, ... (default: out)")
     eng.add_argument("-m", "--master-host", default="master_host")
+    eng.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
+                     help="give hosts a role (master, storage, compute_node), as Batsim: -r h1,h2:storage")
+    eng.add_argument("--mmax", default="0", metavar="NB",
+                     help="use only the first NB compute hosts (by name); 0: all (default)")
+    eng.add_argument("--mmax-workload", action="store_true",
+                     help="use only as many compute hosts as the largest 'nb_res' of the workloads")
+    eng.add_argument("--disable-schedule-tracing", action="store_true", help="no PREFIX_schedule.trace (Pajé)")
+    eng.add_argument("--disable-machine-state-tracing", action="store_true", help="no PREFIX_machine_states.csv")
+    eng.add_argument("--disable-storage-sharing", action="store_true",
+                     help="said in SIMULATION_BEGINS (the engine runs no job on storage hosts)")
+    eng.add_argument("--sched-cfg", metavar="TEXT", help="string forwarded in SIMULATION_BEGINS (config.sched-config)")
+    eng.add_argument("--sched-cfg-file", metavar="FILE", help="the same, read from FILE")
+    eng.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",
+                     help="SimGrid option, as in a platform's <config> (the engine accepts what it reproduces)")
+    eng.add_argument("--sg-log", action="append", default=[], metavar="OPTION", help="SimGrid logging (ignored)")
+    eng.add_argument("-v", "--verbosity", default="information", metavar="LEVEL",
+                     help="quiet, network-only, information or debug (Batsim's logs: the engine writes none)")
+    eng.add_argument("-q", "--quiet", action="store_true", help="--verbosity quiet")
+    eng.add_argument("--redis-hostname", default="127.0.0.1", help="forwarded in SIMULATION_BEGINS' config")
+    eng.add_argument("--redis-port", default="6379", help="forwarded in SIMULATION_BEGINS' config")
+    eng.add_argument("--redis-prefix", default="default", help="forwarded in SIMULATION_BEGINS' config")
+    eng.add_argument("--forward-unknown-events", action="store_true", help=argparse.SUPPRESS)
+    eng.add_argument("--dump-execution-context", action="store_true",
+                     help="print the execution context as Batsim does (JSON) and exit")
+    for flag, kw in (("--enable-redis", {"action": "store_true"}), ("--events", {"action": "append"}),
+                     ("-W", {"action": "append", "dest": "workflow"}), ("--WS", {"nargs": 2, "action": "append"}),
+                     ("--workflow-jobs-limit", {}), ("--ignore-beyond-last-workflow", {"action": "store_true"}),
+                     ("--no-sched", {"action": "store_true"})):
+        eng.add_argument(flag, help=argparse.SUPPRESS, **kw)   # Batsim's; refused (cmd_engine)
     eng.add_argument("--enable-compute-sharing", action="store_true")
     eng.add_argument("--forward-profiles-on-submission", action="store_true")
     eng.add_argument("--enable-dynamic-jobs", action="store_true",

@@ -26,16 +26,87 @@ POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative":
 
 
 def policy_class(name: str) -> type[Policy]:
-    """The class registered as ``name``.
+    """The class registered as ``name``, or a policy of the user's own code named
+    ``FILE.py:Class`` (a Python file, path absolute or relative to the working directory) or
+    ``package.module:Class`` (an importable module): a :class:`Policy` subclass, used as the
+    registered ones are (options, the three ways to run, campaigns).
 
     Raises:
-        KeyError: unknown name; the message lists the known names.
+        KeyError: unknown name (the message lists the known names and the ``FILE.py:Class``
+            form); a file or module that cannot be found or imported (the message names it,
+            with the error and its line), or whose ``Class`` is missing or not a Policy.
     """
     try:
         return POLICIES[name]
     except KeyError:
-        known = ", ".join(sorted(POLICIES))
-        raise KeyError(f"unknown policy {name!r}; known policies: {known}") from None
+        pass
+    if ":" in name:
+        return _user_policy(name)
+    known = ", ".join(sorted(POLICIES))
+    raise KeyError(f"unknown policy {name!r}; known policies: {known}; or your own, as FILE.py:Class or "
+                   "package.module:Class") from None
+
+
+_USER_POLICIES: dict[str, type[Policy]] = {}
+
+
+def _user_policy(name: str) -> type[Policy]:
+    """The :class:`Policy` subclass ``name`` = ``FILE.py:Class`` or ``module:Class`` names
+    (imported once per process)."""
+    cls = _USER_POLICIES.get(name)
+    if cls is not None:
+        return cls
+    import importlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    where, _, attr = name.rpartition(":")
+    if not where or not attr.isidentifier():
+        raise KeyError(f"policy {name!r}: expected FILE.py:Class or package.module:Class")
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        path = Path(where).expanduser().resolve()
+        if not path.is_file():
+            raise KeyError(f"policy {name!r}: {where}: no such Python file")
+        modname = f"gridsched_user_{abs(hash(str(path))):x}_{path.stem}"
+        what = str(path)
+        try:
+            spec = importlib.util.spec_from_file_location(modname, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[modname] = module   # (dataclasses, pickling and dask workers look it up)
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(modname, None)
+            raise KeyError(f"policy {name!r}: importing {what} failed: {_where(exc, path)}") from None
+    else:
+        what = where
+        try:
+            module = importlib.import_module(where)
+        except Exception as exc:
+            raise KeyError(f"policy {name!r}: importing module {where!r} failed: {_where(exc, None)}") from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise KeyError(f"policy {name!r}: {what} defines no {attr!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Policy)):
+        raise KeyError(f"policy {name!r}: {attr} in {what} is not a subclass of "
+                       "schedulers.core.policy.Policy")
+    _USER_POLICIES[name] = cls
+    return cls
+
+
+def _where(exc: BaseException, path: Any) -> str:
+    """``exc`` in one line, with the file and line of user code where it was raised."""
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    if isinstance(exc, SyntaxError):
+        return text
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if (f == str(path)) if path is not None else not (f.startswith("<frozen") or "importlib" in f):
+            line = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return f"{text} ({line[0]}, line {line[1]})" if line else text
 
 
 def check_options(name: str, options: dict[str, Any] | None) -> None:

@@ -356,7 +356,8 @@ def test_overwrite_removes_the_previous_runs_files_and_only_them(tmp_path: Path)
     assert ("--overwrite: removed the previous run's files from " in err and "out_consumed_energy.csv" in err
             and "out_pstate_changes.csv" in err and "notes.txt" not in err)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "out_jobs.csv", "out_machine_states.csv",
-                                                    "out_schedule.csv", "summary.json", "workload_w0.json"]
+                                                    "out_schedule.csv", "out_schedule.trace", "summary.json",
+                                                    "workload_w0.json"]
     assert json.loads((out / "summary.json").read_text())["energy_joules"] is None
     assert "energy" not in stdout
 

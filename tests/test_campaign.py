@@ -138,7 +138,7 @@ def test_keep_outputs_writes_batsim_files(tmp_path: Path) -> None:
     (rid,) = ResultStore(tmp_path / "out").ids()
     files = sorted(p.name for p in (tmp_path / "out" / "outputs" / rid).iterdir())
     assert files == ["out_consumed_energy.csv", "out_jobs.csv", "out_machine_states.csv",
-                     "out_pstate_changes.csv", "out_schedule.csv"]
+                     "out_pstate_changes.csv", "out_schedule.csv", "out_schedule.trace"]
     simulate(ROOT / "platforms/g5k_nantes_econome.xml", [ROOT / "workloads/demo_nantes.json"], get_policy("easy"),
              energy=True, export_prefix=tmp_path / "ref" / "out_")
     for name in files:

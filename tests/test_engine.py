@@ -296,14 +296,14 @@ def test_bad_platforms_name_file_and_host(tmp_path, xml, needle):
 
 
 def test_communication_on_an_unmodelled_network_refused(tmp_path):
-    # links but no master host: the engine cannot time Batsim's messages, so it refuses the
-    # platform (communications on modelled networks: tests/test_network_ptask.py)
+    # links but no master host: real Batsim aborts ("Cannot find the "master" role"), the engine
+    # refuses the platform (communications on modelled networks: tests/test_network_ptask.py)
     xml = ("<platform version='4.1'><zone id='z' routing='Full'>"
            "<host id='a' speed='1Gf'/><host id='b' speed='1Gf'/><link id='l' bandwidth='1GBps' latency='0'/>"
            "</zone></platform>")
     p = _write(tmp_path, "net.xml", xml)
     w = wl([dict(GOOD_JOB, res=2, profile="p")], {"p": {"type": "parallel_homogeneous", "cpu": 1, "com": 1e6}})
-    with pytest.raises(EngineError, match="no master host.*real Batsim"):
+    with pytest.raises(PlatformError, match="no master host.*real Batsim 4.2.1 aborts"):
         build_engine(p, [w])
 
 
@@ -363,7 +363,7 @@ def _sleepy_host(pstate: int, watts: str = "wattage_per_state", off: str = "watt
     return ("<platform version='4.1'><zone id='z' routing='Full'>"
             f"<host id='h' pstate='{pstate}' speed='0.001f, 1Mf, 1f, 0.5f'>"
             f"<prop id='{watts}' value='9:9, 95:190, 125:125, 101:101'/><prop id='{off}' value='9'/>"
-            "<prop id='sleep_pstates' value='0:3:2'/></host></zone></platform>")
+            "<prop id='sleep_pstates' value='0:3:2'/></host><host id='master_host' speed='1Gf'/></zone></platform>")
 
 
 def test_older_simgrid_power_property_names_are_not_read(tmp_path):

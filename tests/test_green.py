@@ -161,7 +161,7 @@ def _outputs(tmp_path, name, policy, workload):
 def test_delta_zero_gives_the_plain_policys_files(tmp_path, plain, green):
     w = generate("green-nantes", {"job_count": 150, "cpu_load": 50}, seed=3).workloads[0]
     ref = _outputs(tmp_path, plain, get_policy(plain), w)
-    assert len(ref) == 5 and ref["out_jobs.csv"].count(b"\n") == 151  # header + 150 jobs
+    assert len(ref) == 6 and ref["out_jobs.csv"].count(b"\n") == 151  # header + 150 jobs (and the Pajé trace)
     assert _outputs(tmp_path, green + "0", get_policy(green, {"delta": 0}), w) == ref
     # and the comparison can fail: Δ = 50 overlaps jobs, so the schedule changes
     assert _outputs(tmp_path, green + "50", get_policy(green, {"delta": 50}), w)["out_jobs.csv"] != ref["out_jobs.csv"]

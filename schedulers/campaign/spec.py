@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs.generators import GENERATORS, GeneratorError, check_params
-from ..registry import POLICIES, PolicyOptionError, check_options
+from ..registry import POLICIES, PolicyOptionError, check_options, policy_class
 from .errors import CampaignError
 
 __all__ = ["Campaign", "RunSpec", "load_campaign", "parse_campaign", "run_id", "ENGINE_OPTIONS"]
@@ -206,7 +206,7 @@ class Campaign:
         out: dict[str, RunSpec] = {}
         for pol in self.policies:
             for sc in self.scenarios:
-                seeded = sc.generator is not None or "seed" in POLICIES[pol.name].option_docs
+                seeded = sc.generator is not None or "seed" in policy_class(pol.name).option_docs
                 for combo in itertools.product(*(self._values(a, pol, sc) for a in self.axes)):
                     for seed in self.seeds if seeded else [None]:
                         r = self._run(pol, sc, combo, seed)
@@ -215,7 +215,7 @@ class Campaign:
 
     def _applies(self, kind: str, key: str, pol: PolicyEntry, sc: ScenarioEntry) -> bool:
         if kind == "policy":
-            return key.split(".", 1)[0] in POLICIES[pol.name].option_docs
+            return key.split(".", 1)[0] in policy_class(pol.name).option_docs
         if kind == "scenario":
             return sc.declares(key)
         return True
@@ -246,7 +246,7 @@ class Campaign:
                     continue
                 {"policy": options, "scenario": gen_params, "engine": engine}[kind][key] = v
         params["seed"] = seed
-        if "seed" in POLICIES[pol.name].option_docs:
+        if "seed" in policy_class(pol.name).option_docs:
             options["seed"] = seed
         where = f"{self.path}: run policy={pol.label} scenario={sc.label}"
         try:
@@ -414,7 +414,10 @@ def _policies(c: _Checker, value: Any) -> list[PolicyEntry]:
             raise c.fail(f"{k}.name", "missing (a registered policy, see `gridsched policies`)")
         name = c.label(t["name"], f"{k}.name")
         if name not in POLICIES:
-            raise c.fail(f"{k}.name", f"unknown policy {name!r}; known policies: {', '.join(sorted(POLICIES))}")
+            try:   # a policy of the user's own code: FILE.py:Class or package.module:Class
+                policy_class(name)
+            except KeyError as exc:
+                raise c.fail(f"{k}.name", str(exc.args[0])) from None
         options = c.typed(t.get("options", {}), dict, f"{k}.options", "a table")
         c.plain(options, f"{k}.options")
         try:
@@ -485,7 +488,7 @@ def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
         raise c.fail(key, f"{name!r} is not an axis (use [[policy]], [[scenario]], seeds)")
     # policy.OPTION.KEY: one key of a mapping option (e.g. policy.limits.user1 for EHOSEP's limits)
     opt_head = name.split(".", 1)[-1].split(".", 1)[0] if name.startswith("policy.") else name.split(".", 1)[-1]
-    pol = any(opt_head in POLICIES[p.name].option_docs for p in policies)
+    pol = any(opt_head in policy_class(p.name).option_docs for p in policies)
     gen = any(s.declares(name.split(".", 1)[-1]) for s in scenarios)
     if "." in name:
         kind, opt = name.split(".", 1)
@@ -498,7 +501,7 @@ def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
         return kind, opt
     found = [k for k, ok in (("policy", pol), ("scenario", gen), ("engine", name in ENGINE_OPTIONS)) if ok]
     if not found:
-        opts = sorted({o for p in policies for o in POLICIES[p.name].option_docs})
+        opts = sorted({o for p in policies for o in policy_class(p.name).option_docs})
         gps = sorted({g for s in scenarios if s.generator for g in GENERATORS[s.generator].params})
         raise c.fail(key, f"{name!r} is not an option of the campaign's policies ({', '.join(opts) or 'none'}), "
                           f"a parameter of its generators ({', '.join(gps) or 'none'}) or an engine option "

@@ -25,15 +25,25 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                  energy: bool = False, compute_sharing: bool = False, forward_profiles: bool = False,
                  dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False,
                  master_host: str = "master_host", trace_outputs: bool = True,
-                 progress: Callable[[float, int, int], None] | None = None) -> Engine:
+                 progress: Callable[[float, int, int], None] | None = None, roles: dict[str, str] | None = None,
+                 mmax: int = 0, mmax_workload: bool = False, sg_config: list[str] | tuple[str, ...] = ()) -> Engine:
     """Read the inputs and build an :class:`Engine` (workloads named w0, w1, ... in order).
 
     ``workloads`` items are JSON paths or already-parsed workload dicts (named ``<dict>``).
+    ``roles``, ``mmax``, ``sg_config``: Batsim's ``-r``, ``--mmax``, ``--sg-cfg``
+    (:func:`.platform.read_platform`); ``mmax_workload``: Batsim's ``--mmax-workload``, at most as
+    many compute hosts as the largest ``nb_res`` of the workloads (and ``mmax`` if given).
 
     Raises:
         PlatformError, WorkloadError: bad inputs (message names the file and item).
     """
-    spec = platform if isinstance(platform, PlatformSpec) else read_platform(platform, master_host=master_host)
+    if mmax_workload and workloads:
+        largest = max(_nb_res(w) for w in workloads)
+        mmax = min(mmax, largest) if mmax > 0 else largest
+    if isinstance(platform, PlatformSpec):
+        spec = platform
+    else:
+        spec = read_platform(platform, master_host=master_host, roles=roles, mmax=mmax, sg_config=sg_config)
     wls = []
     for i, w in enumerate(workloads):
         if isinstance(w, dict):
@@ -44,6 +54,23 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
                   profile_reuse=profile_reuse,
                   trace_outputs=trace_outputs, progress=progress)
+
+
+def _nb_res(w: str | Path | dict) -> int:
+    """A workload's ``nb_res`` (what ``--mmax-workload`` reads; checked again when it is loaded)."""
+    import json
+
+    from ..inputs.errors import WorkloadError
+
+    try:
+        data = w if isinstance(w, dict) else json.loads(Path(w).read_bytes())
+        n = data["nb_res"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise WorkloadError(f"{w if not isinstance(w, dict) else '<dict>'}: --mmax-workload needs its 'nb_res': "
+                            f"{type(exc).__name__}: {exc}") from None
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise WorkloadError(f"{w}: 'nb_res' must be an integer > 0, got {n!r}")
+    return n
 
 
 def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], scheduler: Any, *,

@@ -184,6 +184,8 @@ class ExecutionMixin:
     #: ``set_pstate`` a job end's energy row may see, and those already applied
     #: (:meth:`.netserver.NetworkServerMixin._switches_before_row`); None elsewhere.
     _instant_switches: dict | None = None
+    #: the Pajé trace's job starts and ends (:class:`.paje.ScheduleTraceRows`), None without outputs
+    _paje: Any = None
     _switches_applied: set | None = None
 
     # ------------------------------------------------------------------------------ starting
@@ -229,6 +231,8 @@ class ExecutionMixin:
         if self.energy:
             job.energy_start = self._energy_of(hosts)
         self._machine_row()
+        if self._paje is not None:
+            self._paje.run(now, job, self._load_rank(job))
         self._energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
@@ -777,6 +781,9 @@ class ExecutionMixin:
         if had_load:
             self._reshare(job.hosts, links=links)
         self._machine_row()
+        paje = self._paje
+        if paje is not None:   # (the kill Batsim traces: walltime, or a cancelled parallel task)
+            paje.end(self.now, job, state == COMPLETED_WALLTIME_REACHED or (state == COMPLETED_KILLED and code == -2))
         if self.energy:
             if self._instant_switches:   # (actor model: switches ending at this instant)
                 self._switches_before_row(job)
@@ -789,3 +796,5 @@ class ExecutionMixin:
         else:
             job.energy = -1.0
         job.row = self.done.append(job)
+        if paje is not None:
+            paje.ended(job)

@@ -79,6 +79,10 @@ class JobTable:
     def __len__(self) -> int:
         return len(self._order)
 
+    def file_index(self, k: int) -> int:
+        """The position in the workload file of the ``k``-th job submitted."""
+        return self._order[k]
+
     def name(self, k: int) -> str:
         """The name (the part after ``!``) of the ``k``-th job submitted."""
         return job_name("", self.workload, self._source[self._order[k]]["id"])

@@ -471,6 +471,10 @@ class NetworkServerMixin:
             simcalls, reads = self._decision_simcalls(payload)
         elif mtype == _READY:
             self._ready = True
+            if self._closing:   # the ACK of SIMULATION_ENDS: the run is over
+                self._ended = True
+                self._end_clock = self.now
+                return
         elif mtype == _SUBMITTED:
             for j in payload:
                 j.state = SUBMITTED
@@ -515,15 +519,19 @@ class NetworkServerMixin:
         """Back in ``server_process``'s loop: if the scheduler is ready and the mailbox empty
         (messages posted in this sub-round are not in it yet), send it the events gathered so
         far, or end the simulation; then receive."""
-        if self._ready and not self._ended and not self._mailbox:
+        if self._ready and not self._closing and not self._mailbox:
             if self._buffer:
                 self._send(port)
             elif self._finished() and self._in_flight == 0 and not self.jobs:
                 # (not self.jobs: every job's JOB_COMPLETED was received, not only its end in the
                 # model; with messages of no duration a job actor may still be reading energy)
                 self._buffer.append(SimulationEnds(self.now))
-                self._exchange(port)
-                self._ended = True
+                ready_at, _ = self._reply_parts(self._exchange(port))
+                # the server leaves its loop when the request-reply actor's SCHED_READY arrives
+                # (server_process): that message's time is SimGrid's final clock
+                self._closing = True
+                self._ready = False
+                self._after(1, lambda: self._reqrep(deque(), ready_at))
         self._receive()
 
     def _send(self, port) -> None:

@@ -12,6 +12,8 @@ Files (``PREFIX`` is Batsim's ``-e``, e.g. ``out/out_``):
 * ``PREFIXmachine_states.csv``: counts of machines per state, a row after each job start/end and
   switch; time written ``%g``.
 * ``PREFIXconsumed_energy.csv`` and ``PREFIXpstate_changes.csv`` only with energy (``-E``).
+* ``PREFIXschedule.trace``: the Pajé schedule trace (:mod:`.paje`; not with
+  ``schedule_trace=False``, Batsim's ``--disable-schedule-tracing``).
 
 Formats checked against ``shared/batsim-4.2.1/outputs``.
 """
@@ -225,8 +227,11 @@ def check_finite(result: EngineResult) -> None:
         raise EngineError(f"out_consumed_energy.csv: row {rows[-1]} is not finite")
 
 
-def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool) -> list[Path]:
+def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, schedule_trace: bool = True,
+                  machine_states: bool = True) -> list[Path]:
     """Write Batsim's output files with ``prefix`` (folders are created). Returns the paths.
+    ``schedule_trace``/``machine_states`` False: not the Pajé trace / ``machine_states.csv``
+    (Batsim's ``--disable-schedule-tracing``/``--disable-machine-state-tracing``).
 
     Raises:
         EngineError: a value to write is not finite (:func:`check_finite`); nothing is written.
@@ -234,11 +239,15 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool) -> 
     check_finite(result)
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"]), "schedule.csv": schedule_rows,
-             "machine_states.csv": _iter_machine_state_rows}
+    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"]), "schedule.csv": schedule_rows}
+    if machine_states:
+        files["machine_states.csv"] = _iter_machine_state_rows
     if energy:
         files["consumed_energy.csv"] = _iter_energy_rows
         files["pstate_changes.csv"] = pstate_rows
+    paje = result.rows.get("schedule_trace")
+    if schedule_trace and paje is not None:
+        files["schedule.trace"] = lambda r: paje.lines(r.jobs, r.end_time)
     paths = []
     for name, fn in files.items():
         p = Path(prefix + name)

@@ -60,7 +60,7 @@ from ..inputs.errors import PlatformError
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
 from .platform_build import SimGridAbort, check_build, parse_speeds, radical_ranges, routing_model, stoi
 from .platform_dtd import check_structure
-from .sgconfig import read_config
+from .sgconfig import check_cli, read_config
 
 #: Largest number of hosts of a platform (``<host>`` elements and hosts of ``<cluster>`` radicals
 #: together, master host included); about 0.5 GB of memory at most (module docstring).
@@ -313,13 +313,19 @@ def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str |
 
 
 def read_platform(path: str | Path, master_host: str = "master_host", *,
-                  text: str | bytes | None = None) -> PlatformSpec:
+                  text: str | bytes | None = None, roles: dict[str, str] | None = None,
+                  mmax: int = 0, sg_config: list[str] | tuple[str, ...] = ()) -> PlatformSpec:
     """Read a SimGrid platform file.
 
     Args:
         path: the XML file (with ``text``: only the name used in messages, e.g. ``<synthetic>``).
         master_host: name of Batsim's master host (``--master-host``, default ``master_host``).
         text: the XML itself, for platforms built in memory (scenario generators).
+        roles: Batsim's ``-r HOSTS:ROLE`` (host name -> role, :func:`parse_roles`), appended to
+            the hosts' ``role`` property as Batsim does.
+        mmax: Batsim's ``--mmax`` (0: every compute host; else the first ``mmax`` by name).
+        sg_config: Batsim's ``--sg-cfg NAME:VALUE`` options (:func:`.sgconfig.check_cli`): set
+            before the platform's ``<config>``, which cannot change them.
 
     Returns:
         A :class:`PlatformSpec` whose ``compute`` hosts are in Batsim id order.
@@ -331,7 +337,8 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             SimGrid's words quoted; host without speed, bad units, duplicate host names among
             them), a master host on which real Batsim stops at t = 0
             (:meth:`.platform_build.BuildInfo.start_error`), no compute host, inconsistent energy
-            properties (message names file and host).
+            properties (message names file and host), roles Batsim refuses (an unknown role, two
+            master hosts), ``mmax`` above the number of compute hosts.
     """
     src = str(path)
     try:
@@ -345,7 +352,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
     if _tag(root) != "platform":
         raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
     check_structure(root, data, src)  # simgrid.dtd, as SimGrid's parser enforces it (real Batsim aborts)
-    read_config(root, src)  # SimGrid options: unknown keys and values the engine does not model refused
+    read_config(root, src, check_cli(list(sg_config)) if sg_config else frozenset())  # SimGrid options: unknown keys and values the engine does not model refused
     # what SimGrid refuses while it builds the platform (real Batsim aborts), and each host's routing model
     built = check_build(root, data, src, MAX_HOSTS)
 
@@ -411,9 +418,25 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
     master = None
     compute: list[HostSpec] = []
     storage: list[HostSpec] = []
+    # Batsim 4.2.1 (Machines::create_machines, src/permissions.cpp): the master host's name and
+    # each -r HOSTS:ROLE give a role, appended to the host's own 'role' property after a comma;
+    # the role must then be "", compute_node, master or storage
+    given = {master_host: "master", **(roles or {})}
     for h in hosts:
-        role = h.properties.get("role", "")
-        if h.name == master_host or role == "master":
+        role = h.properties.get("role")
+        if h.name in given:
+            role = given[h.name] if role is None else f"{role},{given[h.name]}"
+            h.properties = {**h.properties, "role": role}
+        role = role or ""
+        if role not in ("", "compute_node", "master", "storage"):
+            raise PlatformError(f"{src}: host {h.name!r} has role {role!r}: real Batsim 4.2.1 aborts (\"Cannot create any "
+                                "role from string description '" + role + "' existing roles are: compute_node, "
+                                "master, storage, \"); a host has one role: compute_node (or none), master or storage")
+        if role == "master":
+            if master is not None:
+                raise PlatformError(f"{src}: hosts {master.name!r} and {h.name!r} are both the master host (the one "
+                                    f"named by --master-host, {master_host!r}, gets role 'master'): real Batsim 4.2.1 "
+                                    "aborts (\"There are two master hosts...\")")
             master = h
         elif role == "storage":
             storage.append(h)
@@ -421,6 +444,13 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             compute.append(h)
     if not compute:
         raise PlatformError(f"{src}: no compute host (every host is the master or a storage)")
+    if mmax:
+        compute.sort(key=lambda h: h.name)
+        if mmax > len(compute):
+            raise PlatformError(f"{src}: --mmax {mmax}: the platform has {len(compute)} compute hosts; real Batsim "
+                                f"4.2.1 aborts (\"Impossible to compute on M={mmax} machines: only {len(compute)} "
+                                "machines are described in the PLATFORM_FILE.\")")
+        del compute[mmax:]   # the first hosts by name; the others are left unused (no role, no id)
     if master is not None:
         why = built.start_error(src, master.name)  # SimGrid routes Batsim's first message, at t = 0
         if why:
@@ -430,6 +460,10 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         if "role" not in h.properties:
             h.properties = {"role": "", **h.properties}
         _parse_power(h, src)
+    if master is None:
+        raise PlatformError(f"{src}: no master host: no host named {master_host!r} (--master-host) nor with role "
+                            "'master'; real Batsim 4.2.1 aborts (\"Cannot find the \"master\" role in the platform "
+                            "file\"): add <host id=\"master_host\" speed=\"1Gf\"/>, Batsim's own host")
     loopback = master is not None and routing_of.get(master.name) == "Full"
     delays, net_error, routes = None, None, None
     if has_network and master is None:

@@ -390,7 +390,7 @@ def build_result(engine: Any, wall: float) -> EngineResult:
         "max_waiting_time": max(wait, default=0.0),
         "mean_slowdown": sum(slow) / n if n else 0.0, "mean_turnaround_time": sum(turn) / n if n else 0.0,
         "mean_waiting_time": sum(wait) / n if n else 0.0,
-        "nb_computing_machines": len(engine.hosts), "nb_grouped_switches": engine._nb_grouped_switches,
+        "nb_computing_machines": len(engine.hosts) + len(engine.platform.storage), "nb_grouped_switches": engine._nb_grouped_switches,
         "nb_jobs": n, "nb_jobs_finished": n - rejected, "nb_jobs_killed": executed - success,
         "nb_jobs_rejected": rejected, "nb_jobs_success": success,
         "nb_machine_switches": engine._nb_machine_switches, "scheduling_time": engine._sched_time,
@@ -404,5 +404,6 @@ def build_result(engine: Any, wall: float) -> EngineResult:
         rows["jobs"] = jobs  # the rows are the result's jobs (always so without a network)
     total = engine.total_energy(engine.now) if engine.energy else 0.0
     return EngineResult(jobs=jobs, makespan=makespan, consumed_joules=consumed, schedule=sched,
-                        rows=rows, messages=engine._messages, end_time=engine.now, total_joules=total,
+                        rows=rows, messages=engine._messages,
+                        end_time=engine.now if engine._end_clock is None else engine._end_clock, total_joules=total,
                         platform=engine.platform.source)

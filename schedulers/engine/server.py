@@ -503,8 +503,12 @@ class ServerMixin:
                 continue
             if self._finished() and not self._ended:
                 self._buffer.append(SimulationEnds(self.now))
-                self._exchange(port)
+                ready_at, _ = self._reply_parts(self._exchange(port))
                 self._ended = True
+                # the request-reply actor sleeps until the reply's now, then its SCHED_READY
+                # (of no duration here) ends the server's loop: SimGrid's final clock
+                if ready_at > self.now:
+                    self._end_clock = self.now + (ready_at - self.now)
             return
 
     def _flush(self, pending: list) -> None:
@@ -663,10 +667,17 @@ class ServerMixin:
             "dynamic-jobs-enabled": self.dynamic_jobs, "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
             "profile-reuse-enabled": self.profile_reuse, "sched-config": "", "forward-unknown-events": False,
         }
+        config.update(self.batsim_config)
+        # storage hosts (role "storage"): ids after the compute hosts, as Batsim numbers them
+        # (Machines::create_machines); the engine runs no job on them
+        storage = [Host(id=len(hosts) + i, name=h.name, speeds=list(h.speeds), cores=h.cores,
+                        properties=dict(h.properties), zone_properties=dict(h.zone_properties),
+                        pstate=h.pstate, state=HostState.IDLE) for i, h in enumerate(self.platform.storage)]
         return SimulationBegins(
-            0.0, nb_resources=len(hosts), nb_compute_resources=len(hosts), nb_storage_resources=0,
-            allow_compute_sharing=self.sharing, allow_storage_sharing=True, config=config,
-            compute_resources=hosts, storage_resources=[],
+            0.0, nb_resources=len(hosts) + len(storage), nb_compute_resources=len(hosts),
+            nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
+            allow_storage_sharing=self.storage_sharing, config=config,
+            compute_resources=hosts, storage_resources=storage,
             workloads={w.name: w.path for w in self.workloads},
             profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
                                else w.profiles) for w in self.workloads})

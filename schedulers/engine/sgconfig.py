@@ -248,9 +248,74 @@ def _parse(kind: str, text: str) -> object:
     return text
 
 
-def read_config(root: ET.Element, src: str) -> dict[str, str]:
+def _check(key: str, value: str, where: str, unsupported: list[str]) -> None:
+    """One option ``key``:``value`` as SimGrid 3.32 sets it under Batsim 4.2.1 (module docstring).
+
+    Raises:
+        PlatformError: a key SimGrid does not declare or a value it cannot read (real Batsim
+            aborts). A value the engine does not reproduce is appended to ``unsupported``."""
+    if key not in DECLARED:
+        hint = key.replace("_", "-")
+        also = f" (SimGrid's name is {hint!r})" if hint in DECLARED else ""
+        raise PlatformError(f"{where.rsplit(' value ', 1)[0]}: SimGrid 3.32 has no such option{also}; real "
+                            "Batsim 4.2.1 aborts ('Bad config key')")
+    if _SEPARATORS.search(value):
+        raise PlatformError(f"{where}: SimGrid 3.32 cuts option values at spaces, tabs, newlines and "
+                            "commas; the engine refuses it, use real Batsim")
+    kind, default = DECLARED[key]
+    try:
+        parsed = _parse(kind, value)
+    except ValueError as exc:
+        raise PlatformError(f"{where}: {exc}: SimGrid 3.32 needs a {kind}; real Batsim 4.2.1 aborts") from None
+    if key in IGNORED_UNDER_L07:
+        allowed = IGNORED_UNDER_L07[key]
+        if allowed is not None and value not in allowed:
+            raise PlatformError(f"{where}: not one of SimGrid 3.32's ({', '.join(allowed)}); real Batsim "
+                                "4.2.1 aborts")
+        return  # Batsim's ptask_L07 model never reads it
+    if parsed == default:
+        return
+    if key in FREE:
+        ok, what = FREE[key]
+        if not ok(parsed):
+            unsupported.append(f"{where}: the embedded engine accepts only {what}; use real Batsim "
+                               "(gridsched run --engine batsim)")
+        return
+    unsupported.append(f"{where}: the embedded engine reproduces this option only at SimGrid's default "
+                       f"({default!r}); use real Batsim (gridsched run --engine batsim)")
+
+
+def check_cli(items: list[str]) -> set[str]:
+    """Batsim's ``--sg-cfg NAME:VALUE`` options (``engine.set_config``, before the platform is
+    read: ``config::set_parse`` cuts each at spaces, tabs, newlines and commas into
+    ``name:value`` pieces); return the keys they set, which a platform's ``<config>`` then
+    cannot change ("already defined by user"). ``host/model`` is accepted unread: Batsim sets it
+    to ``ptask_L07`` after them.
+
+    Raises:
+        PlatformError: as :func:`read_config`, naming ``--sg-cfg`` and the option."""
+    keys: set[str] = set()
+    unsupported: list[str] = []
+    for item in items:
+        for piece in _SEPARATORS.split(item.strip()):
+            if not piece:
+                continue
+            key, sep, value = piece.partition(":")
+            if not sep:
+                raise PlatformError(f"--sg-cfg {item!r}: {piece!r} is not NAME:VALUE; SimGrid 3.32 aborts "
+                                    "(\"Option ... badly formatted\")")
+            keys.add(key)
+            if key != "host/model":
+                _check(key, value, f"--sg-cfg option {key!r} value {value!r}", unsupported)
+    if unsupported:
+        raise PlatformError(unsupported[0])
+    return keys
+
+
+def read_config(root: ET.Element, src: str, preset: set[str] = frozenset()) -> dict[str, str]:
     """Check the ``<config>`` tags of the platform ``root`` (read from ``src``) as SimGrid 3.32
     applies them under Batsim 4.2.1 (module docstring); return the keys applied and their values.
+    ``preset``: keys set on the command line (:func:`check_cli`), skipped unread.
 
     Raises:
         PlatformError: one line naming ``src`` and the key: a tag out of place, a key SimGrid
@@ -275,39 +340,10 @@ def read_config(root: ET.Element, src: str) -> dict[str, str]:
                 props.setdefault(p.get("id", ""), p.get("value", ""))  # STag_surfxml_prop: try_emplace
         for key in sorted(props):
             value = props[key]
-            if key not in DECLARED:
-                hint = key.replace("_", "-")
-                also = f" (SimGrid's name is {hint!r})" if hint in DECLARED else ""
-                raise PlatformError(f"{src}: <config> key {key!r}: SimGrid 3.32 has no such option{also}; real "
-                                    "Batsim 4.2.1 aborts ('Bad config key')")
-            if key == "host/model" or key in applied:
-                continue  # already set (by Batsim, or an earlier <config>): SimGrid skips it unread
-            where = f"{src}: <config> key {key!r} value {value!r}"
-            if _SEPARATORS.search(value):
-                raise PlatformError(f"{where}: SimGrid 3.32 cuts option values at spaces, tabs, newlines and "
-                                    "commas; the engine refuses it, use real Batsim")
-            kind, default = DECLARED[key]
-            try:
-                parsed = _parse(kind, value)
-            except ValueError as exc:
-                raise PlatformError(f"{where}: {exc}: SimGrid 3.32 needs a {kind}; real Batsim 4.2.1 aborts") from None
+            if key in DECLARED and (key == "host/model" or key in applied or key in preset):
+                continue  # already set (by Batsim, the command line, an earlier <config>): skipped unread
+            _check(key, value, f"{src}: <config> key {key!r} value {value!r}", unsupported)
             applied[key] = value
-            if key in IGNORED_UNDER_L07:
-                allowed = IGNORED_UNDER_L07[key]
-                if allowed is not None and value not in allowed:
-                    raise PlatformError(f"{where}: not one of SimGrid 3.32's ({', '.join(allowed)}); real Batsim "
-                                        "4.2.1 aborts")
-                continue  # Batsim's ptask_L07 model never reads it
-            if parsed == default:
-                continue
-            if key in FREE:
-                ok, what = FREE[key]
-                if not ok(parsed):
-                    unsupported.append(f"{where}: the embedded engine accepts only {what}; use real Batsim "
-                                       "(gridsched run --engine batsim)")
-                continue
-            unsupported.append(f"{where}: the embedded engine reproduces this option only at SimGrid's default "
-                               f"({default!r}); use real Batsim (gridsched run --engine batsim)")
     if unsupported:  # refused only once no later key makes real Batsim abort
         raise PlatformError(unsupported[0])
     return applied

@@ -57,6 +57,7 @@ from .execution import ExecutionMixin
 from .hosts import HostRun, HostsMixin, MACHINE_STATES
 from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
+from .paje import ScheduleTraceRows
 from .platform import PlatformSpec, old_power_names
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
@@ -156,6 +157,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._port = None
         self._ready = True               # Batsim's sched_ready
         self._ended = False
+        self._closing = False  # SIMULATION_ENDS sent, its acknowledgement not received yet (.netserver)
+        self._end_clock: float | None = None  # SimGrid's final clock when later than the last instant (s)
         self._registration_finished = False
         self._same_instant = [0.0, None, 0]
         # Batsim's server counters
@@ -178,6 +181,25 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         # outputs
         self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
         self._init_hosts()
+        # the Pajé schedule trace (out_schedule.trace): job starts and ends, or None
+        self._paje: ScheduleTraceRows | None = None
+        if trace_outputs:
+            self._paje = self.rows["schedule_trace"] = ScheduleTraceRows(
+                [h.spec.name for h in self.hosts] + [h.name for h in platform.storage])
+        #: Batsim's ``--disable-storage-sharing`` (only said in SIMULATION_BEGINS: the engine runs
+        #: no storage job) and the ``config`` entries of its command line (``sched-config``,
+        #: ``redis-*``, ``forward-unknown-events``) that SIMULATION_BEGINS forwards
+        self.storage_sharing = True
+        self.batsim_config: dict[str, Any] = {}
+
+    def _load_rank(self, job: EngineJob) -> int:
+        """The order in which Batsim created ``job`` (workloads in order, each in file order, then
+        the registered jobs): the first of the jobs sharing a machine in Batsim's
+        ``std::set<JobPtr>`` (by address) is shown in the Pajé trace."""
+        if job.pos < 0:
+            return (1 << 62) + len(self._paje)
+        w = self.workloads_by_name[job.workload]
+        return self._workload_index[job.workload] << 40 | w.jobs.file_index(job.pos)
 
     def _result(self, wall: float) -> EngineResult:
         if self._lazy_hosts:

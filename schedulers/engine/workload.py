@@ -96,6 +96,8 @@ class EngineJob:
     wall_t0: float = 0.0
     #: that ``wait_for``'s timeout on SimGrid's clock, armed once for the stage (:mod:`.execution`)
     wall_timer: Any = None
+    #: its start number in the Pajé trace (:class:`~.paje.ScheduleTraceRows`), -1 before it starts
+    trace_seq: int = -1
 
 
 @dataclass(slots=True)
