@@ -232,7 +232,7 @@ class ExecutionMixin:
             job.energy_start = self._energy_of(hosts)
         self._machine_row()
         if self._paje is not None:
-            self._paje.run(now, job, self._load_rank(job))
+            self._paje.run(now, job, self._load_rank(job) if self.sharing else 0)  # (one job per machine)
         self._energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links

@@ -148,6 +148,15 @@ def job_colors(seed: int = 0) -> list[str]:
     return out
 
 
+def _interval_ids(text: str) -> list[int]:
+    """The ids of a Batsim interval set (``0-3 7`` -> [0, 1, 2, 3, 7])."""
+    out: list[int] = []
+    for part in text.split():
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 class ScheduleTraceRows:
     """The job starts and ends of a run, in the order Batsim traces them, for
     ``PREFIXschedule.trace``: a time (s) and a code per event (16 bytes). Jobs are numbered in
@@ -218,14 +227,18 @@ class ScheduleTraceRows:
         on: dict[int, list[int]] = {}   # machine -> start numbers of its running jobs
         rank, rows = self._rank, self._row
         info: dict[int, tuple[str, list[int]]] = {}
+        hosts_of: dict[str, list[int]] = {}   # allocation text -> machine ids (allocations repeat)
 
         def job(n: int) -> tuple[str, list[int]]:
             got = info.get(n)
             if got is None:
                 row = rows[n]
                 if row >= 0:
-                    rec = done[row]
-                    got = (f"{rec.workload}!{rec.name}", list(rec.alloc))
+                    jid, text = done.id_and_alloc(row)
+                    machines = hosts_of.get(text)
+                    if machines is None:
+                        machines = hosts_of[text] = _interval_ids(text)
+                    got = (jid, machines)
                 else:
                     j = self._open[n]
                     got = (j.id, sorted(j.hosts))

@@ -157,6 +157,15 @@ class DoneJobs:
             yield (record[:ln], workloads[wl], record[ln:ln + lp], floats[k], res, floats[k + 1], _STATES[state],
                    floats[k + 2], floats[k + 4], alloc, floats[k + 5], floats[k + 3])
 
+    def id_and_alloc(self, row: int) -> tuple[str, str]:
+        """The job id (``workload!name``) and allocation text (``0-3 7``) of the job of ``row``."""
+        k = 6 * row
+        ln, lp = self._ints[k + 4], self._ints[k + 5]
+        ends = self._ends
+        record = self._text[ends[row - 1] if row else 0:ends[row]].decode("utf-8", "surrogatepass")
+        alloc = record[ln + lp:] if row not in self._other_alloc else f"{self._other_alloc[row]}"
+        return f"{self._workloads[self._ints[k + 3]]}!{record[:ln]}", alloc
+
     def all_finite(self) -> bool:
         """Every ended job's start, finish (start + runtime) and energy is a finite number (a
         quick check, in C loops, before :func:`~.outputs.check_finite` looks for the culprit)."""

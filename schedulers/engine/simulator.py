@@ -113,6 +113,12 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
             note = next((n for n in map(old_power_names, platform.compute) if n), "")
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
                               f"host; missing on {', '.join(missing)}{note}")
+        if energy and platform.storage:
+            names = ", ".join(repr(h.name) for h in platform.storage[:5])
+            raise EngineError(f"{platform.source}: storage hosts ({names}) with energy (-E): real Batsim 4.2.1 counts "
+                              "their power in out_consumed_energy.csv and lists them in out_pstate_changes.csv; the "
+                              "embedded engine does not model them: run real Batsim (--engine batsim), or run "
+                              "without -E")
         if _needs_actor_model(platform, workloads, energy, dynamic_jobs):
             # the actor model with messages of no duration (see the module docstring)
             platform = dataclasses.replace(platform, message_delays=instant_messages(platform.compute))
