@@ -59,6 +59,7 @@ def _user_policy(name: str) -> type[Policy]:
     import importlib
     import importlib.util
     import sys
+    import zlib
     from pathlib import Path
 
     where, _, attr = name.rpartition(":")
@@ -68,7 +69,8 @@ def _user_policy(name: str) -> type[Policy]:
         path = Path(where).expanduser().resolve()
         if not path.is_file():
             raise KeyError(f"policy {name!r}: {where}: no such Python file")
-        modname = f"gridsched_user_{abs(hash(str(path))):x}_{path.stem}"
+        # the same name in every process (str hashes are salted per process: not hash())
+        modname = f"gridsched_user_{zlib.crc32(str(path).encode()):08x}_{path.stem}"
         what = str(path)
         try:
             spec = importlib.util.spec_from_file_location(modname, path)

@@ -37,6 +37,8 @@ import random
 from array import array
 from typing import Any, Iterator
 
+from procset import ProcSet
+
 #: Number of job colours Batsim makes (``PajeTracer`` constructor, ``generate_colors(64)``).
 N_COLORS = 64
 
@@ -148,15 +150,6 @@ def job_colors(seed: int = 0) -> list[str]:
     return out
 
 
-def _interval_ids(text: str) -> list[int]:
-    """The ids of a Batsim interval set (``0-3 7`` -> [0, 1, 2, 3, 7])."""
-    out: list[int] = []
-    for part in text.split():
-        lo, _, hi = part.partition("-")
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
 class ScheduleTraceRows:
     """The job starts and ends of a run, in the order Batsim traces them, for
     ``PREFIXschedule.trace``: a time (s) and a code per event (16 bytes). Jobs are numbered in
@@ -237,7 +230,7 @@ class ScheduleTraceRows:
                     jid, text = done.id_and_alloc(row)
                     machines = hosts_of.get(text)
                     if machines is None:
-                        machines = hosts_of[text] = _interval_ids(text)
+                        machines = hosts_of[text] = list(ProcSet.from_str(text))
                     got = (jid, machines)
                 else:
                     j = self._open[n]

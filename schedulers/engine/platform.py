@@ -321,7 +321,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         path: the XML file (with ``text``: only the name used in messages, e.g. ``<synthetic>``).
         master_host: name of Batsim's master host (``--master-host``, default ``master_host``).
         text: the XML itself, for platforms built in memory (scenario generators).
-        roles: Batsim's ``-r HOSTS:ROLE`` (host name -> role, :func:`parse_roles`), appended to
+        roles: Batsim's ``-r HOSTS:ROLE`` (host name -> role, as ``gridsched engine`` reads them), appended to
             the hosts' ``role`` property as Batsim does.
         mmax: Batsim's ``--mmax`` (0: every compute host; else the first ``mmax`` by name).
         sg_config: Batsim's ``--sg-cfg NAME:VALUE`` options (:func:`.sgconfig.check_cli`): set
