@@ -310,6 +310,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from .core.metrics import summarize_outputs
     from .engine import Deadlock, InProcessPort, write_outputs
+    from .engine.extevents import read_events
     from .engine.platform import check_compute_speeds, read_platform
     from .engine.simulator import Engine
     from .core.policy import batsim_flags, engine_flags
@@ -340,6 +341,8 @@ def _run(args: argparse.Namespace) -> int:
     spec = read_platform(args.platform)
     check_compute_speeds(spec, args.energy)
     nb_hosts = len(spec.compute)
+    events = [read_events(f, f"we{i}", args.forward_unknown_events, nb_hosts + len(spec.storage))
+              for i, f in enumerate(args.events or ())]
     cores = min(h.cores for h in spec.compute)
     engine = None
     with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
@@ -348,7 +351,8 @@ def _run(args: argparse.Namespace) -> int:
             wls = [_load(w, f"w{i}", nb_hosts, args.fit == "error") for i, w in enumerate(prepared)]
             features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
             features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
-            engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, **features)
+            engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, events=events,
+                            forward_unknown_events=args.forward_unknown_events, **features)
         elif args.fit == "error":
             for w in prepared:
                 _refuse_oversized(w, nb_hosts)
@@ -383,6 +387,10 @@ def _run(args: argparse.Namespace) -> int:
         kw = batsim_kwargs_from_args(args)
         kw["extra_batsim_args"] += tuple(f for f in batsim_flags(policy_class(args.policy))
                                          if f not in kw["extra_batsim_args"])
+        for lst in events:
+            kw["extra_batsim_args"] += ("--events", str(Path(lst.path).resolve()))
+        if events and args.forward_unknown_events:
+            kw["extra_batsim_args"] += ("--forward-unknown-events",)
         run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy, **kw)
     else:
         progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
@@ -440,11 +448,10 @@ def _batsim_options(args: argparse.Namespace) -> dict[str, Any]:
     entries SIMULATION_BEGINS forwards, the ``context`` ``--dump-execution-context`` prints.
 
     Raises:
-        RunInputError: a Batsim feature the engine does not simulate (workflows, external events,
-            Redis, ``--no-sched``: use real Batsim), or a value Batsim refuses (its message quoted).
+        RunInputError: a Batsim feature the engine does not simulate (workflows, Redis,
+            ``--no-sched``: use real Batsim), or a value Batsim refuses (its message quoted).
     """
     for flag, given, what in (("--enable-redis", args.enable_redis, "Redis"),
-                              ("--events", args.events, "external events (machine (un)availability)"),
                               ("-W/--workflow", args.workflow, "workflows"), ("--WS", args.WS, "workflows"),
                               ("--workflow-jobs-limit", args.workflow_jobs_limit is not None, "workflows"),
                               ("--ignore-beyond-last-workflow", args.ignore_beyond_last_workflow, "workflows"),
@@ -510,7 +517,8 @@ def cmd_engine(args: argparse.Namespace) -> int:
                           acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
                           profile_reuse=args.enable_profile_reuse, master_host=args.master_host,
                           roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
-                          sg_config=args.sg_cfg)
+                          sg_config=args.sg_cfg, events=args.events or (),
+                          forward_unknown_events=args.forward_unknown_events)
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config = opts["config"]
     files = {"schedule_trace": not args.disable_schedule_tracing,
@@ -577,6 +585,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      help="jobs larger than the platform: error (refuse the workload), keep them (as Batsim: the "
                           "policy rejects them), scale res, clamp res, drop the job; traces drop them unless "
                           "clamp/scale (keep is for JSON workloads)")
+    run.add_argument("--events", action="append", metavar="FILE",
+                     help="Batsim's external events (one JSON object a line: machine_unavailable, "
+                          "machine_available; repeatable); the policy hears them as NOTIFY")
+    run.add_argument("--forward-unknown-events", action="store_true",
+                     help="Batsim's --forward-unknown-events: events of your own types go to the policy as NOTIFY")
     run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
     run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")
@@ -617,10 +630,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     eng.add_argument("--redis-hostname", default="127.0.0.1", help="forwarded in SIMULATION_BEGINS' config")
     eng.add_argument("--redis-port", default="6379", help="forwarded in SIMULATION_BEGINS' config")
     eng.add_argument("--redis-prefix", default="default", help="forwarded in SIMULATION_BEGINS' config")
-    eng.add_argument("--forward-unknown-events", action="store_true", help=argparse.SUPPRESS)
+    eng.add_argument("--events", action="append", metavar="FILE",
+                     help="external events (one JSON object a line: machine_unavailable, machine_available, "
+                          "or your own types with --forward-unknown-events); repeatable")
+    eng.add_argument("--forward-unknown-events", action="store_true",
+                     help="forward events of types Batsim does not know to the scheduler (NOTIFY)")
     eng.add_argument("--dump-execution-context", action="store_true",
                      help="print the execution context as Batsim does (JSON) and exit")
-    for flag, kw in (("--enable-redis", {"action": "store_true"}), ("--events", {"action": "append"}),
+    for flag, kw in (("--enable-redis", {"action": "store_true"}),
                      ("-W", {"action": "append", "dest": "workflow"}), ("--WS", {"nargs": 2, "action": "append"}),
                      ("--workflow-jobs-limit", {}), ("--ignore-beyond-last-workflow", {"action": "store_true"}),
                      ("--no-sched", {"action": "store_true"})):
@@ -683,7 +700,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from .batsim.runner import BatsimRunError
     from .engine.simulator import EngineError
-    from .inputs.errors import PlatformError, WorkloadError
+    from .inputs.errors import EventsError, PlatformError, WorkloadError
     from .campaign.errors import CampaignError
     from .core.model import PolicyInputError
     from .registry import PolicyOptionError
@@ -692,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (PlatformError, WorkloadError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
+    except (PlatformError, WorkloadError, EventsError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
             RunInputError, CampaignError, PolicyInputError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gridsched: error: {_one_line(msg)}", file=sys.stderr)

@@ -105,7 +105,6 @@ def test_dump_execution_context_as_real_batsim() -> None:
     (["--sg-cfg", "foo/bar:1"], ["--sg-cfg option 'foo/bar': SimGrid 3.32 has no such option", "Bad config key"]),
     (["--sg-cfg", "network/TCP-gamma:5"], ["reproduces this option only at SimGrid's default"]),
     (["--enable-profile-reuse"], ["Profile reuse is enabled but dynamic registration is not"]),
-    (["--events", "e.txt"], ["--events: external events (machine (un)availability): not simulated by the embedded engine"]),
     (["-W", "wf.xml"], ["-W/--workflow: workflows: not simulated"]),
     (["--enable-redis"], ["--enable-redis: Redis: not simulated"]),
     (["--no-sched"], ["--no-sched: Batsim without scheduler"]),

@@ -59,8 +59,10 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
 
     policy = get_policy(spec.policy_name, spec.policy_options)
     energy = spec.engine["energy"]
+    events, forward = _events(spec)
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=spec.engine["compute_sharing"],
-                          trace_outputs=outputs is not None, **engine_flags(policy))
+                          trace_outputs=outputs is not None, events=events, forward_unknown_events=forward,
+                          **engine_flags(policy))
     result = engine.run(InProcessPort(policy))
     if outputs is not None:
         write_outputs(result, str(outputs / "out_"), energy=energy)
@@ -76,10 +78,21 @@ def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: P
     policy = get_policy(spec.policy_name, spec.policy_options)
     extra = ["--enable-compute-sharing"] if spec.engine["compute_sharing"] else []
     extra += batsim_flags(policy)  # e.g. dynamic jobs for OSEP/HOSEP
+    events, forward = _events(spec)
+    for e in events:
+        extra += ["--events", str(e.resolve())]
+    if events and forward:
+        extra.append("--forward-unknown-events")
     run_with_batsim(str(platform), [str(w) for w in workloads], policy, {}, str(outputs / "out_"),
                     energy=spec.engine["energy"], timeout=spec.batsim_timeout, extra_batsim_args=extra,
                     socket=None)  # a free port: several runs share the machine
     return summarize_outputs(outputs / "out_").as_dict(), policy
+
+
+def _events(spec: RunSpec) -> tuple[list[Path], bool]:
+    """A file scenario's Batsim events files (paths) and its ``forward_unknown_events``."""
+    base = Path(spec.base_dir)
+    return [base / e for e in spec.scenario.get("events", ())], bool(spec.scenario.get("forward_unknown_events"))
 
 
 def _scenario(spec: RunSpec, tmp: Path | None) -> tuple[Any, list]:

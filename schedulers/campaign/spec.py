@@ -22,6 +22,8 @@ A campaign file (read with the standard library's :mod:`tomllib`)::
     name = "nantes"
     platform = "../platforms/g5k_nantes_econome.xml"
     workloads = ["../workloads/demo_nantes.json"]
+    events = ["failures.txt"]      # optional: Batsim's --events files (machine (un)availability)
+    forward_unknown_events = false # optional: Batsim's --forward-unknown-events
     [[scenario]]                   # ... or a registered generator with its parameters
     name = "synthetic-40"
     generator = "synthetic"
@@ -100,6 +102,8 @@ class ScenarioEntry:
     params: dict[str, Any] = field(default_factory=dict)
     platform: str | None = None
     workloads: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+    forward_unknown_events: bool = False
 
     def declares(self, name: str) -> bool:
         return self.generator is not None and name in GENERATORS[self.generator].params
@@ -260,6 +264,9 @@ class Campaign:
                 raise CampaignError(f"{where}: {exc}") from None
         else:
             scenario = {"platform": sc.platform, "workloads": list(sc.workloads)}
+            if sc.events:   # (only then: the ids of scenarios without events stay as they were)
+                scenario["events"] = list(sc.events)
+                scenario["forward_unknown_events"] = sc.forward_unknown_events
         if engine["simulator"] not in SIMULATORS or not isinstance(engine["energy"], bool) \
                 or not isinstance(engine["compute_sharing"], bool):
             raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
@@ -433,14 +440,16 @@ def _scenarios(c: _Checker, value: Any, base: Path) -> list[ScenarioEntry]:
     out: list[ScenarioEntry] = []
     for i, t in enumerate(_entries(c, value, "scenario", 'name = "s", generator = "synthetic"')):
         k = f"scenario[{i}]"
-        c.keys(t, {"name", "generator", "params", "platform", "workloads", "workload"}, k)
+        c.keys(t, {"name", "generator", "params", "platform", "workloads", "workload", "events",
+                   "forward_unknown_events"}, k)
         if "name" not in t:
             raise c.fail(f"{k}.name", "missing (the scenario's label)")
         label = c.label(t["name"], f"{k}.name")
         if "generator" in t:
-            extra = sorted({"platform", "workloads", "workload"} & set(t))
+            extra = sorted({"platform", "workloads", "workload", "events", "forward_unknown_events"} & set(t))
             if extra:
-                raise c.fail(f"{k}.{extra[0]}", "a scenario has a generator or a platform and workloads, not both")
+                raise c.fail(f"{k}.{extra[0]}", "a scenario has a generator, or a platform and workloads (and "
+                                                "events), not both")
             gen = c.label(t["generator"], f"{k}.generator")
             params = c.typed(t.get("params", {}), dict, f"{k}.params", "a table")
             try:
@@ -465,10 +474,16 @@ def _scenarios(c: _Checker, value: Any, base: Path) -> list[ScenarioEntry]:
             raise c.fail(wkey, "empty list: a scenario needs at least one workload")
         for j, w in enumerate(wl):
             c.label(w, f"{wkey}[{j}]")
-        for key, f in [(f"{k}.platform", platform)] + [(f"{wkey}[{j}]", w) for j, w in enumerate(wl)]:
+        ev = c.typed(t.get("events", []), list, f"{k}.events", "a list of Batsim events files")
+        for j, e in enumerate(ev):
+            c.label(e, f"{k}.events[{j}]")
+        fwd = c.typed(t.get("forward_unknown_events", False), bool, f"{k}.forward_unknown_events", "true or false")
+        for key, f in ([(f"{k}.platform", platform)] + [(f"{wkey}[{j}]", w) for j, w in enumerate(wl)]
+                       + [(f"{k}.events[{j}]", e) for j, e in enumerate(ev)]):
             if not (base / f).is_file():
                 raise c.fail(key, f"no such file {str(base / f)!r}")
-        out.append(ScenarioEntry(label, platform=platform, workloads=tuple(wl)))
+        out.append(ScenarioEntry(label, platform=platform, workloads=tuple(wl), events=tuple(ev),
+                                 forward_unknown_events=fwd))
     _unique(c, [s.label for s in out], "scenario", "name")
     return out
 

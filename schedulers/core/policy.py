@@ -67,6 +67,7 @@ from . import shutdown as _shutdown
 _JOB_STATE_BY_NAME: dict[str, JobState] = {name: JobState(name) for name in JobState.__members__}
 
 #: host states in which a host is not awake (see :meth:`Policy._awake`)
+_AVAILABILITY = ("event_machine_unavailable", "event_machine_available")
 _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
 
 
@@ -226,6 +227,8 @@ class Policy:
             without building a ProcSet (the fast path in hot loops; ``available`` and
             ``allocated`` are kept as masks and their ProcSets are made when first asked for).
         no_more_static_jobs: Batsim said ``no_more_static_job_to_submit``.
+        no_more_external_events: Batsim said ``no_more_external_event_to_occur`` (every event of
+            its ``--events`` files has occurred).
         consumed_energy: last energy (J) answered to a ``consumed_energy`` query, or None.
     """
 
@@ -280,6 +283,7 @@ class Policy:
         self._available = _HostSet()
         self._allocated = _HostSet()
         self.no_more_static_jobs: bool = False
+        self.no_more_external_events: bool = False
         self.simulation_ended: bool = False
         self.consumed_energy: float | None = None
         self._decisions: list[Decision] = []
@@ -375,6 +379,10 @@ class Policy:
         elif isinstance(ev, Notify):
             if ev.type == "no_more_static_job_to_submit":
                 self.no_more_static_jobs = True
+            elif ev.type == "no_more_external_event_to_occur":
+                self.no_more_external_events = True
+            elif ev.type in _AVAILABILITY and isinstance(ev.data.get("resources"), str):
+                self._on_availability(ProcSet.from_str(ev.data["resources"]), ev.type == "event_machine_available")
             self.on_notify(ev)
         elif isinstance(ev, SimulationBegins):
             for feature in sorted(self.requires):
@@ -435,6 +443,32 @@ class Policy:
         self._allocated.set_mask(self._allocated.mask() & ~procset_to_mask(alloc))
         if awake:
             self._available.set_mask(self._available.mask() | awake)
+
+    def _on_availability(self, resources: ProcSet, available: bool) -> None:
+        """Batsim's external events (``--events``): machines made unavailable take no new job
+        (Batsim aborts on EXECUTE_JOB there; their running jobs go on) and leave :attr:`available`;
+        made available again, a machine is ``computing`` if it still runs a job, else ``idle``
+        (``server_on_event_machine_(un)available``, Batsim 4.2.1 ``src/server.cpp``). Then
+        :meth:`on_machines_unavailable` / :meth:`on_machines_available`."""
+        hosts = self.platform.hosts
+        mask = 0
+        for i in resources:
+            if i >= len(hosts):   # (a storage machine)
+                continue
+            h = hosts[i]
+            if available:
+                h.state = HostState.COMPUTING if self._allocated.mask() >> i & 1 else HostState.IDLE
+                if self._awake(h) and h.state == HostState.IDLE:
+                    mask |= 1 << i
+            else:
+                h.state = HostState.UNAVAILABLE
+                mask |= 1 << i
+        if available:
+            self._available.set_mask(self._available.mask() | mask)
+            self.on_machines_available(resources)
+        else:
+            self._available.set_mask(self._available.mask() & ~mask)
+            self.on_machines_unavailable(resources)
 
     def _on_pstate(self, resources: ProcSet, pstate: int) -> None:
         for i in resources:
@@ -578,7 +612,18 @@ class Policy:
         """Batsim answered a QUERY."""
 
     def on_notify(self, notify: Notify) -> None:
-        """Batsim sent a NOTIFY."""
+        """Batsim sent a NOTIFY (after the policy's own bookkeeping of it): the end of the static
+        jobs or of the external events, a machine event (also :meth:`on_machines_unavailable` /
+        :meth:`on_machines_available`), or an event of the user's own type forwarded with
+        ``--forward-unknown-events`` (``notify.type`` and its other fields in ``notify.data``)."""
+
+    def on_machines_unavailable(self, resources: ProcSet) -> None:
+        """External event: machines ``resources`` became unavailable (already out of
+        :attr:`available`; jobs running there go on unless the policy kills them)."""
+
+    def on_machines_available(self, resources: ProcSet) -> None:
+        """External event: machines ``resources`` are available again (idle ones back in
+        :attr:`available`)."""
 
     def on_simulation_ends(self) -> None:
         """The simulation is over."""

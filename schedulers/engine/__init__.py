@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .outputs import write_outputs
+from .extevents import EventsError, read_events
 from .platform import PlatformSpec, read_platform
 from .simulator import Deadlock, Engine, EngineError, EngineResult, InProcessPort, Reply, SchedulerPort
 from .workload import Workload, load_workload
 
 __all__ = ["simulate", "build_engine", "Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort",
-           "Reply", "SchedulerPort", "Workload", "read_platform", "load_workload", "write_outputs"]
+           "Reply", "SchedulerPort", "Workload", "read_platform", "load_workload", "write_outputs", "read_events",
+           "EventsError"]
 
 
 def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path | dict], *,
@@ -26,16 +28,19 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                  dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False,
                  master_host: str = "master_host", trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None, roles: dict[str, str] | None = None,
-                 mmax: int = 0, mmax_workload: bool = False, sg_config: list[str] | tuple[str, ...] = ()) -> Engine:
+                 mmax: int = 0, mmax_workload: bool = False, sg_config: list[str] | tuple[str, ...] = (),
+                 events: list[str | Path] | tuple = (), forward_unknown_events: bool = False) -> Engine:
     """Read the inputs and build an :class:`Engine` (workloads named w0, w1, ... in order).
 
     ``workloads`` items are JSON paths or already-parsed workload dicts (named ``<dict>``).
     ``roles``, ``mmax``, ``sg_config``: Batsim's ``-r``, ``--mmax``, ``--sg-cfg``
     (:func:`.platform.read_platform`); ``mmax_workload``: Batsim's ``--mmax-workload``, at most as
     many compute hosts as the largest ``nb_res`` of the workloads (and ``mmax`` if given).
+    ``events``: Batsim's ``--events`` files (named we0, we1, ...; :mod:`.extevents`), read with
+    ``forward_unknown_events`` (``--forward-unknown-events``).
 
     Raises:
-        PlatformError, WorkloadError: bad inputs (message names the file and item).
+        PlatformError, WorkloadError, EventsError: bad inputs (message names the file and item).
     """
     if mmax_workload and workloads:
         largest = max(_nb_res(w) for w in workloads)
@@ -50,9 +55,11 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
             wls.append(load_workload(f"<workload w{i}>", f"w{i}", len(spec.compute), data=w))
         else:
             wls.append(load_workload(w, f"w{i}", len(spec.compute)))
+    nb_machines = len(spec.compute) + len(spec.storage)
+    evs = [read_events(f, f"we{i}", forward_unknown_events, nb_machines) for i, f in enumerate(events)]
     return Engine(spec, wls, energy=energy, compute_sharing=compute_sharing, forward_profiles=forward_profiles,
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
-                  profile_reuse=profile_reuse,
+                  profile_reuse=profile_reuse, events=evs, forward_unknown_events=forward_unknown_events,
                   trace_outputs=trace_outputs, progress=progress)
 
 
@@ -77,7 +84,8 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
              energy: bool = False, compute_sharing: bool = False, forward_profiles: bool = False,
              dynamic_jobs: bool = False, acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False,
              export_prefix: str | Path | None = None, master_host: str = "master_host",
-             progress: Callable[[float, int, int], None] | None = None) -> EngineResult:
+             progress: Callable[[float, int, int], None] | None = None, events: list[str | Path] | tuple = (),
+             forward_unknown_events: bool = False) -> EngineResult:
     """Run one simulation in-process.
 
     Args:
@@ -90,6 +98,8 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
             Batsim's ``--enable-compute-sharing``, ``--forward-profiles-on-submission``,
             ``--enable-dynamic-jobs``, ``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``.
         export_prefix: write Batsim's output files with this prefix (``out/out_``) when given.
+        events, forward_unknown_events: Batsim's ``--events`` files and
+            ``--forward-unknown-events`` (:mod:`.extevents`).
 
     Returns:
         The :class:`EngineResult`.
@@ -103,7 +113,8 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
                           forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
                           acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, profile_reuse=profile_reuse,
-                          master_host=master_host, trace_outputs=export_prefix is not None, progress=progress)
+                          master_host=master_host, trace_outputs=export_prefix is not None, progress=progress,
+                          events=events, forward_unknown_events=forward_unknown_events)
     port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
     try:
         result = engine.run(port)

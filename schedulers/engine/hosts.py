@@ -125,6 +125,7 @@ EXACT_WORK = 20_000_000
 MACHINE_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
                   HostState.COMPUTING)
 _SLEEPING, _SWITCHING_ON, _SWITCHING_OFF, _IDLE, _COMPUTING = MACHINE_STATES  # (unrolled in _machine_row)
+_ALL_STATES = (*MACHINE_STATES, HostState.UNAVAILABLE)
 
 
 @dataclass(slots=True)
@@ -192,11 +193,12 @@ class HostsMixin:
 
     def _init_hosts(self) -> None:
         self.hosts = [HostRun(spec=h, pstate=h.pstate, hid=i) for i, h in enumerate(self.platform.compute)]
-        self._counts = dict.fromkeys(MACHINE_STATES, 0)
+        # (unavailable: external events, .extevents; not a column of out_machine_states.csv)
+        self._counts = dict.fromkeys(_ALL_STATES, 0)
         # s in each state, all machines: a double and what it misses of the exact sum (Batsim
         # sums each machine's intervals, then the machines, in long doubles: exact here)
-        self._time_in = dict.fromkeys(MACHINE_STATES, 0.0)
-        self._time_lo = dict.fromkeys(MACHINE_STATES, 0.0)
+        self._time_in = dict.fromkeys(_ALL_STATES, 0.0)
+        self._time_lo = dict.fromkeys(_ALL_STATES, 0.0)
         self._p_total = 0.0     # W, all compute hosts (their current power)
         n = len(self.hosts)
         self._exact = n <= EXACT_HOSTS or n * getattr(self, "nb_jobs", 0) <= EXACT_WORK
@@ -412,6 +414,34 @@ class HostsMixin:
         self._counts[state] += 1
         h.state = state
         h.state_since = self.now
+
+    def _machines_availability(self, ids, available: bool) -> None:
+        """An external event makes machines ``ids`` unavailable or available again
+        (``server_on_event_machine_unavailable`` / ``_available``, ``src/server.cpp``): unavailable,
+        a machine keeps its running jobs but takes no new one; available again, it is ``computing``
+        if it still runs jobs, else ``idle`` (whatever its pstate). No row of
+        ``out_machine_states.csv`` (Batsim writes none here; its columns have no unavailable count).
+
+        Raises:
+            EngineError: Batsim 4.2.1's abort: a machine made unavailable twice, or made available
+                when it is not unavailable; a storage machine (not simulated).
+        """
+        n = len(self.hosts)
+        for hid in ids:
+            if hid >= n:
+                raise EngineError(f"external event at t={self.now}: machine {hid} is a storage machine; the "
+                                  "embedded engine does not model their states: use real Batsim (--engine batsim)")
+            h = self.hosts[hid]
+            if available:
+                if h.state is not HostState.UNAVAILABLE:
+                    raise EngineError(f"external event at t={self.now}: machine {hid} ('{h.spec.name}') made available "
+                                      f"but it is not unavailable (its state: {h.state.value}); Batsim 4.2.1 aborts")
+                self._set_state(h, HostState.COMPUTING if h.jobs else HostState.IDLE)
+            else:
+                if h.state is HostState.UNAVAILABLE:
+                    raise EngineError(f"external event at t={self.now}: machine {hid} ('{h.spec.name}') made unavailable "
+                                      "but it is already unavailable; Batsim 4.2.1 aborts")
+                self._set_state(h, HostState.UNAVAILABLE)
 
     def _machine_row(self) -> None:
         if self.trace:

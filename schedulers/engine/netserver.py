@@ -55,6 +55,11 @@ below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
   post took; woken, a submitter takes the job it slept for even when the clock stops 1e-16 s short
   of its ``subtime``; the jobs are SUBMITTED when the server receives them (``subtime`` in the
   outputs stays the workload's).
+* **Event submitters** (``static_event_submitter_process``, master host, one per ``--events``
+  file, created after the job submitters) post a hello, then the events due at each instant in one
+  EVENT_OCCURRED message, sleeping between instants as the job submitters do, and a goodbye
+  (:mod:`.extevents`); the server changes the machines' states and tells the scheduler when it
+  receives them.
 * **Jobs, switches, killers** end on their host at the model's time (``finish_time``, machine
   states, energy rows), then post JOB_COMPLETED from the job's first host, SWITCHED_ON/OFF from
   the machine, KILLING_DONE from the master host; the scheduler hears of them, and
@@ -72,11 +77,12 @@ from ..core.events import (
 )
 from ..core.model import Job
 from .execution import RUNNING, SUBMITTED, HeldTask, MessageFlow
+from .extevents import GENERIC, MACHINE_AVAILABLE
 from .ports import EngineError
 from .queue import Kind
 
 # message types (the IPMessageType of src/ipp.hpp that the engine models)
-_HELLO, _SUBMITTED, _BYE, _COMPLETED, _SWITCHED, _WAITED, _KILLED, _DECISION, _READY = range(9)
+_HELLO, _SUBMITTED, _BYE, _COMPLETED, _SWITCHED, _WAITED, _KILLED, _DECISION, _READY, _EVENTS, _EVENTS_BYE = range(11)
 _RECV, _JOB_END = Kind.RECV, Kind.JOB_END
 
 
@@ -87,6 +93,16 @@ class _Submitter:
 
     def __init__(self, w) -> None:
         self.w, self.k, self.clock = w, 0, 0.0
+
+
+class _EventSubmitter:
+    """An external event submitter's state (``static_event_submitter_process``): its event list
+    (:class:`.extevents.EventList`), next event index, clock of its last wake-up."""
+
+    __slots__ = ("lst", "k", "clock")
+
+    def __init__(self, lst) -> None:
+        self.lst, self.k, self.clock = lst, 0, 0.0
 
 
 class _HostOrder:
@@ -497,6 +513,12 @@ class NetworkServerMixin:
             self._submitters_left -= 1
             if self._submitters_left == 0:
                 self._buffer.append(Notify(self.now, type="no_more_static_job_to_submit"))
+        elif mtype == _EVENTS:
+            self._events_occurred(payload)
+        elif mtype == _EVENTS_BYE:
+            self._event_submitters_left -= 1
+            if self._event_submitters_left == 0:
+                self._buffer.append(Notify(self.now, type="no_more_external_event_to_occur"))
         if reads is not None:
             self._read_energy(reads, lambda: self._server_check(port), simcalls)
         elif simcalls:
@@ -601,6 +623,45 @@ class NetworkServerMixin:
         else:
             step()
 
+    def _event_step(self, s: _EventSubmitter, woke: bool = False) -> None:
+        """``static_event_submitter_process`` from its clock ``s.clock``: post the events due in
+        one EVENT_OCCURRED message, then sleep ``next timestamp - clock of the last wake-up``, or
+        say goodbye after the last. Woken (``woke``), it takes the event it slept for even if the
+        clock stops short of its timestamp (``src/event_submitter.cpp``, as the job submitter)."""
+        events = s.lst.events
+        n = len(events)
+        batch = []
+        while s.k < n and (woke or events[s.k].timestamp <= s.clock):
+            woke = False
+            batch.append(events[s.k])
+            s.k += 1
+        if s.k == n:
+            then = lambda: self._post(_EVENTS_BYE, s, self._d_master)  # noqa: E731
+        else:
+            nxt = events[s.k].timestamp
+            then = lambda: self._queue.sleep(nxt - s.clock, Kind.EVENT, s)  # noqa: E731
+        if batch:
+            self._post(_EVENTS, batch, self._d_master, then)
+        else:
+            then()
+
+    def _events_occurred(self, events: list) -> None:
+        """``server_on_event_occurred``: each event in turn; a machine event changes the machines'
+        state and is told to the scheduler (NOTIFY ``event_machine_(un)available``), a generic
+        event is forwarded as it is (NOTIFY whose data is the event's object); a machine event
+        without machines does nothing."""
+        for ev in events:
+            if ev.kind == GENERIC:
+                self._buffer.append(Notify(self.now, type=ev.type,
+                                           data={k: v for k, v in ev.data.items() if k != "type"}))
+            elif ev.resources:
+                available = ev.kind == MACHINE_AVAILABLE
+                self._machines_availability(ev.resources, available)
+                if self._paje is not None:
+                    self._paje.availability(self.now, ev.resources, available)
+                self._buffer.append(Notify(self.now, type="event_machine_available" if available
+                                           else "event_machine_unavailable", data={"resources": str(ev.resources)}))
+
     def _net_event(self, kind: int, payload: Any, port) -> None:
         if kind == _RECV:
             self._on_received(payload, port)
@@ -648,6 +709,9 @@ class NetworkServerMixin:
                 self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid)
 
             self._after(1, switched)
+        elif kind == Kind.EVENT:
+            payload.clock = self.now
+            self._event_step(payload, woke=True)
         elif kind == Kind.WAITER:
             self._post(_WAITED, None, self._d_master)
         elif kind == Kind.KILL:
@@ -668,6 +732,11 @@ class NetworkServerMixin:
             self._submitters_left += 1
             s = _Submitter(w)
             self._post(_HELLO, s.w, self._d_master, lambda s=s: self._start_submitter(s))
+        # then the event submitters (created after them, batsim.cpp), one per events file
+        for lst in self.events:
+            self._event_submitters_left += 1
+            es = _EventSubmitter(lst)
+            self._post(_HELLO, lst, self._d_master, lambda es=es: self._start_event_submitter(es))
         self._buffer.append(self._simulation_begins())
         self._send(port)
         self._receive()
@@ -698,6 +767,10 @@ class NetworkServerMixin:
     def _start_submitter(self, s: _Submitter) -> None:
         s.clock = self.now
         self._submit_step(s)
+
+    def _start_event_submitter(self, s: _EventSubmitter) -> None:
+        s.clock = self.now
+        self._event_step(s)
 
 
 def network_refusal(platform) -> EngineError:

@@ -124,8 +124,9 @@ _HEADER = """\
 9 scheduler_ct vu_vt "Utilization" "0.0 0.5 0.0"
 """
 
-# event kinds (low 2 bits of a code; the job's start number above them)
-_RUN, _END, _KILLED_END = 0, 1, 2
+# event kinds (low 2 bits of a code; the job's start number above them, or for _AVAILABILITY the
+# machine id and whether it became available)
+_RUN, _END, _KILLED_END, _AVAILABILITY = 0, 1, 2, 3
 
 
 def hsv_to_rgb(h: float, s: float, v: float) -> tuple[float, float, float]:
@@ -183,6 +184,14 @@ class ScheduleTraceRows:
         n = job.trace_seq
         self._time.append(now)
         self._code.append(n << 2 | (_KILLED_END if killed else _END))
+
+    def availability(self, now: float, machines: Any, available: bool) -> None:
+        """External events made ``machines`` (ids) unavailable or available again: Batsim does
+        not trace it, but a machine left without job while unavailable is not shown waiting
+        (``Machines::update_machines_on_job_end``, ``src/machines.cpp``)."""
+        for m in machines:
+            self._time.append(now)
+            self._code.append((m << 1 | available) << 2 | _AVAILABILITY)
 
     def ended(self, job: Any) -> None:
         """``job`` has its row in the finished jobs now (``job.row``)."""
@@ -248,8 +257,12 @@ class ScheduleTraceRows:
                 yield f'5 j{jid} machine_state "{jid}" {colors[(len(shown) - 1) % N_COLORS]}'
             yield f"6 {t} machine_state m{m} j{jid}"
 
+        unavailable: set[int] = set()
         for now, code in zip(self._time, self._code):
             n, kind = code >> 2, code & 3
+            if kind == _AVAILABILITY:
+                (unavailable.discard if n & 1 else unavailable.add)(n >> 1)
+                continue
             t = f"{now:f}"
             jid, machines = job(n)
             if kind == _RUN:
@@ -270,7 +283,8 @@ class ScheduleTraceRows:
                 before = top(running)
                 running.remove(n)
                 if not running:
-                    yield f"6 {t} machine_state m{m} w"
+                    if m not in unavailable:
+                        yield f"6 {t} machine_state m{m} w"
                 elif top(running) != before:
                     yield from show(t, m, top(running))
             if rows[n] >= 0:

@@ -38,6 +38,7 @@ class Kind(enum.IntEnum):
     RECV = 8        #: networked platforms: a message's transfer to the server ends (:mod:`.netserver`)
     LATENCY = 9     #: a parallel task's communications paid their latency: it starts progressing
     MSG_ACTIVE = 10  #: networked platforms: a message paid its latency; its byte shares the links (:mod:`.netserver`)
+    EVENT = 11      #: an external event submitter wakes: the events due now (EVENT_OCCURRED, :mod:`.extevents`)
 
 
 def at(t: float) -> float:

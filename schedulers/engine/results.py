@@ -406,7 +406,7 @@ def build_result(engine: Any, wall: float) -> EngineResult:
         "simulation_time": wall, "success_rate": success / n if n else 0.0,
         "time_computing": t_in[HostState.COMPUTING], "time_idle": t_in[HostState.IDLE],
         "time_sleeping": t_in[HostState.SLEEPING], "time_switching_off": t_in[HostState.SWITCHING_OFF],
-        "time_switching_on": t_in[HostState.SWITCHING_ON], "time_unavailable": 0.0,
+        "time_switching_on": t_in[HostState.SWITCHING_ON], "time_unavailable": t_in[HostState.UNAVAILABLE],
     }
     rows = engine.rows
     if isinstance(rows["jobs"], JobRows) and rows["jobs"].in_done_order():

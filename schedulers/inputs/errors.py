@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["WorkloadError", "PlatformError"]
+__all__ = ["WorkloadError", "PlatformError", "EventsError"]
 
 
 class WorkloadError(ValueError):
@@ -17,3 +17,8 @@ class PlatformError(ValueError):
 
     The message names the file and the element (host, zone, link) that is wrong.
     """
+
+
+class EventsError(ValueError):
+    """A Batsim events file (``--events``) is malformed: the message names the file, the line and
+    what is wrong (:mod:`schedulers.engine.extevents`)."""
