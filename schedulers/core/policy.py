@@ -66,8 +66,9 @@ from . import shutdown as _shutdown
 #: ``JobState(name)`` for every member name (names and values are the same strings).
 _JOB_STATE_BY_NAME: dict[str, JobState] = {name: JobState(name) for name in JobState.__members__}
 
-#: host states in which a host is not awake (see :meth:`Policy._awake`)
+#: the NOTIFY types of Batsim's machine events (``--events``; :meth:`Policy._on_availability`)
 _AVAILABILITY = ("event_machine_unavailable", "event_machine_available")
+#: host states in which a host is not awake (see :meth:`Policy._awake`)
 _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
 
 
