@@ -383,14 +383,11 @@ def _run(args: argparse.Namespace) -> int:
             print(w.note, file=sys.stderr)
     prefix = str(out / "out_")
     if args.engine == "batsim":
-        from .batsim.runner import batsim_kwargs_from_args, run_with_batsim
+        from .batsim.runner import batsim_kwargs_from_args, events_args, run_with_batsim
         kw = batsim_kwargs_from_args(args)
         kw["extra_batsim_args"] += tuple(f for f in batsim_flags(policy_class(args.policy))
                                          if f not in kw["extra_batsim_args"])
-        for lst in events:
-            kw["extra_batsim_args"] += ("--events", str(Path(lst.path).resolve()))
-        if events and args.forward_unknown_events:
-            kw["extra_batsim_args"] += ("--forward-unknown-events",)
+        kw["extra_batsim_args"] += events_args([lst.path for lst in events], args.forward_unknown_events)
         run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy, **kw)
     else:
         progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)

@@ -291,3 +291,13 @@ def test_campaign_refuses_events_without_file(tmp_path: Path) -> None:
 
     with pytest.raises(CampaignError, match=r"scenario\[0\]\.events\[0\]: no such file"):
         load_campaign(_campaign(tmp_path, ("events", 'events = ["nothere.txt"]')))
+
+
+def test_events_arguments_for_real_batsim(tmp_path: Path, monkeypatch) -> None:
+    from schedulers.batsim.runner import events_args
+
+    monkeypatch.chdir(tmp_path)
+    path = str(tmp_path.resolve() / "e.txt")
+    assert events_args(["e.txt"], True) == ("--events", path, "--forward-unknown-events")
+    assert events_args(["e.txt"], False) == ("--events", path)
+    assert events_args([], True) == ()   # Batsim reads --forward-unknown-events only with events files

@@ -472,6 +472,16 @@ def add_batsim_run_args(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     return parser
 
 
+def events_args(files: Sequence[str | os.PathLike[str]], forward_unknown: bool) -> tuple[str, ...]:
+    """Batsim's command-line arguments for external events files ``files`` (``--events``, each
+    path made absolute) and ``--forward-unknown-events`` (given only with files: Batsim reads it
+    only then, ``parse_main_args``)."""
+    out: tuple[str, ...] = ()
+    for f in files:
+        out += ("--events", str(Path(f).resolve()))
+    return out + ("--forward-unknown-events",) if files and forward_unknown else out
+
+
 def batsim_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`run_with_batsim` from options added by :func:`add_batsim_run_args`
     (``batsim``, ``socket``, ``connect_timeout``, ``extra_batsim_args``; plus ``timeout`` when the

@@ -70,7 +70,7 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
 
 
 def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: Path) -> tuple[dict, Any]:
-    from ..batsim.runner import run_with_batsim
+    from ..batsim.runner import events_args, run_with_batsim
     from ..core.metrics import summarize_outputs
     from ..core.policy import batsim_flags
     from ..registry import get_policy
@@ -78,11 +78,7 @@ def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: P
     policy = get_policy(spec.policy_name, spec.policy_options)
     extra = ["--enable-compute-sharing"] if spec.engine["compute_sharing"] else []
     extra += batsim_flags(policy)  # e.g. dynamic jobs for OSEP/HOSEP
-    events, forward = _events(spec)
-    for e in events:
-        extra += ["--events", str(e.resolve())]
-    if events and forward:
-        extra.append("--forward-unknown-events")
+    extra += events_args(*_events(spec))
     run_with_batsim(str(platform), [str(w) for w in workloads], policy, {}, str(outputs / "out_"),
                     energy=spec.engine["energy"], timeout=spec.batsim_timeout, extra_batsim_args=extra,
                     socket=None)  # a free port: several runs share the machine

@@ -97,12 +97,28 @@ class _Submitter:
 
 class _EventSubmitter:
     """An external event submitter's state (``static_event_submitter_process``): its event list
-    (:class:`.extevents.EventList`), next event index, clock of its last wake-up."""
+    (:class:`.extevents.EventList`) and their timestamps, next event index, clock of its last
+    wake-up."""
 
-    __slots__ = ("lst", "k", "clock")
+    __slots__ = ("lst", "times", "k", "clock")
 
     def __init__(self, lst) -> None:
         self.lst, self.k, self.clock = lst, 0, 0.0
+        self.times = [e.timestamp for e in lst.events]
+
+
+def _due_end(times, k: int, clock: float, woke: bool) -> int:
+    """The index after the items a submitter takes at its clock ``clock`` from index ``k``:
+    woken from a sleep (``woke``), the item it slept for even if SimGrid's clock stops short of
+    its time (1e-16 s early after a sleep of ``time - clock``: the next item of that time then
+    waits for a second sleep and a second message), then every next one whose time is not after
+    the clock (``static_job_submitter_process``, ``static_event_submitter_process``)."""
+    n = len(times)
+    if woke and k < n:
+        k += 1
+    while k < n and times[k] <= clock:
+        k += 1
+    return k
 
 
 class _HostOrder:
@@ -588,62 +604,45 @@ class NetworkServerMixin:
 
     # ------------------------------------------------------------------------------- actors
     def _submit_step(self, s: _Submitter, woke: bool = False) -> None:
-        """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due, sleep.
-        Woken from a sleep (``woke``), it takes the job it slept for even if SimGrid's clock
-        stops short of its ``subtime`` (1e-16 s early after a sleep of ``subtime - clock``: the
-        next job of that ``subtime`` then waits for a second sleep and a second message), then
-        every next job whose ``subtime`` is not after the clock. Before its first job, with
-        energy, it reads every host's energy (``total_consumed_energy``)."""
+        """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due
+        (:func:`_due_end`), sleep (:meth:`_submitter_next`). Before its first job, with energy, it
+        reads every host's energy (``total_consumed_energy``)."""
         table, subtimes = s.w.jobs, s.w.jobs.subtimes
-        n = len(subtimes)
+        k0 = s.k
+        s.k = _due_end(subtimes, k0, s.clock, woke)
+        first_read = s.k > k0 and self.energy and self._e_first_sub[0] < 0
+        if first_read:
+            self._e_first_sub = self._total_exact()
         batch = []
-        first_read = False
-        while s.k < n and (woke or subtimes[s.k] <= s.clock):
-            woke = False
-            if self.energy and self._e_first_sub[0] < 0:
-                self._e_first_sub = self._total_exact()
-                first_read = True
-            job = table.job(s.k)  # the engine's from now on (state NOT_SUBMITTED until received)
+        for k in range(k0, s.k):
+            job = table.job(k)  # the engine's from now on (state NOT_SUBMITTED until received)
             self.jobs[job.id] = job
             batch.append(job)
-            s.k += 1
-        if s.k == n:
-            bye = lambda: self._post(_BYE, s.w, self._d_master)  # noqa: E731
-            step = (lambda: self._post(_SUBMITTED, batch, self._d_master, bye)) if batch else bye
-        else:
-            nxt = subtimes[s.k]
-
-            def sleep() -> None:
-                # sleep_for(submission_time - clock of the last wake-up) (job_submitter.cpp)
-                self._queue.sleep(nxt - s.clock, Kind.SUBMIT, s)
-
-            step = (lambda: self._post(_SUBMITTED, batch, self._d_master, sleep)) if batch else sleep
+        step = self._submitter_next(s, batch, _SUBMITTED, _BYE, s.w, subtimes, Kind.SUBMIT)
         if first_read:
             self._read_energy(_HostOrder((), len(self.hosts)), step)
         else:
             step()
 
     def _event_step(self, s: _EventSubmitter, woke: bool = False) -> None:
-        """``static_event_submitter_process`` from its clock ``s.clock``: post the events due in
-        one EVENT_OCCURRED message, then sleep ``next timestamp - clock of the last wake-up``, or
-        say goodbye after the last. Woken (``woke``), it takes the event it slept for even if the
-        clock stops short of its timestamp (``src/event_submitter.cpp``, as the job submitter)."""
-        events = s.lst.events
-        n = len(events)
-        batch = []
-        while s.k < n and (woke or events[s.k].timestamp <= s.clock):
-            woke = False
-            batch.append(events[s.k])
-            s.k += 1
-        if s.k == n:
-            then = lambda: self._post(_EVENTS_BYE, s, self._d_master)  # noqa: E731
+        """``static_event_submitter_process`` (``src/event_submitter.cpp``, the job submitter's
+        twin) from its clock ``s.clock``: post the events due in one EVENT_OCCURRED message, then
+        sleep or say goodbye."""
+        k0 = s.k
+        s.k = _due_end(s.times, k0, s.clock, woke)
+        self._submitter_next(s, s.lst.events[k0:s.k], _EVENTS, _EVENTS_BYE, s, s.times, Kind.EVENT)()
+
+    def _submitter_next(self, s, batch: list, msg: int, bye: int, bye_payload: Any, times, wake: Kind):
+        """What a submitter (job or event) does once it has taken ``batch``: post it as one
+        message ``msg`` (nothing when empty), then sleep ``times[s.k] - clock of its last
+        wake-up`` (``sleep_for``, woken by a ``wake`` entry), or post its goodbye ``bye`` after the
+        last item. Returns that as a callable (the job submitter may read energy first)."""
+        if s.k == len(times):
+            then = lambda: self._post(bye, bye_payload, self._d_master)  # noqa: E731
         else:
-            nxt = events[s.k].timestamp
-            then = lambda: self._queue.sleep(nxt - s.clock, Kind.EVENT, s)  # noqa: E731
-        if batch:
-            self._post(_EVENTS, batch, self._d_master, then)
-        else:
-            then()
+            nxt = times[s.k]
+            then = lambda: self._queue.sleep(nxt - s.clock, wake, s)  # noqa: E731
+        return (lambda: self._post(msg, batch, self._d_master, then)) if batch else then
 
     def _events_occurred(self, events: list) -> None:
         """``server_on_event_occurred``: each event in turn; a machine event changes the machines'

@@ -148,23 +148,27 @@ class DoneJobs:
         """The ``out_jobs.csv`` fields of the jobs of ``rows`` (default: all, in order), each as
         ``(name, workload, profile, subtime, res, walltime, state, start, runtime, alloc text,
         energy, finish)``."""
-        floats, ints, text, ends, workloads = self._floats, self._ints, self._text, self._ends, self._workloads
-        for row in range(len(ends)) if rows is None else rows:
+        floats, ints, workloads, strings = self._floats, self._ints, self._workloads, self._strings
+        for row in range(len(self._ends)) if rows is None else rows:
             k = 6 * row
-            res, _, state, wl, ln, lp = ints[k:k + 6]
-            record = text[ends[row - 1] if row else 0:ends[row]].decode("utf-8", "surrogatepass")
-            alloc = record[ln + lp:] if row not in self._other_alloc else f"{self._other_alloc[row]}"
-            yield (record[:ln], workloads[wl], record[ln:ln + lp], floats[k], res, floats[k + 1], _STATES[state],
+            res, _, state, wl = ints[k:k + 4]
+            name, profile, alloc = strings(row)
+            yield (name, workloads[wl], profile, floats[k], res, floats[k + 1], _STATES[state],
                    floats[k + 2], floats[k + 4], alloc, floats[k + 5], floats[k + 3])
 
-    def id_and_alloc(self, row: int) -> tuple[str, str]:
-        """The job id (``workload!name``) and allocation text (``0-3 7``) of the job of ``row``."""
+    def _strings(self, row: int) -> tuple[str, str, str]:
+        """The name, profile and allocation text (``0-3 7``) of the job of ``row``."""
         k = 6 * row
         ln, lp = self._ints[k + 4], self._ints[k + 5]
         ends = self._ends
         record = self._text[ends[row - 1] if row else 0:ends[row]].decode("utf-8", "surrogatepass")
         alloc = record[ln + lp:] if row not in self._other_alloc else f"{self._other_alloc[row]}"
-        return f"{self._workloads[self._ints[k + 3]]}!{record[:ln]}", alloc
+        return record[:ln], record[ln:ln + lp], alloc
+
+    def id_and_alloc(self, row: int) -> tuple[str, str]:
+        """The job id (``workload!name``) and allocation text (``0-3 7``) of the job of ``row``."""
+        name, _, alloc = self._strings(row)
+        return f"{self._workloads[self._ints[6 * row + 3]]}!{name}", alloc
 
     def all_finite(self) -> bool:
         """Every ended job's start, finish (start + runtime) and energy is a finite number (a

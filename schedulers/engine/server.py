@@ -434,8 +434,8 @@ class ServerMixin:
 
     # --------------------------------------------------------------------------- the scheduler
     def _finished(self) -> bool:
-        return (self._submitters_left == 0 and self._event_submitters_left == 0 and self._running == 0 and self._switching == 0
-                and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
+        return (self._submitters_left == 0 and self._event_submitters_left == 0 and self._running == 0
+                and self._switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
                 and (not self.dynamic_jobs or self._registration_finished))
 
     def _exchange(self, port) -> list[Decision] | Reply:
