@@ -48,7 +48,6 @@ from .core.backfilling import (
     ReservationProfile,
     job_duration,
     lowest_bits,
-    mask_to_procset,
     procset_to_mask,
 )
 from .core.model import Job
@@ -486,5 +485,5 @@ class EASY(Policy):
         Raises:
             PolicyError: as :meth:`Policy.execute` (job not waiting, wrong number of hosts).
         """
-        self.execute(job, mask_to_procset(alloc))
+        self.execute_mask(job, alloc)
         self._masks[job.id] = alloc

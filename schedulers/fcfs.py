@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, ClassVar
 
-from .core.backfilling import lowest_bits, mask_to_procset
+from .core.backfilling import lowest_bits
 from .core.model import Job
 from .core.policy import Policy
 
@@ -80,6 +80,6 @@ class FCFS(Policy):
             job = q.popleft()
             self._arrival.pop(job.id, None)
             alloc = lowest_bits(avail, job.res)
-            self.execute(job, mask_to_procset(alloc))
+            self.execute_mask(job, alloc)
             avail &= ~alloc
             nfree -= job.res

@@ -149,6 +149,8 @@ def lowest_bits(mask: int, n: int) -> int:
     Raises:
         ValueError: ``n`` is negative or ``mask`` has fewer than ``n`` bits set.
     """
+    if n == 1 and mask > 0:   # the common case: the lowest set bit
+        return mask & -mask
     if n < 0:
         raise ValueError(f"cannot take {n} hosts")
     if mask.bit_count() < n:

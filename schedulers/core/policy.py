@@ -266,8 +266,12 @@ class Policy:
     #: job of a million-job trace. Rejected jobs stay. :attr:`jobs_seen` counts the jobs anyway.
     forget_finished_jobs: ClassVar[bool] = False
 
+    #: A subclass overrides :meth:`execute`: :meth:`execute_mask` then goes through it.
+    _own_execute: ClassVar[bool] = False
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls._own_execute = cls.execute is not Policy.execute
         if cls.idle_shutdown and not _shutdown.OPTION_DOCS.keys() <= cls.option_docs.keys():
             cls.option_docs = {**cls.option_docs, **_shutdown.OPTION_DOCS}
 
@@ -281,6 +285,7 @@ class Policy:
         self.jobs_seen = 0  # jobs ever added to ``jobs`` (it may drop completed ones, forget_finished_jobs)
         self._completed: list[str] = []  # ids to drop from ``jobs`` after this message
         self.running: dict[str, Job] = {}
+        self._alloc_masks: dict[str, int] = {}  # job id -> its allocation as a bit mask, while it runs
         self._available = _HostSet()
         self._allocated = _HostSet()
         self.no_more_static_jobs: bool = False
@@ -361,8 +366,9 @@ class Policy:
                 return
             job.state = _JOB_STATE_BY_NAME.get(ev.job_state, job.state)
             job.finish_time = ev.timestamp
+            mask = self._alloc_masks.pop(job.id, None)
             if self.running.pop(job.id, None) is not None or job.allocation is not None:
-                self._release(job.allocation if job.allocation is not None else ev.alloc)
+                self._release(job.allocation if job.allocation is not None else ev.alloc, mask)
             self.on_job_completed(job)
             if self.forget_finished_jobs:
                 self._completed.append(job.id)
@@ -414,7 +420,8 @@ class Policy:
     def _awake(self, host: Host) -> bool:
         return not self._is_sleep_pstate(host, host.pstate) and host.state not in _NOT_AWAKE
 
-    def _release(self, alloc: ProcSet) -> None:
+    def _release(self, alloc: ProcSet, mask: int | None = None) -> None:
+        """Hosts ``alloc`` (bit mask ``mask`` when known) no longer run the job that ended."""
         if self._extra_jobs:
             # a host another running job still holds (compute sharing) stays allocated
             keep = 0
@@ -428,20 +435,30 @@ class Policy:
                         self._extra_jobs[i] = n - 1
             if keep:
                 alloc = mask_to_procset(procset_to_mask(alloc) & ~keep)
+                mask = None
                 if not alloc:
                     return
+        if mask is None:
+            mask = procset_to_mask(alloc)
         hosts = self.platform.hosts
-        last = len(hosts) - 1
         computing = HostState.COMPUTING
         awake = 0
-        for first, end in alloc.intervals():
-            for i in range(first, min(end, last) + 1):
-                h = hosts[i]
-                if h.state == computing:
-                    h.state = HostState.IDLE
-                if self._awake(h):
-                    awake |= 1 << i
-        self._allocated.set_mask(self._allocated.mask() & ~procset_to_mask(alloc))
+        if not mask & (mask - 1) and mask.bit_length() <= len(hosts):   # one compute host
+            h = hosts[mask.bit_length() - 1]
+            if h.state == computing:
+                h.state = HostState.IDLE
+            if self._awake(h):
+                awake = mask
+        else:
+            last = len(hosts) - 1
+            for first, end in alloc.intervals():
+                for i in range(first, min(end, last) + 1):
+                    h = hosts[i]
+                    if h.state == computing:
+                        h.state = HostState.IDLE
+                    if self._awake(h):
+                        awake |= 1 << i
+        self._allocated.set_mask(self._allocated.mask() & ~mask)
         if awake:
             self._available.set_mask(self._available.mask() | awake)
 
@@ -498,11 +515,35 @@ class Policy:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if len(alloc) != job.res:
             raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {len(alloc)}")
+        self._start(job, alloc, procset_to_mask(alloc), extra)
+
+    def execute_mask(self, job: Job, mask: int, **extra: Any) -> None:
+        """:meth:`execute` on the hosts of bit mask ``mask`` (bit ``i`` set = host ``i``): the
+        fast path for policies that choose hosts on masks (:attr:`available_mask`,
+        :func:`~schedulers.core.backfilling.lowest_bits`). A subclass that overrides
+        :meth:`execute` still sees every start: this then calls it with the hosts' ProcSet.
+
+        Raises:
+            PolicyError: the job is not waiting, or ``mask`` has not exactly ``job.res`` bits set.
+            ValueError: ``mask`` is negative.
+        """
+        alloc = mask_to_procset(mask)
+        if self._own_execute:
+            self.execute(job, alloc, **extra)
+            return
+        if job.state != JobState.SUBMITTED:
+            raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
+        if mask.bit_count() != job.res:
+            raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {len(alloc)}")
+        self._start(job, alloc, mask, extra)
+
+    def _start(self, job: Job, alloc: ProcSet, m: int, extra: dict[str, Any]) -> None:
+        """The bookkeeping of a job started on ``alloc`` (mask ``m``), and its EXECUTE_JOB."""
         job.state = JobState.RUNNING
         job.start_time = self.now
         job.allocation = alloc
         self.running[job.id] = job
-        m = procset_to_mask(alloc)
+        self._alloc_masks[job.id] = m
         shared = m & self._allocated.mask()
         if shared:  # compute sharing: these hosts already run a job (see _release)
             for i in mask_to_procset(shared):
@@ -510,12 +551,15 @@ class Policy:
         self._available.set_mask(self._available.mask() & ~m)
         self._allocated.set_mask(self._allocated.mask() | m)
         hosts = self.platform.hosts
-        last = len(hosts) - 1
         computing = HostState.COMPUTING
-        for first, end in alloc.intervals():
-            for i in range(first, min(end, last) + 1):
-                hosts[i].state = computing
-        self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=dict(extra)))
+        if not m & (m - 1) and m.bit_length() <= len(hosts):   # one compute host
+            hosts[m.bit_length() - 1].state = computing
+        else:
+            last = len(hosts) - 1
+            for first, end in alloc.intervals():
+                for i in range(first, min(end, last) + 1):
+                    hosts[i].state = computing
+        self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=extra))
 
     def reject(self, job: Job) -> None:
         """Reject ``job`` (REJECT_JOB); it ends in state REJECTED."""

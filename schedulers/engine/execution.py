@@ -70,6 +70,8 @@ from itertools import chain
 from operator import neg
 from typing import Any
 
+from procset import ProcSet
+
 from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .ports import EngineError
@@ -197,7 +199,9 @@ class ExecutionMixin:
         if job.state != SUBMITTED:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: the job is {job.state}, not waiting")
         alloc = d.alloc
-        hosts = tuple(alloc)
+        # (one interval, the common allocation: its range, without iterating the ProcSet)
+        hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
+            else tuple(alloc)
         if len(hosts) != job.res:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: allocation {alloc} has {len(hosts)} "
                               f"hosts but the job requests {job.res}")

@@ -403,17 +403,24 @@ class HostsMixin:
         if h.state is state:
             return
         old = h.state
+        now = self.now
         ti, lo = self._time_in, self._time_lo
-        for x in (self.now, -h.state_since):   # Knuth's TwoSum: the rounding error goes to lo
-            a = ti[old]
-            s = a + x
-            bp = s - a
-            lo[old] += (a - (s - bp)) + (x - bp)
-            ti[old] = s
-        self._counts[old] -= 1
-        self._counts[state] += 1
+        # time_in[old] += now - state_since, exactly: two of Knuth's TwoSum (rounding errors to lo)
+        a = ti[old]
+        s = a + now
+        bp = s - a
+        low = lo[old] + ((a - (s - bp)) + (now - bp))
+        x = -h.state_since
+        a = s
+        s = a + x
+        bp = s - a
+        lo[old] = low + ((a - (s - bp)) + (x - bp))
+        ti[old] = s
+        c = self._counts
+        c[old] -= 1
+        c[state] += 1
         h.state = state
-        h.state_since = self.now
+        h.state_since = now
 
     def _machines_availability(self, ids, available: bool) -> None:
         """An external event makes machines ``ids`` unavailable or available again

@@ -24,10 +24,12 @@ import csv
 import decimal
 import io
 import math
+from array import array
 from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..core.metrics import RunSummary, summarize_columns
 from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows
 from .simulator import EngineError, EngineResult
 from .workload import EngineJob
@@ -225,6 +227,29 @@ def check_finite(result: EngineResult) -> None:
     rows = result.rows["energy"]  # time and energy only grow: the last row has the largest
     if rows and not all(math.isfinite(v) for v in (rows[-1][0], rows[-1][1], rows[-1][3])):
         raise EngineError(f"out_consumed_energy.csv: row {rows[-1]} is not finite")
+
+
+def summarize_result(result: EngineResult, nb_hosts: int, *, energy: bool) -> RunSummary:
+    """The summary of the files :func:`write_outputs` writes for ``result`` (with ``energy``),
+    without reading them back: the same :class:`~schedulers.core.metrics.RunSummary`, to the
+    last bit, as :func:`~schedulers.core.metrics.summarize_outputs` gives of them (the values
+    as ``out_jobs.csv`` and ``out_schedule.csv`` print them, :meth:`DoneJobs.printed_columns`).
+
+    Raises:
+        ValueError: ``nb_hosts`` < 1.
+    """
+    jobs = result.rows["jobs"]
+    if isinstance(jobs, (DoneJobs, JobRows)):
+        cols = jobs.printed_columns()
+    else:
+        cols = ([], array("d"), array("d"), array("d"), array("d"), array("d"))
+        for _, _, _, sub, res, _, state, start, runtime, _, _, _ in job_fields(jobs):
+            ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON
+            cols[0].append(state)
+            for col, v in zip(cols[1:], (sub, start, ex, start + ex, res)):
+                col.append(round(v, 6))
+    joules = round(result.schedule["consumed_joules"], 6) if energy else None
+    return summarize_columns(*cols, nb_hosts=nb_hosts, energy_joules=joules)
 
 
 def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, schedule_trace: bool = True,

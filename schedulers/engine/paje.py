@@ -267,8 +267,15 @@ class ScheduleTraceRows:
             jid, machines = job(n)
             if kind == _RUN:
                 for m in machines:
-                    running = on.setdefault(m, [])
-                    before = top(running) if running else None
+                    running = on.get(m)
+                    if not running:   # (the common case: a machine of one job at a time)
+                        on[m] = [n]
+                        if n not in shown:
+                            shown.add(n)
+                            yield f'5 j{jid} machine_state "{jid}" {colors[(len(shown) - 1) % N_COLORS]}'
+                        yield f"6 {t} machine_state m{m} j{jid}"
+                        continue
+                    before = top(running)
                     running.append(n)
                     new = top(running)
                     if new != before:
@@ -280,6 +287,11 @@ class ScheduleTraceRows:
                     yield f'8 {t} km m{m} "{jid}"'
             for m in machines:
                 running = on[m]
+                if len(running) == 1:   # (its one job ends)
+                    running.clear()
+                    if m not in unavailable:
+                        yield f"6 {t} machine_state m{m} w"
+                    continue
                 before = top(running)
                 running.remove(n)
                 if not running:

@@ -92,6 +92,14 @@ def _alloc_text(alloc: ProcSet) -> str:
     return f"{alloc}"
 
 
+def _printed(values: Iterable[float]) -> array:
+    """``values`` (s) as ``out_jobs.csv`` prints them (``"%f"``) and a reader reads them back."""
+    return array("d", map(float, map(_F, values)))
+
+
+_F = "{:f}".format
+
+
 class DoneJobs:
     """The ended jobs of a run (completed, killed or rejected), in the order they ended, as
     columns: what a :class:`DoneJob` holds, in about 120 bytes a job instead of 700 (the
@@ -128,7 +136,12 @@ class DoneJobs:
         if alloc is None:
             alloc_text = ""
         elif type(alloc) is ProcSet:
-            alloc_text = _alloc_text(alloc)
+            hosts = job.hosts   # (alloc's ids in order: one interval when first to last are all there)
+            n = len(hosts)
+            if n and hosts[-1] - hosts[0] == n - 1:
+                alloc_text = f"{hosts[0]}" if n == 1 else f"{hosts[0]}-{hosts[-1]}"
+            else:
+                alloc_text = _alloc_text(alloc)
         else:
             self._other_alloc[row] = alloc
             alloc_text = ""
@@ -169,6 +182,24 @@ class DoneJobs:
         """The job id (``workload!name``) and allocation text (``0-3 7``) of the job of ``row``."""
         name, _, alloc = self._strings(row)
         return f"{self._workloads[self._ints[6 * row + 3]]}!{name}", alloc
+
+    def printed_columns(self, rows: Iterable[int] | None = None) -> tuple[list[str], array, array, array, array, array]:
+        """The columns of ``out_jobs.csv`` a summary reads (:func:`~schedulers.core.metrics.
+        summarize_outputs`), as the file prints them, for the jobs of ``rows`` (default: all, in
+        order): ``(final_state, submission_time, starting_time, execution_time, finish_time,
+        requested_number_of_resources)``, times in s as the file prints them (``"%f"``, read
+        back), execution time ``1e-5`` s for a job that took none (Batsim's
+        ``execution_time()``), finish = start + execution time. A rejected job's times are those
+        of its record (a summary leaves them out)."""
+        floats, ints = self._floats, self._ints
+        sub, start, run, res, state = floats[0::6], floats[2::6], floats[4::6], ints[0::6], ints[2::6]
+        if rows is not None:
+            rows = list(rows)
+            sub, start, run = (array("d", map(c.__getitem__, rows)) for c in (sub, start, run))
+            res, state = (array("q", map(c.__getitem__, rows)) for c in (res, state))
+        ex = array("d", (r if r > 0 else NULL_RUNTIME_EPSILON for r in run))
+        return ([_STATES[c] for c in state], _printed(sub), _printed(start), _printed(ex),
+                _printed(map(add, start, ex)), array("d", res))
 
     def all_finite(self) -> bool:
         """Every ended job's start, finish (start + runtime) and energy is a finite number (a
@@ -230,6 +261,10 @@ class JobRows:
     def fields(self) -> Iterator[tuple]:
         """:meth:`DoneJobs.fields` of the rows, in writing order."""
         return self.done.fields(self.order)
+
+    def printed_columns(self) -> tuple[list[str], array, array, array, array, array]:
+        """:meth:`DoneJobs.printed_columns` of the rows, in writing order."""
+        return self.done.printed_columns(self.order)
 
     def all_finite(self) -> bool:
         """:meth:`DoneJobs.all_finite` (the rows are ended jobs of ``done``)."""

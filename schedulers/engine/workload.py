@@ -510,6 +510,22 @@ class JobChecks:
     def __call__(self, k: int, j: Any) -> None:
         if self._error is not None:
             return
+        # The common job, checked at less cost (no message text made): a string id without '!',
+        # the workload's name or a character Batsim cannot keep, numbers of the right types and
+        # ranges. Any other job takes the full checks below, which name what is wrong.
+        if type(j) is dict:
+            jid, sub, res, wall = j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1)
+            nb_hosts = self.nb_hosts
+            if (type(jid) is str and jid and "!" not in jid and self.workload not in jid
+                    and _ID_BAD_CHARS.isdisjoint(jid)
+                    and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
+                    and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
+                    and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
+                    and "profile" in j):
+                self.names.append(jid)
+                self._hashes.append(hash(jid))
+                self._keep(k, sub, res, j["profile"])
+                return
         src = self.src
         try:
             if not isinstance(j, dict):
@@ -531,6 +547,10 @@ class JobChecks:
         except WorkloadError as exc:
             self._error, self._failed = exc, k
             return
+        self._keep(k, sub, res, prof)
+
+    def _keep(self, k: int, sub: float, res: int, prof: Any) -> None:
+        """What is kept of job ``#k`` whose id and fields passed."""
         self.subtimes.append(float(sub))
         self._res.append(res)
         if type(prof) is str:
