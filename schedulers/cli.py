@@ -310,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from .core.metrics import summarize_outputs
     from .engine import Deadlock, InProcessPort, write_outputs
-    from .engine.outputs import summarize_result
+    from .engine.outputs import JobColumns
     from .engine.extevents import read_events
     from .engine.platform import check_compute_speeds, read_platform
     from .engine.simulator import Engine
@@ -407,15 +407,16 @@ def _run(args: argparse.Namespace) -> int:
             raise
         finally:
             progress.close()
+        columns = JobColumns()   # (what the summary reads of out_jobs.csv, kept as it is written)
         try:
-            write_outputs(result, prefix, energy=args.energy)
+            write_outputs(result, prefix, energy=args.energy, columns=columns)
         except Exception:   # e.g. a time that overflowed: nothing was written
             _undo_output(out, created, prepared)
             raise
     if args.engine == "batsim":
         summary = summarize_outputs(prefix, nb_hosts)
     else:   # (the same summary as of the files just written, without reading them back)
-        summary = summarize_result(result, nb_hosts, energy=args.energy)
+        summary = columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
     values = summary.as_dict()
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     if bad:

@@ -2,27 +2,59 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-from .batsim.replay import ReplayPolicy
-from .buc import BUC, BUCEasy
-from .conservative import Conservative
 from .core.policy import Policy, PolicyOptionError
-from .easy import EASY
-from .ehosep import EHOSEP
-from .fcfs import FCFS
-from .hosep import HOSEP
-from .osep import OSEP
-from .green import GreenEASY, GreenHEFT
-from .heft import HEFT
 
-#: Every registered policy class, by :attr:`Policy.name`. ``replay`` answers the decisions of a
-#: recorded transcript (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
-POLICIES: dict[str, type[Policy]] = {"fcfs": FCFS, "easy": EASY, "conservative": Conservative,
-                                     "osep": OSEP, "hosep": HOSEP, "ehosep": EHOSEP,
-                                     "buc": BUC, "buc-easy": BUCEasy,
-                                     "heft": HEFT, "green-easy": GreenEASY, "green-heft": GreenHEFT,
-                                     "replay": ReplayPolicy}
+#: The built-in policies: name -> (module, class), imported when first looked up (a run imports
+#: its own policy's module only: ``gridsched run`` starts sooner).
+_BUILT_IN = {"fcfs": ("schedulers.fcfs", "FCFS"), "easy": ("schedulers.easy", "EASY"),
+             "conservative": ("schedulers.conservative", "Conservative"),
+             "osep": ("schedulers.osep", "OSEP"), "hosep": ("schedulers.hosep", "HOSEP"),
+             "ehosep": ("schedulers.ehosep", "EHOSEP"),
+             "buc": ("schedulers.buc", "BUC"), "buc-easy": ("schedulers.buc", "BUCEasy"),
+             "heft": ("schedulers.heft", "HEFT"), "green-easy": ("schedulers.green", "GreenEASY"),
+             "green-heft": ("schedulers.green", "GreenHEFT"),
+             "replay": ("schedulers.batsim.replay", "ReplayPolicy")}
+
+
+class _Registry(MutableMapping):
+    """Policy classes by name: a dict whose built-in entries are imported on first use."""
+
+    def __init__(self, lazy: dict[str, tuple[str, str]]) -> None:
+        self._entries: dict[str, Any] = dict(lazy)   # a class, or (module, class name) not yet imported
+
+    def __getitem__(self, name: str) -> type[Policy]:
+        got = self._entries[name]
+        if isinstance(got, tuple):
+            got = self._entries[name] = getattr(importlib.import_module(got[0]), got[1])
+        return got
+
+    def __setitem__(self, name: str, cls: type[Policy]) -> None:
+        self._entries[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __repr__(self) -> str:
+        return f"POLICIES({sorted(self._entries)})"
+
+
+#: Every registered policy class, by :attr:`Policy.name` (a mapping; the built-in classes are
+#: imported when first looked up). ``replay`` answers the decisions of a recorded transcript
+#: (``--policy-options '{"transcript": "path.jsonl"}'``), for protocol checks.
+POLICIES: MutableMapping = _Registry(_BUILT_IN)
 
 
 def policy_class(name: str) -> type[Policy]:
@@ -56,7 +88,6 @@ def _user_policy(name: str) -> type[Policy]:
     cls = _USER_POLICIES.get(name)
     if cls is not None:
         return cls
-    import importlib
     import importlib.util
     import sys
     import zlib

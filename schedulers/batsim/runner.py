@@ -31,8 +31,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket as _socket
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -201,6 +199,8 @@ def connect_endpoint(bind_endpoint: str) -> str:
 
 def free_tcp_endpoint(host: str = "127.0.0.1") -> str:
     """``tcp://host:PORT`` with a port free at the time of the call (the OS picks it)."""
+    import socket as _socket   # (imported when used: gridsched starts sooner)
+
     with _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return f"tcp://{host}:{s.getsockname()[1]}"
@@ -230,6 +230,8 @@ def batsim_command(
 
 def _stop_process(proc: subprocess.Popen, grace: float = KILL_GRACE_S) -> None:
     """Terminate ``proc``'s process group (we started it in a new session), then kill it."""
+    import subprocess
+
     if proc.poll() is not None:
         return
 
@@ -345,6 +347,8 @@ def run_with_batsim(
             ``check``, Batsim exited non-zero.
         OSError: the scheduler endpoint cannot be bound (address in use...).
     """
+    import subprocess
+
     if not timeout > 0 or not connect_timeout > 0:
         raise ValueError(f"timeout and connect_timeout must be > 0 s, got {timeout!r} and {connect_timeout!r}")
     exe = find_batsim(batsim)

@@ -140,6 +140,9 @@ def mask_to_procset(mask: int) -> ProcSet:
     """The :class:`ProcSet` of a host mask (``O(#intervals)``)."""
     if not mask:
         return ProcSet()
+    low = mask & -mask
+    if mask > 0 and not (mask + low) & mask:   # one run of ones (one interval): its two ends
+        return _procset_from_sorted_disjoint([(low.bit_length() - 1, mask.bit_length() - 1)])
     return _procset_from_sorted_disjoint(mask_intervals(mask))
 
 

@@ -121,6 +121,16 @@ class Job:
             raw=obj,  # not copied: the event's object (a job of a million-job run costs one, not two)
         )
 
+    @classmethod
+    def of_fields(cls, job_id: str, workload: str, subtime: float, walltime: float, res: int, profile: str,
+                  obj: dict[str, Any], profile_data: dict | None = None) -> "Job":
+        """:meth:`from_json` of a job object whose fields were already checked and read (the
+        engine's workload reader): the same job, without checking them again. ``obj`` is kept
+        as :attr:`raw`; its other fields are :attr:`extra`."""
+        # (id, subtime, res and profile are always there; walltime may be)
+        extra = {} if len(obj) == 4 + ("walltime" in obj) else {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
+        return cls(job_id, workload, subtime, walltime, res, profile, extra, profile_data, obj)
+
     def to_json(self) -> dict[str, Any]:
         """The job object as Batsim writes it in JOB_SUBMITTED (the original when known)."""
         if self.raw is not None:

@@ -75,7 +75,6 @@ Switching (``server_on_pstate_modification`` in ``src/server.cpp`` and ``src/pst
 
 from __future__ import annotations
 
-import logging
 from math import fsum, isfinite, ulp
 from operator import sub
 from dataclasses import dataclass, field
@@ -89,7 +88,6 @@ from .platform import HostSpec
 from .ports import EngineError
 from .queue import Kind, at
 
-log = logging.getLogger("schedulers.engine")
 
 def exact_sum(values) -> float:
     """The exact sum of ``values`` (floats), rounded once (:func:`math.fsum`), as Batsim's
@@ -568,8 +566,10 @@ class HostsMixin:
                 self._start_switch(h, hid, h.spec.sleep_pstates[2], HostState.SWITCHING_ON, target)
             else:
                 what = "is still switching" if cur == "transition" else f"cannot go to virtual pstate {target}"
-                log.warning("t=%s: SET_RESOURCE_STATE ignored for host %d (%s): it %s; Batsim logs an error "
-                            "and the request never completes", self.now, hid, h.spec.name, what)
+                import logging   # (imported when needed: gridsched starts sooner)
+                logging.getLogger("schedulers.engine").warning(
+                    "t=%s: SET_RESOURCE_STATE ignored for host %d (%s): it %s; Batsim logs an error and the "
+                    "request never completes", self.now, hid, h.spec.name, what)
         if dvfs:
             self._dvfs(dvfs, target)
         self._machine_row()

@@ -26,6 +26,7 @@ import io
 import math
 from array import array
 from fractions import Fraction
+from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -124,26 +125,57 @@ def batsim_stretch(subtime: float, start: float, finish: float) -> float:
     return float(_long_double(turnaround / run))
 
 
-def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) -> Iterator[str]:
-    """:func:`job_lines`, one line at a time (a million-job file is written without holding it)."""
+def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
+                   columns: JobColumns | None = None) -> Iterator[str]:
+    """:func:`job_lines`, one line at a time (a million-job file is written without holding it);
+    ``columns``: also filled with what a summary reads of the lines (:class:`JobColumns`)."""
     yield JOBS_HEADER
+    if columns is not None:
+        yield from _job_lines_and_columns(jobs, columns)
+    else:
+        for line, *_ in _lines_with_texts(jobs):
+            yield line
+
+
+def _job_lines_and_columns(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
+                           columns: JobColumns) -> Iterator[str]:
+    """The lines of :func:`iter_job_lines` (without header), filling ``columns`` as it goes."""
+    states, subs, starts, execs, fins, reqs = (columns.final_state, columns.submission, columns.starting,
+                                               columns.execution, columns.finish, columns.res)
+    for line, state, res, sub, start, ex, fin in _lines_with_texts(jobs):
+        states.append(state)
+        reqs.append(res)
+        subs.append(float(sub))
+        if start is None:   # (a rejected job's empty fields)
+            starts.append(0.0)
+            execs.append(0.0)
+            fins.append(0.0)
+        else:
+            starts.append(float(start))
+            execs.append(float(ex))
+            fins.append(float(fin))
+        yield line
+
+
+def _lines_with_texts(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) -> Iterator[tuple]:
+    """Each job's line with its final state, ``res`` and the texts of its submission, start,
+    execution and finish times (None for a rejected job's empty fields)."""
     for name, workload, profile, subtime, res, walltime, state, start, runtime, alloc, energy, finish in job_fields(jobs):
-        # {x:f} is "%f" % x (_f) without a call per number: the same text, faster for a million rows
-        head = f"{_csv_field(name)},{_csv_field(workload)},{_csv_field(profile)},{subtime:f},{res},{walltime:f}"
+        sub = f"{subtime:f}"
+        head = f"{_csv_field(name)},{_csv_field(workload)},{_csv_field(profile)},{sub},{res},{walltime:f}"
         if state == "REJECTED":
-            yield f'{head},0,REJECTED,,,,,,,,,""'
+            yield f'{head},0,REJECTED,,,,,,,,,""', state, res, sub, None, None, None
             continue
         ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON  # execution_time()
         fin = start + ex
-        wait = start - subtime
         turn = fin - subtime
-        success = 1 if state == "COMPLETED_SUCCESSFULLY" else 0
         stretch = turn / ex
         f = stretch * 1e6
         if abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):   # the printed digit hinges on the last bits
             stretch = batsim_stretch(subtime, start, finish)
-        yield (f"{head},{success},{state},{start:f},{ex:f},{fin:f},{wait:f},{turn:f},"
-               f'{stretch:f},{alloc},{energy:f},""')
+        t_start, t_ex, t_fin = f"{start:f}", f"{ex:f}", f"{fin:f}"
+        yield (f"{head},{1 if state == 'COMPLETED_SUCCESSFULLY' else 0},{state},{t_start},{t_ex},{t_fin},"
+               f'{start - subtime:f},{turn:f},{stretch:f},{alloc},{energy:f},""'), state, res, sub, t_start, t_ex, t_fin
 
 
 def schedule_rows(result: EngineResult) -> list[str]:
@@ -229,34 +261,43 @@ def check_finite(result: EngineResult) -> None:
         raise EngineError(f"out_consumed_energy.csv: row {rows[-1]} is not finite")
 
 
-def summarize_result(result: EngineResult, nb_hosts: int, *, energy: bool) -> RunSummary:
-    """The summary of the files :func:`write_outputs` writes for ``result`` (with ``energy``),
-    without reading them back: the same :class:`~schedulers.core.metrics.RunSummary`, to the
-    last bit, as :func:`~schedulers.core.metrics.summarize_outputs` gives of them (the values
-    as ``out_jobs.csv`` and ``out_schedule.csv`` print them, :meth:`DoneJobs.printed_columns`).
+class JobColumns:
+    """The columns of ``out_jobs.csv`` a summary reads, as the file prints them (the doubles its
+    ``"%f"`` texts read back as), filled while :func:`write_outputs` writes it
+    (``columns=``): a summary of the run without reading the file back, the same
+    :class:`~schedulers.core.metrics.RunSummary`, to the last bit, as
+    :func:`~schedulers.core.metrics.summarize_outputs` gives of the files.
 
-    Raises:
-        ValueError: ``nb_hosts`` < 1.
+    Attributes:
+        final_state: one text per job. submission, starting, execution, finish: times (s);
+            0.0 for a rejected job's empty fields, as the reader takes them. res: requested
+            hosts.
     """
-    jobs = result.rows["jobs"]
-    if isinstance(jobs, (DoneJobs, JobRows)):
-        cols = jobs.printed_columns()
-    else:
-        cols = ([], array("d"), array("d"), array("d"), array("d"), array("d"))
-        for _, _, _, sub, res, _, state, start, runtime, _, _, _ in job_fields(jobs):
-            ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON
-            cols[0].append(state)
-            for col, v in zip(cols[1:], (sub, start, ex, start + ex, res)):
-                col.append(round(v, 6))
-    joules = round(result.schedule["consumed_joules"], 6) if energy else None
-    return summarize_columns(*cols, nb_hosts=nb_hosts, energy_joules=joules)
+
+    __slots__ = ("final_state", "submission", "starting", "execution", "finish", "res")
+
+    def __init__(self) -> None:
+        self.final_state: list[str] = []
+        self.submission, self.starting, self.execution, self.finish, self.res = (array("d") for _ in range(5))
+
+    def summary(self, nb_hosts: int, consumed_joules: float | None = None) -> RunSummary:
+        """The run's summary; ``consumed_joules``: ``out_schedule.csv``'s (J, None without
+        energy), read as the file prints it.
+
+        Raises:
+            ValueError: ``nb_hosts`` < 1.
+        """
+        joules = None if consumed_joules is None else float(f"{consumed_joules:f}")
+        return summarize_columns(self.final_state, self.submission, self.starting, self.execution, self.finish,
+                                 self.res, nb_hosts=nb_hosts, energy_joules=joules)
 
 
 def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, schedule_trace: bool = True,
-                  machine_states: bool = True) -> list[Path]:
+                  machine_states: bool = True, columns: JobColumns | None = None) -> list[Path]:
     """Write Batsim's output files with ``prefix`` (folders are created). Returns the paths.
     ``schedule_trace``/``machine_states`` False: not the Pajé trace / ``machine_states.csv``
-    (Batsim's ``--disable-schedule-tracing``/``--disable-machine-state-tracing``).
+    (Batsim's ``--disable-schedule-tracing``/``--disable-machine-state-tracing``). ``columns``:
+    filled with what a summary reads of ``jobs.csv`` (:class:`JobColumns`).
 
     Raises:
         EngineError: a value to write is not finite (:func:`check_finite`); nothing is written.
@@ -264,7 +305,7 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     check_finite(result)
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"]), "schedule.csv": schedule_rows}
+    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"], columns), "schedule.csv": schedule_rows}
     if machine_states:
         files["machine_states.csv"] = _iter_machine_state_rows
     if energy:
@@ -277,15 +318,9 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     for name, fn in files.items():
         p = Path(prefix + name)
         with p.open("w", encoding="utf-8", newline="") as f:  # line by line: "\n" after each, as before
-            lines = fn(result)
-            chunk: list[str] = []
-            for line in lines:
-                chunk.append(line)
-                if len(chunk) == 4096:
-                    chunk.append("")
-                    f.write("\n".join(chunk))
-                    chunk.clear()
-            chunk.append("")
-            f.write("\n".join(chunk))
+            lines = iter(fn(result))
+            while chunk := list(islice(lines, 4096)):
+                chunk.append("")
+                f.write("\n".join(chunk))
         paths.append(p)
     return paths

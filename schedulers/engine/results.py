@@ -92,14 +92,6 @@ def _alloc_text(alloc: ProcSet) -> str:
     return f"{alloc}"
 
 
-def _printed(values: Iterable[float]) -> array:
-    """``values`` (s) as ``out_jobs.csv`` prints them (``"%f"``) and a reader reads them back."""
-    return array("d", map(float, map(_F, values)))
-
-
-_F = "{:f}".format
-
-
 class DoneJobs:
     """The ended jobs of a run (completed, killed or rejected), in the order they ended, as
     columns: what a :class:`DoneJob` holds, in about 120 bytes a job instead of 700 (the
@@ -162,12 +154,30 @@ class DoneJobs:
         ``(name, workload, profile, subtime, res, walltime, state, start, runtime, alloc text,
         energy, finish)``."""
         floats, ints, workloads, strings = self._floats, self._ints, self._workloads, self._strings
+        if rows is None and not self._other_alloc and self._text.isascii():
+            yield from self._all_fields()
+            return
         for row in range(len(self._ends)) if rows is None else rows:
             k = 6 * row
             res, _, state, wl = ints[k:k + 4]
             name, profile, alloc = strings(row)
             yield (name, workloads[wl], profile, floats[k], res, floats[k + 1], _STATES[state],
                    floats[k + 2], floats[k + 4], alloc, floats[k + 5], floats[k + 3])
+
+    def _all_fields(self) -> Iterator[tuple]:
+        """:meth:`fields` of every job, in order, when the texts are ASCII (a character a byte:
+        the text is decoded once) and every allocation is a ProcSet."""
+        floats, ints, workloads = self._floats, self._ints, self._workloads
+        text = self._text.decode("ascii")
+        start = 0
+        for row, (end, res, state, wl, ln, lp) in enumerate(zip(self._ends, ints[0::6], ints[2::6], ints[3::6],
+                                                                  ints[4::6], ints[5::6])):
+            k = 6 * row
+            a = start + ln
+            b = a + lp
+            yield (text[start:a], workloads[wl], text[a:b], floats[k], res, floats[k + 1], _STATES[state],
+                   floats[k + 2], floats[k + 4], text[b:end], floats[k + 5], floats[k + 3])
+            start = end
 
     def _strings(self, row: int) -> tuple[str, str, str]:
         """The name, profile and allocation text (``0-3 7``) of the job of ``row``."""
@@ -182,24 +192,6 @@ class DoneJobs:
         """The job id (``workload!name``) and allocation text (``0-3 7``) of the job of ``row``."""
         name, _, alloc = self._strings(row)
         return f"{self._workloads[self._ints[6 * row + 3]]}!{name}", alloc
-
-    def printed_columns(self, rows: Iterable[int] | None = None) -> tuple[list[str], array, array, array, array, array]:
-        """The columns of ``out_jobs.csv`` a summary reads (:func:`~schedulers.core.metrics.
-        summarize_outputs`), as the file prints them, for the jobs of ``rows`` (default: all, in
-        order): ``(final_state, submission_time, starting_time, execution_time, finish_time,
-        requested_number_of_resources)``, times in s as the file prints them (``"%f"``, read
-        back), execution time ``1e-5`` s for a job that took none (Batsim's
-        ``execution_time()``), finish = start + execution time. A rejected job's times are those
-        of its record (a summary leaves them out)."""
-        floats, ints = self._floats, self._ints
-        sub, start, run, res, state = floats[0::6], floats[2::6], floats[4::6], ints[0::6], ints[2::6]
-        if rows is not None:
-            rows = list(rows)
-            sub, start, run = (array("d", map(c.__getitem__, rows)) for c in (sub, start, run))
-            res, state = (array("q", map(c.__getitem__, rows)) for c in (res, state))
-        ex = array("d", (r if r > 0 else NULL_RUNTIME_EPSILON for r in run))
-        return ([_STATES[c] for c in state], _printed(sub), _printed(start), _printed(ex),
-                _printed(map(add, start, ex)), array("d", res))
 
     def all_finite(self) -> bool:
         """Every ended job's start, finish (start + runtime) and energy is a finite number (a
@@ -261,10 +253,6 @@ class JobRows:
     def fields(self) -> Iterator[tuple]:
         """:meth:`DoneJobs.fields` of the rows, in writing order."""
         return self.done.fields(self.order)
-
-    def printed_columns(self) -> tuple[list[str], array, array, array, array, array]:
-        """:meth:`DoneJobs.printed_columns` of the rows, in writing order."""
-        return self.done.printed_columns(self.order)
 
     def all_finite(self) -> bool:
         """:meth:`DoneJobs.all_finite` (the rows are ended jobs of ``done``)."""

@@ -116,7 +116,8 @@ class ServerMixin:
                 j.state = SUBMITTED
                 self.jobs[j.id] = j
                 prof = w.profiles[j.profile] if self.forward_profiles else None
-                self._buffer.append(JobSubmitted(t, job=Job.from_json(j.id, j.raw, prof)))
+                self._buffer.append(JobSubmitted(t, job=Job.of_fields(j.id, j.workload, j.subtime, j.walltime, j.res,
+                                                                      j.profile, j.raw, prof)))
                 k += 1
             if k < n:
                 # a sleep shorter than SimGrid's precision (1e-9 s: the clock stopped an ulp short
@@ -205,7 +206,12 @@ class ServerMixin:
         """Play a scheduler's reply received at ``now``: decisions due now are applied at once,
         later ones when the clock reaches them; the scheduler is busy until the reply's ``now``."""
         ready_at, decisions = self._reply_parts(reply)
-        self._play_decisions(deque(decisions), ready_at)
+        if decisions:
+            self._play_decisions(deque(decisions), ready_at)
+        else:   # (no decision: the scheduler is ready again at the reply's now)
+            if self._kills_done:
+                self._killings_reported()
+            self._ready = not self._sleep_until(ready_at, _READY)
 
     def _reply_parts(self, reply: list[Decision] | Reply) -> tuple[float, list[Decision]]:
         """A reply's ``now`` (s) and decisions, checked as Batsim checks them."""
@@ -235,7 +241,8 @@ class ServerMixin:
                 return
             woke = False
             self._apply(decisions.popleft())
-        self._killings_reported()
+        if self._kills_done:
+            self._killings_reported()
         self._ready = woke or not self._sleep_until(ready_at, _READY)
 
     def _sleep_until(self, t: float, kind: int, payload: Any = None) -> bool:
