@@ -122,7 +122,6 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     Raises:
         WorkloadError, RunInputError: one line naming the file (and the job).
     """
-    from .inputs.convert import convert_trace
     from .inputs.errors import WorkloadError
     from .inputs.jsonfile import batsim_number, read_json
 
@@ -136,6 +135,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
             if args.fit == "keep":
                 raise RunInputError(f"{p}: --fit keep applies to JSON workloads; a trace's jobs larger than the "
                                     "platform are dropped (default) or clamped (--fit clamp)")
+            from .inputs.convert import convert_trace   # (a JSON workload's run does without)
             cph = args.cores_per_host if args.cores_per_host is not None else cores
             opts: dict[str, Any] = {"cores_per_host": cph, "nb_hosts": nb_hosts,
                                     "oversized": _TRACE_OVERSIZED[args.fit]}

@@ -451,8 +451,8 @@ class HostsMixin:
     def _machine_row(self) -> None:
         if self.trace:
             c = self._counts
-            self.rows["machine_states"].append((self.now, c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
-                                                c[_IDLE], c[_COMPUTING]))
+            self.rows["machine_states"].add(self.now, (c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
+                                                       c[_IDLE], c[_COMPUTING]))
 
     def _energy_row(self, kind: str, decided: bool = False,
                     p_before: float | None = None) -> tuple[float, float] | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from math import isfinite
-from operator import add
+from itertools import compress
+from operator import add, sub as _minus, truediv
 from typing import Any, Iterable, Iterator, Sequence
 
 from procset import ProcSet
@@ -248,7 +249,7 @@ class JobRows:
 
     def in_done_order(self) -> bool:
         """The rows were written in the order the jobs ended."""
-        return len(self.order) == len(self.done) and all(r == k for k, r in enumerate(self.order))
+        return len(self.order) == len(self.done) and self.order == array("q", range(len(self.order)))
 
     def fields(self) -> Iterator[tuple]:
         """:meth:`DoneJobs.fields` of the rows, in writing order."""
@@ -289,6 +290,11 @@ class MachineStateRows:
     def append(self, row: tuple) -> None:
         self._time.append(row[0])
         self._counts.extend(row[1:6])
+
+    def add(self, t: float, counts: tuple[int, int, int, int, int]) -> None:
+        """``append((t, *counts))``, without making the row's tuple."""
+        self._time.append(t)
+        self._counts.extend(counts)
 
     def __len__(self) -> int:
         return len(self._time)
@@ -398,21 +404,16 @@ def build_result(engine: Any, wall: float) -> EngineResult:
     rejected_code, success_code = _STATE_CODE["REJECTED"], _STATE_CODE["COMPLETED_SUCCESSFULLY"]
     # per executed job, in order: execution time, turnaround, waiting time, slowdown (as the
     # list comprehensions over the jobs this replaces: the same sums, in the same order)
-    ex, turn, wait, slow = array("d"), array("d"), array("d"), array("d")
-    makespan = 0.0
-    for row in range(n):
-        if states[row] == rejected_code:
-            continue
-        sub, start, runtime = floats[6 * row], floats[6 * row + 2], floats[6 * row + 4]
-        e = runtime if runtime > 0 else NULL_RUNTIME_EPSILON
-        end = start + e
-        if not ex or end > makespan:
-            makespan = end
-        t = start + e - sub
-        ex.append(e)
-        turn.append(t)
-        wait.append(start - sub)
-        slow.append(t / e)
+    subs, starts, runs = floats[0::6], floats[2::6], floats[4::6]
+    if rejected_code in states:
+        executed_rows = [c != rejected_code for c in states]
+        subs, starts, runs = (array("d", compress(c, executed_rows)) for c in (subs, starts, runs))
+    ex = array("d", (r if r > 0 else NULL_RUNTIME_EPSILON for r in runs))
+    ends = array("d", map(add, starts, ex))
+    makespan = max(ends, default=0.0)
+    turn = array("d", map(_minus, ends, subs))
+    wait = array("d", map(_minus, starts, subs))
+    slow = array("d", map(truediv, turn, ex))
     executed = len(ex)
     success = states.count(success_code)
     rejected = n - executed

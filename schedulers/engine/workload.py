@@ -714,7 +714,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
     # engine's profiles, never the caller's workload (a dict given to simulate() twice gives the same run twice)
     engine_profiles = profiles if own else dict(profiles)
     packed = isinstance(jobs_in, PackedJobs)
-    table = JobTable(name, jobs_in if packed else tuple(jobs_in), copy=not packed, order=order,
+    table = JobTable(name, jobs_in if packed else tuple(jobs_in), copy=not (packed or own), order=order,
                      subtimes=array("d", (subtimes[i] for i in order)), profiles=engine_profiles)
     return Workload(name=name, path=src, jobs=table, profiles=engine_profiles, collected=set(unused),
                     unreferenced=unused)
