@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..core.metrics import RunSummary, summarize_columns
-from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows
+from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows, MachineStateRows
 from .simulator import EngineError, EngineResult
 from .workload import EngineJob
 
@@ -194,7 +194,11 @@ def machine_state_rows(result: EngineResult) -> list[str]:
 
 def _iter_machine_state_rows(result: EngineResult) -> Iterator[str]:
     yield "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
-    for r in result.rows["machine_states"]:
+    rows = result.rows["machine_states"]
+    if isinstance(rows, MachineStateRows):   # its columns, formatted in one C loop ("{:g}" is "%g")
+        yield from map("{:g},{},{},{},{},{}".format, *rows.columns())
+        return
+    for r in rows:
         yield "%g,%d,%d,%d,%d,%d" % r
 
 

@@ -291,6 +291,11 @@ class MachineStateRows:
         self._time.append(row[0])
         self._counts.extend(row[1:6])
 
+    def columns(self) -> tuple[array, array, array, array, array, array]:
+        """The rows as six columns: times (s), then the counts of each state."""
+        c = self._counts
+        return (self._time, c[0::5], c[1::5], c[2::5], c[3::5], c[4::5])
+
     def add(self, t: float, counts: tuple[int, int, int, int, int]) -> None:
         """``append((t, *counts))``, without making the row's tuple."""
         self._time.append(t)
