@@ -48,7 +48,6 @@ from .core.backfilling import (
     ReservationProfile,
     job_duration,
     lowest_bits,
-    procset_to_mask,
 )
 from .core.model import Job
 from .core.policy import Policy
@@ -101,7 +100,6 @@ class EASY(Policy):
         self._arrival: dict[str, int] = {}
         self._seq = 0
         self.backfilled_jobs = 0
-        self._masks: dict[str, int] = {}  # allocation masks of running jobs
         self.reservation: Reservation | None = None
         # select_hosts not overridden: reservations take the profile's own lowest-ids choice
         # (the same hosts, without the extra calls)
@@ -244,18 +242,10 @@ class EASY(Policy):
             self._index = None  # slots follow the queue order: rebuilt when next needed
 
     def on_job_completed(self, job: Job) -> None:
-        """Forget the job's cached allocation mask and arrival index."""
-        self._masks.pop(job.id, None)
+        """Forget the job's arrival index."""
         self._arrival.pop(job.id, None)
 
     # ------------------------------------------------------------------------------ profile
-    def _mask_of(self, job: Job) -> int:
-        m = self._masks.get(job.id)
-        if m is None:
-            m = procset_to_mask(job.allocation) if job.allocation is not None else 0
-            self._masks[job.id] = m
-        return m
-
     def profile(self) -> ReservationProfile:
         """Free hosts over time from now, given the running jobs' walltimes.
 
@@ -269,7 +259,7 @@ class EASY(Policy):
         for _, m in busy:
             usable |= m
         for job in self.running.values():
-            m = self._mask_of(job)
+            m = self.running_mask(job)
             usable |= m
             end = self.busy_until(job)
             if end is not None:
@@ -478,12 +468,11 @@ class EASY(Policy):
         return slots
 
     def start_job(self, job: Job, alloc: int) -> None:
-        """Start ``job`` now on ``alloc`` (bit mask of ``job.res`` free hosts): EXECUTE_JOB, and
-        the allocation mask cached for :meth:`profile`. It stays in :attr:`queue` until
-        :meth:`schedule` drops it.
+        """Start ``job`` now on ``alloc`` (bit mask of ``job.res`` free hosts): EXECUTE_JOB (its
+        mask is then :meth:`Policy.running_mask`, read by :meth:`profile`). It stays in
+        :attr:`queue` until :meth:`schedule` drops it.
 
         Raises:
             PolicyError: as :meth:`Policy.execute` (job not waiting, wrong number of hosts).
         """
         self.execute_mask(job, alloc)
-        self._masks[job.id] = alloc

@@ -108,27 +108,21 @@ class Job:
         walltime = obj.get("walltime", NO_WALLTIME)
         # one string per workload name, not one per job
         workload = sys.intern(job_id.partition("!")[0]) if "!" in job_id else ""
-        extra = {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
-        return cls(
-            id=job_id,
-            workload=workload,
-            subtime=float(subtime),
-            walltime=float(walltime),
-            res=int(res),
-            profile=str(prof),
-            extra=extra,
-            profile_data=profile,
-            raw=obj,  # not copied: the event's object (a job of a million-job run costs one, not two)
-        )
+        # raw: not copied, the event's object (a job of a million-job run costs one, not two)
+        return cls.of_fields(job_id, workload, float(subtime), float(walltime), int(res), str(prof), obj, profile)
 
     @classmethod
     def of_fields(cls, job_id: str, workload: str, subtime: float, walltime: float, res: int, profile: str,
                   obj: dict[str, Any], profile_data: dict | None = None) -> "Job":
         """:meth:`from_json` of a job object whose fields were already checked and read (the
-        engine's workload reader): the same job, without checking them again. ``obj`` is kept
-        as :attr:`raw`; its other fields are :attr:`extra`."""
-        # (id, subtime, res and profile are always there; walltime may be)
-        extra = {} if len(obj) == 4 + ("walltime" in obj) else {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
+        engine's workload reader): the same job, without checking them again. ``obj`` (which
+        holds ``subtime``, ``res`` and ``profile``) is kept as :attr:`raw`; its other fields are
+        :attr:`extra`."""
+        # (no other field than those five: no extra, without looking at each)
+        if len(obj) == 3 + ("id" in obj) + ("walltime" in obj):
+            extra: dict[str, Any] = {}
+        else:
+            extra = {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
         return cls(job_id, workload, subtime, walltime, res, profile, extra, profile_data, obj)
 
     def to_json(self) -> dict[str, Any]:

@@ -285,7 +285,7 @@ class Policy:
         self.jobs_seen = 0  # jobs ever added to ``jobs`` (it may drop completed ones, forget_finished_jobs)
         self._completed: list[str] = []  # ids to drop from ``jobs`` after this message
         self.running: dict[str, Job] = {}
-        self._alloc_masks: dict[str, int] = {}  # job id -> its allocation as a bit mask, while it runs
+        self._running_masks: dict[str, int] = {}  # job id -> its allocation as a bit mask, while it runs
         self._available = _HostSet()
         self._allocated = _HostSet()
         self.no_more_static_jobs: bool = False
@@ -366,7 +366,7 @@ class Policy:
                 return
             job.state = _JOB_STATE_BY_NAME.get(ev.job_state, job.state)
             job.finish_time = ev.timestamp
-            mask = self._alloc_masks.pop(job.id, None)
+            mask = self._running_masks.pop(job.id, None)
             if self.running.pop(job.id, None) is not None or job.allocation is not None:
                 self._release(job.allocation if job.allocation is not None else ev.alloc, mask)
             self.on_job_completed(job)
@@ -422,6 +422,8 @@ class Policy:
 
     def _release(self, alloc: ProcSet, mask: int | None = None) -> None:
         """Hosts ``alloc`` (bit mask ``mask`` when known) no longer run the job that ended."""
+        if mask is None:
+            mask = procset_to_mask(alloc)
         if self._extra_jobs:
             # a host another running job still holds (compute sharing) stays allocated
             keep = 0
@@ -434,33 +436,30 @@ class Policy:
                     else:
                         self._extra_jobs[i] = n - 1
             if keep:
-                alloc = mask_to_procset(procset_to_mask(alloc) & ~keep)
-                mask = None
-                if not alloc:
+                mask &= ~keep
+                if not mask:
                     return
-        if mask is None:
-            mask = procset_to_mask(alloc)
+                alloc = mask_to_procset(mask)
         hosts = self.platform.hosts
         computing = HostState.COMPUTING
         awake = 0
-        if not mask & (mask - 1) and mask.bit_length() <= len(hosts):   # one compute host
-            h = hosts[mask.bit_length() - 1]
+        for i in self._compute_ids(alloc, mask):
+            h = hosts[i]
             if h.state == computing:
                 h.state = HostState.IDLE
             if self._awake(h):
-                awake = mask
-        else:
-            last = len(hosts) - 1
-            for first, end in alloc.intervals():
-                for i in range(first, min(end, last) + 1):
-                    h = hosts[i]
-                    if h.state == computing:
-                        h.state = HostState.IDLE
-                    if self._awake(h):
-                        awake |= 1 << i
+                awake |= 1 << i
         self._allocated.set_mask(self._allocated.mask() & ~mask)
         if awake:
             self._available.set_mask(self._available.mask() | awake)
+
+    def _compute_ids(self, alloc: ProcSet, mask: int) -> Iterable[int]:
+        """The ids of ``alloc`` (bit mask ``mask``) that are compute hosts (a storage machine's
+        id comes after them), in increasing order; one host without iterating the ProcSet."""
+        n = len(self.platform.hosts)
+        if not mask & (mask - 1) and mask.bit_length() <= n:
+            return (mask.bit_length() - 1,)
+        return (i for first, end in alloc.intervals() for i in range(first, min(end, n - 1) + 1))
 
     def _on_availability(self, resources: ProcSet, available: bool) -> None:
         """Batsim's external events (``--events``): machines made unavailable take no new job
@@ -511,10 +510,7 @@ class Policy:
             PolicyError: the job is not waiting, or ``hosts`` has not exactly ``job.res`` hosts.
         """
         alloc = as_procset(hosts)
-        if job.state != JobState.SUBMITTED:
-            raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
-        if len(alloc) != job.res:
-            raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {len(alloc)}")
+        self._check_start(job, alloc, len(alloc))
         self._start(job, alloc, procset_to_mask(alloc), extra)
 
     def execute_mask(self, job: Job, mask: int, **extra: Any) -> None:
@@ -531,11 +527,24 @@ class Policy:
         if self._own_execute:
             self.execute(job, alloc, **extra)
             return
+        self._check_start(job, alloc, mask.bit_count())
+        self._start(job, alloc, mask, extra)
+
+    @staticmethod
+    def _check_start(job: Job, alloc: ProcSet, count: int) -> None:
+        """Refuse to start ``job`` unless it waits and ``alloc`` has ``count`` = ``job.res`` hosts."""
         if job.state != JobState.SUBMITTED:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
-        if mask.bit_count() != job.res:
-            raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {len(alloc)}")
-        self._start(job, alloc, mask, extra)
+        if count != job.res:
+            raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {count}")
+
+    def running_mask(self, job: Job) -> int:
+        """The hosts of running ``job`` as a bit mask (bit ``i`` set = host ``i``); 0 when it does
+        not run (EASY's profile reads it for every running job)."""
+        m = self._running_masks.get(job.id)
+        if m is None:
+            m = procset_to_mask(job.allocation) if job.allocation is not None else 0
+        return m
 
     def _start(self, job: Job, alloc: ProcSet, m: int, extra: dict[str, Any]) -> None:
         """The bookkeeping of a job started on ``alloc`` (mask ``m``), and its EXECUTE_JOB."""
@@ -543,7 +552,7 @@ class Policy:
         job.start_time = self.now
         job.allocation = alloc
         self.running[job.id] = job
-        self._alloc_masks[job.id] = m
+        self._running_masks[job.id] = m
         shared = m & self._allocated.mask()
         if shared:  # compute sharing: these hosts already run a job (see _release)
             for i in mask_to_procset(shared):
@@ -552,13 +561,8 @@ class Policy:
         self._allocated.set_mask(self._allocated.mask() | m)
         hosts = self.platform.hosts
         computing = HostState.COMPUTING
-        if not m & (m - 1) and m.bit_length() <= len(hosts):   # one compute host
-            hosts[m.bit_length() - 1].state = computing
-        else:
-            last = len(hosts) - 1
-            for first, end in alloc.intervals():
-                for i in range(first, min(end, last) + 1):
-                    hosts[i].state = computing
+        for i in self._compute_ids(alloc, m):
+            hosts[i].state = computing
         self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=extra))
 
     def reject(self, job: Job) -> None:

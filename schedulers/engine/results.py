@@ -84,12 +84,13 @@ _STATES = ("COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "COMPLETED_WALLTIME_REA
 _STATE_CODE = {s: i for i, s in enumerate(_STATES)}
 
 
-def _alloc_text(alloc: ProcSet) -> str:
-    """``alloc`` as out_jobs.csv writes it (``f"{alloc}"``: ``0-3 7``), quicker for the common
-    allocation of one interval (about 0.5 us instead of 1.1)."""
-    if alloc.count() == 1:
-        lo, hi = alloc.min, alloc.max
-        return str(lo) if lo == hi else f"{lo}-{hi}"
+def _alloc_text(alloc: ProcSet, hosts: Sequence[int]) -> str:
+    """``alloc`` as out_jobs.csv writes it (``f"{alloc}"``: ``0-3 7``); ``hosts`` its ids in
+    increasing order (the job's), from which the common allocation of one interval (first to
+    last all there) is written without reading the ProcSet."""
+    n = len(hosts)
+    if n and hosts[-1] - hosts[0] == n - 1:
+        return f"{hosts[0]}" if n == 1 else f"{hosts[0]}-{hosts[-1]}"
     return f"{alloc}"
 
 
@@ -129,12 +130,7 @@ class DoneJobs:
         if alloc is None:
             alloc_text = ""
         elif type(alloc) is ProcSet:
-            hosts = job.hosts   # (alloc's ids in order: one interval when first to last are all there)
-            n = len(hosts)
-            if n and hosts[-1] - hosts[0] == n - 1:
-                alloc_text = f"{hosts[0]}" if n == 1 else f"{hosts[0]}-{hosts[-1]}"
-            else:
-                alloc_text = _alloc_text(alloc)
+            alloc_text = _alloc_text(alloc, job.hosts)
         else:
             self._other_alloc[row] = alloc
             alloc_text = ""
