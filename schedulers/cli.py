@@ -544,11 +544,17 @@ def cmd_engine(args: argparse.Namespace) -> int:
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
-    from .registry import POLICIES
+    """``gridsched policies``: each registered policy and what it does, in one line; ``gridsched
+    policies NAME``: that policy in full (:func:`schedulers.registry.describe_policy`)."""
+    from .registry import POLICIES, describe_policy, policy_summary
 
-    for name, cls in sorted(POLICIES.items()):
-        doc = (cls.__doc__ or "").strip().splitlines()
-        print(f"{name:12s} {doc[0] if doc else ''}")
+    if args.name is not None:
+        print(describe_policy(args.name))
+        return 0
+    width = max(map(len, POLICIES))
+    for name in sorted(POLICIES):
+        print(f"{name:{width}s}  {policy_summary(POLICIES[name])}")
+    print("\n`gridsched policies NAME` shows a policy's sources and options.")
     return 0
 
 
@@ -657,7 +663,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                           "as Batsim; negative or nan: refused)")
     eng.set_defaults(func=cmd_engine)
 
-    pol = sub.add_parser("policies", help="list the policies")
+    pol = sub.add_parser("policies", help="list the policies, or describe one",
+                         description="Without NAME: every registered policy and what it does. With NAME: what "
+                                     "the policy does, the works it follows, its options (values and defaults).")
+    pol.add_argument("name", nargs="?", metavar="NAME",
+                     help="a registered policy (e.g. easy), or your own as FILE.py:Class or package.module:Class")
     pol.set_defaults(func=cmd_policies)
 
     for name in _MODULE_COMMANDS:

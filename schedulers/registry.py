@@ -64,9 +64,10 @@ def policy_class(name: str) -> type[Policy]:
     registered ones are (options, the three ways to run, campaigns).
 
     Raises:
-        KeyError: unknown name (the message lists the known names and the ``FILE.py:Class``
-            form); a file or module that cannot be found or imported (the message names it,
-            with the error and its line), or whose ``Class`` is missing or not a Policy.
+        KeyError: unknown name (one line: the closest registered name when one is close, else
+            the known names, and the ``FILE.py:Class`` form); a file or module that cannot be
+            found or imported (the message names it, with the error and its line), or whose
+            ``Class`` is missing or not a Policy.
     """
     try:
         return POLICIES[name]
@@ -74,9 +75,74 @@ def policy_class(name: str) -> type[Policy]:
         pass
     if ":" in name:
         return _user_policy(name)
-    known = ", ".join(sorted(POLICIES))
-    raise KeyError(f"unknown policy {name!r}; known policies: {known}; or your own, as FILE.py:Class or "
-                   "package.module:Class") from None
+    raise KeyError(unknown_policy_message(name)) from None
+
+
+def unknown_policy_message(name: str) -> str:
+    """The one-line error for a policy name that is not registered: the closest registered name
+    (:func:`difflib.get_close_matches`, case ignored) when one is close enough, else the list of
+    registered names; and how to name a policy of one's own."""
+    import difflib
+
+    names = sorted(POLICIES)
+    lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(str(name).lower(), list(lower), n=1, cutoff=0.6)
+    if close:
+        hint = f"did you mean {lower[close[0]]!r}? (`gridsched policies` lists them all)"
+    else:
+        hint = f"known policies: {', '.join(names)}"
+    return (f"unknown policy {name!r}; {hint}; a policy of your own is named FILE.py:Class or "
+            "package.module:Class")
+
+
+def policy_summary(cls: type[Policy]) -> str:
+    """What ``cls`` does, in one line: its :attr:`~Policy.summary`, else the first line of its
+    class docstring, else ``""``."""
+    if cls.summary:
+        return " ".join(cls.summary.split())
+    doc = (cls.__doc__ or "").strip().splitlines()
+    return doc[0].strip() if doc else ""
+
+
+def describe_policy(name: str, width: int = 100) -> str:
+    """The text of ``gridsched policies NAME``: what the policy does, the works it follows (full
+    references), its options with the values they take and their defaults, the Batsim features it
+    needs, and where its code is.
+
+    Raises:
+        KeyError: unknown name (see :func:`policy_class`).
+    """
+    import textwrap
+
+    from .core.options import describe_options
+    from .core.policy import batsim_flags
+    from .references import cite
+
+    cls = policy_class(name)
+
+    def para(text: str, indent: str = "  ") -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent) or [indent.rstrip()]
+
+    out = [f"{name}: {cls.__module__}.{cls.__qualname__}", *para(policy_summary(cls) or "(no description)")]
+    out += ["", "Sources:"]
+    refs = cite(cls.references) if cls.references else []
+    for ref in refs:
+        out += textwrap.wrap(ref, width, initial_indent="  - ", subsequent_indent="    ")
+    if not refs:
+        out += para("none cited by the policy")
+    out += ["", "Options (--policy-options JSON object, or a campaign's [[policy]] options):"]
+    for opt, kind, default, doc in describe_options(cls.option_docs):
+        head = f"  {opt}: {kind or 'see the description'}; default: {default or 'see the description'}"
+        out += textwrap.wrap(head, width, subsequent_indent="      ") + para(doc, "      ")
+    if not cls.option_docs:
+        out += para("none")
+    flags = batsim_flags(cls)
+    if flags:
+        out += ["", "Needs Batsim's " + " and ".join(flags) + " (gridsched run and campaigns set them)."]
+    if cls.needs_speeds:
+        out += ["", "Reads host speeds and cores: behind real Batsim, give `gridsched serve --platform FILE`."]
+    out += ["", f"More: the docstring of {cls.__module__} (python -m pydoc {cls.__module__})."]
+    return "\n".join(out)
 
 
 _USER_POLICIES: dict[str, type[Policy]] = {}

@@ -60,6 +60,7 @@ from .events import (
 )
 from .model import Host, HostState, Job, JobState, Platform
 from .model import HostInfoUnknown, PolicyError  # noqa: F401 - re-exported (defined beside Host, which raises them)
+from .options import Option  # noqa: F401 - re-exported: what option_docs values may be
 from . import shutdown as _shutdown
 
 
@@ -235,6 +236,14 @@ class Policy:
 
     #: Name under which the policy is registered (``--policy NAME``).
     name: ClassVar[str] = "policy"
+
+    #: One plain sentence saying what the policy does, shown by ``gridsched policies``; empty: the
+    #: first line of the class docstring is shown instead.
+    summary: ClassVar[str] = ""
+
+    #: The works the policy follows: keys of :data:`schedulers.references.REFERENCES` (``"easy"``,
+    #: ``"hosep"``...), cited in full by ``gridsched policies NAME`` and the documentation.
+    references: ClassVar[tuple[str, ...]] = ()
 
     #: True for a policy that uses host speeds or cores (:attr:`Host.speeds`, :attr:`Host.cores`):
     #: the simulation then stops at SIMULATION_BEGINS with :class:`HostInfoUnknown` when they are
