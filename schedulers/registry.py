@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
@@ -119,11 +120,14 @@ def describe_policy(name: str, width: int = 100) -> str:
     from .references import cite
 
     cls = policy_class(name)
+    user_file = getattr(sys.modules.get(cls.__module__), "__file__", None) \
+        if cls.__module__.startswith(_USER_PREFIX) else None
+    where = f"{user_file}:{cls.__qualname__}" if user_file else f"{cls.__module__}.{cls.__qualname__}"
 
     def para(text: str, indent: str = "  ") -> list[str]:
         return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent) or [indent.rstrip()]
 
-    out = [f"{name}: {cls.__module__}.{cls.__qualname__}", *para(policy_summary(cls) or "(no description)")]
+    out = [f"{name}: {where}", *para(policy_summary(cls) or "(no description)")]
     out += ["", "Sources:"]
     refs = cite(cls.references) if cls.references else []
     for ref in refs:
@@ -141,11 +145,14 @@ def describe_policy(name: str, width: int = 100) -> str:
         out += ["", "Needs Batsim's " + " and ".join(flags) + " (gridsched run and campaigns set them)."]
     if cls.needs_speeds:
         out += ["", "Reads host speeds and cores: behind real Batsim, give `gridsched serve --platform FILE`."]
-    out += ["", f"More: the docstring of {cls.__module__} (python -m pydoc {cls.__module__})."]
+    if not user_file:
+        out += ["", f"More: the docstring of {cls.__module__} (python -m pydoc {cls.__module__})."]
     return "\n".join(out)
 
 
 _USER_POLICIES: dict[str, type[Policy]] = {}
+#: The module name prefix of a policy file imported by path (``FILE.py:Class``).
+_USER_PREFIX = "gridsched_user_"
 
 
 def _user_policy(name: str) -> type[Policy]:
@@ -155,7 +162,6 @@ def _user_policy(name: str) -> type[Policy]:
     if cls is not None:
         return cls
     import importlib.util
-    import sys
     import zlib
     from pathlib import Path
 
@@ -167,7 +173,7 @@ def _user_policy(name: str) -> type[Policy]:
         if not path.is_file():
             raise KeyError(f"policy {name!r}: {where}: no such Python file")
         # the same name in every process (str hashes are salted per process: not hash())
-        modname = f"gridsched_user_{zlib.crc32(str(path).encode()):08x}_{path.stem}"
+        modname = f"{_USER_PREFIX}{zlib.crc32(str(path).encode()):08x}_{path.stem}"
         what = str(path)
         try:
             spec = importlib.util.spec_from_file_location(modname, path)

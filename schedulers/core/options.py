@@ -48,6 +48,10 @@ class Option(str):
         self.default = default
         return self
 
+    def __init__(self, doc: str, type: str = "", default: str = "") -> None:  # noqa: A002
+        # (str is immutable: __new__ did the work; this gives the class its signature)
+        super().__init__()
+
     def __reduce__(self) -> tuple:
         return (Option, (str(self), self.type, self.default))
 
