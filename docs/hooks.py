@@ -7,7 +7,9 @@ A page holds a marker on a line of its own, replaced at build time:
 * ``<!-- generated: policies -->``: every registered policy, its one-line summary, sources and
   options (:data:`schedulers.registry.POLICIES`, ``option_docs``);
 * ``<!-- generated: bibliography -->``: the references of :mod:`schedulers.references`, each
-  under a heading whose anchor is its key (``#osep``, ``#easy``...).
+  under a heading whose anchor is its key (``#osep``, ``#easy``...);
+* ``<!-- generated: generators -->``: the scenario generators campaigns and ``gridsched scenario``
+  use, with their parameters and defaults.
 
 Each generator is a plain function of this module, so tests can call it.
 """
@@ -135,6 +137,19 @@ def policies_reference(bib: str = "../bibliography.md") -> str:
     return "\n".join(out)
 
 
+# -------------------------------------------------------------------------------- generators
+def generators_reference() -> str:
+    """Every registered scenario generator (:data:`schedulers.inputs.generators.GENERATORS`): its
+    name, what it builds and its parameters with their defaults."""
+    from schedulers.inputs.generators import GENERATORS
+
+    out = ["| generator | what it builds | parameters (defaults) |", "|---|---|---|"]
+    for name, gen in GENERATORS.items():
+        params = ", ".join(f"`{k}` = `{v!r}`" for k, v in gen.params.items()) or "none"
+        out.append(f"| `{name}` | {_md(' '.join(gen.doc.split()))} | {params} |")
+    return "\n".join(out)
+
+
 # ------------------------------------------------------------------------------ bibliography
 def bibliography() -> str:
     """The references of :mod:`schedulers.references`, by section, each with its key as anchor.
@@ -160,7 +175,8 @@ def bibliography() -> str:
 
 GENERATORS = {"cli": lambda page: cli_reference(),
               "policies": lambda page: policies_reference(_relative(page, "bibliography.md")),
-              "bibliography": lambda page: bibliography()}
+              "bibliography": lambda page: bibliography(),
+              "generators": lambda page: generators_reference()}
 
 
 def _relative(page: Any, target: str) -> str:

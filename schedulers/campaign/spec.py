@@ -3,6 +3,7 @@
 A campaign file (read with the standard library's :mod:`tomllib`)::
 
     name = "small"                 # default: the file's stem
+    description = "..."            # optional, free text (kept in the campaign's campaign.json)
     seeds = 3                      # seeds 0, 1, 2; or a list: seeds = [7, 11]
     energy = true                  # Batsim's -E (default false)
     compute_sharing = false        # Batsim's --enable-compute-sharing (default false)
