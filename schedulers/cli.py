@@ -609,14 +609,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     eng = sub.add_parser("engine", help="the embedded engine as Batsim's side of the ZMQ protocol",
                          description="Play Batsim (same flags) against an external scheduler over ZeroMQ.")
-    eng.add_argument("-p", "--platform", required=True)
+    eng.add_argument("-p", "--platform", required=True, help="SimGrid platform XML, as Batsim's -p")
     eng.add_argument("-w", "--workload", action="append", default=[],
                      help="Batsim JSON workload (repeatable; none: only the jobs the scheduler registers)")
-    eng.add_argument("-E", "--energy", action="store_true")
-    eng.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
+    eng.add_argument("-E", "--energy", action="store_true",
+                     help="SimGrid's host-energy model: energy columns and out_consumed_energy.csv, "
+                          "out_pstate_changes.csv")
+    eng.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000",
+                     help="ZMQ endpoint of the scheduler to connect to (default tcp://localhost:28000)")
     eng.add_argument("-e", "--export", default="out",
                      help="output prefix, as Batsim: files PREFIX_jobs.csv, ... (default: out)")
-    eng.add_argument("-m", "--master-host", default="master_host")
+    eng.add_argument("-m", "--master-host", default="master_host",
+                     help="the host running Batsim's processes, not a compute resource (default master_host)")
     eng.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
                      help="give hosts a role (master, storage, compute_node), as Batsim: -r h1,h2:storage")
     eng.add_argument("--mmax", default="0", metavar="NB",
@@ -650,8 +654,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      ("--workflow-jobs-limit", {}), ("--ignore-beyond-last-workflow", {"action": "store_true"}),
                      ("--no-sched", {"action": "store_true"})):
         eng.add_argument(flag, help=argparse.SUPPRESS, **kw)   # Batsim's; refused (cmd_engine)
-    eng.add_argument("--enable-compute-sharing", action="store_true")
-    eng.add_argument("--forward-profiles-on-submission", action="store_true")
+    eng.add_argument("--enable-compute-sharing", action="store_true",
+                     help="allow several jobs on one host, sharing its speed as SimGrid does")
+    eng.add_argument("--forward-profiles-on-submission", action="store_true",
+                     help="send each job's profile with its JOB_SUBMITTED")
     eng.add_argument("--enable-dynamic-jobs", action="store_true",
                      help="accept REGISTER_JOB/REGISTER_PROFILE; the run ends after NOTIFY registration_finished")
     eng.add_argument("--acknowledge-dynamic-jobs", action="store_true",

@@ -406,7 +406,7 @@ def test_the_documented_campaign_example_is_valid() -> None:
 
 
 @pytest.mark.skipif(__import__("shutil").which("batsim") is None,
-                    reason="no batsim on PATH (real Batsim 4.2.1; see docs/batsim.md)")
+                    reason="no batsim on PATH (real Batsim 4.2.1; see docs/guides/real-batsim.md)")
 def test_simulator_axis_engine_and_real_batsim_agree(tmp_path: Path) -> None:
     f = write(tmp_path, """
         seeds = 2
