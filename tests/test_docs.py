@@ -152,3 +152,19 @@ def test_the_shortest_job_first_example_is_about_twenty_lines() -> None:
     code = [ln for ln in (EXAMPLES / "sjf.py").read_text(encoding="utf-8").splitlines()
             if ln.strip() and not ln.lstrip().startswith(("#", '"""', "import", "from"))]
     assert len(code) <= 22, len(code)
+
+
+def test_the_campaign_reference_names_every_key_the_reader_accepts() -> None:
+    # docs/reference/campaign-toml.md renders schedulers.campaign.spec's docstring: every key the
+    # reader checks (spec._TOP, [[policy]] and [[scenario]] keys) must be in it
+    import re
+
+    import schedulers.campaign.spec as spec
+
+    doc = spec.__doc__
+    src = (ROOT / "schedulers" / "campaign" / "spec.py").read_text(encoding="utf-8")
+    keys = set(spec._TOP)
+    for group in re.findall(r"c\.keys\(t, \{([^}]*)\}", src):
+        keys |= set(re.findall(r'"([a-z_]+)"', group))
+    missing = sorted(k for k in keys if not re.search(rf"(^|\s|\[|\.){k}\b", doc, re.M))
+    assert not missing, f"keys the campaign reader accepts but its docstring does not show: {missing}"

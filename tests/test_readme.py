@@ -101,3 +101,10 @@ def test_citation_file_is_valid_cff_1_2_0() -> None:
                            "vendor.citation-file-format", str(ROOT / "CITATION.cff")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_test_extra_installs_what_the_documentation_build_needs() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert set(extras["docs"]) <= set(extras["test"])   # CI installs only .[test,pybatsim]

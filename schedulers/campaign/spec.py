@@ -22,7 +22,7 @@ A campaign file (read with the standard library's :mod:`tomllib`)::
     [[scenario]]                   # a platform and workload files (paths relative to this file)...
     name = "nantes"
     platform = "../platforms/g5k_nantes_econome.xml"
-    workloads = ["../workloads/demo_nantes.json"]
+    workloads = ["../workloads/demo_nantes.json"]   # or workload = "FILE" for one
     events = ["failures.txt"]      # optional: Batsim's --events files (machine (un)availability)
     forward_unknown_events = false # optional: Batsim's --forward-unknown-events
     [[scenario]]                   # ... or a registered generator with its parameters
