@@ -1,6 +1,6 @@
-"""The ``gridsched`` command.
+"""gridsched: grid-scheduling policies for Batsim, with an embedded Batsim-compatible engine.
 
-Sub-commands:
+The ``gridsched`` command. Sub-commands:
 
 * ``run``      — the main job: simulate a workload (Batsim JSON, or a SWF/GWF trace converted on
   the fly) on a platform with a policy, on the embedded engine (default) or real Batsim; write
@@ -9,7 +9,7 @@ Sub-commands:
   for any external Batsim scheduler (``gridsched serve``, pybatsim, batsched...).
 * ``serve``    — a policy as an external Batsim scheduler (ZMQ REP server).
 * ``convert``  — trace (SWF, GWF, Batsim JSON) to a validated Batsim workload.
-* ``policies`` — list the registered policies.
+* ``policies`` — list the registered policies, or describe one (``policies NAME``).
 * ``scenario`` — write a registered scenario generator's platform and workload to a folder.
 * ``campaign`` — many simulations on Dask from a TOML file: ``run``, ``status``, ``collect``,
   ``plot``, ``report`` (:mod:`schedulers.campaign`).
