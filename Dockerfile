@@ -3,7 +3,7 @@
 #   docker build -t gridsched .
 #   docker run --rm -p 28000:28000 gridsched serve --policy easy --socket 'tcp://*:28000'
 #
-# docker-compose.yml pairs it with real Batsim 4.x (see docs/batsim.md).
+# docker-compose.yml pairs it with real Batsim 4.x (see docs/guides/real-batsim.md).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -51,7 +51,7 @@ pass plus ``O(log groups + log queue)`` per job looked at, instead of ``O(queue 
 
 Cost (``benchmarks/bench_backlog.py --policies easy,buc-easy --sizes 10000,30000``: jobs of 1-32
 hosts at twice the capacity of 128 hosts, one user and up to 180 walltimes, about 150 groups
-waiting; 2-core machine shared with another session, 2026-11-24, two runs, numbers noisy): engine
+waiting; a shared 2-core machine, two runs, numbers noisy): engine
 time 4.9 s at 10k jobs and 16.0-18.7 s at 30k, 2.5x and 2.6-2.9x EASY in the same invocation
 (``benchmarks/results/backlog_buc.md``); with the re-sorted queue (``backlog_buc_before.md``, one
 run each, same schedules) 37.4 s and 642 s, 18x and 103x EASY.
@@ -63,7 +63,7 @@ from typing import Any, Callable, ClassVar
 
 from .core.grouped_queue import GroupedQueue, MergedView
 from .core.model import Job, JobState
-from .core.policy import option_choice, option_number
+from .core.policy import Option, option_choice, option_number
 from .easy import EASY
 from .fcfs import FCFS
 
@@ -146,14 +146,17 @@ class BUCOrder:
     dynamic_queue_order: ClassVar[bool] = True
 
     option_docs: ClassVar[dict[str, str]] = {
-        "kp": "Kp of eq. 2, weight of Su against the waiting time (s; default 10800; the paper: 1440, 10800)",
-        "su0": "initial score of every user (0-100; default 60)",
-        "rule": "score update after a normally ended job: 'ema' (default) or 'linear'",
-        "alpha": "ema rule: Su += alpha * (100 P - Su) (0-1; default 0.1)",
-        "gain": "linear rule: Su += gain * (P - p0), clamped to 0-100 (>= 0; default 20)",
-        "p0": "linear rule: the neutral precision (0-1; default 0.5)",
-        "work_ref": "gaming mitigation: a job's effect on Su is weighted by min(1, res*walltime/work_ref) "
-                    "(host.s; default 0 = off)",
+        "kp": Option("Kp of eq. 2, the weight of the score Su against the waiting time (the paper uses "
+                     "1440 and 10800)", type="number >= 0 (s)", default="10800"),
+        "su0": Option("initial score Su of every user", type="number in [0, 100]", default="60"),
+        "rule": Option("score update after a job that ended normally: 'ema' is Su += alpha (100 P - Su), "
+                       "'linear' is Su += gain (P - p0) clamped to [0, 100]", type="'ema' or 'linear'",
+                       default="'ema'"),
+        "alpha": Option("step of the 'ema' rule", type="number in [0, 1]", default="0.1"),
+        "gain": Option("step of the 'linear' rule", type="number >= 0", default="20"),
+        "p0": Option("neutral precision of the 'linear' rule", type="number in [0, 1]", default="0.5"),
+        "work_ref": Option("gaming mitigation: a job's effect on Su is weighted by min(1, res x walltime / "
+                           "work_ref); 0: off", type="number >= 0 (host.s)", default="0"),
     }
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
@@ -252,6 +255,9 @@ class BUC(BUCOrder, FCFS):
     """BUC over FCFS (the paper's setting): the queue in Sf order, heads started while they fit."""
 
     name = "buc"
+    summary = ("Orders the queue by BUC's index Sf, which favours users whose walltimes are accurate, and "
+               "starts jobs in that order (no backfilling).")
+    references = ("buc",)
 
 
 class BUCEasy(BUCOrder, EASY):
@@ -269,6 +275,8 @@ class BUCEasy(BUCOrder, EASY):
     """
 
     name = "buc-easy"
+    summary = "BUC's queue order (index Sf) over EASY backfilling."
+    references = ("buc", "easy")
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)

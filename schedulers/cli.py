@@ -1,6 +1,6 @@
-"""The ``gridsched`` command.
+"""gridsched: grid-scheduling policies for Batsim, with an embedded Batsim-compatible engine.
 
-Sub-commands:
+The ``gridsched`` command. Sub-commands:
 
 * ``run``      — the main job: simulate a workload (Batsim JSON, or a SWF/GWF trace converted on
   the fly) on a platform with a policy, on the embedded engine (default) or real Batsim; write
@@ -9,7 +9,7 @@ Sub-commands:
   for any external Batsim scheduler (``gridsched serve``, pybatsim, batsched...).
 * ``serve``    — a policy as an external Batsim scheduler (ZMQ REP server).
 * ``convert``  — trace (SWF, GWF, Batsim JSON) to a validated Batsim workload.
-* ``policies`` — list the registered policies.
+* ``policies`` — list the registered policies, or describe one (``policies NAME``).
 * ``scenario`` — write a registered scenario generator's platform and workload to a folder.
 * ``campaign`` — many simulations on Dask from a TOML file: ``run``, ``status``, ``collect``,
   ``plot``, ``report`` (:mod:`schedulers.campaign`).
@@ -544,11 +544,17 @@ def cmd_engine(args: argparse.Namespace) -> int:
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
-    from .registry import POLICIES
+    """``gridsched policies``: each registered policy and what it does, in one line; ``gridsched
+    policies NAME``: that policy in full (:func:`schedulers.registry.describe_policy`)."""
+    from .registry import POLICIES, describe_policy, policy_summary
 
-    for name, cls in sorted(POLICIES.items()):
-        doc = (cls.__doc__ or "").strip().splitlines()
-        print(f"{name:12s} {doc[0] if doc else ''}")
+    if args.name is not None:
+        print(describe_policy(args.name))
+        return 0
+    width = max(map(len, POLICIES))
+    for name in sorted(POLICIES):
+        print(f"{name:{width}s}  {policy_summary(POLICIES[name])}")
+    print("\n`gridsched policies NAME` shows a policy's sources and options.")
     return 0
 
 
@@ -603,14 +609,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     eng = sub.add_parser("engine", help="the embedded engine as Batsim's side of the ZMQ protocol",
                          description="Play Batsim (same flags) against an external scheduler over ZeroMQ.")
-    eng.add_argument("-p", "--platform", required=True)
+    eng.add_argument("-p", "--platform", required=True, help="SimGrid platform XML, as Batsim's -p")
     eng.add_argument("-w", "--workload", action="append", default=[],
                      help="Batsim JSON workload (repeatable; none: only the jobs the scheduler registers)")
-    eng.add_argument("-E", "--energy", action="store_true")
-    eng.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
+    eng.add_argument("-E", "--energy", action="store_true",
+                     help="SimGrid's host-energy model: energy columns and out_consumed_energy.csv, "
+                          "out_pstate_changes.csv")
+    eng.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000",
+                     help="ZMQ endpoint of the scheduler to connect to (default tcp://localhost:28000)")
     eng.add_argument("-e", "--export", default="out",
                      help="output prefix, as Batsim: files PREFIX_jobs.csv, ... (default: out)")
-    eng.add_argument("-m", "--master-host", default="master_host")
+    eng.add_argument("-m", "--master-host", default="master_host",
+                     help="the host running Batsim's processes, not a compute resource (default master_host)")
     eng.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
                      help="give hosts a role (master, storage, compute_node), as Batsim: -r h1,h2:storage")
     eng.add_argument("--mmax", default="0", metavar="NB",
@@ -644,8 +654,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      ("--workflow-jobs-limit", {}), ("--ignore-beyond-last-workflow", {"action": "store_true"}),
                      ("--no-sched", {"action": "store_true"})):
         eng.add_argument(flag, help=argparse.SUPPRESS, **kw)   # Batsim's; refused (cmd_engine)
-    eng.add_argument("--enable-compute-sharing", action="store_true")
-    eng.add_argument("--forward-profiles-on-submission", action="store_true")
+    eng.add_argument("--enable-compute-sharing", action="store_true",
+                     help="allow several jobs on one host, sharing its speed as SimGrid does")
+    eng.add_argument("--forward-profiles-on-submission", action="store_true",
+                     help="send each job's profile with its JOB_SUBMITTED")
     eng.add_argument("--enable-dynamic-jobs", action="store_true",
                      help="accept REGISTER_JOB/REGISTER_PROFILE; the run ends after NOTIFY registration_finished")
     eng.add_argument("--acknowledge-dynamic-jobs", action="store_true",
@@ -657,7 +669,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                           "as Batsim; negative or nan: refused)")
     eng.set_defaults(func=cmd_engine)
 
-    pol = sub.add_parser("policies", help="list the policies")
+    pol = sub.add_parser("policies", help="list the policies, or describe one",
+                         description="Without NAME: every registered policy and what it does. With NAME: what "
+                                     "the policy does, the works it follows, its options (values and defaults).")
+    pol.add_argument("name", nargs="?", metavar="NAME",
+                     help="a registered policy (e.g. easy), or your own as FILE.py:Class or package.module:Class")
     pol.set_defaults(func=cmd_policies)
 
     for name in _MODULE_COMMANDS:

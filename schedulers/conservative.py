@@ -89,7 +89,7 @@ from bisect import bisect_left, bisect_right, insort
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
-from .core.policy import PolicyOptionError
+from .core.policy import Option, PolicyOptionError
 from .core.model import Job
 from .core.waiting import QueueScan, walltime_key
 from .easy import EASY
@@ -190,10 +190,14 @@ class Conservative(EASY):
     """
 
     name = "conservative"
+    summary = ("Conservative backfilling: every waiting job gets a reservation, and a job may start early only "
+               "when it delays none of them.")
+    references = ("conservative",)
 
     option_docs = {
-        "reservations": "how many waiting jobs, in queue order, get a reservation at each pass "
-                        "(integer >= 1; default: all of them; 1 makes the same decisions as easy)",
+        "reservations": Option("how many waiting jobs, in queue order, get a reservation at each pass; "
+                               "1 makes the same decisions as easy", type="integer >= 1",
+                               default="every waiting job"),
     }
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:

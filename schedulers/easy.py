@@ -83,6 +83,9 @@ class EASY(Policy):
     """
 
     name = "easy"
+    summary = ("First come, first served with EASY backfilling: the first waiting job gets a reservation, and "
+               "later jobs may start early when they do not delay it.")
+    references = ("easy", "conservative")
     forget_finished_jobs = True
 
     #: True when :meth:`queue_key` depends on the state (e.g. BUC's Sf): the queue is then re-sorted

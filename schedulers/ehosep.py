@@ -68,7 +68,7 @@ import math
 from typing import Any
 
 from .core.owner_share import OwnerSharePolicy
-from .core.policy import PolicyOptionError
+from .core.policy import Option, PolicyOptionError
 from .core.power import busy_parts, csp_coefficient, draw, full_load_watts, watt_ranges
 from .core.preemption import Task
 
@@ -89,10 +89,14 @@ class EHOSEP(OwnerSharePolicy):
     """
 
     name = "ehosep"
+    summary = ("HOSEP under a power limit per user: tasks go to the hosts that spend the least energy while "
+               "their user stays within its limit.")
+    references = ("ehosep", "hosep")
     option_docs = {**OwnerSharePolicy.option_docs,
-                   "limits": "power limit per user, percent of the full-load power of the user's own hosts "
-                             "(003 §3.1), e.g. {\"user1\": 120}; default 100 for every user; users who own "
-                             "nothing are not limited"}
+                   "limits": Option("power limit per user, in percent of the full-load power of the user's own "
+                                    "hosts (EHOSEP paper §3.1), e.g. {\"user1\": 120}; users who own nothing are "
+                                    "not limited", type="object: user -> number > 0 (%)",
+                                    default="100 for every user")}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)

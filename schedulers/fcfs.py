@@ -37,6 +37,8 @@ class FCFS(Policy):
     """
 
     name = "fcfs"
+    summary = ("Starts jobs in submission order as soon as enough hosts are free; nothing overtakes the first "
+               "waiting job.")
     forget_finished_jobs = True
 
     #: True when :meth:`queue_key` depends on the state: the queue is then re-sorted by

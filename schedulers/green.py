@@ -46,15 +46,17 @@ from typing import Any
 
 from .core.backfilling import INF, Reservation, ReservationProfile, procset_to_mask
 from .core.model import Job, Platform, PolicyInputError
-from .core.policy import PolicyOptionError, option_flag, option_number
+from .core.policy import Option, PolicyOptionError, option_flag, option_number
 from .easy import EASY
 from .heft import HEFT
 
 OPTION_DOCS = {
-    "delta": "overlap rate Δ in % of the job's walltime (004 eq. 4; number in [0, 100), default 10)",
-    "per_gap": "Δ from the CPU load of the job running during the overlap (004 Fig. 5): "
-               "delta at 0 % load down to delta_min at 100 % (default false)",
-    "delta_min": "Δ (%) of a 100 %-load job when per_gap is true (default 0, <= delta)",
+    "delta": Option("overlap rate Δ of eq. 4, in % of the job's walltime", type="number in [0, 100)",
+                    default="10"),
+    "per_gap": Option("take Δ from the CPU load of the job running during the overlap (Fig. 5): delta at "
+                      "0 % load down to delta_min at 100 %", type="true or false", default="false"),
+    "delta_min": Option("Δ (%) of a job at 100 % CPU load when per_gap is true; at most delta",
+                        type="number in [0, 100)", default="0"),
 }
 
 
@@ -139,6 +141,9 @@ class GreenEASY(_Overlap, EASY):
     """
 
     name = "green-easy"
+    summary = ("EASY backfilling whose gap test lets a job overlap the next one by up to Δ % of its walltime, "
+               "to save energy (the green heuristic; Δ > 0 needs compute sharing).")
+    references = ("green", "easy")
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -193,6 +198,9 @@ class GreenHEFT(_Overlap, HEFT):
     """
 
     name = "green-heft"
+    summary = ("HEFT whose insertion also tries a slot Δ % shorter than the walltime, letting jobs overlap to "
+               "save energy (the green heuristic; Δ > 0 needs compute sharing).")
+    references = ("green", "heft")
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)

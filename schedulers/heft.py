@@ -62,6 +62,9 @@ class HEFT(EASY):
     """
 
     name = "heft"
+    summary = ("HEFT for batch jobs: at each pass the waiting jobs, by decreasing mean cost, are placed where "
+               "they finish earliest, in any idle slot.")
+    references = ("heft",)
     needs_speeds = True
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:

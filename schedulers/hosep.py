@@ -52,7 +52,7 @@ from __future__ import annotations
 from typing import Any
 
 from .core.owner_share import OwnerSharePolicy
-from .core.policy import option_choice
+from .core.policy import Option, option_choice
 from .core.preemption import Task
 
 #: The two readings of line 3 (see the module docstring).
@@ -67,9 +67,13 @@ class HOSEP(OwnerSharePolicy):
     """
 
     name = "hosep"
+    summary = ("OSEP for heterogeneous hosts: shares are counted in computing power (PowerDiff, remaining "
+               "power), not in hosts.")
+    references = ("hosep", "forte2015")
     option_docs = {**OwnerSharePolicy.option_docs,
-                   "condition": "preemption test of line 3: 'omega' (000 Fig. 2: RP_beta,y > PowerDiff_alpha, "
-                                "default) or 'pr_aloc' (001 Fig. 5: PR_Aloc_alpha,y > PR_Preemp_beta,y)"}
+                   "condition": Option("preemption test of line 3: 'omega' is RP_beta,y > PowerDiff_alpha (HOSEP "
+                                       "paper, Fig. 2), 'pr_aloc' is PR_Aloc_alpha,y > PR_Preemp_beta,y (monograph, "
+                                       "Fig. 5)", type="'omega' or 'pr_aloc'", default="'omega'")}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)

@@ -43,6 +43,9 @@ class OSEP(OwnerSharePolicy):
     """OSEP (001 ch. 3), registry name ``osep``; see the module docstring."""
 
     name = "osep"
+    summary = ("Owner-share enforcement: each user gets at least as many hosts as it owns, by preempting the "
+               "tasks of users who use more than their share.")
+    references = ("osep", "forte2015")
 
     def idle_user_order(self, users: list[str]) -> list[str]:
         return sorted(users, key=lambda u: (-self.own.osep_f(u), u))

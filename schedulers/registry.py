@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
@@ -64,9 +65,10 @@ def policy_class(name: str) -> type[Policy]:
     registered ones are (options, the three ways to run, campaigns).
 
     Raises:
-        KeyError: unknown name (the message lists the known names and the ``FILE.py:Class``
-            form); a file or module that cannot be found or imported (the message names it,
-            with the error and its line), or whose ``Class`` is missing or not a Policy.
+        KeyError: unknown name (one line: the closest registered name when one is close, else
+            the known names, and the ``FILE.py:Class`` form); a file or module that cannot be
+            found or imported (the message names it, with the error and its line), or whose
+            ``Class`` is missing or not a Policy.
     """
     try:
         return POLICIES[name]
@@ -74,12 +76,83 @@ def policy_class(name: str) -> type[Policy]:
         pass
     if ":" in name:
         return _user_policy(name)
-    known = ", ".join(sorted(POLICIES))
-    raise KeyError(f"unknown policy {name!r}; known policies: {known}; or your own, as FILE.py:Class or "
-                   "package.module:Class") from None
+    raise KeyError(unknown_policy_message(name)) from None
+
+
+def unknown_policy_message(name: str) -> str:
+    """The one-line error for a policy name that is not registered: the closest registered name
+    (:func:`difflib.get_close_matches`, case ignored) when one is close enough, else the list of
+    registered names; and how to name a policy of one's own."""
+    import difflib
+
+    names = sorted(POLICIES)
+    lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(str(name).lower(), list(lower), n=1, cutoff=0.6)
+    if close:
+        hint = f"did you mean {lower[close[0]]!r}? (`gridsched policies` lists them all)"
+    else:
+        hint = f"known policies: {', '.join(names)}"
+    return (f"unknown policy {name!r}; {hint}; a policy of your own is named FILE.py:Class or "
+            "package.module:Class")
+
+
+def policy_summary(cls: type[Policy]) -> str:
+    """What ``cls`` does, in one line: its :attr:`~Policy.summary`, else the first line of its
+    class docstring, else ``""``."""
+    if cls.summary:
+        return " ".join(cls.summary.split())
+    doc = (cls.__doc__ or "").strip().splitlines()
+    return doc[0].strip() if doc else ""
+
+
+def describe_policy(name: str, width: int = 100) -> str:
+    """The text of ``gridsched policies NAME``: what the policy does, the works it follows (full
+    references), its options with the values they take and their defaults, the Batsim features it
+    needs, and where its code is.
+
+    Raises:
+        KeyError: unknown name (see :func:`policy_class`).
+    """
+    import textwrap
+
+    from .core.options import describe_options
+    from .core.policy import batsim_flags
+    from .references import cite
+
+    cls = policy_class(name)
+    user_file = getattr(sys.modules.get(cls.__module__), "__file__", None) \
+        if cls.__module__.startswith(_USER_PREFIX) else None
+    where = f"{user_file}:{cls.__qualname__}" if user_file else f"{cls.__module__}.{cls.__qualname__}"
+
+    def para(text: str, indent: str = "  ") -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent) or [indent.rstrip()]
+
+    out = [f"{name}: {where}", *para(policy_summary(cls) or "(no description)")]
+    out += ["", "Sources:"]
+    refs = cite(cls.references) if cls.references else []
+    for ref in refs:
+        out += textwrap.wrap(ref, width, initial_indent="  - ", subsequent_indent="    ")
+    if not refs:
+        out += para("none cited by the policy")
+    out += ["", "Options (--policy-options JSON object, or a campaign's [[policy]] options):"]
+    for opt, kind, default, doc in describe_options(cls.option_docs):
+        head = f"  {opt}: {kind or 'see the description'}; default: {default or 'see the description'}"
+        out += textwrap.wrap(head, width, subsequent_indent="      ") + para(doc, "      ")
+    if not cls.option_docs:
+        out += para("none")
+    flags = batsim_flags(cls)
+    if flags:
+        out += ["", "Needs Batsim's " + " and ".join(flags) + " (gridsched run and campaigns set them)."]
+    if cls.needs_speeds:
+        out += ["", "Reads host speeds and cores: behind real Batsim, give `gridsched serve --platform FILE`."]
+    if not user_file:
+        out += ["", f"More: the docstring of {cls.__module__} (python -m pydoc {cls.__module__})."]
+    return "\n".join(out)
 
 
 _USER_POLICIES: dict[str, type[Policy]] = {}
+#: The module name prefix of a policy file imported by path (``FILE.py:Class``).
+_USER_PREFIX = "gridsched_user_"
 
 
 def _user_policy(name: str) -> type[Policy]:
@@ -89,7 +162,6 @@ def _user_policy(name: str) -> type[Policy]:
     if cls is not None:
         return cls
     import importlib.util
-    import sys
     import zlib
     from pathlib import Path
 
@@ -101,7 +173,7 @@ def _user_policy(name: str) -> type[Policy]:
         if not path.is_file():
             raise KeyError(f"policy {name!r}: {where}: no such Python file")
         # the same name in every process (str hashes are salted per process: not hash())
-        modname = f"gridsched_user_{zlib.crc32(str(path).encode()):08x}_{path.stem}"
+        modname = f"{_USER_PREFIX}{zlib.crc32(str(path).encode()):08x}_{path.stem}"
         what = str(path)
         try:
             spec = importlib.util.spec_from_file_location(modname, path)

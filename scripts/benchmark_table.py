@@ -1,26 +1,27 @@
 #!/usr/bin/env python3
-"""The README's table of the scale goals of issue 13, generated from ``benchmarks/results/``.
+"""The scale-goal table of the documentation's performance page (``docs/engine/performance.md``),
+generated from ``benchmarks/results/``.
 
 Each row is one goal, read from the JSON file that its benchmark wrote (the numbers, the date and
 the machine of that run), with the verdict worked out here from the goal's bound; nothing is typed
-by hand, so the README cannot claim what the committed results do not show.
+by hand, so the documentation cannot claim what the committed results do not show.
 
 Usage (from the repository root)::
 
     python scripts/benchmark_table.py            # print the table
-    python scripts/benchmark_table.py --write    # put it in README.md, between the markers
-    python scripts/benchmark_table.py --check    # exit 1 when README.md's table is not this one
+    python scripts/benchmark_table.py --write    # put it in the page, between the markers
+    python scripts/benchmark_table.py --check    # exit 1 when the page's table is not this one
 
 The markers are ``<!-- scale-goals:begin -->`` and ``<!-- scale-goals:end -->``;
 ``tests/test_benchmark_table.py`` runs ``--check``'s comparison on every test run.
 
-Goals (issue 13, "Scale"): a 1M-job trace replayed with energy in under 2 minutes and under 1 GB
+Goals: a 1M-job trace replayed with energy in under 2 minutes and under 1 GB
 (``bench_engine.py --replay``, and ``bench_swf.py`` for a SWF trace converted on the fly); EASY
 within 3x of FCFS on 100k backlogged multi-host jobs and a 1M-job backlogged EASY run under 10
 minutes (``bench_backlog.py``); ``gridsched run`` on 10k jobs, start-up included, at least 10x
 faster than real Batsim driven by a minimal Python FCFS (``bench_startup.py``; one row against an
 optimised Batsim build, ``startup.json``, one against an unoptimised one, ``startup_batsim_debug.json``:
-the reference's speed depends on how Batsim was compiled, see the README).
+the reference's speed depends on how Batsim was compiled, see the performance page).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "engine" / "performance.md"
 BEGIN, END = "<!-- scale-goals:begin -->", "<!-- scale-goals:end -->"
 
 REPLAY_S, REPLAY_MB = 120.0, 1024.0   # a 1M-job trace with energy: under 2 min, under 1 GB
@@ -64,9 +65,6 @@ def replay_row(data: dict) -> tuple[str, str, str]:
     ok = this["wall_s"] < REPLAY_S and this["maxrss_mb"] < REPLAY_MB
     text = (f"{this['wall_s']:.1f} s (engine {this['engine_s']:.1f} s), {this['maxrss_mb']:.0f} MB peak, "
             f"{this['jobs']:,} jobs")
-    others = [f"{Path(r['root']).name} {r['wall_s']:.1f} s" for r in rows[1:]]
-    if others:
-        text += f"; in the same invocation: {', '.join(others)}"
     return text, _verdict(ok), _when(data["meta"])
 
 
@@ -79,11 +77,7 @@ def swf_row(data: dict) -> tuple[str, str, str]:
     ok = all(r["wall_s"] < REPLAY_S and r["maxrss_mb"] < REPLAY_MB for r in this)
     walls = " / ".join(f"{r['wall_s']:.1f}" for r in this)
     text = (f"{walls} s (engine {best['engine_s']:.1f} s), {max(r['maxrss_mb'] for r in this):.0f} MB peak, "
-            f"{best['jobs']:,} jobs, checkout {best.get('checkout', '?')}")
-    others = [r for r in rows if r["root"] != root]
-    if others:
-        text += "; in the same invocation: " + ", ".join(f"{r.get('checkout', Path(r['root']).name)} "
-                                                          f"{r['wall_s']:.1f} s" for r in others)
+            f"{best['jobs']:,} jobs")
     return text, _verdict(ok), _when(data["meta"])
 
 
@@ -148,7 +142,7 @@ GOALS: list[tuple[str, str, Callable[[dict], Any]]] = [
     ("1M backlogged jobs with EASY: < 10 min (engine time)", "backlog", backlog_1m_row),
     ("`gridsched run` on 10k jobs, start-up included, >= 10x faster than real Batsim + minimal Python FCFS "
      "(Batsim optimised: the Docker image's build)", "startup", startup_row),
-    ("the same against an unoptimised Batsim build (meson's default; issue 13's 7-8 s reference matches it)",
+    ("the same against an unoptimised Batsim build (meson's default `debug` build type)",
      "startup_batsim_debug", startup_row),
 ]
 
@@ -168,37 +162,37 @@ def table(results: Path = RESULTS) -> str:
 
 
 def block(text: str) -> str:
-    """The README's block between the markers (markers excluded).
+    """The page's block between the markers (markers excluded).
 
     Raises:
-        ValueError: the README lacks a marker."""
+        ValueError: the page lacks a marker."""
     if BEGIN not in text or END not in text:
-        raise ValueError(f"{README.name}: markers {BEGIN} / {END} not found")
+        raise ValueError(f"{PAGE.name}: markers {BEGIN} / {END} not found")
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="replace the table in README.md")
-    ap.add_argument("--check", action="store_true", help="exit 1 when README.md's table differs")
+    ap.add_argument("--write", action="store_true", help="replace the table in the performance page")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the performance page's table differs")
     args = ap.parse_args(argv)
     new = table()
     if args.write:
-        text = README.read_text(encoding="utf-8")
+        text = PAGE.read_text(encoding="utf-8")
         block(text)   # (the markers must be there)
         head, rest = text.split(BEGIN, 1)
         tail = rest.split(END, 1)[1]
-        README.write_text(f"{head}{BEGIN}\n{new}{END}{tail}", encoding="utf-8")
-        print(f"wrote the table in {README}")
+        PAGE.write_text(f"{head}{BEGIN}\n{new}{END}{tail}", encoding="utf-8")
+        print(f"wrote the table in {PAGE}")
         return 0
     if args.check:
         try:
-            same = block(README.read_text(encoding="utf-8")) == new
+            same = block(PAGE.read_text(encoding="utf-8")) == new
         except ValueError as exc:
             print(f"benchmark_table: {exc}", file=sys.stderr)
             return 1
         if not same:
-            print("benchmark_table: README.md's scale-goal table differs from benchmarks/results/: run "
+            print(f"benchmark_table: {PAGE.name}'s scale-goal table differs from benchmarks/results/: run "
                   "python scripts/benchmark_table.py --write", file=sys.stderr)
             return 1
         return 0

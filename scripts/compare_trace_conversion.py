@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that a trace converted as it is read gives the file the dict path gives, byte for byte.
 
-    python scripts/compare_trace_conversion.py --root /tmp/gridsched-b4469c8
+    python scripts/compare_trace_conversion.py --root /tmp/gridsched-older   # a checkout of another version
 
 For every SWF trace of ``../shared/data/traces/pwa-swf`` (when present) and the fixtures
 ``tests/fixtures/tiny.swf`` and ``tiny.gwf``, under several option sets (the options of

@@ -36,16 +36,13 @@ last error lines, ``disagree`` when one side refuses and the other runs); each c
 arguments and both output folders stay in ``OUT/s<seed>/`` for a closer look. Exit status 1 when
 a case differs or the two sides disagree.
 
-Measured on 2026-11-24 (Batsim 4.2.1 built by hand, meson release, Debian SimGrid 3.32): 1,312
-cases (seeds 1-12, 100-199, 1000-1399, 2000-2799), 1,311 equal once a job's stretch was computed
-in long double and the actors woken in one step posted in wake order, as Batsim does; seed 2304
-differs in the last printed digit of one ``epower`` value (490.833413 against 490.833412).
-``--suite wide``, 2026-11-24 late evening: seeds 1-400 and 1000-1999, 1,395 of 1,400 equal
-(seeds 234 and 1274 fixed since: 1,397 of 1,400, the others are the README's known differences,
-seeds 210, 1161, 1183);
-the basic suite's seeds 2000-2399, 399 of 400. 2026-11-24 night, with ``out_schedule.trace``:
-wide seeds 3300-3499, 197 of 200 (3361: one ``epower`` value; two refused by both); basic
-seeds 1000-1199, 200 of 200.
+Against Batsim 4.2.1 (meson release build, Debian SimGrid 3.32): of 1,312 cases of the basic
+suite (seeds 1-12, 100-199, 1000-1399, 2000-2799), 1,311 equal, seed 2304 differing in the last
+printed digit of one ``epower`` value (490.833413 against 490.833412); of the wide suite's seeds
+1-400 and 1000-1999, 1,397 of 1,400 equal, and of seeds 3300-3499, 197 of 200 (one ``epower``
+value; two refused by both); the basic suite's seeds 1000-1199 with ``out_schedule.trace``, 200 of
+200. The cases that differ are the known differences of the documentation's fidelity page
+(``docs/engine/fidelity.md``).
 """
 
 from __future__ import annotations

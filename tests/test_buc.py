@@ -198,7 +198,7 @@ def test_equal_scores_and_walltimes_give_fcfs_schedule(tmp_path, seed):
 @pytest.mark.parametrize("name", ["buc", "buc-easy"])
 def test_zmq_server_run_equals_in_process_run(tmp_path, name):
     """The same policy behind the ZeroMQ server (`gridsched serve`), driven by the engine playing
-    Batsim, writes the same out_jobs.csv as in-process (real Batsim: see docs/batsim.md)."""
+    Batsim, writes the same out_jobs.csv as in-process (real Batsim: see docs/guides/real-batsim.md)."""
     import socket
     import threading
 

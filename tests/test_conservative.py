@@ -246,8 +246,8 @@ def test_registry_and_command_line_listing(capsys):
         get_policy("conservative", {"depth": 1})
     assert main(["policies"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert ("conservative Conservative backfilling: every queued job gets a reservation; "
-            "none may be delayed.") in lines
+    assert [ln.split(None, 1) for ln in lines if ln.startswith("conservative ")] == [
+        ["conservative", Conservative.summary]]
 
 
 # ------------------------------------------------------------------------------ compression

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.events import Decision, Event
-from ..core.policy import Policy, PolicyError
+from ..core.policy import Option, Policy, PolicyError
 from .protocol import decode_decisions
 
 __all__ = ["ReplayError", "ReplayPolicy", "batsim_messages", "load_transcript", "scheduler_messages"]
@@ -99,9 +99,12 @@ class ReplayPolicy(Policy):
     """
 
     name = "replay"
+    summary = "Answers each Batsim message with the next reply of a recorded transcript (protocol checks)."
     idle_shutdown = False  # plays recorded decisions only (decide is overridden)
-    option_docs = {"transcript": "path of the recorded transcript (.jsonl) whose replies are played",
-                   "check_now": "check each reply's `now` against the recording (bool, default true)"}
+    option_docs = {"transcript": Option("path of the recorded transcript (.jsonl) whose replies are played",
+                                        type="string (a path)", default="none: required"),
+                   "check_now": Option("check each reply's now against the recording", type="true or false",
+                                       default="true")}
 
     def __init__(
         self,

@@ -22,7 +22,7 @@ Output prefix convention: gridsched names outputs ``prefix + "jobs.csv"`` (``out
 same prefix works for both engines.
 
 No ``batsim`` on PATH raises :class:`BatsimNotFound` (a :class:`FileNotFoundError`) that points to
-``docker compose up`` (see ``docs/batsim.md``) and to the embedded engine.
+``docker compose up`` (see ``docs/guides/real-batsim.md``) and to the embedded engine.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ EXIT_GRACE_S = 30.0
 
 _NOT_FOUND_HELP = (
     "Batsim 4.x is not installed here. Either run Batsim in Docker (`docker compose up` with the "
-    "project's docker-compose.yml, see docs/batsim.md), install it (e.g. with Nix: "
+    "project's docker-compose.yml, see docs/guides/real-batsim.md), install it (e.g. with Nix: "
     "https://batsim.readthedocs.io/en/latest/installation.html) and put `batsim` on PATH or pass its "
     "path, or use the embedded Batsim-compatible engine (`gridsched run --engine embedded`, the default)."
 )

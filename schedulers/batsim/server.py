@@ -401,7 +401,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "until SIMULATION_ENDS. Start Batsim with --socket-endpoint pointing here "
                     "(e.g. tcp://localhost:28000).",
     )
-    p.add_argument("--policy", required=True, metavar="NAME", help="policy to run (see the registry)")
+    p.add_argument("--policy", required=True, metavar="NAME", help="the policy to run: a name (see `gridsched policies`), or your own as FILE.py:Class or "
+                        "package.module:Class")
     p.add_argument("--socket", default=DEFAULT_ENDPOINT, metavar="ENDPOINT",
                    help=f"ZMQ endpoint to bind (default {DEFAULT_ENDPOINT})")
     p.add_argument("--policy-options", default=None, metavar="JSON|@FILE",

@@ -120,8 +120,8 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``campaign`` and its sub-commands to the ``gridsched`` parser."""
     p = sub.add_parser("campaign", help="many simulations on Dask: run, status, collect, plot, report",
                        description="Campaigns: policies x scenarios x seeds x option axes, from a TOML file "
-                                   "(format: `python -c 'import schedulers.campaign.spec as s; help(s)'` "
-                                   "or README 'Campaigns').")
+                                   "(format: docs/reference/campaign-toml.md, or "
+                                   "`python -m pydoc schedulers.campaign.spec`).")
     cs = p.add_subparsers(dest="campaign_command", required=True)
 
     r = cs.add_parser("run", help="run what is missing (resumes an interrupted campaign)")
@@ -153,7 +153,8 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
     pl.add_argument("--metric", required=True, help="summary metric, e.g. mean_waiting_time")
     pl.add_argument("--x", default="scenario", help="column on the x axis (default: scenario)")
     pl.add_argument("--hue", default="policy", help="column giving the bars/lines (default: policy; '' for none)")
-    pl.add_argument("--kind", choices=("bar", "line"), default="bar")
+    pl.add_argument("--kind", choices=("bar", "line"), default="bar",
+                    help="grouped bars, or lines over a numeric --x (default bar)")
     pl.set_defaults(func=cmd_plot)
 
     rp = cs.add_parser("report", help="Markdown report with tables, plots and the paper's numbers")

@@ -94,7 +94,7 @@ def jobqueue_cluster(kind: str) -> Any:
         return getattr(dask_jobqueue, JOBQUEUES[kind])()
     except ValueError as exc:  # e.g. cores/memory not configured
         raise CampaignError(f"--jobqueue {kind}: {' '.join(str(exc).split())} (set them in "
-                            "~/.config/dask/jobqueue.yaml, see README 'Campaigns')") from None
+                            "~/.config/dask/jobqueue.yaml, see docs/guides/campaigns.md)") from None
 
 
 def _dask_client(address: str | None, workers: int | None, jobqueue: str | None = None) -> Any:

@@ -3,6 +3,7 @@
 A campaign file (read with the standard library's :mod:`tomllib`)::
 
     name = "small"                 # default: the file's stem
+    description = "..."            # optional, free text (kept in the campaign's campaign.json)
     seeds = 3                      # seeds 0, 1, 2; or a list: seeds = [7, 11]
     energy = true                  # Batsim's -E (default false)
     compute_sharing = false        # Batsim's --enable-compute-sharing (default false)
@@ -21,7 +22,7 @@ A campaign file (read with the standard library's :mod:`tomllib`)::
     [[scenario]]                   # a platform and workload files (paths relative to this file)...
     name = "nantes"
     platform = "../platforms/g5k_nantes_econome.xml"
-    workloads = ["../workloads/demo_nantes.json"]
+    workloads = ["../workloads/demo_nantes.json"]   # or workload = "FILE" for one
     events = ["failures.txt"]      # optional: Batsim's --events files (machine (un)availability)
     forward_unknown_events = false # optional: Batsim's --forward-unknown-events
     [[scenario]]                   # ... or a registered generator with its parameters

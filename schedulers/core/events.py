@@ -85,8 +85,15 @@ class RequestedCall(Event):
 
 @dataclass(slots=True)
 class Notify(Event):
-    """NOTIFY from Batsim (``no_more_static_job_to_submit``, ``no_more_external_event_to_occur``,
-    machine (un)availability events...); ``data`` holds fields other than ``type``."""
+    """NOTIFY from Batsim.
+
+    Attributes:
+        type: ``"no_more_static_job_to_submit"`` (every job of the workload files is submitted),
+            ``"no_more_external_event_to_occur"``, ``"event_machine_unavailable"`` /
+            ``"event_machine_available"`` (external events, with ``resources``), or the type of an
+            event of the user's own forwarded with ``--forward-unknown-events``.
+        data: the other fields of the notification (e.g. ``{"resources": "0-3"}``).
+    """
 
     type: str = ""
     data: dict[str, Any] = field(default_factory=dict)
@@ -94,12 +101,18 @@ class Notify(Event):
 
 @dataclass(slots=True)
 class Answer(Event):
-    """ANSWER to a QUERY; ``data`` e.g. ``{"consumed_energy": 7157.115367}`` (joules)."""
+    """ANSWER to a QUERY.
+
+    Attributes:
+        data: the answers by query, e.g. ``{"consumed_energy": 7157.115367}`` (J).
+    """
 
     data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def consumed_energy(self) -> float | None:
+        """The energy the platform consumed since time 0 (J), when the answer carries it, else
+        None."""
         v = self.data.get("consumed_energy")
         return None if v is None else float(v)
 

@@ -1,8 +1,10 @@
-"""Typed model of a Batsim simulation as a scheduling policy sees it.
+"""Typed model of a Batsim simulation as a scheduling policy sees it: jobs, hosts, the platform.
 
-Units everywhere: times in seconds (float), speeds in flops per second, power in watts, energy in
-joules. Resource (host) ids are Batsim's compute-resource ids: integers from 0, given in
-lexicographic order of host names (observed on Batsim 4.2.1, see ``shared/batsim-4.2.1/README.md``).
+Units everywhere: times in seconds (float, simulation time from 0), speeds in flops per second,
+power in watts, energy in joules. Resource (host) ids are Batsim's compute-resource ids: integers
+from 0, given in lexicographic order of the host names; the master host is not one (Batsim 4.2.1
+behaviour, recorded on real runs). Sets of host ids are :class:`procset.ProcSet` interval sets,
+written like Batsim writes them (``"0-3 7"``).
 """
 
 from __future__ import annotations
@@ -14,20 +16,30 @@ from typing import Any
 
 from procset import ProcSet
 
-#: Batsim's value for "no walltime" in a workload.
 NO_WALLTIME = -1.0
+"""Batsim's value for "no walltime" (:attr:`Job.walltime`): the job may run for ever and is
+never killed for its duration. Test :attr:`Job.has_walltime` rather than comparing."""
 
 
 class JobState(str, enum.Enum):
-    """Life cycle of a job as seen by a policy (Batsim's job states)."""
+    """Life cycle of a job as seen by a policy: Batsim's job states, the values of the
+    ``final_state`` column of ``out_jobs.csv`` and of JOB_COMPLETED's ``job_state``."""
 
     SUBMITTED = "SUBMITTED"
+    """Arrived (JOB_SUBMITTED), waiting: neither started nor rejected."""
     RUNNING = "RUNNING"
+    """Started by the policy (EXECUTE_JOB), not ended yet."""
     COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+    """Ended normally: its profile finished with return code 0."""
     COMPLETED_FAILED = "COMPLETED_FAILED"
+    """Ended with a profile return code ``ret`` > 0."""
     COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"
+    """Killed by Batsim at ``start_time + walltime``."""
     COMPLETED_KILLED = "COMPLETED_KILLED"
+    """Killed by the policy (:meth:`Policy.kill <schedulers.core.policy.Policy.kill>`)."""
     REJECTED = "REJECTED"
+    """Rejected by the policy (:meth:`Policy.reject <schedulers.core.policy.Policy.reject>`); it
+    never runs."""
 
     @property
     def finished(self) -> bool:
@@ -41,21 +53,37 @@ _JOB_FIELDS = frozenset(("id", "subtime", "walltime", "res", "profile"))
 
 @dataclass(slots=True, eq=False)
 class Job:
-    """One job of a Batsim workload.
+    """One job of a Batsim workload, as the policy receives it in JOB_SUBMITTED.
+
+    A workload's job object ``{"id": 3, "subtime": 12.5, "walltime": 600, "res": 4, "profile":
+    "p1", "user": "alice"}`` in workload ``w0`` becomes ``Job(id="w0!3", workload="w0",
+    subtime=12.5, walltime=600.0, res=4, profile="p1", extra={"user": "alice"})``. The base class
+    (:class:`~schedulers.core.policy.Policy`) keeps ``state``, ``start_time``, ``finish_time`` and
+    ``allocation`` up to date; a policy reads them and never sets them.
 
     Attributes:
-        id: full Batsim job id, ``"<workload>!<name>"`` (e.g. ``"w0!3"``).
-        workload: workload name (``"w0"``, ``"w1"``, ...).
-        subtime: submission time (s).
-        walltime: maximum execution time (s); ``-1`` (:data:`NO_WALLTIME`) means none.
-        res: number of requested hosts.
-        profile: profile name (in the job's workload).
-        extra: every other field of the workload's job object (``user``, ``site``, ...), forwarded
-            unchanged by Batsim in JOB_SUBMITTED.
-        profile_data: the profile description when Batsim forwards profiles on submission
-            (``--forward-profiles-on-submission``), else None.
+        id: full Batsim job id, ``"<workload>!<name>"`` (e.g. ``"w0!3"``); unique in a simulation.
+        workload: name of the job's workload: ``"w0"`` for the first ``--workload``, ``"w1"`` for
+            the second...; a job the policy registers (:meth:`~schedulers.core.policy.Policy.
+            register_job`) is in the workload it names.
+        subtime: submission time (s): when the job arrived.
+        walltime: the most the job may run (s): Batsim kills it at ``start_time + walltime``
+            (state ``COMPLETED_WALLTIME_REACHED``). ``-1`` (:data:`NO_WALLTIME`) means none:
+            test :attr:`has_walltime`.
+        res: number of hosts the job needs (>= 1); :meth:`~schedulers.core.policy.Policy.execute`
+            must give it exactly that many.
+        profile: name of the job's profile (what it does: a ``delay``, a parallel computation...)
+            in its workload; its description is :attr:`profile_data` when Batsim forwards it.
+        extra: every other field of the workload's job object (``user``, ``cpu_load``...), as the
+            workload gives it (Batsim forwards them unchanged); ``{}`` when there is none.
+        profile_data: the profile's description (``{"type": "delay", "delay": 90}``...) when
+            Batsim forwards profiles on submission (``--forward-profiles-on-submission``; policies
+            that need it say so in :attr:`~schedulers.core.policy.Policy.requires`), else None.
         raw: the job object exactly as Batsim sent it (kept for exact protocol round trips).
-        state, start_time, finish_time, allocation: what the policy has observed so far.
+        state: where the job is in its life cycle (:class:`JobState`).
+        start_time: when the policy started it (s); None while it has not started.
+        finish_time: when it ended (s, from JOB_COMPLETED); None while it has not ended.
+        allocation: the ids of the hosts it runs or ran on; None while it has not started.
     """
 
     id: str
@@ -74,13 +102,14 @@ class Job:
 
     @property
     def user(self) -> str | None:
-        """The job's owner (workload field ``user``), or None."""
+        """The job's owner: its workload field ``user`` as a string, or None when the job has
+        none (owner-share policies refuse such a job: ``PolicyInputError``)."""
         u = self.extra.get("user")
         return None if u is None else str(u)
 
     @property
     def has_walltime(self) -> bool:
-        """False when the walltime is Batsim's -1 ("no walltime")."""
+        """True when the job has a walltime; False when it is Batsim's ``-1`` ("no walltime")."""
         return self.walltime is not None and self.walltime >= 0
 
     @property
@@ -141,14 +170,20 @@ class Job:
 
 
 class HostState(str, enum.Enum):
-    """Machine states as Batsim's ``out_machine_states.csv`` counts them."""
+    """Machine states as Batsim's ``out_machine_states.csv`` counts them (:attr:`Host.state`)."""
 
     IDLE = "idle"
+    """Awake (in a computation pstate) and running no job."""
     COMPUTING = "computing"
+    """Running at least one job."""
     SLEEPING = "sleeping"
+    """In a sleep pstate (``sleep_pstates``); it runs nothing until woken."""
     SWITCHING_ON = "switching_on"
+    """Waking up: going from its sleep pstate to a computation pstate."""
     SWITCHING_OFF = "switching_off"
+    """Going to sleep: from a computation pstate to its sleep pstate."""
     UNAVAILABLE = "unavailable"
+    """Made unavailable by an external event (``--events``): takes no new job."""
 
 
 #: ``sleep_pstates`` strings already parsed (see :attr:`Host.sleep_pstates`).
@@ -156,19 +191,24 @@ _SLEEP_PSTATES: dict[str, tuple[int, int, int]] = {}
 
 
 class PolicyError(RuntimeError):
-    """A policy asked for something impossible (unknown job, wrong allocation size, host data
-    nobody knows...). Also importable from :mod:`schedulers.core.policy`."""
+    """A policy asked for something impossible: starting a job that is not waiting, or on a
+    number of hosts other than its ``res``, more hosts than are free (:func:`~schedulers.core.
+    policy.first_hosts`)... Raised by the decisions of :class:`~schedulers.core.policy.Policy`,
+    the policy's own mistake: the run stops with the message. Also importable from
+    :mod:`schedulers.core.policy`."""
 
 
 class PolicyInputError(PolicyError):
     """The inputs lack what a policy needs (a job without the ``user`` field an owner-share policy
     reads, hosts without power states, host data Batsim does not send): bad input, reported by
-    ``gridsched`` as one line with exit status 2, not as an internal error."""
+    ``gridsched`` as one line with exit status 2, not as an internal error. A policy raises it
+    (with the file, job or host and what is missing) when it finds such input."""
 
 
 class HostInfoUnknown(PolicyInputError):
     """A policy read host data that Batsim does not send (speeds per pstate, cores) and that no
-    platform file filled in (see :attr:`Host.speeds`)."""
+    platform file filled in (see :attr:`Host.speeds`): the message says to give the platform
+    file (``gridsched serve --platform FILE``)."""
 
 
 #: How to get the host data Batsim does not send (the end of :class:`HostInfoUnknown` messages).
@@ -178,25 +218,31 @@ HOST_INFO_HINT = ("Batsim's SIMULATION_BEGINS does not carry them: give the sche
 
 
 class Host:
-    """One compute resource.
+    """One compute resource (a SimGrid host of the platform file, not the master host).
 
-    Args and attributes:
-        id: Batsim resource id (int, from 0).
-        name: SimGrid host name.
-        speeds: speed of each pstate in flops/s (per core), pstate index = list index. None (or
-            empty) when unknown: Batsim does not send speeds to the scheduler; the embedded engine
-            gives them, and behind real Batsim the transports fill them from the platform file
-            (``gridsched serve --platform FILE``). Reading :attr:`speeds`, :attr:`speed` or
-            :attr:`cores` while unknown raises :class:`HostInfoUnknown` (never a silent 0/None);
-            :attr:`speeds_known` / :attr:`cores_known` test without raising.
-        cores: number of cores (>= 1), None when unknown (same rules as ``speeds``).
-        properties: SimGrid host properties as strings (``wattage_per_state``, ``wattage_off``,
-            ``sleep_pstates``, ``role``, user properties such as ``owner``...).
-        zone_properties: properties of the host's zone.
-        pstate: current pstate index.
+    ``self.platform.hosts[i]`` is the host of id ``i``. The base class keeps :attr:`pstate` and
+    :attr:`state` up to date; a policy reads them and changes them only through its decisions
+    (:meth:`~schedulers.core.policy.Policy.set_pstate`). Hosts compare by identity.
+
+    Attributes:
+        id: Batsim resource id (int, from 0, in lexicographic order of host names).
+        name: SimGrid host name (the ``id`` attribute of its ``<host>``, or a ``<cluster>``'s
+            generated name such as ``node-3.site``).
+        speeds: speed of each pstate in flops/s per core (``speeds[p]`` for pstate ``p``), from the
+            ``speed`` attribute of the platform file (``"100Mf, 50Mf"``). Known in the embedded
+            engine; behind real Batsim only with the platform file (Batsim does not send speeds:
+            ``gridsched serve --platform FILE``). Reading it while unknown raises
+            :class:`HostInfoUnknown`, never a silent 0 or None: test :attr:`speeds_known` first
+            when the policy can do without.
+        cores: number of cores (>= 1), the ``core`` attribute (default 1); same rules as
+            :attr:`speeds` (:attr:`cores_known`). A job part keeps one core busy.
+        properties: the host's ``<prop>`` values as strings: ``wattage_per_state`` (W per pstate,
+            ``"Idle:Epsilon:AllCores, ..."``), ``wattage_off`` (W), ``sleep_pstates``
+            (``"S:OFF:ON"``), ``role``, and the platform's own properties such as ``owner``;
+            ``{}`` when it has none.
+        zone_properties: the ``<prop>`` values of the host's zone (``{}`` when none).
+        pstate: current pstate index (0 unless the platform file gives another ``pstate``).
         state: current :class:`HostState`.
-
-    Hosts compare by identity.
     """
 
     __slots__ = ("id", "name", "_speeds", "_cores", "properties", "zone_properties", "pstate", "state")
@@ -267,12 +313,19 @@ class Host:
 
     @property
     def owner(self) -> str | None:
-        """The host's ``owner`` property (OSEP/HOSEP/BUC grids), or None."""
+        """The host's ``owner`` property (the user who provides it, on the owner-share grids), or
+        None when it has none."""
         return self.properties.get("owner")
 
     @property
     def sleep_pstates(self) -> tuple[int, int, int] | None:
-        """``(sleep, switch_off_virtual, switch_on_virtual)`` from ``sleep_pstates``, or None."""
+        """``(sleep, switch_off_virtual, switch_on_virtual)`` pstate indexes from the property
+        ``sleep_pstates="S:OFF:ON"``, or None when the host has no sleep pstate (it can never be
+        switched off).
+
+        Raises:
+            ValueError: the property is not three integers joined by ``:``.
+        """
         raw = self.properties.get("sleep_pstates")
         if not raw:
             return None
@@ -303,12 +356,16 @@ class Host:
 
 @dataclass(slots=True)
 class Platform:
-    """The compute resources of a simulation, indexed by Batsim id.
+    """The compute resources of a simulation, indexed by Batsim id (``self.platform`` of a
+    policy, known from SIMULATION_BEGINS on; empty before).
 
     Attributes:
-        hosts: hosts in id order (``hosts[i].id == i``).
-        config: Batsim's ``config`` object of SIMULATION_BEGINS (forwarding options, ...).
-        allow_compute_sharing: whether several jobs may share a host.
+        hosts: the compute hosts in id order (``hosts[i].id == i``); ``len(platform)`` is their
+            number. Storage hosts (role ``storage``) are not in it.
+        config: Batsim's ``config`` object of SIMULATION_BEGINS: which of its options are on
+            (``"dynamic-jobs-enabled"``, ``"profiles-forwarded-on-submission"``...).
+        allow_compute_sharing: True when several jobs may share a host (Batsim's
+            ``--enable-compute-sharing``); otherwise a host runs one job at a time.
     """
 
     hosts: list[Host]

@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 from .backfilling import lowest_bits, procset_to_mask
 from .model import Job, JobState
 from .ownership import MissingUserError, Ownership
-from .policy import Policy, PolicyError, PolicyOptionError, option_flag, option_number
+from .policy import Option, Policy, PolicyError, PolicyOptionError, option_flag, option_number
 from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
 
 __all__ = ["OwnerSharePolicy"]
@@ -77,11 +77,15 @@ class OwnerSharePolicy(Policy):
     needs_speeds: ClassVar[bool] = True
     requires: ClassVar[frozenset[str]] = frozenset({"dynamic-jobs", "forward-profiles"})
     option_docs: ClassVar[dict[str, str]] = {
-        "period": "t of the update algorithm (001 Fig. 1 line 1): seconds between decision rounds, "
-                  "rounds at k x t (default 60; 0: a round after every Batsim message)",
-        "maxt": "most preemptions per decision round (001 §3.3.1 L322; default: the number of hosts)",
-        "checkpoint": "keep the completed blocks of a preempted task (001 §3.4 L367, §5.4; default false)",
-        "block": "checkpoint block, seconds of execution on the host that ran it (default 600: 001 §5.4 L604)",
+        "period": Option("seconds between decision rounds (t of the monograph's update algorithm, Fig. 1 "
+                         "line 1), rounds at k x t; 0: a round after every Batsim message",
+                         type="number >= 0 (s)", default="60"),
+        "maxt": Option("most preemptions per decision round (maxt, monograph §3.3.1)",
+                       type="integer >= 0", default="the number of hosts"),
+        "checkpoint": Option("keep the completed blocks of a preempted task (monograph §3.4, §5.4)",
+                             type="true or false", default="false"),
+        "block": Option("checkpoint block: seconds of execution on the host that ran it (monograph §5.4)",
+                        type="number > 0 (s)", default="600"),
     }
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:

@@ -15,16 +15,22 @@ not need are no-ops; unknown event types go to :meth:`Policy.on_unknown_event` a
 default (never a crash). After :meth:`Policy.schedule`, the base runs the idle-host shutdown every
 policy may switch on with the option ``idle_timeout`` (:mod:`schedulers.core.shutdown`).
 
-Writing a policy::
+Writing a policy (the documentation's tutorial has it in full)::
 
     class MyPolicy(Policy):
         name = "mine"
+
+        def __init__(self, options=None):
+            super().__init__(options)
+            self.queue = []
+
         def on_job_submitted(self, job):
             self.queue.append(job)
+
         def schedule(self):
-            while self.queue and self.queue[0].res <= len(self.available):
+            while self.queue and self.queue[0].res <= self.nb_available:
                 job = self.queue.pop(0)
-                self.execute(job, self.pick(self.available, job.res))
+                self.execute(job, first_hosts(self.available, job.res))
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from .events import (
 )
 from .model import Host, HostState, Job, JobState, Platform
 from .model import HostInfoUnknown, PolicyError  # noqa: F401 - re-exported (defined beside Host, which raises them)
+from .options import Option  # noqa: F401 - re-exported: what option_docs values may be
 from . import shutdown as _shutdown
 
 
@@ -213,58 +220,91 @@ def option_choice(policy: str, options: dict[str, Any], key: str, default: str, 
 class Policy:
     """Base class of all policies (see the module docstring).
 
-    Args:
-        options: policy options (``--policy-options`` JSON on the command line).
+    A subclass overrides the event hooks it needs (``on_*``, all no-ops here) and
+    :meth:`schedule`, and decides with :meth:`execute`, :meth:`reject`, :meth:`kill`,
+    :meth:`call_me_later`, :meth:`set_pstate`... Decisions are sent to Batsim in the order they
+    are made, all dated at :attr:`now`. The base class keeps the attributes below up to date
+    before each hook is called; a policy reads them and changes them only through decisions.
 
-    Attributes maintained for subclasses:
-        now: current simulation time (s).
-        platform: :class:`Platform` built from SIMULATION_BEGINS.
-        jobs: every job seen, by id.
-        running: running jobs by id.
-        available: ids of hosts that are awake (computation pstate, not switching) and not
-            allocated to a running job (updated at once by :meth:`execute`).
-        allocated: ids of hosts allocated to running jobs.
-        available_mask, nb_available: :attr:`available` as an ``int`` bit mask and its size,
-            without building a ProcSet (the fast path in hot loops; ``available`` and
-            ``allocated`` are kept as masks and their ProcSets are made when first asked for).
-        no_more_static_jobs: Batsim said ``no_more_static_job_to_submit``.
-        no_more_external_events: Batsim said ``no_more_external_event_to_occur`` (every event of
-            its ``--events`` files has occurred).
-        consumed_energy: last energy (J) answered to a ``consumed_energy`` query, or None.
+    Args:
+        options: the policy's options (``--policy-options`` JSON object on the command line, a
+            campaign's ``options``); every key is one of :attr:`option_docs` (checked by
+            :func:`schedulers.registry.get_policy`). Subclasses read and check them in their
+            constructor (:func:`option_number`, :func:`option_flag`, :func:`option_choice`).
+
+    Raises:
+        PolicyOptionError: a bad ``idle_timeout`` value (subclasses raise it for their own
+            options).
+
+    Attributes:
+        options: the options given (a copy; ``{}`` when none).
+        now: the current simulation time (s): the ``now`` of the Batsim message being handled.
+        platform: the compute hosts (:class:`~schedulers.core.model.Platform`), known from
+            SIMULATION_BEGINS on (:meth:`on_simulation_begins`); empty before.
+        jobs: the jobs seen so far, by id (``"w0!3"``): waiting, running and ended (a policy with
+            :attr:`forget_finished_jobs` drops each ended job after the message reporting it).
+        jobs_seen: how many jobs were ever added to :attr:`jobs`.
+        running: the running jobs, by id.
+        available: ids of the hosts a job may start on now: awake (in a computation pstate, not
+            switching), available (no external event made them unavailable) and running no job.
+            A ``ProcSet``; :meth:`execute` removes the job's hosts at once, a job's end puts them
+            back before :meth:`on_job_completed`.
+        allocated: ids of the hosts that run a job.
+        available_mask: :attr:`available` as an ``int`` bit mask (bit ``i`` set = host ``i``),
+            without building a ProcSet: the fast path for policies that choose hosts on masks.
+        nb_available: the number of hosts in :attr:`available`.
+        no_more_static_jobs: True once Batsim said ``no_more_static_job_to_submit`` (every job of
+            the workload files has been submitted).
+        no_more_external_events: True once Batsim said ``no_more_external_event_to_occur`` (every
+            event of its ``--events`` files has occurred).
+        simulation_ended: True once SIMULATION_ENDS arrived.
+        consumed_energy: the last energy (J) Batsim answered to :meth:`query_consumed_energy`, or
+            None.
     """
 
-    #: Name under which the policy is registered (``--policy NAME``).
     name: ClassVar[str] = "policy"
+    """The name the policy is known by (``--policy NAME`` once registered, messages)."""
 
-    #: True for a policy that uses host speeds or cores (:attr:`Host.speeds`, :attr:`Host.cores`):
-    #: the simulation then stops at SIMULATION_BEGINS with :class:`HostInfoUnknown` when they are
-    #: unknown (real Batsim without ``--platform FILE``) instead of at the first use. Reading them
-    #: while unknown raises it anyway; FCFS and EASY use neither.
+    summary: ClassVar[str] = ""
+    """One plain sentence saying what the policy does, shown by ``gridsched policies``; empty:
+    the first line of the class docstring is shown instead."""
+
+    references: ClassVar[tuple[str, ...]] = ()
+    """The works the policy follows: keys of :data:`schedulers.references.REFERENCES`
+    (``"easy"``, ``"hosep"``...), cited in full by ``gridsched policies NAME`` and the
+    documentation."""
+
     needs_speeds: ClassVar[bool] = False
+    """True for a policy that uses host speeds or cores (:attr:`Host.speeds`, :attr:`Host.cores`):
+    the simulation then stops at SIMULATION_BEGINS with :class:`HostInfoUnknown` when they are
+    unknown (real Batsim without ``--platform FILE``) instead of at the first use. Reading them
+    while unknown raises it anyway; FCFS and EASY use neither."""
 
-    #: The options this policy reads (name -> one-line description, with unit and default).
-    #: :func:`schedulers.registry.get_policy` refuses any other key, so that a typo in an option
-    #: name is an error and not a silently ignored setting; campaigns route option axes by it.
-    #: The base options (``idle_timeout``, :mod:`schedulers.core.shutdown`) are merged into every
-    #: subclass's own ``option_docs`` (:meth:`__init_subclass__`).
     option_docs: ClassVar[dict[str, str]] = dict(_shutdown.OPTION_DOCS)
+    """The options this policy reads: name -> description, a string or an
+    :class:`~schedulers.core.options.Option` (which also gives the values it takes and its
+    default, shown by ``gridsched policies NAME``). :func:`schedulers.registry.get_policy` refuses
+    any other key, so that a misspelt option is an error and not a silently ignored setting;
+    campaigns route option axes by it. The base option ``idle_timeout``
+    (:mod:`schedulers.core.shutdown`) is merged into every subclass's own ``option_docs``."""
 
-    #: False for a policy that does not run the base's idle-host shutdown (``replay``, which
-    #: overrides :meth:`decide`): ``idle_timeout`` is then not one of its options.
     idle_shutdown: ClassVar[bool] = True
+    """False for a policy that does not run the base's idle-host shutdown (``replay``, which
+    overrides :meth:`decide`): ``idle_timeout`` is then not one of its options."""
 
-    #: Batsim features the policy cannot run without (keys of :data:`FEATURES`): ``gridsched run``
-    #: and campaigns switch them on, and at SIMULATION_BEGINS the policy stops with a one-line
-    #: :class:`PolicyError` naming Batsim's flag when Batsim reports one of them off (real Batsim
-    #: behind ``gridsched serve`` started without it).
     requires: ClassVar[frozenset[str]] = frozenset()
+    """Batsim features the policy cannot run without (keys of :data:`FEATURES`:
+    ``"dynamic-jobs"``, ``"forward-profiles"``): ``gridsched run`` and campaigns switch them on,
+    and at SIMULATION_BEGINS the policy stops with a one-line :class:`PolicyError` naming Batsim's
+    flag when Batsim reports one of them off (real Batsim behind ``gridsched serve`` started
+    without it)."""
 
-    #: True for a policy that never looks a job up once it completed (FCFS, EASY and the policies
-    #: built on them): :attr:`jobs` then drops each job that completed at the end of the message
-    #: reporting it (after :meth:`on_job_completed`, :meth:`on_jobs_killed`, :meth:`schedule` and
-    #: the idle-host shutdown), so that a run keeps the waiting and running jobs only, not every
-    #: job of a million-job trace. Rejected jobs stay. :attr:`jobs_seen` counts the jobs anyway.
     forget_finished_jobs: ClassVar[bool] = False
+    """True for a policy that never looks a job up once it completed (FCFS, EASY and the policies
+    built on them): :attr:`jobs` then drops each job that completed at the end of the message
+    reporting it (after :meth:`on_job_completed`, :meth:`on_jobs_killed`, :meth:`schedule` and
+    the idle-host shutdown), so that a run keeps the waiting and running jobs only, not every
+    job of a million-job trace. Rejected jobs stay. :attr:`jobs_seen` counts the jobs anyway."""
 
     #: A subclass overrides :meth:`execute`: :meth:`execute_mask` then goes through it.
     _own_execute: ClassVar[bool] = False
@@ -506,6 +546,17 @@ class Policy:
     def execute(self, job: Job, hosts: ProcSet | Iterable[int] | int, **extra: Any) -> None:
         """Start ``job`` now on ``hosts`` (EXECUTE_JOB).
 
+        The job becomes ``RUNNING`` (``start_time`` = :attr:`now`, ``allocation`` = the hosts) and
+        its hosts leave :attr:`available` at once. Batsim runs the job's profile on them; it ends
+        with JOB_COMPLETED (:meth:`on_job_completed`), at the latest at ``now + walltime``.
+
+        Args:
+            job: a waiting job (state ``SUBMITTED``).
+            hosts: exactly ``job.res`` host ids: a ``ProcSet``, an iterable of ints or one int.
+                They should be in :attr:`available`; a host that runs another job is shared with
+                it (only allowed with Batsim's compute sharing, else Batsim stops the run).
+            extra: other fields of Batsim's EXECUTE_JOB (rarely needed).
+
         Raises:
             PolicyError: the job is not waiting, or ``hosts`` has not exactly ``job.res`` hosts.
         """
@@ -566,25 +617,36 @@ class Policy:
         self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=extra))
 
     def reject(self, job: Job) -> None:
-        """Reject ``job`` (REJECT_JOB); it ends in state REJECTED."""
+        """Reject ``job`` (REJECT_JOB): it never runs and ends in state ``REJECTED``
+        (``out_jobs.csv`` counts it, with ``success`` 0). Policies reject the jobs that could
+        never start, e.g. larger than the platform."""
         job.state = JobState.REJECTED
         self._decisions.append(RejectJob(job_id=job.id))
 
     def kill(self, jobs: Iterable[Job]) -> None:
-        """Kill running jobs (KILL_JOB). Their hosts are freed when JOB_COMPLETED arrives."""
+        """Kill running jobs (KILL_JOB). Each ends ``COMPLETED_KILLED``: Batsim answers with a
+        JOB_COMPLETED per job (:meth:`on_job_completed`, which frees its hosts) and one JOB_KILLED
+        with each job's progress (:meth:`on_jobs_killed`). Nothing is sent for an empty list."""
         ids = [j.id for j in jobs]
         if ids:
             self._decisions.append(KillJobs(job_ids=ids))
 
     def call_me_later(self, at: float) -> None:
-        """Ask Batsim for a REQUESTED_CALL at time ``at`` (s, absolute)."""
+        """Ask Batsim for a REQUESTED_CALL at time ``at`` (s, absolute simulation time):
+        :meth:`on_requested_call`, then :meth:`schedule`, run then. ``at`` must be later than
+        :attr:`now` (Batsim 4.2.1 aborts on a call that is not in the future)."""
         self._decisions.append(CallMeLater(at=float(at)))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
-        """Switch ``hosts`` to ``pstate`` (SET_RESOURCE_STATE).
+        """Switch ``hosts`` to pstate index ``pstate`` (SET_RESOURCE_STATE; needs Batsim's energy
+        model, ``--energy``).
 
-        Switching to a sleep pstate takes the hosts out of :attr:`available` until Batsim reports
-        RESOURCE_STATE_CHANGED back to a computation pstate.
+        A computation pstate changes the hosts' speed (:attr:`Host.speeds`) and power at once.
+        The sleep pstate ``S`` of ``sleep_pstates="S:OFF:ON"`` switches them off: they leave
+        :attr:`available` at once, compute Batsim's one flop at the virtual pstate ``OFF``, then
+        sleep; a sleeping host woken to a computation pstate computes one flop at ``ON`` first.
+        Batsim reports the end of a switch with RESOURCE_STATE_CHANGED
+        (:meth:`on_resource_state_changed`); the hosts are back in :attr:`available` then.
         """
         res = as_procset(hosts)
         for i in res:
@@ -597,11 +659,15 @@ class Policy:
         self._decisions.append(SetResourceState(resources=res, state=str(int(pstate))))
 
     def query_consumed_energy(self) -> None:
-        """Ask for the energy consumed since the start (J); it comes back in :meth:`on_answer`."""
+        """Ask Batsim for the energy the platform consumed since the start (J; needs
+        ``--energy``): the answer comes in the next message, in :meth:`on_answer` and
+        :attr:`consumed_energy`."""
         self._decisions.append(Query(requests={"consumed_energy": {}}))
 
     def notify(self, type_: str, **data: Any) -> None:
-        """Send a NOTIFY event (e.g. ``registration_finished``)."""
+        """Send Batsim a NOTIFY of type ``type_`` with fields ``data``: ``registration_finished``
+        (no more dynamic jobs will be registered: the simulation may end) or
+        ``continue_registration``."""
         self._decisions.append(NotifyBatsim(type=type_, data=dict(data)))
 
     def register_profile(self, workload: str, name: str, profile: dict[str, Any]) -> None:
@@ -634,31 +700,42 @@ class Policy:
         return job_id
 
     def emit(self, decision: Decision) -> None:
-        """Append any raw decision (escape hatch for protocol features without a helper)."""
+        """Send any decision of :mod:`schedulers.core.events` as it is (for protocol features
+        without a method here)."""
         self._decisions.append(decision)
 
     # ----------------------------------------------------------------------------------- callbacks
     def on_simulation_begins(self, platform: Platform) -> None:
-        """The platform is known (hosts, properties such as ``owner``; speeds and cores when the
-        transport knows them, see :attr:`needs_speeds`)."""
+        """The simulation starts (SIMULATION_BEGINS, at time 0): :attr:`platform` and
+        :attr:`available` are known (hosts, properties such as ``owner``; speeds and cores when
+        the transport knows them, see :attr:`needs_speeds`). The place to read the platform once."""
 
     def on_job_submitted(self, job: Job) -> None:
-        """A job arrived."""
+        """``job`` arrived (JOB_SUBMITTED, at ``job.subtime``); it is in :attr:`jobs`, state
+        ``SUBMITTED``. Queue it (or reject it); :meth:`schedule` follows."""
 
     def on_job_completed(self, job: Job) -> None:
-        """A job ended; its hosts are already back in :attr:`available`."""
+        """``job`` ended (JOB_COMPLETED): ``job.state`` says how (``COMPLETED_SUCCESSFULLY``,
+        ``COMPLETED_WALLTIME_REACHED``, ``COMPLETED_KILLED``, ``COMPLETED_FAILED``),
+        ``job.finish_time`` when; its hosts are already back in :attr:`available`."""
 
     def on_jobs_killed(self, jobs: list[Job], progress: dict[str, Any]) -> None:
-        """Jobs were killed as asked; ``progress`` is Batsim's ``job_progress``."""
+        """The jobs :meth:`kill` asked for are killed (JOB_KILLED, after their JOB_COMPLETED).
+        ``progress`` is Batsim's ``job_progress``: job id -> how far its profile went (for a
+        parallel task, ``{"profile": ..., "progress": fraction from 0 to 1}``; for a composed
+        profile, the current stage and its own progress)."""
 
     def on_resource_state_changed(self, hosts: ProcSet, state: str) -> None:
-        """Hosts reached pstate ``state``."""
+        """``hosts`` reached pstate ``state`` (RESOURCE_STATE_CHANGED, the end of a
+        :meth:`set_pstate`; ``state`` is the pstate index as a string). :attr:`available` is
+        already updated."""
 
     def on_requested_call(self) -> None:
-        """A CALL_ME_LATER fired."""
+        """The time asked with :meth:`call_me_later` came (REQUESTED_CALL)."""
 
     def on_answer(self, answer: Answer) -> None:
-        """Batsim answered a QUERY."""
+        """Batsim answered a QUERY (:meth:`query_consumed_energy`): ``answer.data`` such as
+        ``{"consumed_energy": 7157.1}`` (J), also in :attr:`consumed_energy`."""
 
     def on_notify(self, notify: Notify) -> None:
         """Batsim sent a NOTIFY (after the policy's own bookkeeping of it): the end of the static
@@ -675,13 +752,15 @@ class Policy:
         :attr:`available`)."""
 
     def on_simulation_ends(self) -> None:
-        """The simulation is over."""
+        """The simulation is over (SIMULATION_ENDS); no decision is taken any more."""
 
     def on_unknown_event(self, event: Event) -> None:
-        """An event type the policy does not know: ignored."""
+        """An event of a type this version does not model (a :class:`~schedulers.core.events.
+        GenericEvent`): ignored by default, never a crash."""
 
     def schedule(self) -> None:
-        """Called once after every message's events: make queue-based decisions here."""
+        """Called once after the events of every Batsim message (after their hooks), while the
+        simulation runs: make the queue-based decisions here. The base does nothing."""
 
     def hosts_wanted(self) -> int:
         """How many hosts the waiting jobs need now (idle-host shutdown, option ``idle_timeout``:
@@ -718,7 +797,15 @@ class Policy:
 
 
 def first_hosts(available: ProcSet, n: int) -> ProcSet:
-    """The ``n`` lowest ids of ``available`` (the documented default host choice).
+    """The ``n`` lowest ids of ``available`` (FCFS's host choice), e.g. ``first_hosts(ProcSet((2,
+    5), 9), 3)`` is ``ProcSet((2, 4))``.
+
+    Args:
+        available: host ids (usually :attr:`Policy.available`).
+        n: how many (>= 0).
+
+    Returns:
+        A new ProcSet of ``n`` ids.
 
     Raises:
         PolicyError: fewer than ``n`` hosts available.

@@ -79,6 +79,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .backfilling import mask_to_procset, procset_to_mask
+from .options import Option
 from .model import HostInfoUnknown, HostState, Job, JobState, PolicyError, PolicyInputError
 
 if TYPE_CHECKING:
@@ -92,9 +93,9 @@ EPS = 1e-6
 
 #: The base options every policy inherits (merged into each subclass's ``option_docs``).
 OPTION_DOCS = {
-    "idle_timeout": "idle-host shutdown: switch a host with sleep_pstates to its sleep pstate after "
-                    "it has been idle this long (s, >= 0; default: off) and wake sleeping hosts when "
-                    "waiting jobs need them (needs --energy; schedulers/core/shutdown.py)",
+    "idle_timeout": Option("idle-host shutdown: switch a host with sleep_pstates to its sleep pstate after "
+                           "it has been idle this long, and wake sleeping hosts when waiting jobs need them "
+                           "(needs --energy)", type="number >= 0 (s), or null", default="off"),
 }
 
 _SWITCHING = (HostState.SWITCHING_ON, HostState.SWITCHING_OFF)

@@ -111,7 +111,7 @@ def exact_sum(values) -> float:
 #: the exact sums (``tests/test_energy_lazy.py``). Found by ``scripts/compare_with_batsim.py
 #: --suite wide``: 5 of 200 cases on Batsim's 128-host platforms differed from real Batsim in
 #: the last digit of one energy or epower value with the running sum, none with every host read.
-#: Measured (2-core machine, 2026-11-24): 100k one-host jobs (``bench_engine.make_workload``) on
+#: Measured (2-core x86_64 machine): 100k one-host jobs (``bench_engine.make_workload``) on
 #: 128 hosts with energy, whole ``gridsched run``: 13.6 s with every host read, 9.9 s with the
 #: running sum.
 EXACT_HOSTS = 64

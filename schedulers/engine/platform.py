@@ -30,7 +30,7 @@ Batsim semantics (observed on Batsim 4.2.1, ``shared/batsim-4.2.1``):
 Size: a platform has at most :data:`MAX_HOSTS` hosts, more than the nodes of the largest
 supercomputer (Fugaku, 158,976). Each host costs about 2 KB between the platform read here, the
 engine's machine states and the policy's view of the hosts (100,000 hosts: 3 s and 125 MB to
-read, 200 MB peak for a one-job EASY run with energy, measured 2026-11-23), so a ``<cluster
+read, 200 MB peak for a one-job EASY run with energy, measured on a 2-core machine), so a ``<cluster
 radical="0-99999999">`` would need hundreds of gigabytes: it is refused, with the file, the
 cluster and the count, before any host is built.
 

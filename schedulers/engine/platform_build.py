@@ -3,9 +3,9 @@
 :mod:`.platform_dtd` refuses what SimGrid's parser refuses; this module refuses what SimGrid
 refuses next, while it builds the platform from the parsed elements, in document order
 (``src/surf/xml/surfxml_sax_cb.cpp`` reads each element's values, ``src/surf/sg_platf.cpp``
-creates the zones, hosts, links and routes, ``src/kernel/routing/*.cpp`` checks them; sources:
-``git --git-dir=/work/.mirror/simgrid+simgrid/repo show v3.32:<path>``). Real Batsim 4.2.1 aborts
-at start on each of these (outcomes recorded 2026-11-24, ``tests/test_platform_build.py``), and
+creates the zones, hosts, links and routes, ``src/kernel/routing/*.cpp`` checks them; SimGrid's
+sources at tag ``v3.32``). Real Batsim 4.2.1 aborts at start on each of these (outcomes recorded
+in ``tests/test_platform_build.py``), and
 :func:`check_build` refuses them in one line naming the file, the line of the element, the
 element and what is wrong, quoting SimGrid's words:
 

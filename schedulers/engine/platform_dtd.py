@@ -43,8 +43,8 @@ attribute values other than enumerations, and what SimGrid checks after the pars
 naming a host not yet declared, several root zones holding hosts, an empty ``<zoneRoute>``...:
 :mod:`.platform_build`).
 
-Sources: the DTD above, and the outcomes recorded on real Batsim 4.2.1 (SimGrid 3.32) on
-2026-11-24, one malformed variant per case (``tests/test_platform_dtd.py`` keeps them). The
+Sources: the DTD above, and the outcomes recorded on real Batsim 4.2.1 (SimGrid 3.32), one
+malformed variant per case (``tests/test_platform_dtd.py`` keeps them). The
 automata were compared state by state with the parser compiled from SimGrid 3.32's
 ``simgrid_dtd.c`` (every element, every child tag, every attribute and enumeration value), and
 9,500 random documents gave the same verdict and the same error line on both. The first error in
@@ -98,7 +98,7 @@ _TOP = ("include", "cluster", "cabinet", "peer", "AS", "zone") + _TR
 # alternative too), but the parser FleXML built from it for SimGrid 3.32 commits to one alternative
 # at the first element after the props, including the elements both alternatives share: the
 # automata below are that parser's (simgrid_dtd.c of SimGrid 3.32, compiled and run state by
-# state, 2026-11-24; checked on real Batsim 4.2.1). In a <zone>, a <link>, <backbone>, <include>
+# state; checked on real Batsim 4.2.1). In a <zone>, a <link>, <backbone>, <include>
 # or <cabinet> first makes a zone of hosts (sub-zones after it are refused), a trace first a zone
 # of traces only, and a trace ends the sub-zones (no <zoneRoute> after it). An <AS> differs:
 # after its props, a link makes it a zone of sub-zones; without props, a trace first makes a

@@ -48,7 +48,7 @@ CHUNK = 1 << 20
 #: A plain (not compressed) file at most this big (bytes) is parsed at once by ``read_json``:
 #: its objects take about 6 times its size (50 MB for an 8 MB, 60,000-job file), and parsing at
 #: once in C is about 5 times faster than reading piece by piece (10,000 jobs: 0.03 s against
-#: 0.13 s with the checks; ``gridsched run``'s start-up, issue 13).
+#: 0.13 s with the checks; this matters to ``gridsched run``'s start-up).
 WHOLE_FILE_BYTES = 8 << 20
 
 _WS = re.compile(r"[ \t\n\r]*")  # JSON whitespace, as json.decoder.WHITESPACE

@@ -1,0 +1,170 @@
+"""The documentation site: it builds with warnings as errors, its generated pages hold what the
+code defines, and the tutorial's policies (``docs/examples/``) give the start times that
+``docs/tutorial/writing-a-policy.md`` works out by hand."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from schedulers.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "docs" / "examples"
+PLATFORM = EXAMPLES / "four_hosts.xml"
+WORKLOAD = EXAMPLES / "tutorial.json"
+
+_spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+hooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hooks)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built as the documentation says (``mkdocs build --strict``), into a temporary folder."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
+    assert took < 120, f"the documentation build took {took:.0f} s"
+    return out
+
+
+def _text(site: Path, page: str) -> str:
+    return (site / page / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_site_builds_strictly_and_every_nav_page_is_there(site: Path) -> None:
+    import yaml
+
+    def pages(nav):
+        for item in nav:
+            for v in (item.values() if isinstance(item, dict) else [item]):
+                yield from (pages(v) if isinstance(v, list) else [v])
+
+    class Loader(yaml.SafeLoader):   # mkdocs.yml may use !!python tags; none are needed here
+        pass
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)["nav"]
+    for md in pages(nav):
+        html = site / (md.removesuffix(".md").removesuffix("index") + "/index.html").lstrip("/")
+        assert html.is_file(), f"{md}: no page built at {html}"
+
+
+def test_the_cli_reference_has_every_command_and_option(site: Path) -> None:
+    from schedulers.cli import build_parser
+    import argparse
+
+    html = _text(site, "reference/cli")
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        assert f"gridsched {name}" in html, name
+        for action in p._actions:
+            if action.help == argparse.SUPPRESS:
+                continue
+            for flag in action.option_strings:
+                assert flag in html, f"gridsched {name} {flag} is not in the CLI reference"
+
+
+def test_the_policy_reference_lists_every_policy_and_option(site: Path) -> None:
+    from schedulers.registry import POLICIES
+
+    html = _text(site, "reference/policies")
+    for name in POLICIES:
+        assert f'id="{name}"' in html, name
+        for opt in POLICIES[name].option_docs:
+            assert f"<code>{opt}</code>" in html, (name, opt)
+
+
+def test_the_bibliography_has_the_anchors_the_pages_link_to(site: Path) -> None:
+    html = _text(site, "bibliography")
+    for key in ("osep", "hosep", "ehosep", "buc", "green", "easy", "conservative", "heft"):
+        assert f'id="{key}"' in html, key
+
+
+def test_every_built_in_option_says_its_values_and_default() -> None:
+    from schedulers.core.options import describe_options
+    from schedulers.registry import POLICIES
+
+    for name in POLICIES:
+        for opt, kind, default, doc in describe_options(POLICIES[name].option_docs):
+            assert kind and default and doc, f"policy {name!r}, option {opt!r}: values, default or text missing"
+
+
+def test_an_unknown_marker_is_an_error_not_an_empty_page() -> None:
+    assert "gridsched run" in hooks.expand("<!-- generated: cli -->")
+    with pytest.raises(ValueError, match="unknown generated section 'clii'"):
+        hooks.expand("<!-- generated: clii -->")
+
+
+# ----------------------------------------------------------------------------------- the tutorial
+def _starts(tmp_path: Path, policy: str, *options: str) -> dict[str, float]:
+    out = tmp_path / policy.replace("/", "_").replace(":", "_")
+    code = main(["run", "--policy", policy, "-p", str(PLATFORM), "-w", str(WORKLOAD), "-o", str(out),
+                 "--no-progress", *options])
+    assert code == 0
+    with open(out / "out_jobs.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["final_state"] for r in rows} == {"COMPLETED_SUCCESSFULLY"}
+    return {r["job_id"]: float(r["starting_time"]) for r in rows}
+
+
+# Start times (s) worked out by hand on the tutorial page (jobs 1 and 2 start at 0 s under every
+# policy; job 3 needs the four hosts and starts when job 1 ends, 590 s).
+TUTORIAL = [
+    ("fcfs", (), {"4": 780.0, "5": 780.0}),
+    ("docs/examples/sjf.py:ShortestJobFirst", (), {"4": 780.0, "5": 90.0}),
+    ("easy", (), {"4": 90.0, "5": 330.0}),
+    ("docs/examples/easy_sjf.py:EasySJF", (), {"4": 230.0, "5": 90.0}),
+    ("docs/examples/easy_ordered.py:EasyOrdered", (), {"4": 230.0, "5": 90.0}),
+    ("docs/examples/easy_ordered.py:EasyOrdered", ("--policy-options", '{"by": "hosts"}'), {"4": 90.0, "5": 330.0}),
+]
+
+
+@pytest.mark.parametrize("policy, options, later", TUTORIAL)
+def test_the_tutorial_policies_start_the_jobs_when_the_page_says(tmp_path, monkeypatch, policy, options, later):
+    monkeypatch.chdir(ROOT)   # the page's commands run from the project folder
+    starts = _starts(tmp_path, policy, *options)
+    assert starts == {"1": 0.0, "2": 0.0, "3": 590.0, **later}
+
+
+def test_the_tutorial_option_refuses_a_value_it_does_not_know(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "--policy", "docs/examples/easy_ordered.py:EasyOrdered", "--policy-options",
+                 '{"by": "area"}', "-p", str(PLATFORM), "-w", str(WORKLOAD), "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err == ("gridsched: error: policy 'easy-ordered': option 'by' must be one of 'walltime', 'hosts', "
+                   "got 'area'")
+
+
+def test_the_shortest_job_first_example_is_about_twenty_lines() -> None:
+    code = [ln for ln in (EXAMPLES / "sjf.py").read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.lstrip().startswith(("#", '"""', "import", "from"))]
+    assert len(code) <= 22, len(code)
+
+
+def test_the_campaign_reference_names_every_key_the_reader_accepts() -> None:
+    # docs/reference/campaign-toml.md renders schedulers.campaign.spec's docstring: every key the
+    # reader checks (spec._TOP, [[policy]] and [[scenario]] keys) must be in it
+    import re
+
+    import schedulers.campaign.spec as spec
+
+    doc = spec.__doc__
+    src = (ROOT / "schedulers" / "campaign" / "spec.py").read_text(encoding="utf-8")
+    keys = set(spec._TOP)
+    for group in re.findall(r"c\.keys\(t, \{([^}]*)\}", src):
+        keys |= set(re.findall(r'"([a-z_]+)"', group))
+    missing = sorted(k for k in keys if not re.search(rf"(^|\s|\[|\.){k}\b", doc, re.M))
+    assert not missing, f"keys the campaign reader accepts but its docstring does not show: {missing}"
