@@ -196,13 +196,12 @@ def _refuse_oversized(w: _Prepared, nb_hosts: int) -> None:
     the embedded engine's loader does (the rest of the workload is left to real Batsim, which may
     run profiles the engine does not). Raises WorkloadError (file, job, sizes)."""
     from .engine.workload import oversized
+    from .inputs.errors import WorkloadError
+    from .inputs.jsonfile import read_json
 
     data = w.data
     if data is None:
-        try:
-            data = json.loads(Path(w.staged or w.source).read_bytes())
-        except (OSError, ValueError, RecursionError):
-            return  # unreadable: real Batsim says why
+        data = read_json(w.staged or w.source, WorkloadError, "workload")   # (strict: repeated keys...)
     jobs = data.get("jobs") if isinstance(data, dict) else None
     for j in jobs if isinstance(jobs, list) else ():
         res = j.get("res") if isinstance(j, dict) else None

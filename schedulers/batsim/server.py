@@ -29,7 +29,6 @@ Command line (registered by :func:`add_serve_parser`)::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -349,21 +348,20 @@ def serve(
 
 # ------------------------------------------------------------------------------ command line
 def _policy_options(text: str | None) -> dict[str, Any]:
+    from ..inputs.jsonfile import loads_strict, read_json
+
     if text is None or text == "":
         return {}
     if text.startswith("@"):
         path = Path(text[1:])
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"cannot read policy options file {str(path)!r}: {exc.strerror or exc}") from None
+            opts = read_json(path, ValueError, "policy options file")   # (strict: see inputs.jsonfile)
+        except ValueError as exc:
+            raise ValueError(f"cannot read the policy options file: {exc}") from None
         origin = f"file {str(path)!r}"
     else:
         origin = "--policy-options"
-    try:
-        opts = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{origin} is not valid JSON ({exc}): {text[:200]!r}") from None
+        opts = loads_strict(text, f"{origin} is not valid JSON")
     if not isinstance(opts, dict):
         raise ValueError(f"{origin} must be a JSON object such as '{{\"key\": 1}}', got {type(opts).__name__}")
     return opts

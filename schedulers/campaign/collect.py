@@ -9,7 +9,6 @@ DataFrames and empty cells in the CSV files, never the text ``nan``.
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
 from pathlib import Path
 from typing import Any, Iterable
@@ -30,15 +29,15 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-finite number {name} (not strict JSON)")
-
-
 def _read_json(path: Path) -> Any:
+    """``path`` read as strict JSON (:mod:`schedulers.inputs.jsonfile`: no NaN or Infinity, no
+    number too large for a double, no repeated key)."""
+    from ..inputs.jsonfile import read_json
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise CampaignError(f"{path}: not a valid JSON file ({_one_line(exc)})") from None
+        return read_json(path, ValueError, "campaign record")
+    except ValueError as exc:
+        raise CampaignError(f"not a valid JSON file: {exc}") from None
 
 
 def load_manifest(out_dir: str | Path) -> dict | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..inputs.jsonfile import read_json
 from .errors import CampaignError
 
 MANIFEST_FORMAT = "gridsched-campaign/1"
@@ -108,9 +109,9 @@ class ResultStore:
         """One record. Raises CampaignError naming the file when it is not a record."""
         p = self.path(run_id)
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CampaignError(f"{p}: not a readable run record ({exc})") from None
+            rec = read_json(p, ValueError, "run record")   # (strict: no NaN, no repeated key...)
+        except ValueError as exc:
+            raise CampaignError(f"not a readable run record: {exc}") from None
         if not isinstance(rec, dict) or rec.get("id") != run_id or "status" not in rec:
             raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status)")
         return rec
@@ -129,13 +130,13 @@ class ResultStore:
     def read_manifest(self) -> dict[str, Any]:
         """The manifest. Raises CampaignError when the folder has none (not a campaign folder)."""
         p = self.out / "campaign.json"
-        try:
-            m = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not p.exists():
             raise CampaignError(f"{self.out}: not a campaign output folder (no campaign.json); "
-                                "run `gridsched campaign run FILE --out DIR` first") from None
-        except (OSError, ValueError) as exc:
-            raise CampaignError(f"{p}: unreadable manifest ({exc})") from None
+                                "run `gridsched campaign run FILE --out DIR` first")
+        try:
+            m = read_json(p, ValueError, "manifest")
+        except ValueError as exc:
+            raise CampaignError(f"unreadable manifest: {exc}") from None
         if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
             raise CampaignError(f"{p}: not a gridsched campaign manifest (format {MANIFEST_FORMAT!r})")
         return m
