@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.events import Decision, Event
-from ..core.policy import Policy, PolicyError
+from ..core.policy import Policy, PolicyError, PolicyOptionError
 from ..inputs.jsonfile import loads_strict, regular_file
 from .protocol import decode_decisions
 
@@ -93,7 +93,7 @@ class ReplayPolicy(Policy):
     Raises:
         ReplayError: (from :meth:`decide`) no recorded reply left, or ``now`` mismatch.
         ProtocolError: (from the constructor) a recorded reply is malformed.
-        ValueError: no transcript given.
+        PolicyOptionError (a ValueError): no transcript given, or it cannot be read.
     """
 
     name = "replay"
@@ -114,11 +114,15 @@ class ReplayPolicy(Policy):
         if recorded is None:
             recorded = self.options.get("transcript")
             if recorded is None:
-                raise ValueError("ReplayPolicy needs a transcript path or a list of recorded replies "
-                                 "(option 'transcript')")
+                raise PolicyOptionError("policy 'replay' needs a transcript path or a list of recorded replies "
+                                        "(option 'transcript')")
         if isinstance(recorded, (str, os.PathLike)):
             self.source = str(recorded)
-            messages: list[Any] = scheduler_messages(recorded)
+            try:
+                messages: list[Any] = scheduler_messages(recorded)
+            except OSError as exc:   # (a bad option value: bad input, not the policy's failure)
+                raise PolicyOptionError(f"policy 'replay': option 'transcript': {recorded}: cannot read it: "
+                                        f"{exc.strerror or exc}") from None
         else:
             self.source = "<list>"
             messages = list(recorded)
