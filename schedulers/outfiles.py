@@ -27,13 +27,17 @@ WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, er
 class OutputWriteError(OSError):
     """An output file could not be written (disk full, quota exceeded, I/O error, file too
     large): the message is one line naming the file; nothing partly written is left under its
-    name. Exit status 4 (:data:`schedulers.exits.NOT_WRITTEN`)."""
+    name. Exit status 4 (:data:`schedulers.exits.NOT_WRITTEN`). ``errno`` and ``filename`` are
+    set; the text is the message alone."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def not_written(path: str | os.PathLike[str], exc: OSError) -> OutputWriteError:
     """The :class:`OutputWriteError` of ``path`` for the failure ``exc`` (same ``errno``)."""
-    err = OutputWriteError(exc.errno, f"{path}: cannot write the file: {exc.strerror or exc}")
-    err.filename = str(path)
+    err = OutputWriteError(f"{path}: cannot write the file: {exc.strerror or exc}")
+    err.errno, err.strerror, err.filename = exc.errno, exc.strerror, str(path)
     return err
 
 
