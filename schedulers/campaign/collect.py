@@ -325,20 +325,28 @@ def write_tables(out_dir: str | Path, table: pd.DataFrame, summary: pd.DataFrame
                  fmt: str = "csv") -> tuple[Path, Path]:
     """Write ``runs.csv`` or ``runs.parquet`` and ``summary.csv`` into ``out_dir``.
 
+    Each file is written whole or not at all (:func:`schedulers.outfiles.atomic_output`).
+
     Raises:
         CampaignError: unknown format; Parquet without pyarrow.
+        OutputWriteError: a file could not be written (disk full...), named.
     """
+    from ..outfiles import atomic_output
+
     if fmt not in ("csv", "parquet"):
         raise CampaignError(f"unknown table format {fmt!r}; expected 'csv' or 'parquet'")
     out = Path(out_dir)
     runs_path = out / f"runs.{fmt}"
     if fmt == "parquet":
         _require_pyarrow()
-        table.to_parquet(runs_path, engine="pyarrow", index=False)
+        with atomic_output(runs_path, "wb") as f:
+            table.to_parquet(f, engine="pyarrow", index=False)
     else:
-        table.to_csv(runs_path, index=False, lineterminator="\n")
+        with atomic_output(runs_path, newline="") as f:
+            table.to_csv(f, index=False, lineterminator="\n")
     summary_path = out / "summary.csv"
-    summary.to_csv(summary_path, index=False, lineterminator="\n")
+    with atomic_output(summary_path, newline="") as f:
+        summary.to_csv(f, index=False, lineterminator="\n")
     return runs_path, summary_path
 
 
