@@ -60,6 +60,15 @@ def run_args(tmp: Path, w: Path, *more: object, policy: str = "fcfs", out: str =
     return ["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp / out, "--no-progress", *more]
 
 
+def campaign_file(tmp: Path, *policies: str) -> Path:
+    """A campaign of ``policies`` on a two-job workload of HETERO, one seed."""
+    w = workload(tmp / "w.json")
+    toml = tmp / "c.toml"
+    toml.write_text('name = "c"\nseeds = 1\n' + "".join(f'[[policy]]\nname = "{p}"\n' for p in policies)
+                    + f'[[scenario]]\nname = "s"\nplatform = "{HETERO}"\nworkloads = ["{w}"]\n')
+    return toml
+
+
 # ------------------------------------------------------------------ a key twice in a JSON object
 DUP_JOB = ('{"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "res": 2, "profile": "d"}], '
            '"profiles": {"d": {"type": "delay", "delay": 3}}}')
@@ -273,26 +282,10 @@ def test_a_failing_policy_in_serve_is_one_line_and_refused_messages_stop_before_
         _exchange(policy, msg(4, completed("w0!1")))
 
 
-CAMPAIGN = '''name = "c"
-[[policy]]
-name = "{user}:Exits"
-[[policy]]
-name = "{user}:Raises"
-[[policy]]
-name = "fcfs"
-[[scenario]]
-name = "s"
-platform = "{platform}"
-workloads = ["{workload}"]
-'''
-
-
 @pytest.mark.parametrize("serial", [True, False], ids=["serial", "dask"])
 def test_a_campaign_records_a_failing_policy_and_goes_on_one_line_per_run(tmp_path: Path, user: Path,
                                                                             serial: bool) -> None:
-    w = workload(tmp_path / "w.json")
-    toml = tmp_path / "c.toml"
-    toml.write_text(CAMPAIGN.format(user=user, platform=HETERO, workload=w))
+    toml = campaign_file(tmp_path, f"{user}:Exits", f"{user}:Raises", "fcfs")
     out = tmp_path / "cout"
     proc = subprocess.run([sys.executable, "-m", "schedulers.cli", "campaign", "run", str(toml), "--out", str(out),
                            "--no-progress", *(["--serial"] if serial else ["--workers", "1"])],
@@ -337,10 +330,7 @@ def test_sigterm_is_handled_as_ctrl_c(tmp_path: Path, user: Path) -> None:
 
 # ------------------------------------------------------------------ two runners on one folder
 def test_one_campaign_runner_per_folder_and_a_dead_holder_is_taken_over(tmp_path: Path) -> None:
-    w = workload(tmp_path / "w.json")
-    toml = tmp_path / "c.toml"
-    toml.write_text(f'name = "c"\n[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "s"\nplatform = "{HETERO}"\n'
-                    f'workloads = ["{w}"]\n')
+    toml = campaign_file(tmp_path, "fcfs")
     out = tmp_path / "cout"
     holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom schedulers.campaign.store import ResultStore\n"
                                f"with ResultStore({str(out)!r}).locked():\n    print('held', flush=True)\n"
@@ -379,10 +369,7 @@ def test_event_times_are_bounded_and_event_errors_name_the_file_and_line(tmp_pat
 
 # ------------------------------------------------------------------- campaign collect, non-finite
 def test_collect_refuses_a_record_with_a_non_finite_value_by_name(tmp_path: Path) -> None:
-    w = workload(tmp_path / "w.json")
-    toml = tmp_path / "c.toml"
-    toml.write_text(f'name = "c"\nseeds = 1\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "easy"\n'
-                    f'[[scenario]]\nname = "s"\nplatform = "{HETERO}"\nworkloads = ["{w}"]\n')
+    toml = campaign_file(tmp_path, "fcfs", "easy")
     out = tmp_path / "cout"
     assert run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])[0] == 0
     rec = sorted((out / "results").glob("*.json"))[0]
