@@ -755,8 +755,8 @@ def _epilog() -> str:
     """The exit-status table of ``gridsched --help`` (:data:`schedulers.exits.STATUSES`)."""
     import textwrap
 
-    rows = "\n".join(textwrap.fill(text, 79, break_on_hyphens=False, initial_indent=f"  {code:>3}  ", subsequent_indent=" " * 7)
-                     for code, text in STATUSES)
+    rows = "\n".join(textwrap.fill(text, 79, break_on_hyphens=False, initial_indent=f"  {code:>3}  ",
+                                   subsequent_indent=" " * 7) for code, text in STATUSES)
     return f"exit status:\n{rows}"
 
 

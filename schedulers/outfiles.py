@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -59,7 +58,7 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "w", *, fsync: bool 
             raised as it is, the temporary file removed.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         f = open(tmp, mode, encoding=None if "b" in mode else "utf-8", newline=newline)
     except OSError as exc:

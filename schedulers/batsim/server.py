@@ -167,8 +167,9 @@ class _Checks:
         n = self.messages + 1
         where = f"message {n} (now={now!r} s)"
         if self.last_now is not None and now < self.last_now:
-            raise ProtocolError(f"{where}: 'now' goes back in time, before the previous message's now={self.last_now!r} "
-                                "s; real Batsim never sends this: stopped before deciding anything")
+            raise ProtocolError(f"{where}: 'now' goes back in time, before the previous message's "
+                                f"now={self.last_now!r} s; real Batsim never sends this: stopped before deciding "
+                                "anything")
         submitted, completed = set(), set()
         for ev in events:
             if isinstance(ev, SimulationBegins):
@@ -188,9 +189,9 @@ class _Checks:
             elif isinstance(ev, JobCompleted):
                 jid = ev.job_id
                 if jid not in self.started:
-                    raise ProtocolError(f"{where}: JOB_COMPLETED of job {jid!r}, which this scheduler never started (no "
-                                        "EXECUTE_JOB was sent for it); real Batsim never sends this: stopped before "
-                                        "deciding anything")
+                    raise ProtocolError(f"{where}: JOB_COMPLETED of job {jid!r}, which this scheduler never started "
+                                        "(no EXECUTE_JOB was sent for it); real Batsim never sends this: stopped "
+                                        "before deciding anything")
                 if jid in self.completed or jid in completed:
                     raise ProtocolError(f"{where}: JOB_COMPLETED of job {jid!r}, which already completed; real Batsim "
                                         "completes a job once: stopped before deciding anything")

@@ -123,7 +123,9 @@ def policy_failure(cls: type, exc: BaseException, callback: str | None = None) -
                 "decisions and must not end the process")
     else:
         detail = " ".join(str(exc).split())
-        text = f"policy {cls.__name__} failed{at}{loc}: {type(exc).__name__}" + (f": {_short(detail)}" if detail else "")
+        text = f"policy {cls.__name__} failed{at}{loc}: {type(exc).__name__}"
+        if detail:
+            text += f": {_short(detail)}"
     return PolicyFailure(text, policy=cls.__name__, callback=callback, path=path, line=line, error=exc)
 
 
