@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .exits import (BAD_INPUT, FAILED, NOT_WRITTEN, STATUSES, interrupt_status, interrupt_word, one_line)
 
 
 class RunInputError(ValueError):
@@ -124,6 +125,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     """
     from .inputs.errors import WorkloadError
     from .inputs.jsonfile import batsim_number, read_json
+    from .outfiles import OutputWriteError, atomic_write_text
 
     prepared: list[_Prepared] = []
     rescale = args.fit in ("scale", "clamp", "drop")  # a JSON workload is changed (rescale_workload's modes)
@@ -147,15 +149,10 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 report = convert_trace(p, target, validate=args.engine == "batsim", **opts)
             except WorkloadError as exc:  # name the user's trace, not the staging folder
                 raise WorkloadError(str(exc).replace(f"{target} (converted from {p})", f"{p} (converted)")) from None
+            except OutputWriteError:
+                raise   # (the staging folder's disk is full: exit status 4)
             except (ValueError, OSError) as exc:
                 raise RunInputError(f"{p}: cannot convert the trace: {exc}") from None
-            if report.jobs_kept == 0:
-                if report.records_read == 0:
-                    why = "it has no job line (empty or header-only trace)"
-                else:
-                    reasons = ", ".join(f"{n} {r}" for r, n in report.dropped.items())
-                    why = f"none of its {report.records_read} job(s) is kept ({reasons})"
-                raise WorkloadError(f"{p}: no job to simulate: {why}")
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
             prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
         elif rescale or args.max_jobs is not None:
@@ -168,7 +165,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
             if rescale:
                 from .inputs.rescale import rescale_workload
                 data = dict(rescale_workload(data, nb_hosts, mode=args.fit, source=str(p)))
-            target.write_text(json.dumps(data), encoding="utf-8")
+            atomic_write_text(target, json.dumps(data))
             prepared.append(_Prepared(str(p), target, data))
         else:
             prepared.append(_Prepared(str(p)))
@@ -196,13 +193,12 @@ def _refuse_oversized(w: _Prepared, nb_hosts: int) -> None:
     the embedded engine's loader does (the rest of the workload is left to real Batsim, which may
     run profiles the engine does not). Raises WorkloadError (file, job, sizes)."""
     from .engine.workload import oversized
+    from .inputs.errors import WorkloadError
+    from .inputs.jsonfile import read_json
 
     data = w.data
     if data is None:
-        try:
-            data = json.loads(Path(w.staged or w.source).read_bytes())
-        except (OSError, ValueError, RecursionError):
-            return  # unreadable: real Batsim says why
+        data = read_json(w.staged or w.source, WorkloadError, "workload")   # (strict: repeated keys...)
     jobs = data.get("jobs") if isinstance(data, dict) else None
     for j in jobs if isinstance(jobs, list) else ():
         res = j.get("res") if isinstance(j, dict) else None
@@ -267,23 +263,61 @@ def _previous_run(out: Path, overwrite: bool) -> list[Path]:
     return [e for e in entries if e.is_file() and (e.name in RUN_FILES or _RUN_WORKLOAD.match(e.name))]
 
 
-def _interrupted(engine: Any, out: Path, prepared: list[_Prepared]) -> int:
-    """Ctrl-C during the simulation: say where it was, keep the jobs done so far. Returns 130."""
+def _refuse_own_inputs(args: argparse.Namespace, out: Path) -> None:
+    """Refuse a run whose output folder holds one of its inputs under a name the run writes or
+    ``--overwrite`` removes (:data:`RUN_FILES`, ``workload_wN.json``): the run would destroy its
+    own input. Nothing is touched.
+
+    Raises:
+        RunInputError: naming the input file and the option that gave it.
+    """
+    if not out.is_dir():
+        return
+    try:
+        folder = out.resolve()
+    except OSError:
+        return
+    given = [("--platform", args.platform), *(("--workload", w) for w in args.workload),
+             *(("--events", e) for e in args.events or ()), ("--fallback-workload", args.fallback_workload)]
+    if args.policy_options and args.policy_options.strip().startswith("@"):
+        given.append(("--policy-options", args.policy_options.strip()[1:]))
+    for flag, f in given:
+        if not f:
+            continue
+        try:
+            p = Path(f).resolve()
+        except OSError:
+            continue
+        if p.parent == folder and (p.name in RUN_FILES or _RUN_WORKLOAD.match(p.name)):
+            raise RunInputError(f"{f}: this {flag} file is in the output folder {out}/ under a name the run "
+                                "writes (--overwrite would delete it first); move it elsewhere or choose another "
+                                "--output")
+
+
+def _keep_done(engine: Any, out: Path, prepared: list[_Prepared]) -> str:
+    """A run stopped before its end (Ctrl-C, SIGTERM, a policy's failure): write the jobs done so
+    far to ``out_jobs.partial.csv`` (``out_jobs.csv``'s format, written whole or not at all) and
+    say what the folder keeps, with the simulated time reached."""
     from .engine.outputs import job_lines
+    from .outfiles import atomic_write_text
 
     done = engine.rows["jobs"]
     kept = [w.staged.name for w in prepared if w.staged is not None]
     partial = out / "out_jobs.partial.csv"
     try:
-        partial.write_text("\n".join(job_lines(done)) + "\n",
-                           encoding="utf-8")
+        atomic_write_text(partial, "\n".join(job_lines(done)) + "\n")
         kept.append(f"{partial.name} (the {len(done)} jobs done, in out_jobs.csv's format)")
-    except OSError:
-        pass
-    print(f"\ngridsched: interrupted at simulated time t={engine.now:,.3f} s with {len(done)} of "
-          f"{engine.nb_jobs} jobs done; kept in {out}/: {', '.join(kept)}; no summary and no other "
-          "output file (the run did not end)", file=sys.stderr)
-    return 130
+    except OSError as exc:
+        kept.append(f"not {partial.name} ({one_line(exc)})")
+    return (f"at simulated time t={engine.now:,.3f} s with {len(done)} of {engine.nb_jobs} jobs done; kept in "
+            f"{out}/: {', '.join(kept)}; no summary and no other output file (the run did not end)")
+
+
+def _interrupted(engine: Any, out: Path, prepared: list[_Prepared], exc: BaseException) -> int:
+    """Ctrl-C or SIGTERM during the simulation: say where it was, keep the jobs done so far.
+    Returns 130 (Ctrl-C) or 143 (SIGTERM)."""
+    print(f"\ngridsched: {interrupt_word(exc)} {_keep_done(engine, out, prepared)}", file=sys.stderr)
+    return interrupt_status(exc)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -308,8 +342,10 @@ def _run(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
+    from .core.model import PolicyError, PolicyInputError
     from .core.metrics import summarize_outputs
     from .engine import Deadlock, InProcessPort, write_outputs
+    from .outfiles import atomic_write_text, not_written
     from .engine.outputs import JobColumns
     from .engine.extevents import read_events
     from .engine.platform import check_compute_speeds, read_platform
@@ -319,6 +355,7 @@ def _run(args: argparse.Namespace) -> int:
 
     _check_numbers(args)
     out = Path(args.output)
+    _refuse_own_inputs(args, out)
     previous = _previous_run(out, args.overwrite)
     missing = [w for w in args.workload if not Path(w).exists()]
     if missing and args.fallback_workload:
@@ -374,7 +411,11 @@ def _run(args: argparse.Namespace) -> int:
                 workloads.append(w.source)
                 continue
             final = out / w.staged.name
-            shutil.move(str(w.staged), final)
+            try:
+                shutil.move(str(w.staged), final)   # (a copy when /tmp is another file system)
+            except OSError as exc:
+                final.unlink(missing_ok=True)
+                raise not_written(final, exc) from None
             w.staged = final
             workloads.append(str(final))
             if engine is not None:
@@ -395,9 +436,16 @@ def _run(args: argparse.Namespace) -> int:
         engine.progress = progress if progress.bar is not None else None  # (called at every instant)
         try:
             result = engine.run(InProcessPort(policy))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:   # (Ctrl-C, or SIGTERM: exits.Terminated)
             progress.close()
-            return _interrupted(engine, out, prepared)
+            return _interrupted(engine, out, prepared, exc)
+        except PolicyError as exc:   # the policy's own code: kept as on Ctrl-C, then its line (main)
+            progress.close()
+            if isinstance(exc, PolicyInputError):   # (bad input: nothing kept, as any input error)
+                _undo_output(out, created, prepared)
+                raise
+            exc.args = (f"{exc.args[0]}; the run stopped {_keep_done(engine, out, prepared)}", *exc.args[1:])
+            raise
         except Deadlock as dead:  # Batsim's files up to the deadlock, then the error line (main)
             write_outputs(dead.result, prefix, energy=args.energy)
             raise Deadlock(f"{dead}; the files real Batsim 4.2.1 writes at a deadlock (the jobs that "
@@ -423,7 +471,7 @@ def _run(args: argparse.Namespace) -> int:
         raise RunInputError(f"{out}/summary.json: {', '.join(f'{k} = {values[k]}' for k in bad)}: the run's "
                             "times or energies are too large to sum; Batsim's files are in the folder")
     text = json.dumps(values, indent=2, allow_nan=False)  # strict JSON: no NaN/Infinity tokens
-    (out / "summary.json").write_text(text + "\n", encoding="utf-8")
+    atomic_write_text(out / "summary.json", text + "\n")
     print(f"policy {args.policy} on {Path(args.platform).name} ({nb_hosts} hosts), "
           f"{args.engine} engine; outputs in {out}/")
     print(summary.format())
@@ -568,7 +616,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ``campaign``, ``scenario``) are left empty, so that their modules (the scenario generators,
     ZeroMQ...) are not imported: ``gridsched run`` starts faster. Their full parsers are built
     when ``command`` is None or names them (``gridsched --help`` lists every sub-command)."""
-    parser = argparse.ArgumentParser(prog="gridsched", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="gridsched", description=__doc__.splitlines()[0], epilog=_epilog(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gridsched {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -705,48 +754,99 @@ def _command(argv: list[str]) -> str | None:
 
 
 def _one_line(msg: Any) -> str:
-    """An error message on one line (multi-line messages, e.g. several workload problems, joined)."""
-    return "; ".join(part.strip() for part in str(msg).splitlines() if part.strip())
+    """An error message on one line (:func:`schedulers.exits.one_line`)."""
+    return one_line(msg)
+
+
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` with its errors on one line: ``gridsched run: error: argument --max-jobs:
+    invalid int value: 'x' (gridsched run --help)`` instead of a usage block and the error
+    (exit status 2, as argparse). The sub-command parsers are of this class too."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(BAD_INPUT, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def _epilog() -> str:
+    """The exit-status table of ``gridsched --help`` (:data:`schedulers.exits.STATUSES`)."""
+    import textwrap
+
+    rows = "\n".join(textwrap.fill(text, 79, break_on_hyphens=False, initial_indent=f"  {code:>3}  ",
+                                   subsequent_indent=" " * 7) for code, text in STATUSES)
+    return f"exit status:\n{rows}"
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    from .exits import Terminated
+
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``gridsched`` command. Returns the exit status.
+    """Entry point of the ``gridsched`` command. Returns the exit status
+    (:data:`schedulers.exits.STATUSES`).
 
-    Exit status: 0 done; 2 bad input (one line on stderr naming the file and the item, or the
-    option); 1 a real-Batsim failure, a timeout, or an internal error (one line, with
-    ``GRIDSCHED_TRACEBACK=1`` in the environment for the traceback); 130 interrupted (Ctrl-C).
+    Exit status: 0 done; 1 the simulation failed (the policy's code raised or ended the process,
+    named by class, callback, file and line; real Batsim failed or timed out; an internal error:
+    one line, with ``GRIDSCHED_TRACEBACK=1`` in the environment for the traceback); 2 bad input
+    (one line on stderr naming the file and the item, or the option); 4 an output file could not
+    be written (disk full...: the file named); 130 interrupted (Ctrl-C); 143 SIGTERM, handled as
+    Ctrl-C (what finished is kept). SIGTERM is handled while ``main`` runs in the main thread;
+    the previous handler is restored on return.
     """
+    import signal
+    import threading
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     from .batsim.runner import BatsimRunError
     from .engine.simulator import EngineError
     from .inputs.errors import EventsError, PlatformError, WorkloadError
     from .campaign.errors import CampaignError
-    from .core.model import PolicyInputError
+    from .core.model import PolicyError, PolicyInputError
+    from .outfiles import WRITE_ERRNOS, OutputWriteError
     from .registry import PolicyOptionError
 
     parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except (PlatformError, WorkloadError, EventsError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
             RunInputError, CampaignError, PolicyInputError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gridsched: error: {_one_line(msg)}", file=sys.stderr)
-        return 2
-    except (BatsimRunError, TimeoutError) as exc:
-        print(f"gridsched: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:  # e.g. the output folder cannot be written
+        return BAD_INPUT
+    except PolicyError as exc:   # the policy's own code (class, callback, file, line: core.failure)
         print(f"gridsched: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ngridsched: interrupted", file=sys.stderr)
-        return 130
+        return FAILED
+    except (BatsimRunError, TimeoutError) as exc:
+        print(f"gridsched: error: {_one_line(exc)}", file=sys.stderr)
+        return FAILED
+    except OSError as exc:
+        if isinstance(exc, OutputWriteError) or exc.errno in WRITE_ERRNOS:   # a full disk...
+            where = "" if isinstance(exc, OutputWriteError) or not exc.filename else f"{exc.filename}: "
+            print(f"gridsched: error: {where}{_one_line(exc)}", file=sys.stderr)
+            return NOT_WRITTEN
+        print(f"gridsched: error: {_one_line(exc)}", file=sys.stderr)   # e.g. the output folder cannot be made
+        return BAD_INPUT
+    except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (exits.Terminated)
+        print(f"\ngridsched: {interrupt_word(exc)}", file=sys.stderr)
+        return interrupt_status(exc)
     except Exception as exc:
         if os.environ.get("GRIDSCHED_TRACEBACK"):
             raise
         print(f"gridsched: internal error: {type(exc).__name__}: {_one_line(exc)} "
               "(GRIDSCHED_TRACEBACK=1 shows the traceback; please report it)", file=sys.stderr)
-        return 1
+        return FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

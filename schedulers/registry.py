@@ -180,14 +180,14 @@ def _user_policy(name: str) -> type[Policy]:
             module = importlib.util.module_from_spec(spec)
             sys.modules[modname] = module   # (dataclasses, pickling and dask workers look it up)
             spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:   # (a sys.exit() at import: the file's failure too)
             sys.modules.pop(modname, None)
             raise KeyError(f"policy {name!r}: importing {what} failed: {_where(exc, path)}") from None
     else:
         what = where
         try:
             module = importlib.import_module(where)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise KeyError(f"policy {name!r}: importing module {where!r} failed: {_where(exc, None)}") from None
     cls = getattr(module, attr, None)
     if cls is None:
@@ -247,6 +247,17 @@ def get_policy(name: str, options: dict[str, Any] | None = None) -> Policy:
         KeyError: unknown name; the message lists the known names.
         PolicyOptionError: an option the policy does not read, or a bad value (the policy's
             constructor checks values).
+        PolicyFailure: the constructor raised another exception or called ``sys.exit()``
+            (:mod:`schedulers.core.failure`: the class, ``__init__``, the file and line).
     """
+    from .core.failure import located
+
     check_options(name, options)
-    return policy_class(name)(options)
+    cls = policy_class(name)
+    try:
+        return cls(options)
+    except (Exception, SystemExit) as exc:
+        failure = located(cls, exc, "__init__")
+        if failure is None:
+            raise
+        raise failure from exc

@@ -577,7 +577,8 @@ def test_platform_host_limit_counts_hosts_and_clusters_together(tmp_path: Path, 
     with pytest.raises(PlatformError, match=r"p\.xml: cluster 'b': radical '0-4' gives 5 hosts; a platform "
                                             r"may have at most 10 hosts"):
         read(cluster("a", "0-4") + cluster("b", "0-4"))
-    with pytest.raises(PlatformError, match=r"p\.xml: host 'h9': more than 10 hosts"):
+    # (<host> elements past the bound are refused before the file is parsed into a tree: with its line)
+    with pytest.raises(PlatformError, match=r"p\.xml, line 1: host 'h9': more than 10 hosts"):
         read("".join(f"<host id='h{i}' speed='1f'/>" for i in range(10)), hosts=True)
     with pytest.raises(PlatformError, match=r"cluster 'a': bad radical '1-x'"):
         read(cluster("a", "1-x"))

@@ -124,7 +124,7 @@ def bad_record(**changes) -> str:
     (bad_record(status="running"), "status 'running'"),
     (bad_record(params=[1]), "params must be an object of scalars"),
     (bad_record(policy_metrics={"x": "many"}), "policy_metrics must be an object of numbers or null"),
-    (bad_record().replace("100.0", "NaN"), "non-finite number NaN"),
+    (bad_record().replace("100.0", "NaN"), "NaN is not a JSON value"),
 ], ids=["syntax", "format", "id", "status", "params", "policy_metrics", "nan"])
 def test_load_records_bad_file(tmp_path, content, message):
     make_folder(tmp_path)

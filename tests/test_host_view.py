@@ -283,9 +283,9 @@ def test_serve_without_platform_stops_a_policy_needing_speeds(platform: Path, tm
                          capture_output=True, text=True, timeout=2 * TIMEOUT_S)
     th.join(TIMEOUT_S)
     assert eng.returncode != 0  # its scheduler stopped answering
-    assert status == [1]
+    assert status == [2]   # the inputs lack what the policy needs (no --platform): bad input
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("gridsched serve: policy error: policy 'host-view' needs the speeds")
+    assert err[-1].startswith("gridsched serve: bad input: policy 'host-view' needs the speeds")
     assert "--platform FILE" in err[-1]
 
 

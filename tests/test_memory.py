@@ -238,7 +238,7 @@ def test_packed_jobs_read_as_json_does(tmp_path: Path, monkeypatch: pytest.Monke
             "profiles": {"p": {"type": "delay", "delay": 3}, "q": {"type": "delay", "delay": 3},
                          "r": {"type": "delay", "delay": 3.0}}, "extra": [1, {"a": "b"}]}
     texts = [json.dumps(data), json.dumps(data, indent=3), json.dumps(data, separators=(",", ":")),
-             '{"jobs": [], "jobs": [1, {"id": "z"}], "profiles": {}, "nb_res": 1, "profiles": {"x": {}}}',
+             '{"jobs": [1, {"id": "z"}], "nb_res": 1, "profiles": {"x": {}}}',
              '  [1, 2]  ', '{}', '"text"']
     for k, text in enumerate(texts):
         for packed in (False, True):
@@ -252,6 +252,17 @@ def test_packed_jobs_read_as_json_does(tmp_path: Path, monkeypatch: pytest.Monke
                     [list(j) for j in want["jobs"] if isinstance(j, dict)]
                 got = dict(got, jobs=list(got["jobs"]))
             assert got == want and json.dumps(got) == json.dumps(want)
+    # a key repeated in an object (top level, a job, the profiles) is refused by both, with the same line
+    for k, text in enumerate(['{"jobs": [], "jobs": [1], "profiles": {}, "nb_res": 1}',
+                              '{"nb_res": 1, "jobs": [{"id": 1, "res": 1, "res": 2}], "profiles": {}}',
+                              '{"nb_res": 1, "jobs": [], "profiles": {"x": {}, "x": {"a": 1}}}']):
+        path = tmp_path / f"dup{k}.json.gz"
+        path.write_bytes(gzip.compress(text.encode()))
+        with pytest.raises(ValueError, match="appears twice in") as streamed:
+            jsonstream.read_workload_json(str(path))
+        with pytest.raises(ValueError) as whole:
+            read_json(path)
+        assert str(streamed.value) == str(whole.value)
     # equal delay profiles are one object (3 and 3.0 are not equal: the type is kept)
     got = jsonstream.read_workload_json(str(tmp_path / "w0.json"))
     assert got["profiles"]["p"] is got["profiles"]["q"] and got["profiles"]["r"] is not got["profiles"]["p"]

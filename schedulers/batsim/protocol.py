@@ -67,6 +67,7 @@ from ..core.events import (
 )
 from ..core.model import Host, HostState, Job
 from ..inputs.batsim_numbers import batsim_float
+from ..inputs.jsonfile import RepeatedKey, json_problem, lone_surrogate, unique_pairs
 
 __all__ = [
     "HOST_EXTRA_KEY",
@@ -331,10 +332,16 @@ def _load(raw: bytes | str | dict, direction: str) -> tuple[float, list[Any], bo
     if text is not None:
         try:
             # a reply's numbers as Batsim's RapidJSON reads them (inputs.batsim_numbers)
-            msg = json.loads(text, parse_constant=_parse_constant,
+            msg = json.loads(text, object_pairs_hook=unique_pairs, parse_constant=_parse_constant,
                              parse_float=batsim_float if direction == _TO_BATSIM else float)
+        except RepeatedKey:
+            raise ProtocolError(f"{direction} message: {json_problem(text)}: {_quote(text)}", event=text) from None
         except (ValueError, RecursionError) as exc:
             raise ProtocolError(f"{direction} message is not valid JSON ({exc}): {_quote(text)}", event=text) from None
+        if "\\u" in text:   # (lone_surrogate's own first test, inlined: most messages have no escape)
+            problem = lone_surrogate(msg, text)
+            if problem is not None:
+                raise ProtocolError(f"{direction} message: {problem}: {_quote(text)}", event=text)
     if not isinstance(msg, dict):
         raise ProtocolError(f"{direction} message must be a JSON object, got {_kind(msg)}: {_quote(msg)}", event=msg)
     if "now" not in msg:

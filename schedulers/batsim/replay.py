@@ -9,13 +9,13 @@ against real Batsim 4.2.1 recordings, and an engine be checked against a recorde
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.events import Decision, Event
-from ..core.policy import Option, Policy, PolicyError
+from ..core.policy import Option, Policy, PolicyError, PolicyOptionError
+from ..inputs.jsonfile import loads_strict, regular_file
 from .protocol import decode_decisions
 
 __all__ = ["ReplayError", "ReplayPolicy", "batsim_messages", "load_transcript", "scheduler_messages"]
@@ -38,14 +38,12 @@ def load_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     p = Path(path)
     records: list[dict[str, Any]] = []
+    regular_file(p, "transcript")
     with p.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{p}:{lineno}: not JSON ({exc})") from None
+            rec = loads_strict(line, f"{p}:{lineno}")   # (ValueError: not strict JSON)
             if not isinstance(rec, dict) or rec.get("dir") not in (BATSIM_TO_SCHED, SCHED_TO_BATSIM) or (
                 "msg" not in rec and "raw" not in rec
             ):
@@ -95,7 +93,7 @@ class ReplayPolicy(Policy):
     Raises:
         ReplayError: (from :meth:`decide`) no recorded reply left, or ``now`` mismatch.
         ProtocolError: (from the constructor) a recorded reply is malformed.
-        ValueError: no transcript given.
+        PolicyOptionError (a ValueError): no transcript given, or it cannot be read.
     """
 
     name = "replay"
@@ -119,11 +117,15 @@ class ReplayPolicy(Policy):
         if recorded is None:
             recorded = self.options.get("transcript")
             if recorded is None:
-                raise ValueError("ReplayPolicy needs a transcript path or a list of recorded replies "
-                                 "(option 'transcript')")
+                raise PolicyOptionError("policy 'replay' needs a transcript path or a list of recorded replies "
+                                        "(option 'transcript')")
         if isinstance(recorded, (str, os.PathLike)):
             self.source = str(recorded)
-            messages: list[Any] = scheduler_messages(recorded)
+            try:
+                messages: list[Any] = scheduler_messages(recorded)
+            except OSError as exc:   # (a bad option value: bad input, not the policy's failure)
+                raise PolicyOptionError(f"policy 'replay': option 'transcript': {recorded}: cannot read it: "
+                                        f"{exc.strerror or exc}") from None
         else:
             self.source = "<list>"
             messages = list(recorded)

@@ -8,7 +8,8 @@ exactly one reply; after the reply to the message holding SIMULATION_ENDS the ru
 One :func:`serve` answers one simulation: a second SIMULATION_BEGINS (a second Batsim connected
 to the same endpoint, whose messages ZMQ would interleave with the first one's into the same
 policy state) stops the run with a :class:`~schedulers.batsim.protocol.ProtocolError` before the
-policy sees it.
+policy sees it; so do the other messages real Batsim never sends (``now`` going back in time, a
+job submitted twice, the completion of a job never started or already completed).
 
 Batsim waits forever for a scheduler, and a scheduler would wait forever for a Batsim that never
 comes or died mid-run: :func:`serve` gives up with :class:`SchedulerTimeout` instead, and a caller
@@ -29,7 +30,6 @@ Command line (registered by :func:`add_serve_parser`)::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -39,8 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.events import SimulationBegins, SimulationEnds
+from ..core.events import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins, SimulationEnds
+from ..core.failure import located
+from ..core.model import PolicyInputError
 from ..core.policy import Policy, PolicyError
+from ..exits import interrupt_status, interrupt_word, one_line
 from ..inputs.errors import PlatformError
 from .platform_file import PlatformFile, PlatformMismatch
 from .protocol import ProtocolError, decode_message, encode_decisions
@@ -138,16 +141,92 @@ class _Exchange:
     ended: bool
 
 
+class _Checks:
+    """What real Batsim never sends, refused before the policy sees the message (a buggy or
+    mismatched simulator could send it; believing it would corrupt the policy's state: hosts
+    freed while still in use, a job executed twice): a second SIMULATION_BEGINS (another Batsim
+    on the same endpoint), a ``now`` earlier than the previous message's, a JOB_SUBMITTED of a
+    job already submitted, a JOB_COMPLETED of a job this scheduler never started (no
+    EXECUTE_JOB sent for it) or that already completed.
+
+    Raises (:meth:`check`):
+        ProtocolError: one line naming the message (number and ``now``), the job and what is
+            impossible; nothing is decided.
+    """
+
+    def __init__(self, endpoint: Callable[[], str]) -> None:
+        self.endpoint = endpoint
+        self.messages = 0
+        self.began: tuple[int, float] | None = None   # (message number, now) of SIMULATION_BEGINS
+        self.last_now: float | None = None
+        self.submitted: set[str] = set()
+        self.started: set[str] = set()
+        self.completed: set[str] = set()
+
+    def check(self, now: float, events: list) -> None:
+        n = self.messages + 1
+        where = f"message {n} (now={now!r} s)"
+        if self.last_now is not None and now < self.last_now:
+            raise ProtocolError(f"{where}: 'now' goes back in time, before the previous message's "
+                                f"now={self.last_now!r} s; real Batsim never sends this: stopped before deciding "
+                                "anything")
+        submitted, completed = set(), set()
+        for ev in events:
+            if isinstance(ev, SimulationBegins):
+                if self.began is not None:
+                    m, t = self.began
+                    raise ProtocolError(
+                        f"a second SIMULATION_BEGINS (message {n}, now={now!r} s) after the one of message {m} "
+                        f"(now={t!r} s): another "
+                        f"Batsim connected to {self.endpoint()}; one scheduler answers one simulation, start one "
+                        "gridsched serve per Batsim, each on its own --socket")
+            elif isinstance(ev, JobSubmitted):
+                jid = ev.job.id
+                if jid in self.submitted or jid in submitted:
+                    raise ProtocolError(f"{where}: JOB_SUBMITTED of job {jid!r}, which was already submitted; real "
+                                        "Batsim submits a job once: stopped before deciding anything")
+                submitted.add(jid)
+            elif isinstance(ev, JobCompleted):
+                jid = ev.job_id
+                if jid not in self.started:
+                    raise ProtocolError(f"{where}: JOB_COMPLETED of job {jid!r}, which this scheduler never started "
+                                        "(no EXECUTE_JOB was sent for it); real Batsim never sends this: stopped "
+                                        "before deciding anything")
+                if jid in self.completed or jid in completed:
+                    raise ProtocolError(f"{where}: JOB_COMPLETED of job {jid!r}, which already completed; real Batsim "
+                                        "completes a job once: stopped before deciding anything")
+                completed.add(jid)
+        if self.began is None and any(isinstance(ev, SimulationBegins) for ev in events):
+            self.began = (n, now)
+        self.messages = n
+        self.last_now = now
+        self.submitted |= submitted
+        self.completed |= completed
+
+    def decided(self, decisions: list) -> None:
+        for d in decisions:
+            if isinstance(d, ExecuteJob):
+                self.started.add(d.job_id)
+
+
 def _exchange(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None,
-              guard: Callable[[float, list], None] | None = None) -> _Exchange:
+              checks: _Checks | None = None) -> _Exchange:
     now, events = decode_message(raw)
-    if guard is not None:  # may refuse the message before the policy sees it
-        guard(now, events)
+    if checks is not None:  # may refuse the message before the policy sees it
+        checks.check(now, events)
     if platform is not None:
         platform.fill_events(events)
     t0 = time.perf_counter()
-    decisions = policy.decide(now, events)
+    try:
+        decisions = policy.decide(now, events)
+    except (Exception, SystemExit) as exc:   # the policy's own failure: its class, callback and line
+        failure = located(policy, exc)
+        if failure is None:
+            raise
+        raise failure from exc
     dt = time.perf_counter() - t0
+    if checks is not None:
+        checks.decided(decisions)
     reply = encode_decisions(now, decisions)
     ended = any(isinstance(ev, SimulationEnds) for ev in events)
     return _Exchange(reply, now, len(events), len(decisions), dt, ended)
@@ -245,13 +324,16 @@ def serve(
             ``idle_timeout`` (Batsim stopped mid-run); the message gives the endpoint, the seconds
             waited and the last ``now``.
         ProtocolError: Batsim sent a malformed message, the policy produced an unwritable
-            decision, or a second SIMULATION_BEGINS arrived (another Batsim connected to
-            ``endpoint``); Batsim is left waiting: stop it.
+            decision, or a message real Batsim never sends arrived, refused before the policy
+            sees it (:class:`_Checks`: a second SIMULATION_BEGINS, another Batsim connected to
+            ``endpoint``; ``now`` going back; a job submitted twice; a JOB_COMPLETED of a job
+            never started or already completed); Batsim is left waiting: stop it.
+        PolicyFailure: the policy's code raised or called ``sys.exit()``
+            (:mod:`schedulers.core.failure`: its class, callback, file and line).
         PlatformError: ``platform`` cannot be read (raised before binding).
         PlatformMismatch: ``platform`` is not the platform Batsim announced (Batsim is left
             waiting: stop it).
         OSError: the endpoint cannot be bound (address in use, bad endpoint).
-        Exception: whatever ``policy.decide`` raises.
 
     The socket and the ZMQ context are always closed: with linger 0 on errors and timeouts, and
     with a bounded linger (2 s) after the final reply so that it reaches Batsim, which waits for it.
@@ -285,18 +367,7 @@ def serve(
             say(f"host speeds and cores from {platform_file.source!r} ({len(platform_file.hosts)} compute hosts)")
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)
-        began: list[tuple[int, float]] = []  # (message number, now) of the SIMULATION_BEGINS
-
-        def one_simulation(now: float, events: list) -> None:
-            if not any(isinstance(ev, SimulationBegins) for ev in events):
-                return
-            if began:
-                n, t = began[0]
-                raise ProtocolError(
-                    f"a second SIMULATION_BEGINS (message {stats.messages + 1}, now={now!r} s) after the one of "
-                    f"message {n} (now={t!r} s): another Batsim connected to {stats.endpoint}; one scheduler "
-                    f"answers one simulation, start one gridsched serve per Batsim, each on its own --socket")
-            began.append((stats.messages + 1, now))
+        checks = _Checks(lambda: stats.endpoint)   # what real Batsim never sends: refused
 
         while True:
             first = stats.messages == 0
@@ -326,7 +397,7 @@ def serve(
             raw = sock.recv()
             if first:
                 say(f"Batsim connected ({len(raw)} bytes)")
-            ex = _exchange(policy, raw, platform_file, one_simulation)
+            ex = _exchange(policy, raw, platform_file, checks)
             sock.send_string(ex.reply)
             stats.messages += 1
             stats.events += ex.n_events
@@ -349,21 +420,20 @@ def serve(
 
 # ------------------------------------------------------------------------------ command line
 def _policy_options(text: str | None) -> dict[str, Any]:
+    from ..inputs.jsonfile import loads_strict, read_json
+
     if text is None or text == "":
         return {}
     if text.startswith("@"):
         path = Path(text[1:])
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"cannot read policy options file {str(path)!r}: {exc.strerror or exc}") from None
+            opts = read_json(path, ValueError, "policy options file")   # (strict: see inputs.jsonfile)
+        except ValueError as exc:
+            raise ValueError(f"cannot read the policy options file: {exc}") from None
         origin = f"file {str(path)!r}"
     else:
         origin = "--policy-options"
-    try:
-        opts = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{origin} is not valid JSON ({exc}): {text[:200]!r}") from None
+        opts = loads_strict(text, f"{origin} is not valid JSON")
     if not isinstance(opts, dict):
         raise ValueError(f"{origin} must be a JSON object such as '{{\"key\": 1}}', got {type(opts).__name__}")
     return opts
@@ -423,30 +493,33 @@ def run_serve(args: argparse.Namespace) -> int:
     """Handler of ``gridsched serve``.
 
     Returns:
-        Exit status: 0 the simulation ended normally; 1 protocol error, :class:`PolicyError`
-        (including host speeds or cores unknown without ``--platform``) or socket error (other
-        exceptions of the policy propagate with their traceback); 2 bad arguments (unknown policy,
-        bad ``--policy-options``, unreadable ``--platform``, or a ``--platform`` file that does not
-        match the platform Batsim announced); 3 timeout (Batsim never connected or went silent).
-        Errors are reported on stderr in one line.
+        Exit status (:mod:`schedulers.exits`): 0 the simulation ended normally; 1 protocol error
+        (a malformed message, or one real Batsim never sends), a failure of the policy's code (its
+        exception or ``sys.exit()``, named by class, callback, file and line:
+        :mod:`schedulers.core.failure`) or socket error; 2 bad arguments (unknown policy, bad
+        ``--policy-options``, unreadable ``--platform``, or a ``--platform`` file that does not
+        match the platform Batsim announced) or inputs that lack what the policy needs (host
+        speeds or cores unknown without ``--platform``: :class:`~schedulers.core.model.
+        PolicyInputError`); 3 timeout (Batsim never connected or went silent); 130 Ctrl-C, 143
+        SIGTERM. Errors are reported on stderr in one line.
     """
     err = sys.stderr
     try:
         options = _policy_options(getattr(args, "policy_options", None))
     except ValueError as exc:
-        print(f"gridsched serve: {exc}", file=err)
+        print(f"gridsched serve: {one_line(exc)}", file=err)
         return 2
     platform = None
     if getattr(args, "platform", None):
         try:
             platform = PlatformFile(args.platform)
         except PlatformError as exc:
-            print(f"gridsched serve: --platform: {exc}", file=err)
+            print(f"gridsched serve: --platform: {one_line(exc)}", file=err)
             return 2
     try:
         from .. import registry
     except ImportError as exc:  # pragma: no cover - registry is part of the package
-        print(f"gridsched serve: cannot load the policy registry: {exc}", file=err)
+        print(f"gridsched serve: cannot load the policy registry: {one_line(exc)}", file=err)
         return 1
     try:
         policy = registry.get_policy(args.policy, options)
@@ -455,7 +528,7 @@ def run_serve(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(getattr(registry, "POLICIES", {}) or {}))
         if known and "known" not in msg:
             msg += f" (known policies: {known})"
-        print(f"gridsched serve: cannot create policy {args.policy!r}: {msg}", file=err)
+        print(f"gridsched serve: cannot create policy {args.policy!r}: {one_line(msg)}", file=err)
         return 2
 
     def log(line: str) -> None:
@@ -465,21 +538,24 @@ def run_serve(args: argparse.Namespace) -> int:
         serve(policy, args.socket, connect_timeout=args.connect_timeout, idle_timeout=args.idle_timeout, log=log,
               platform=platform)
     except SchedulerTimeout as exc:
-        print(f"gridsched serve: {exc}", file=err)
+        print(f"gridsched serve: {one_line(exc)}", file=err)
         return 3
     except PlatformMismatch as exc:
-        print(f"gridsched serve: --platform: {exc}", file=err)
+        print(f"gridsched serve: --platform: {one_line(exc)}", file=err)
         return 2
     except ProtocolError as exc:
-        print(f"gridsched serve: protocol error: {exc}", file=err)
+        print(f"gridsched serve: protocol error: {one_line(exc)}", file=err)
         return 1
+    except PolicyInputError as exc:
+        print(f"gridsched serve: bad input: {one_line(exc)}", file=err)
+        return 2
     except PolicyError as exc:
-        print(f"gridsched serve: policy error: {exc}", file=err)
+        print(f"gridsched serve: policy error: {one_line(exc)}", file=err)
         return 1
     except OSError as exc:
-        print(f"gridsched serve: {exc}", file=err)
+        print(f"gridsched serve: {one_line(exc)}", file=err)
         return 1
-    except KeyboardInterrupt:
-        print("gridsched serve: interrupted", file=err)
-        return 130
+    except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (exits.Terminated)
+        print(f"gridsched serve: {interrupt_word(exc)}", file=err)
+        return interrupt_status(exc)
     return 0

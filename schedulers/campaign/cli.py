@@ -1,8 +1,10 @@
 """``gridsched campaign run|status|collect|plot|report|generators``.
 
-Exit status: 0 when every run of the campaign is done; 1 when some run failed (its error is in its
-record and ``status`` lists it); 2 for a bad campaign file or folder (one line on stderr); 130
-when interrupted (what finished is kept: the same command resumes).
+Exit status (:mod:`schedulers.exits`): 0 when every run of the campaign is done; 1 when some run
+failed (its error is in its record and ``status`` lists it); 2 for a bad campaign file or folder,
+or a folder another ``campaign run`` is writing into (one line on stderr); 4 a record could not be
+written (disk full); 130 when interrupted by Ctrl-C, 143 by SIGTERM (what finished is kept: the
+same command resumes).
 """
 
 from __future__ import annotations
@@ -35,12 +37,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         stats = run_campaign(camp, out, address=args.scheduler_address, workers=args.workers, serial=args.serial,
                              jobqueue=args.jobqueue,
                              retry_failed=args.retry_failed, progress=not args.no_progress)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (exits.Terminated)
+        from ..exits import interrupt_status, interrupt_word
         from .store import ResultStore
         done = len(ResultStore(out).ids())
-        print(f"gridsched: interrupted; {done} results are stored in {out}/results/ "
+        print(f"gridsched: {interrupt_word(exc)}; {done} results are stored in {out}/results/ "
               "(run the same command again to run the rest)", file=sys.stderr)
-        return 130
+        return interrupt_status(exc)
     print(f"ran {stats.executed} ({stats.failed} failed), {stats.skipped} already present, "
           f"{stats.wall_s:.1f} s; {stats.status.line()}")
     _print_failed(out, stats.status.failed)

@@ -9,7 +9,6 @@ DataFrames and empty cells in the CSV files, never the text ``nan``.
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
 from pathlib import Path
 from typing import Any, Iterable
@@ -30,15 +29,15 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-finite number {name} (not strict JSON)")
-
-
 def _read_json(path: Path) -> Any:
+    """``path`` read as strict JSON (:mod:`schedulers.inputs.jsonfile`: no NaN or Infinity, no
+    number too large for a double, no repeated key)."""
+    from ..inputs.jsonfile import read_json
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise CampaignError(f"{path}: not a valid JSON file ({_one_line(exc)})") from None
+        return read_json(path, ValueError, "campaign record")
+    except ValueError as exc:
+        raise CampaignError(f"not a valid JSON file: {exc}") from None
 
 
 def load_manifest(out_dir: str | Path) -> dict | None:
@@ -326,20 +325,28 @@ def write_tables(out_dir: str | Path, table: pd.DataFrame, summary: pd.DataFrame
                  fmt: str = "csv") -> tuple[Path, Path]:
     """Write ``runs.csv`` or ``runs.parquet`` and ``summary.csv`` into ``out_dir``.
 
+    Each file is written whole or not at all (:func:`schedulers.outfiles.atomic_output`).
+
     Raises:
         CampaignError: unknown format; Parquet without pyarrow.
+        OutputWriteError: a file could not be written (disk full...), named.
     """
+    from ..outfiles import atomic_output
+
     if fmt not in ("csv", "parquet"):
         raise CampaignError(f"unknown table format {fmt!r}; expected 'csv' or 'parquet'")
     out = Path(out_dir)
     runs_path = out / f"runs.{fmt}"
     if fmt == "parquet":
         _require_pyarrow()
-        table.to_parquet(runs_path, engine="pyarrow", index=False)
+        with atomic_output(runs_path, "wb") as f:
+            table.to_parquet(f, engine="pyarrow", index=False)
     else:
-        table.to_csv(runs_path, index=False, lineterminator="\n")
+        with atomic_output(runs_path, newline="") as f:
+            table.to_csv(f, index=False, lineterminator="\n")
     summary_path = out / "summary.csv"
-    summary.to_csv(summary_path, index=False, lineterminator="\n")
+    with atomic_output(summary_path, newline="") as f:
+        summary.to_csv(f, index=False, lineterminator="\n")
     return runs_path, summary_path
 
 

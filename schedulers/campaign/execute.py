@@ -1,8 +1,8 @@
 """One campaign run: build the scenario, simulate, summarise; never raise.
 
 :func:`execute_run` is what a Dask worker calls. It returns the run's record (the format is in
-:mod:`schedulers.campaign`); any exception of the run (bad input, policy error, Batsim failure)
-becomes a record with ``status = "failed"`` and the error's one-line message, so that one bad run
+:mod:`schedulers.campaign`); any exception of the run (bad input, policy error, Batsim failure), and a policy's
+``sys.exit()``, becomes a record with ``status = "failed"`` and the error's one-line message, so that one bad run
 never stops a campaign. The summary is computed from Batsim's output rows exactly as ``gridsched
 run`` computes it from the files (the values as printed in ``out_jobs.csv`` and
 ``out_schedule.csv``, :func:`schedulers.core.metrics.summarize_columns`), so that a campaign run and
@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..core.failure import call_policy
+from ..exits import one_line
 from .spec import RunSpec
 
 RECORD_FORMAT = "gridsched-campaign-run/1"
@@ -170,7 +172,7 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
         for name in spec.metrics:
             from .run_metrics import RUN_METRICS
             summary.update(RUN_METRICS[name](outputs / "out_jobs.csv", workloads, platform))
-        metrics = policy.metrics()
+        metrics = call_policy(policy, "metrics")   # (a failure: the policy's class, file and line)
         record["summary"] = _finite(summary, "summary metric")
         record["policy_metrics"] = _finite({k: v for k, v in metrics.items()}, "policy metric")
         if keep:
@@ -181,9 +183,10 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
             os.replace(outputs, final)
             record["outputs"] = f"outputs/{spec.id}"
         record["status"] = "done"
-    except Exception as exc:  # noqa: BLE001 -- a failing run is a result, not a crash
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 -- a failing run is a result, not a crash
+        # (a policy's sys.exit() is its failure: PolicyFailure; a SystemExit of anything else too)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        record["error"] = f"{type(exc).__name__}: {' '.join(str(msg).split())}"
+        record["error"] = one_line(f"{type(exc).__name__}: {' '.join(str(msg).split())}")
         record["traceback"] = traceback.format_exc(limit=20)
     finally:
         if work is not None:

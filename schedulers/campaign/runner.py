@@ -97,6 +97,17 @@ def jobqueue_cluster(kind: str) -> Any:
                             "~/.config/dask/jobqueue.yaml, see docs/guides/campaigns.md)") from None
 
 
+def _batch_error(exc: BaseException, n: int) -> str:
+    """The one-line error recorded for each run of a batch whose Dask task failed as a whole."""
+    from ..exits import one_line
+
+    if type(exc).__name__ == "KilledWorker":   # (distributed.scheduler.KilledWorker)
+        batch = f" (in a batch of {n} runs)" if n > 1 else ""
+        return (f"KilledWorker: the Dask worker process running this run{batch} died each time it was tried: "
+                "a run ended the process (os._exit, a crash) or ran out of memory")
+    return one_line(f"{type(exc).__name__}: {' '.join(str(exc).split()) or type(exc).__name__}")
+
+
 def _dask_client(address: str | None, workers: int | None, jobqueue: str | None = None) -> Any:
     from distributed import Client, LocalCluster
 
@@ -107,8 +118,9 @@ def _dask_client(address: str | None, workers: int | None, jobqueue: str | None 
         cluster.scale(jobs=workers or 1)
         return Client(cluster)
     n = workers or os.cpu_count() or 1
+    # (a run's failure is said once, in its record and the summary line: not in Dask's logs)
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR, death_timeout=30)
+                           silence_logs=logging.CRITICAL, death_timeout=30)
     return Client(cluster)
 
 
@@ -135,10 +147,20 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
         :class:`RunStats`.
 
     Raises:
-        CampaignError: ``out`` is not a folder or holds unreadable records. OSError: cannot write.
+        CampaignError: ``out`` is not a folder, holds unreadable records, or another runner is
+            writing into it (:meth:`~.store.ResultStore.locked`). OSError: cannot write.
     """
     t0 = time.perf_counter()
     store = ResultStore(out)
+    with store.locked():   # one runner per folder (a second one stops, naming the first)
+        return _run_locked(campaign, store, t0, address=address, workers=workers, jobqueue=jobqueue, serial=serial,
+                           retry_failed=retry_failed, progress=progress, on_record=on_record)
+
+
+def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: str | None, workers: int | None,
+                jobqueue: str | None, serial: bool, retry_failed: bool, progress: bool,
+                on_record: Callable[[dict], None] | None) -> RunStats:
+    """:func:`run_campaign` once the folder's lock is held."""
     store.prepare()
     runs = campaign.runs()
     store.write_manifest(manifest(campaign, runs))
@@ -181,8 +203,7 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
                     try:
                         records = fut.result()
                     except Exception as exc:  # noqa: BLE001 -- a dead worker fails its batch, not the campaign
-                        line = " ".join(str(exc).split()) or type(exc).__name__
-                        records = [new_record(s, f"{type(exc).__name__}: {line}") for s in index[fut.key]]
+                        records = [new_record(s, _batch_error(exc, len(index[fut.key]))) for s in index[fut.key]]
                     store_all(records)
                     fut.release()
             finally:

@@ -76,6 +76,13 @@ from .errors import CampaignError
 
 __all__ = ["Campaign", "RunSpec", "load_campaign", "parse_campaign", "run_id", "ENGINE_OPTIONS"]
 
+#: Most seeds of a campaign (``seeds = N`` or a list): a campaign's runs are expanded in memory
+#: (about 1 KB a run) and each is a simulation.
+MAX_SEEDS = 100_000
+#: Most runs of a campaign (policies x scenarios x axis values x seeds, counted before the runs are
+#: expanded): a million runs take about a gigabyte of run descriptions.
+MAX_RUNS = 1_000_000
+
 #: Engine options an axis may set, with their defaults (Batsim's flags and the simulator choice).
 ENGINE_OPTIONS: dict[str, Any] = {"simulator": "engine", "energy": False, "compute_sharing": False}
 SIMULATORS = ("engine", "batsim")
@@ -366,7 +373,7 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
         raise c.fail("simulator", f"expected \"engine\" or \"batsim\", got {engine['simulator']!r}")
     keep = c.typed(data.get("keep_outputs", False), bool, "keep_outputs", "true or false")
     timeout = float(c.typed(data.get("batsim_timeout", 3600.0), (int, float), "batsim_timeout", "a number (s)"))
-    if timeout <= 0:
+    if not timeout > 0:   # (nan too)
         raise c.fail("batsim_timeout", f"must be > 0 s, got {timeout!r}")
     metrics = c.typed(data.get("metrics", []), list, "metrics", "a list of run metric names")
     from .run_metrics import RUN_METRICS
@@ -383,20 +390,31 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
     camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
                     keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
                     axes=axes, report=report, metrics=tuple(metrics))
+    most = len(policies) * len(scenarios) * len(seeds) * math.prod(len(a.values) for a in axes)
+    if most > MAX_RUNS:   # (an upper bound: an axis that does not apply to a run does not multiply it)
+        raise c.fail("seeds" if len(seeds) > 1 else "axes",
+                     f"up to {most:,} runs ({len(policies)} policies x {len(scenarios)} scenarios x "
+                     f"{math.prod(len(a.values) for a in axes):,} axis combinations x {len(seeds):,} seeds): at most "
+                     f"{MAX_RUNS:,}; split the campaign")
     camp.runs()  # values that policies or generators refuse are errors now, not at run time
     return camp
 
 
 def _seeds(c: _Checker, value: Any) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise c.fail("seeds", f"a number of seeds must be >= 1, got {value}")
+        if not 1 <= value <= MAX_SEEDS:
+            raise c.fail("seeds", f"a number of seeds must be >= 1 and <= {MAX_SEEDS:,}, got {value:,}")
         return list(range(value))
     c.typed(value, list, "seeds", "a number of seeds or a list of integer seeds")
     if not value:
         raise c.fail("seeds", "empty list: no run")
+    if len(value) > MAX_SEEDS:
+        raise c.fail("seeds", f"{len(value):,} seeds: at most {MAX_SEEDS:,}")
     for i, s in enumerate(value):
         c.typed(s, int, f"seeds[{i}]", "an integer")
+        if s < 0:
+            raise c.fail(f"seeds[{i}]", f"must be >= 0 (the generators' random streams take non-negative seeds), "
+                                        f"got {s}")
     if len(set(value)) != len(value):
         raise c.fail("seeds", "a seed appears twice")
     return list(value)

@@ -11,28 +11,25 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
+from .. import outfiles
+from ..inputs.jsonfile import read_json
 from .errors import CampaignError
 
 MANIFEST_FORMAT = "gridsched-campaign/1"
 
+#: The lock file of a campaign folder (:meth:`ResultStore.locked`).
+LOCK_NAME = ".gridsched-campaign.lock"
+
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: temporary file, fsync, rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``text`` (UTF-8) to ``path`` atomically: temporary file, fsync, rename
+    (:func:`schedulers.outfiles.atomic_output`; a full disk: ``OutputWriteError`` naming the file)."""
+    outfiles.atomic_write_text(path, text, fsync=True)
 
 
 def dumps(obj: Any) -> str:
@@ -81,6 +78,43 @@ class ResultStore:
             raise CampaignError(f"{self.out}: exists and is not a folder")
         self.results = self.out / "results"
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the folder's lock while a runner writes into it: a second ``campaign run`` on the
+        same folder stops at once, naming the process that holds it, instead of running every run
+        a second time and replacing the first runner's records. The lock is an ``flock`` on
+        ``LOCK_NAME`` (the holder's pid, host and start time written in it): the system releases
+        it when the holder ends, however it ends (``kill -9`` included), so the lock of a runner
+        that is no longer running is taken over by the next one. Creates the folder.
+
+        Raises:
+            CampaignError: another process holds the lock.
+        """
+        import socket
+        import time
+
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            yield
+            return
+        self.out.mkdir(parents=True, exist_ok=True)
+        path = self.out / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:   # (BlockingIOError: held by another process)
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                raise CampaignError(f"{self.out}: another `gridsched campaign run` is writing into this folder "
+                                    f"({holder}); wait for it to end, or give another --out") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, since "
+                          f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)   # (releases the lock)
+
     def prepare(self) -> int:
         """Create the folders and remove temporary files left by a killed runner (results and
         outputs). Returns how many were removed."""
@@ -108,9 +142,9 @@ class ResultStore:
         """One record. Raises CampaignError naming the file when it is not a record."""
         p = self.path(run_id)
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CampaignError(f"{p}: not a readable run record ({exc})") from None
+            rec = read_json(p, ValueError, "run record")   # (strict: no NaN, no repeated key...)
+        except ValueError as exc:
+            raise CampaignError(f"not a readable run record: {exc}") from None
         if not isinstance(rec, dict) or rec.get("id") != run_id or "status" not in rec:
             raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status)")
         return rec
@@ -129,13 +163,13 @@ class ResultStore:
     def read_manifest(self) -> dict[str, Any]:
         """The manifest. Raises CampaignError when the folder has none (not a campaign folder)."""
         p = self.out / "campaign.json"
-        try:
-            m = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not p.exists():
             raise CampaignError(f"{self.out}: not a campaign output folder (no campaign.json); "
-                                "run `gridsched campaign run FILE --out DIR` first") from None
-        except (OSError, ValueError) as exc:
-            raise CampaignError(f"{p}: unreadable manifest ({exc})") from None
+                                "run `gridsched campaign run FILE --out DIR` first")
+        try:
+            m = read_json(p, ValueError, "manifest")
+        except ValueError as exc:
+            raise CampaignError(f"unreadable manifest: {exc}") from None
         if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
             raise CampaignError(f"{p}: not a gridsched campaign manifest (format {MANIFEST_FORMAT!r})")
         return m

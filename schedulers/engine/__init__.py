@@ -65,12 +65,11 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
 
 def _nb_res(w: str | Path | dict) -> int:
     """A workload's ``nb_res`` (what ``--mmax-workload`` reads; checked again when it is loaded)."""
-    import json
-
     from ..inputs.errors import WorkloadError
+    from ..inputs.jsonfile import read_json
 
     try:
-        data = w if isinstance(w, dict) else json.loads(Path(w).read_bytes())
+        data = w if isinstance(w, dict) else read_json(w, WorkloadError, "workload")
         n = data["nb_res"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise WorkloadError(f"{w if not isinstance(w, dict) else '<dict>'}: --mmax-workload needs its 'nb_res': "

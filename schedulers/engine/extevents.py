@@ -9,7 +9,8 @@ An events file has one JSON object per line (Batsim 4.2.1, ``docs/input-events.r
     {"type": "user_specific_type", "timestamp": 150, "some_field": "value_of_field"}
 
 Empty lines are skipped; every other line must be a JSON object with a string ``type`` and a
-number ``timestamp`` >= 0 (s). ``machine_unavailable`` / ``machine_available`` carry
+number ``timestamp`` >= 0 (s), at most :data:`~.workload.MAX_TIME` (2**33 s, as every time of a
+workload). ``machine_unavailable`` / ``machine_available`` carry
 ``resources``, an interval set of machine ids (``"0-4 6 8"``). An event of another type is
 refused, unless ``--forward-unknown-events``: it is then a *generic* event, sent to the scheduler
 as is. Batsim sorts a file's events by timestamp, then by type (``machine_available`` before
@@ -39,7 +40,8 @@ from procset import ProcSet
 
 from ..inputs.batsim_numbers import batsim_float
 from ..inputs.errors import EventsError
-from ..inputs.jsonfile import loads_strict
+from ..inputs.jsonfile import loads_strict, regular_file
+from .workload import MAX_TIME
 
 __all__ = ["EventsError", "ExternalEvent", "EventList", "read_events", "MACHINE_AVAILABLE", "MACHINE_UNAVAILABLE",
            "GENERIC"]
@@ -59,6 +61,8 @@ class ExternalEvent:
         type: the ``type`` field.
         resources: the machines of a machine event (ids), None for a generic event.
         data: a generic event's whole JSON object (what the scheduler's NOTIFY carries).
+        source: the file and line it was read from (``"events.txt, line 3"``), named by the
+            errors it causes during the run (a machine made unavailable twice...).
     """
 
     timestamp: float
@@ -66,6 +70,8 @@ class ExternalEvent:
     type: str
     resources: ProcSet | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    #: where it was read (``FILE, line N``), for the errors of the run
+    source: str = ""
 
 
 @dataclass(slots=True)
@@ -92,11 +98,12 @@ def read_events(path: str | Path, name: str, forward_unknown: bool, nb_machines:
 
     Raises:
         EventsError: the file cannot be read, a line is not a JSON object, a field is missing or
-            of the wrong type, a negative timestamp, a malformed interval set, a machine that does
+            of the wrong type, a timestamp out of [0, 2**33] s, a malformed interval set, a machine that does
             not exist (Batsim aborts when the event occurs), an unknown type without
             ``forward_unknown``. One line, naming the file and the line.
     """
     p = Path(path)
+    regular_file(p, "events", EventsError)   # (a FIFO would block the read)
     try:
         raw = p.read_bytes()
     except OSError as exc:
@@ -259,15 +266,16 @@ def _event(obj: dict, where: str, forward_unknown: bool, nb_machines: int) -> Ex
     if isinstance(ts, bool) or not isinstance(ts, (int, float)):
         raise EventsError(f"{where}: 'timestamp' must be a number, not {ts!r}")
     ts = float(ts)
-    if not math.isfinite(ts) or ts < 0:
-        raise EventsError(f"{where}: 'timestamp' {obj['timestamp']!r} must be a finite number >= 0 (s)")
+    if not math.isfinite(ts) or not 0 <= ts <= MAX_TIME:
+        raise EventsError(f"{where}: 'timestamp' {obj['timestamp']!r} must be a finite number >= 0 and <= "
+                          f"{MAX_TIME:.0f} s (2**33, as every time of a workload)")
     kind = _KINDS.get(typ, GENERIC)
     if kind == GENERIC:
         if not forward_unknown:
             raise EventsError(f"{where}: unknown event type {typ!r} (Batsim 4.2.1: \"Unknown event type: {typ}\"); "
                               "only machine_unavailable and machine_available, or any type with "
                               "--forward-unknown-events")
-        return ExternalEvent(ts, kind, typ, None, obj)
+        return ExternalEvent(ts, kind, typ, None, obj, where)
     res = obj.get("resources")
     if "resources" not in obj:
         raise EventsError(f"{where}: a {typ} event needs a 'resources' field (machine ids, e.g. \"0-4 6\")")
@@ -278,7 +286,7 @@ def _event(obj: dict, where: str, forward_unknown: bool, nb_machines: int) -> Ex
         raise EventsError(f"{where}: machine {machines.max} does not exist (the platform has {nb_machines} "
                           f"machines, ids 0-{nb_machines - 1}; Batsim 4.2.1 aborts when the event occurs: "
                           f"\"Cannot get machine {machines.max}: it does not exist\")")
-    return ExternalEvent(ts, kind, typ, machines, {})
+    return ExternalEvent(ts, kind, typ, machines, {}, where)
 
 
 def _interval_set(text: str, where: str) -> ProcSet:

@@ -655,7 +655,10 @@ class NetworkServerMixin:
                                            data={k: v for k, v in ev.data.items() if k != "type"}))
             elif ev.resources:
                 available = ev.kind == MACHINE_AVAILABLE
-                self._machines_availability(ev.resources, available)
+                try:
+                    self._machines_availability(ev.resources, available)
+                except EngineError as exc:   # the events file's fault: name it and the line
+                    raise EngineError(f"{ev.source}: {exc}" if ev.source else str(exc)) from None
                 if self._paje is not None:
                     self._paje.availability(self.now, ev.resources, available)
                 self._buffer.append(Notify(self.now, type="event_machine_available" if available

@@ -30,6 +30,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..outfiles import atomic_output
 from ..core.metrics import RunSummary, summarize_columns
 from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows, MachineStateRows
 from .simulator import EngineError, EngineResult
@@ -303,8 +304,13 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     (Batsim's ``--disable-schedule-tracing``/``--disable-machine-state-tracing``). ``columns``:
     filled with what a summary reads of ``jobs.csv`` (:class:`JobColumns`).
 
+    Each file is written to a temporary name and renamed when complete
+    (:func:`schedulers.outfiles.atomic_output`).
+
     Raises:
         EngineError: a value to write is not finite (:func:`check_finite`); nothing is written.
+        OutputWriteError: a file could not be written (disk full...): named; the files before
+            it are written, that one is not there (no file is ever cut mid-row).
     """
     check_finite(result)
     prefix = str(prefix)
@@ -321,7 +327,8 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     paths = []
     for name, fn in files.items():
         p = Path(prefix + name)
-        with p.open("w", encoding="utf-8", newline="") as f:  # line by line: "\n" after each, as before
+        # written whole or not at all (a full disk: OutputWriteError names the file, none is cut mid-row)
+        with atomic_output(p, newline="") as f:  # line by line: "\n" after each, as before
             lines = iter(fn(result))
             while chunk := list(islice(lines, 4096)):
                 chunk.append("")

@@ -49,6 +49,7 @@ pstate of its own).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -57,6 +58,7 @@ from pathlib import Path
 
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
+from ..inputs.jsonfile import regular_file
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
 from .platform_build import SimGridAbort, check_build, parse_speeds, radical_ranges, routing_model, stoi
 from .platform_dtd import check_structure
@@ -312,6 +314,55 @@ def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str |
     return None
 
 
+#: ``<host`` followed by what may follow an element's name: a candidate ``<host>`` element.
+_HOST_TAG = re.compile(rb"<host[\s/>]")
+
+#: The fewest bytes a ``<host>`` element takes (``<host id="a" speed="1f"/>`` and a newline).
+_HOST_BYTES = 20
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _refuse_huge(data: bytes, src: str) -> None:
+    """Refuse a platform of more than :data:`MAX_HOSTS` ``<host>`` elements before it is parsed
+    into a tree (a 200 MB file of 2.6 million hosts would take about 30 s and 2.5 GB): the
+    candidate ``<host`` tags are counted in the bytes, and only when they pass the bound (a
+    commented-out host counts there) does a streamed parse (expat, no tree) count the elements,
+    stopping at the first one past the bound.
+
+    Raises:
+        PlatformError: ``file, line N: host 'ID': more than MAX_HOSTS hosts...``.
+    """
+    if len(data) <= MAX_HOSTS * _HOST_BYTES:
+        return
+    tags = _HOST_TAG.finditer(data)
+    if sum(1 for _ in itertools.islice(tags, MAX_HOSTS + 1)) <= MAX_HOSTS:
+        return
+    from xml.parsers import expat
+
+    parser = expat.ParserCreate()
+    count = 0
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        nonlocal count
+        if name == "host":
+            count += 1
+            if count > MAX_HOSTS:
+                raise _TooMany(parser.CurrentLineNumber, attrs.get("id", ""))
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(data.lstrip(), True)
+    except expat.ExpatError:
+        return   # malformed: the parse says where
+    except _TooMany as exc:
+        line, host = exc.args
+        raise PlatformError(f"{src}, line {line}: host {host!r}: more than {MAX_HOSTS:,} hosts; a platform may have "
+                            f"at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)") from None
+
+
 def read_platform(path: str | Path, master_host: str = "master_host", *,
                   text: str | bytes | None = None, roles: dict[str, str] | None = None,
                   mmax: int = 0, sg_config: list[str] | tuple[str, ...] = ()) -> PlatformSpec:
@@ -342,8 +393,11 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
     """
     src = str(path)
     try:
+        if text is None:
+            regular_file(src, "platform", PlatformError)   # (a FIFO would block the read)
         data = Path(src).read_bytes() if text is None else (
             text.encode() if isinstance(text, str) else text)
+        _refuse_huge(data, src)
         root = ET.fromstring(data.lstrip())  # SimGrid accepts blank lines before <?xml
     except ET.ParseError as exc:
         raise PlatformError(f"{src}: malformed XML: {exc}") from None

@@ -77,28 +77,38 @@ class InProcessPort:
     printed ``now`` is later than the clock (a platform whose messages take 0.5000002 s, say),
     Batsim's request-reply actor sleeps until it before acting (``send_message_at_time``,
     ``src/protocol.cpp``), and so does the engine: the same policy gives the same run in-process
-    and behind ``gridsched serve``."""
+    and behind ``gridsched serve``.
+
+    An exception of the policy's code (or its ``sys.exit()``) is raised as a
+    :class:`~schedulers.core.failure.PolicyFailure` naming the policy, the callback and the line."""
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
 
     def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:
-        shown = round(now, 6)   # (batsim_time, inlined: called for every message)
-        if shown == now:
-            for e in events:  # events of the message's instant are as printed once now is
-                t = e.timestamp
-                if t != now and round(t, 6) != t:
-                    break
-            else:
-                return as_batsim_reads(self.policy.decide(now, events))
-        for e in events:  # the engine's events of this message: dated as printed, in place
-            t = round(e.timestamp, 6)
-            if t != e.timestamp:
-                e.timestamp = t
-        decisions = as_batsim_reads(self.policy.decide(shown, events))
-        if shown == now:
-            return decisions
-        return Reply(shown, decisions)   # (decisions without timestamp: at the reply's now)
+        try:
+            shown = round(now, 6)   # (batsim_time, inlined: called for every message)
+            if shown == now:
+                for e in events:  # events of the message's instant are as printed once now is
+                    t = e.timestamp
+                    if t != now and round(t, 6) != t:
+                        break
+                else:
+                    return as_batsim_reads(self.policy.decide(now, events))
+            for e in events:  # the engine's events of this message: dated as printed, in place
+                t = round(e.timestamp, 6)
+                if t != e.timestamp:
+                    e.timestamp = t
+            decisions = as_batsim_reads(self.policy.decide(shown, events))
+            if shown == now:
+                return decisions
+            return Reply(shown, decisions)   # (decisions without timestamp: at the reply's now)
+        except (Exception, SystemExit) as exc:   # the policy's failure, located (no cost until raised)
+            from ..core.failure import located
+            failure = located(self.policy, exc)
+            if failure is None:
+                raise
+            raise failure from exc
 
     def __str__(self) -> str:
         name = getattr(self.policy, "name", None) or type(self.policy).__name__

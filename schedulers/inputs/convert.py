@@ -17,13 +17,16 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from ..exits import one_line
+from ..outfiles import OutputWriteError, atomic_write_text
 from .errors import WorkloadError
+from .jsonfile import regular_file
 from .gwf import gwf_conversion
 from .rescale import rescale_workload
 from .swf import ConversionReport, swf_conversion
 from .validate import load_workload_json, validate_workload
 
-__all__ = ["add_convert_parser", "convert_trace", "dumps_workload", "run_convert", "write_workload"]
+__all__ = ["add_convert_parser", "convert_trace", "dumps_workload", "no_job", "run_convert", "write_workload"]
 
 _TRACE_OPTIONS = frozenset({
     "cores_per_host", "nb_hosts", "time_origin", "walltime", "runtime_source", "keep_cancelled",
@@ -76,15 +79,7 @@ def write_workload(data: dict[str, Any], output: str | PathLike[str]) -> Path:
     rename), creating missing parent directories. Returns the output path."""
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    text = dumps_workload(data)
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(tmp, output)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write_text(output, dumps_workload(data))
     return output
 
 
@@ -113,11 +108,13 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
         The :class:`~schedulers.inputs.swf.ConversionReport`, with ``output`` set.
 
     Raises:
-        ValueError: unknown extension, an option the converter does not take, or an option out
-            of range.
+        ValueError: unknown extension, an option the converter does not take, an option out
+            of range, or ``output`` is ``path`` itself (nothing is read nor written).
         FileNotFoundError: ``path`` does not exist.
-        WorkloadError: malformed input (file and line), or a result that is not a valid
-            workload (nothing is written then).
+        WorkloadError: malformed input (file and line), a trace of which no job is kept
+            (:func:`no_job`: ``gridsched run`` refuses it too), or a result that is not a valid
+            workload (nothing is written then; with ``validate=False``, the file written as the
+            trace is read is removed).
     """
     path, output = Path(path), Path(output)
     kind = _kind(path)
@@ -125,11 +122,21 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
     if unknown:
         raise ValueError(f"{path}: option(s) {', '.join(unknown)} do not apply to a .{kind} input "
                          f"(accepted: {', '.join(sorted(_OPTIONS[kind]))})")
+    if output.exists() and path.exists() and os.path.samefile(path, output):
+        raise ValueError(f"-o {output}: is the input trace itself: the conversion would replace it; "
+                         "give another output file")
+    regular_file(path, "trace", WorkloadError)   # (a FIFO would block the read)
     if kind in ("swf", "gwf"):
         conversion = (swf_conversion if kind == "swf" else gwf_conversion)(path, **options)
         if not validate:  # streamed to the file, the jobs never all in memory
-            return conversion.write(output)
+            report = conversion.write(output)
+            if report.jobs_kept == 0:
+                output.unlink(missing_ok=True)
+                raise no_job(path, report)
+            return report
         data = conversion.workload()
+        if data.report.jobs_kept == 0:
+            raise no_job(path, data.report)
     else:
         if options.get("nb_hosts") is None:
             raise ValueError(f"{path}: rescaling a Batsim JSON workload needs nb_hosts")
@@ -141,6 +148,17 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
     write_workload(data, output)
     report.output = str(output)
     return report
+
+
+def no_job(path: str | PathLike[str], report: ConversionReport) -> WorkloadError:
+    """The error of a trace of which no job is kept (empty, header-only, or every job dropped):
+    ``gridsched run`` and ``gridsched convert`` refuse it alike, saying why."""
+    if report.records_read == 0:
+        why = "it has no job line (empty or header-only trace)"
+    else:
+        reasons = ", ".join(f"{n} {r}" for r, n in report.dropped.items())
+        why = f"none of its {report.records_read} job(s) is kept ({reasons})"
+    return WorkloadError(f"{path}: no job to simulate: {why}")
 
 
 def _time_origin(text: str) -> str | float:
@@ -210,8 +228,10 @@ def run_convert(args: argparse.Namespace) -> int:
         options["site"] = options["site"][0]
     try:
         report = convert_trace(args.trace, args.output, **options)
+    except OutputWriteError:
+        raise   # (a full disk: exit status 4, gridsched's main)
     except (WorkloadError, ValueError, OSError) as exc:
-        print(f"gridsched convert: error: {exc}", file=sys.stderr)
+        print(f"gridsched convert: error: {one_line(exc)}", file=sys.stderr)
         return 2
     print(report.summary())
     return 0

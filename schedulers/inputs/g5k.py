@@ -54,7 +54,6 @@ Errors: malformed or incomplete JSON raises :class:`G5KDataError` (a ``ValueErro
 from __future__ import annotations
 
 import base64
-import json
 import math
 import re
 import urllib.parse
@@ -68,6 +67,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from .errors import PlatformError
+from .jsonfile import loads_strict
 
 __all__ = [
     "COMPUTE_PSTATE",
@@ -277,14 +277,9 @@ def node_from_json(data: Any, *, site: str | None = None, cluster: str | None = 
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        with path.open(encoding="utf-8") as stream:
-            return json.load(stream)
-    except json.JSONDecodeError as exc:
-        raise G5KDataError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-                           ) from exc
-    except OSError as exc:
-        raise G5KDataError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    from .jsonfile import read_json
+
+    return read_json(path, G5KDataError, "reference-API JSON")   # (strict: see inputs.jsonfile)
 
 
 def _node_files(root: Path) -> list[tuple[Path, str | None, str | None]]:
@@ -406,8 +401,8 @@ def fetch_g5k_nodes(site: str, cluster: str, *, api_url: str = DEFAULT_API_URL,
         request.add_header("Authorization", f"Basic {token}")
     with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (https URL by default)
         try:
-            data = json.loads(response.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = loads_strict(response.read().decode("utf-8"), url)   # (strict: see inputs.jsonfile)
+        except (UnicodeDecodeError, ValueError) as exc:
             raise G5KDataError(f"{url}: the answer is not JSON ({exc})") from exc
     items = data.get("items") if isinstance(data, dict) else data
     if not isinstance(items, list):

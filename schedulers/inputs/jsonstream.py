@@ -13,8 +13,9 @@ strict rules of :mod:`.jsonfile`, and numbers read as Batsim reads them,
 :func:`~schedulers.inputs.jsonfile.batsim_number`): the values are exactly those of
 ``read_json(..., parse_float=batsim_number)``. An
 item cut by the end of a chunk is decoded again once the next chunk is read. The reader never
-reports an error itself: on anything it does not expect (malformed or non-strict JSON, a file
-it cannot read or decode, nesting too deep), it reads the file again with ``read_json``, which
+reports an error itself: on anything it does not expect (malformed or non-strict JSON, a key
+repeated in an object, a ``\\uD800``-``\\uDFFF`` escape, a file it cannot read or decode, nesting
+too deep), it reads the file again with ``read_json``, which
 raises the same one-line error as before (file, line, column) or, should the file be good after
 all, returns its value. So an error anywhere in the file is reported before any job is checked.
 
@@ -36,7 +37,7 @@ import zlib
 from array import array
 from typing import Any, Callable, Iterator
 
-from .jsonfile import _GZIP_MAGIC, _constant, batsim_number, read_json
+from .jsonfile import _GZIP_MAGIC, _SURROGATE_ESCAPE, _constant, batsim_number, read_json, regular_file
 
 _scanstring = json.decoder.scanstring  # (text, index after the opening quote) -> (str, end); strict
 
@@ -55,7 +56,22 @@ _WS = re.compile(r"[ \t\n\r]*")  # JSON whitespace, as json.decoder.WHITESPACE
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 #: After an item: a comma (and the whitespace after it), or the container's end (group 1).
 _AFTER = {"]": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))"), "}": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\}))")}
-_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=batsim_number)  # Batsim's numbers
+
+
+class _Fallback(Exception):
+    """Something the piecewise reader does not handle: read the file with ``read_json``."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object as a dict; a key repeated in it sends the file to ``read_json``, which says where."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise _Fallback
+    return d
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_constant,
+                            parse_float=batsim_number)  # Batsim's numbers
 _SCAN = _DECODER.scan_once
 
 
@@ -99,10 +115,6 @@ class PackedJobs:
         return len(self._buf) + 8 * len(self._ends)
 
 
-class _Fallback(Exception):
-    """Something the piecewise reader does not handle: read the file with ``read_json``."""
-
-
 class _Cut(Exception):
     """An item is not whole in the buffer (or is malformed: then more is read up to the end of
     the file, where the reader gives up)."""
@@ -116,6 +128,7 @@ class _Reader:
         self.buf = ""
         self.i = 0
         self.eof = False
+        self._tail = ""   # the end of the last piece read (an escape cut between two pieces)
 
     def more(self, size: int = 0) -> None:
         """Read ``size`` (default :data:`CHUNK`) more characters (keeping what is not consumed),
@@ -128,6 +141,11 @@ class _Reader:
         piece = self._stream.read(size or CHUNK)
         if not piece:
             self.eof = True
+        # a surrogate escape (lone ones are not characters): read_json checks the strings
+        seam = self._tail + piece[:5]
+        if ("\\u" in piece and _SURROGATE_ESCAPE.search(piece)) or ("\\u" in seam and _SURROGATE_ESCAPE.search(seam)):
+            raise _Fallback
+        self._tail = piece[-5:]
         self.buf += piece
 
     def peek(self) -> str:
@@ -177,6 +195,8 @@ def _top_object(r: _Reader, checks: Callable[[], Callable[[int, Any], None]] | N
         if r.peek() != '"':
             raise _Fallback
         key = r.value()
+        if key in out:   # (read_json names it)
+            raise _Fallback
         r.take(":")
         nxt = r.peek()
         if key == "jobs" and nxt == "[":
@@ -244,14 +264,16 @@ def _packed_jobs(r: _Reader, checks: Callable[[int, Any], None] | None) -> Packe
 
 
 def _members(r: _Reader, share_delays: bool = False) -> dict[str, Any]:
-    """An object read member by member (a dict as ``json`` builds it: for a repeated key, the
-    last value at the first key's place). ``share_delays``: equal ``delay`` profiles (see
+    """An object read member by member (a repeated key sends the file to ``read_json``, which
+    refuses it). ``share_delays``: equal ``delay`` profiles (see
     :func:`share_delays`) become one object as they are read, so that a million one-job
     profiles never exist as a million objects."""
     out: dict[str, Any] = {}
     canon: dict[tuple[type, Any], dict] = {}
     r.take("{")
     for key, value in _items(r, "}"):
+        if key in out:   # (read_json names it)
+            raise _Fallback
         out[key] = _shared(value, canon) if share_delays else value
     return out
 
@@ -290,6 +312,7 @@ def read_workload_json(path: str, error: type[Exception] = ValueError, what: str
         error: one line naming the file and what is wrong (``read_json``'s message).
     """
     src = str(path)
+    regular_file(src, what, error)
     try:
         with open(src, "rb") as raw:
             binary: Any = raw

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..exits import one_line
+from ..outfiles import OutputWriteError, atomic_output, atomic_write_text
 from .generators import GENERATORS, GeneratorError, generate
 
 __all__ = ["add_scenario_parser", "write_scenario", "run_scenario", "main"]
@@ -37,27 +38,33 @@ def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path
     Raises:
         GeneratorError: unknown generator or bad parameters (see
             :func:`~schedulers.inputs.generators.check_params`).
-        OSError: the folder or a file cannot be written.
+        OSError: the folder or a file cannot be written (``OutputWriteError``, naming the file,
+            for a full disk: no file is left cut).
     """
     scenario = generate(name, params, seed)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "platform.xml"]
     if scenario.platform_xml is not None:
-        written[0].write_text(scenario.platform_xml, encoding="utf-8")
+        atomic_write_text(written[0], scenario.platform_xml)   # (whole or not at all)
     elif scenario.platform is not None:
-        shutil.copyfile(scenario.platform, written[0])
+        _copy(scenario.platform, written[0])
     else:
         raise GeneratorError(f"generator {name!r} returned no platform")
     many = len(scenario.workloads) > 1
     for i, w in enumerate(scenario.workloads):
         path = folder / (f"workload_w{i}.json" if many else "workload.json")
         if isinstance(w, dict):
-            path.write_text(json.dumps(w, indent=1) + "\n", encoding="utf-8")
+            atomic_write_text(path, json.dumps(w, indent=1) + "\n")
         else:
-            shutil.copyfile(w, path)
+            _copy(w, path)
         written.append(path)
     return written
+
+
+def _copy(src: str | Path, dst: Path) -> None:
+    with atomic_output(dst, "wb") as f:
+        f.write(Path(src).read_bytes())
 
 
 def run_scenario(args: argparse.Namespace) -> int:
@@ -67,8 +74,10 @@ def run_scenario(args: argparse.Namespace) -> int:
     params = {k: getattr(args, k) for k in gen.params if getattr(args, k, None) is not None}
     try:
         paths = write_scenario(args.generator, params, args.seed, args.output)
+    except OutputWriteError:
+        raise   # (a full disk: exit status 4, gridsched's main)
     except (GeneratorError, OSError) as exc:
-        print(f"gridsched: error: {exc}", file=sys.stderr)
+        print(f"gridsched: error: {one_line(exc)}", file=sys.stderr)
         return 2
     print(f"{args.generator} seed {args.seed}: wrote {', '.join(str(p) for p in paths)}")
     return 0

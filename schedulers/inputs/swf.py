@@ -44,6 +44,7 @@ from os import PathLike
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from ..outfiles import not_written
 from .errors import WorkloadError
 
 __all__ = [
@@ -249,6 +250,10 @@ def _check_options(
     for name, (value, allowed) in choices.items():
         if value not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    for name, value in (("start", start), ("end", end)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number of seconds (trace time), got {value!r}")
     if start is not None and end is not None and end <= start:
         raise ValueError(f"end ({end}) must be greater than start ({start})")
 
@@ -610,8 +615,10 @@ class TraceConversion:
                     else:
                         out.write(b"  \"profiles\": {}\n}\n")
                 os.replace(tmp, output)
-            except BaseException:
+            except BaseException as exc:
                 tmp.unlink(missing_ok=True)
+                if isinstance(exc, OSError):   # a full disk: named (schedulers.outfiles)
+                    raise not_written(output, exc) from None
                 raise
         self._finish(len(order), nb_res, origin)
         self.report.output = str(output)

@@ -14,15 +14,14 @@ column, and validates it.
 from __future__ import annotations
 
 import functools
-import gzip
 import json
-import zlib
 from importlib import resources
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from .errors import WorkloadError
+from .jsonfile import read_json
 
 __all__ = ["WorkloadError", "load_workload_json", "schema", "validate_workload"]
 
@@ -146,7 +145,7 @@ def validate_workload(data: dict[str, Any], source: str) -> None:
     and jobs with ``res`` > ``nb_res``.
 
     Raises:
-        WorkloadError: listing up to :data:`MAX_REPORTED_PROBLEMS` problems, each naming the job
+        WorkloadError: one line listing up to :data:`MAX_REPORTED_PROBLEMS` problems (``; ``), each naming the job
             id (and its index) or the profile name and what is wrong.
     """
     if not isinstance(data, dict):
@@ -156,23 +155,10 @@ def validate_workload(data: dict[str, Any], source: str) -> None:
     if problems:
         shown = problems[:MAX_REPORTED_PROBLEMS]
         more = len(problems) - len(shown)
-        lines = "\n  ".join(shown)
-        tail = f"\n  ... and {more} more problem(s)" if more else ""
-        noun = "problem" if len(problems) == 1 else "problems"
-        raise WorkloadError(f"{source}: invalid Batsim workload ({len(problems)} {noun}):\n  {lines}{tail}")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
-class _DuplicateKey(Exception):
-    pass
+        if len(problems) == 1:
+            raise WorkloadError(f"{source}: invalid Batsim workload: {problems[0]}")
+        tail = f"; and {more} more" if more else ""
+        raise WorkloadError(f"{source}: invalid Batsim workload, {len(problems)} problems: {'; '.join(shown)}{tail}")
 
 
 def load_workload_json(path: str | PathLike[str]) -> dict[str, Any]:
@@ -191,27 +177,8 @@ def load_workload_json(path: str | PathLike[str]) -> dict[str, Any]:
             name, which Batsim refuses), or is not a valid workload (see :func:`validate_workload`).
     """
     path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as stream:
-            text = stream.read()
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except gzip.BadGzipFile as exc:
-        raise WorkloadError(f"{path}: not a gzip file ({exc})") from None
-    except (EOFError, zlib.error) as exc:
-        raise WorkloadError(f"{path}: truncated or corrupt gzip data ({exc})") from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a folder, not a workload") from None
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(
-            f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
-    except RecursionError:
-        raise WorkloadError(f"{path}: JSON nested too deeply to read") from None
-    except _DuplicateKey as exc:
-        raise WorkloadError(f"{path}: duplicate key {exc.args[0]!r} in one JSON object") from None
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such workload")
+    data = read_json(path, WorkloadError, "workload")   # strict: inputs.jsonfile
     validate_workload(data, str(path))
     return data

@@ -1,0 +1,165 @@
+"""A policy's own code failed: where, in one line.
+
+A policy is user code: its constructor or one of its callbacks (``on_job_submitted``,
+``schedule``...) may raise any exception, or call ``sys.exit()``. The transports that call it
+(the engine's :class:`~schedulers.engine.ports.InProcessPort`, ``gridsched serve``, the registry
+that builds it) turn that into a :class:`PolicyFailure` whose message names the policy's class,
+the callback, and the file and line of the policy's own code where it happened, for example::
+
+    policy Greedy failed in schedule (/home/me/greedy.py, line 21): KeyError: 'w0!7'
+
+so that a researcher is sent to their own line, not to gridsched's internals, and a ``SystemExit``
+is the policy's failure (the run fails, a campaign records it and goes on) instead of ending the
+simulator. :class:`~schedulers.core.model.PolicyInputError` (the inputs lack what the policy needs:
+bad input) and :class:`~schedulers.core.policy.PolicyOptionError` (a bad option) are not failures
+of the code and pass unchanged, as does ``KeyboardInterrupt`` (Ctrl-C, SIGTERM); a
+:class:`~schedulers.core.model.PolicyError` (a decision refused, e.g. a job started on too few
+hosts) keeps its type and gains the class, callback, file and line in its message
+(:func:`located`).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import Any
+
+from .model import PolicyError, PolicyInputError
+from .policy import Policy, PolicyOptionError
+
+__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "PASS_THROUGH"]
+
+#: Longest text of the original error kept in the message (characters).
+_ERROR_TEXT = 300
+
+
+class PolicyFailure(PolicyError):
+    """A policy's constructor or callback raised an exception or called ``sys.exit()``.
+
+    Attributes:
+        policy: the policy's class name.
+        callback: the method that failed (``__init__``, ``on_job_completed``, ``schedule``...),
+            None when unknown.
+        path, line: the file and line of the policy's code where it failed (None when no frame
+            of the policy's classes is in the traceback).
+        error: the original exception (also ``__cause__``).
+    """
+
+    def __init__(self, message: str, *, policy: str, callback: str | None, path: str | None,
+                 line: int | None, error: BaseException) -> None:
+        super().__init__(message)
+        self.policy = policy
+        self.callback = callback
+        self.path = path
+        self.line = line
+        self.error = error
+
+
+#: Exceptions of a policy that are not failures of its code (bad input, a bad option value, one
+#: already located): passed on unchanged.
+PASS_THROUGH: tuple[type[BaseException], ...] = (PolicyInputError, PolicyOptionError, PolicyFailure)
+
+
+def _class_files(cls: type) -> list[str]:
+    """The source files of ``cls`` and its bases, most derived first (the base :class:`Policy`
+    and ``object`` left out: their code is gridsched's, not the policy's)."""
+    files: list[str] = []
+    for c in cls.__mro__:
+        if c is object or c is Policy:
+            continue
+        f = getattr(sys.modules.get(c.__module__), "__file__", None)
+        if f and f not in files:
+            files.append(f)
+    return files
+
+
+def _frames(tb: TracebackType | None) -> list[tuple[str, int, str]]:
+    """(file, line, function) of each frame of ``tb``, outermost first."""
+    out = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        out.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return out
+
+
+def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | None, str | None, int | None]:
+    """(callback, file, line) of ``exc`` in the code of policy class ``cls`` (:func:`policy_failure`)."""
+    frames = _frames(exc.__traceback__)
+    files = _class_files(cls)
+    where = None
+    for f in files:
+        hits = [fr for fr in frames if fr[0] == f]
+        if hits:
+            where = hits[-1]
+            break
+    if callback is None:
+        outer = [fr for fr in frames if fr[0] in files]
+        callback = outer[0][2] if outer else None
+    if where is None and frames:
+        where = frames[-1]
+    path, line = (where[0], where[1]) if where else (None, None)
+    return callback, path, line
+
+
+def policy_failure(cls: type, exc: BaseException, callback: str | None = None) -> PolicyFailure:
+    """The :class:`PolicyFailure` of ``exc``, raised by the code of a policy of class ``cls``.
+
+    The line is the innermost frame of the traceback in the file of ``cls`` (else of its
+    nearest base that has one): the user's own line, even when the error surfaced in a
+    built-in base class their code called. The callback, unless given, is the outermost frame
+    in any of those files (the hook the transport called, e.g. ``on_job_completed``).
+
+    Args:
+        cls: the policy's class.
+        exc: what it raised (with its traceback).
+        callback: the method called, when the caller knows it (``"__init__"``).
+    """
+    callback, path, line = _locate(cls, exc, callback)
+    at = f" in {callback}" if callback else ""
+    loc = f" ({path}, line {line})" if path else ""
+    if isinstance(exc, SystemExit):
+        text = (f"policy {cls.__name__} called sys.exit({_short(repr(exc.code))}){at}{loc}: a policy returns "
+                "decisions and must not end the process")
+    else:
+        detail = " ".join(str(exc).split())
+        text = f"policy {cls.__name__} failed{at}{loc}: {type(exc).__name__}"
+        if detail:
+            text += f": {_short(detail)}"
+    return PolicyFailure(text, policy=cls.__name__, callback=callback, path=path, line=line, error=exc)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _ERROR_TEXT else text[:_ERROR_TEXT] + f"... ({len(text):,} characters)"
+
+
+def located(policy: Any, exc: BaseException, callback: str | None = None) -> PolicyFailure | None:
+    """What to raise for ``exc``, raised by ``policy`` (an instance, or the class for its
+    constructor): its :class:`PolicyFailure`;
+    or None, to raise ``exc`` itself: one of :data:`PASS_THROUGH`, or a :class:`PolicyError` (a
+    decision the base class or the policy refused, with its own message and type, which callers
+    may catch), whose message gains the policy's class, callback, file and line in place."""
+    cls = policy if isinstance(policy, type) else type(policy)
+    if isinstance(exc, PASS_THROUGH):
+        return None
+    if isinstance(exc, PolicyError):
+        if getattr(exc, "policy_location", None) is None and exc.args and isinstance(exc.args[0], str):
+            cb, path, line = _locate(cls, exc, callback)
+            exc.policy_location = (cb, path, line)
+            at = f" in {cb}" if cb else ""
+            loc = f" ({path}, line {line})" if path else ""
+            exc.args = (f"policy {cls.__name__} failed{at}{loc}: {exc.args[0]}", *exc.args[1:])
+        return None
+    return policy_failure(cls, exc, callback)
+
+
+def call_policy(obj: Any, method: str, *args: Any) -> Any:
+    """``getattr(obj, method)(*args)``, a failure of the policy's code raised as
+    :class:`PolicyFailure` (for calls outside the hot path, e.g. ``metrics``)."""
+    try:
+        return getattr(obj, method)(*args)
+    except (Exception, SystemExit) as exc:
+        failure = located(obj, exc, method)
+        if failure is None:
+            raise
+        raise failure from exc

@@ -1,0 +1,86 @@
+"""Output files written whole or not at all, and one error naming the file when the disk is full.
+
+:func:`atomic_output` opens a temporary file beside the output (``.NAME.<pid>.<random>.tmp``), and
+renames it over the output once everything is written (:func:`os.replace`, atomic on POSIX file
+systems): a reader never sees a file cut mid-row, and an earlier file of the same name stays
+whole until the new one is complete. When writing fails (disk full, quota exceeded, I/O error,
+file too large), the temporary file is removed and :class:`OutputWriteError` names the output
+file; ``gridsched`` then exits with status 4 (:data:`schedulers.exits.NOT_WRITTEN`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+__all__ = ["OutputWriteError", "atomic_output", "atomic_write_text", "not_written", "WRITE_ERRNOS"]
+
+#: The ``errno`` values of an output that cannot be written for want of room or a working disk
+#: (as opposed to a bad path or a permission, which are the user's choice of output).
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+class OutputWriteError(OSError):
+    """An output file could not be written (disk full, quota exceeded, I/O error, file too
+    large): the message is one line naming the file; nothing partly written is left under its
+    name. Exit status 4 (:data:`schedulers.exits.NOT_WRITTEN`). ``errno`` and ``filename`` are
+    set; the text is the message alone."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def not_written(path: str | os.PathLike[str], exc: OSError) -> OutputWriteError:
+    """The :class:`OutputWriteError` of ``path`` for the failure ``exc`` (same ``errno``)."""
+    err = OutputWriteError(f"{path}: cannot write the file: {exc.strerror or exc}")
+    err.errno, err.strerror, err.filename = exc.errno, exc.strerror, str(path)
+    return err
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str], mode: str = "w", *, fsync: bool = False,
+                  newline: str | None = None) -> Iterator[IO[Any]]:
+    """A file to write ``path`` through: a temporary file in the same folder, renamed over
+    ``path`` when the ``with`` block ends without error, removed otherwise.
+
+    Args:
+        path: the output file (its folder must exist).
+        mode: ``"w"`` (UTF-8 text) or ``"wb"``.
+        fsync: flush the data to the disk before the rename (a record that must survive a crash).
+        newline: as :func:`open`'s (text mode).
+
+    Raises:
+        OutputWriteError: opening, writing, flushing or renaming failed with an ``OSError``
+            (the file named, the temporary file removed). Any other exception of the block is
+            raised as it is, the temporary file removed.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        f = open(tmp, mode, encoding=None if "b" in mode else "utf-8", newline=newline)
+    except OSError as exc:
+        raise not_written(path, exc) from None
+    try:
+        with f:
+            yield f
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and not isinstance(exc, OutputWriteError):
+            raise not_written(path, exc) from None
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, fsync: bool = False) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through :func:`atomic_output`."""
+    with atomic_output(path, fsync=fsync) as f:
+        f.write(text)
