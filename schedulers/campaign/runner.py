@@ -118,8 +118,10 @@ def _dask_client(address: str | None, workers: int | None, jobqueue: str | None 
         cluster.scale(jobs=workers or 1)
         return Client(cluster)
     n = workers or os.cpu_count() or 1
-    # (a run's failure is said once, in its record and the summary line: not in Dask's logs)
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    # (a run's failure is said once, in its record and the summary line: not in Dask's logs;
+    # dashboard_address=None still tries port 8787 and warns when another cluster holds it,
+    # ":0" takes a free port without a word)
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.CRITICAL, death_timeout=30)
     return Client(cluster)
 
