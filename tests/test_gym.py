@@ -203,3 +203,22 @@ def test_bad_options_are_one_line_errors():
     env = BatsimEnv(PLATFORM, WORKLOAD)
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(0)
+
+
+def test_guide_examples_run(monkeypatch, capsys):
+    # every ```python block of docs/guides/gym.md runs, in order, from the repository root, except
+    # one marked as not run (it needs a learning library)
+    import re
+
+    text = (ROOT / "docs" / "guides" / "gym.md").read_text()
+    blocks = re.findall(r"(<!-- not run[^>]*-->\n)?```python\n(.*?)```", text, re.S)
+    runnable = [code for marker, code in blocks if not marker]
+    assert len(runnable) == 2 and len(blocks) == 3
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    for code in runnable:
+        exec(compile(code, "docs/guides/gym.md", "exec"), namespace)
+    out = capsys.readouterr().out.splitlines()
+    waits = {line.split()[0]: float(line.split()[3]) for line in out if "job-hours" in line}
+    assert set(waits) == {"random_agent", "shortest_first"}
+    assert waits["shortest_first"] < waits["random_agent"]

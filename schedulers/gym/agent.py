@@ -96,6 +96,8 @@ class AgentPolicy(Policy):
         self.queued_subtimes = 0.0
         self.bsld_done = 0.0
         self._call_at: float | None = None
+        #: the valid actions when the agent was last asked (:meth:`action_mask` then)
+        self.mask: np.ndarray | None = None
         self._on_pstate_of: dict[int, int] = {}
 
     # ------------------------------------------------------------------------------ events
@@ -155,7 +157,7 @@ class AgentPolicy(Policy):
     def schedule(self) -> None:
         lay = self.layout
         while True:
-            mask = self.action_mask()
+            mask = self.mask = self.action_mask()
             if mask.sum() == 1:           # only waiting is possible: no decision to ask for
                 break
             action = self._ask()

@@ -224,11 +224,11 @@ class BatsimEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """The valid actions now (bool array; wait is always valid), as ``info["action_mask"]``
         (the method sb3-contrib's ``MaskablePPO`` calls)."""
-        if self.policy is None or self._run is None or self._run.done:
+        if self.policy is None or self._run is None or self._run.done or self.policy.mask is None:
             mask = np.zeros(self.layout.size, dtype=bool)
             mask[self.layout.wait] = True
             return mask
-        return self.policy.action_mask()
+        return self.policy.mask.copy()   # (computed when the paused policy asked)
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: one line (time, queue, host states)."""
