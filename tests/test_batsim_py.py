@@ -77,7 +77,7 @@ def test_launcher_runs_the_engine_with_this_python(tmp_path):
     done = write_launcher(tmp_path / "bin")
     text = done.path.read_text()
     assert text == launcher_text()
-    assert text.startswith("#!/bin/sh\n") and f"'{sys.executable}' -m schedulers.cli engine \"$@\"" in text
+    assert text.startswith("#!/bin/sh\n") and f"'{sys.executable}' -m schedulers.cli engine --timeout 0 \"$@\"" in text
     assert os.access(done.path, os.X_OK) and is_launcher(done.path)
     proc = subprocess.run([str(done.path), "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "--socket-endpoint" in proc.stdout

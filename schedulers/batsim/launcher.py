@@ -14,7 +14,7 @@ waits at most 5 s for the process to exit after acknowledging SIMULATION_ENDS (t
 SIGTERM). ``gridsched engine`` takes that command line as Batsim does, writes nothing on stdout,
 exits 0 once SIMULATION_ENDS is acknowledged, and exits at once on SIGTERM.
 
-:func:`write_launcher` writes ``DIR/batsim``, a two-line shell script that runs ``gridsched engine
+:func:`write_launcher` writes ``DIR/batsim``, a three-line shell script that runs ``gridsched engine
 "$@"`` with the Python interpreter gridsched is installed in; putting ``DIR`` first on ``PATH``
 makes it the ``batsim`` such a front end starts (``gridsched batsim-launcher DIR`` on the command
 line). It never overwrites a file unless asked (``force``), and it says when a real ``batsim``
@@ -59,14 +59,15 @@ class LauncherResult:
 
 
 def launcher_text(python: str | None = None) -> str:
-    """The launcher script: ``exec PYTHON -m schedulers.cli engine "$@"``.
+    """The launcher script: ``exec PYTHON -m schedulers.cli engine --timeout 0 "$@"`` (``--timeout
+    0``: wait for each reply as long as it takes, as Batsim does; a later ``--timeout`` wins).
 
     Args:
         python: the interpreter to run (default: this one, ``sys.executable``).
     """
     py = python or sys.executable
     quoted = "'" + py.replace("'", "'\\''") + "'"
-    return f"#!/bin/sh\n{MARKER}\nexec {quoted} -m schedulers.cli engine \"$@\"\n"
+    return f"#!/bin/sh\n{MARKER}\nexec {quoted} -m schedulers.cli engine --timeout 0 \"$@\"\n"
 
 
 def is_launcher(path: str | os.PathLike[str]) -> bool:
