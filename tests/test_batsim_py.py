@@ -166,17 +166,29 @@ def test_engine_takes_batsim_py_command_line_quiet_and_exits_after_simulation_en
 def test_engine_exits_at_once_on_sigterm(tmp_path):
     from test_engine_zmq import free_port
 
-    # nobody answers: the engine waits for the first reply forever (as Batsim), until SIGTERM
+    import zmq
+
+    # the scheduler receives SIMULATION_BEGINS and never answers: the engine waits for the reply
+    # forever (as Batsim, --timeout 0 in the launcher), until SIGTERM
     endpoint = f"tcp://127.0.0.1:{free_port()}"
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.bind(endpoint)
     launcher = write_launcher(tmp_path / "bin").path
     proc = subprocess.Popen([str(launcher), *_batsim_py_command(endpoint, FIX / "fcfs_workload.json",
                                                                 tmp_path / "batsim")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(3)   # (Python start-up and the inputs read)
-    assert proc.poll() is None
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
+    try:
+        assert sock.poll(60_000), "the engine sent nothing within 60 s"
+        assert b"SIMULATION_BEGINS" in sock.recv()
+        time.sleep(0.5)
+        assert proc.poll() is None
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        sock.close(0)
+        if proc.poll() is None:
+            proc.kill()
     assert time.monotonic() - t0 < 10
     assert proc.returncode == 143
     assert out == b""
@@ -220,3 +232,10 @@ def test_engine_reads_both_names_as_wattage_per_state_alone(tmp_path):
                  export_prefix=tmp_path / prefix)
     for name in ("jobs", "consumed_energy", "pstate_changes", "machine_states"):
         assert (tmp_path / f"a_{name}.csv").read_bytes() == (tmp_path / f"b_{name}.csv").read_bytes()
+    # batsim-py's name alone gives SimGrid no power model: refused under -E, naming what to use
+    from schedulers.engine import EngineError
+
+    old_only = tmp_path / "nantes_watt_only.xml"
+    old_only.write_text("\n".join(line for line in text.splitlines() if "wattage_per_state\"" not in line))
+    with pytest.raises(EngineError, match="host 'econome-1' has 'watt_per_state'.*rename them 'wattage_per_state'"):
+        simulate(old_only, [FIX / "shutdown_workload.json"], get_policy("fcfs"), energy=True)
