@@ -10,6 +10,8 @@ The ``gridsched`` command. Sub-commands:
 * ``serve``    — a policy as an external Batsim scheduler (ZMQ REP server).
 * ``convert``  — trace (SWF, GWF, Batsim JSON) to a validated Batsim workload.
 * ``policies`` — list the registered policies, or describe one (``policies NAME``).
+* ``batsim-launcher`` — write a ``batsim`` executable that runs ``engine``, for front ends that
+  start ``batsim`` themselves (batsim-py; :mod:`schedulers.batsim.launcher`).
 * ``scenario`` — write a registered scenario generator's platform and workload to a folder.
 * ``campaign`` — many simulations on Dask from a TOML file: ``run``, ``status``, ``collect``,
   ``plot``, ``report`` (:mod:`schedulers.campaign`).
@@ -549,6 +551,17 @@ def _batsim_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
+    term = _TermSignal()
+    with term:
+        try:
+            return _engine_session(args, term)
+        except _Terminated:
+            print("gridsched engine: terminated (SIGTERM) before the simulation ended; no output written",
+                  file=sys.stderr)
+            return _SIGTERM_STATUS
+
+
+def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     from .engine import Deadlock, build_engine, write_outputs
     from .engine.zmq_client import ZmqPort
 
@@ -577,17 +590,86 @@ def cmd_engine(args: argparse.Namespace) -> int:
     try:
         result = engine.run(port)
     except Deadlock as dead:
+        term.defer()
         # Real Batsim 4.2.1 at a SimGrid deadlock: no SIMULATION_ENDS, its outputs written, exit 0
         # (schedulers.engine.ports.Deadlock); the scheduler is left waiting, as with Batsim.
         write_outputs(dead.result, args.export + "_", energy=args.energy, **files)
         print(f"gridsched engine: {dead}; as real Batsim 4.2.1 at a deadlock, no SIMULATION_ENDS was sent "
               f"and the outputs up to it are in {args.export}_*.csv", file=sys.stderr)
-        return 0
+        return term.status(0)
     finally:
         port.close()
+    term.defer()
     write_outputs(result, args.export + "_", energy=args.energy, **files)
-    print(f"simulation finished at t={result.end_time:.6f} s: {len(result.jobs)} jobs, "
-          f"{result.messages} messages; outputs {args.export}_*.csv", file=sys.stderr)
+    if not (args.quiet or args.verbosity == "quiet"):   # (Batsim's -v quiet: nothing at all)
+        print(f"simulation finished at t={result.end_time:.6f} s: {len(result.jobs)} jobs, "
+              f"{result.messages} messages; outputs {args.export}_*.csv", file=sys.stderr)
+    return term.status(0)
+
+
+#: Exit status of ``gridsched engine`` stopped by SIGTERM (128 + 15, as a shell reports it).
+_SIGTERM_STATUS = 143
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived while ``gridsched engine`` simulated (:class:`_TermSignal`)."""
+
+
+class _TermSignal:
+    """SIGTERM in ``gridsched engine`` (``with term:`` installs the handler, and restores the
+    previous one at the end). Until :meth:`defer`, a SIGTERM stops the run at once
+    (:class:`_Terminated`: the socket is closed, nothing is written, exit status 143); after it
+    (the simulation is over, the outputs are being written) the signal is kept until the files
+    are complete, and :meth:`status` then gives 143. Front ends that start ``batsim``
+    themselves send it when they close a simulation (batsim-py 1.0.5's
+    ``SimulatorHandler.close``: ``terminate()``, then ``communicate()``). Only the main thread
+    can install a handler: elsewhere (the engine run from a test's thread) nothing changes."""
+
+    def __init__(self) -> None:
+        self._old = None
+        self._defer = False
+        self.pending = False
+
+    def _handler(self, signum, frame) -> None:
+        if self._defer:
+            self.pending = True
+        else:
+            raise _Terminated()
+
+    def __enter__(self) -> "_TermSignal":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGTERM, self._handler)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+            self._old = None
+
+    def defer(self) -> None:
+        """From now on a SIGTERM is kept for :meth:`status` instead of stopping the run."""
+        self._defer = True
+
+    def status(self, ok: int) -> int:
+        """``ok``, or 143 when a SIGTERM came after :meth:`defer`."""
+        return _SIGTERM_STATUS if self.pending else ok
+
+
+def cmd_batsim_launcher(args: argparse.Namespace) -> int:
+    from .batsim.launcher import write_launcher
+
+    done = write_launcher(args.folder, force=args.force)
+    folder = done.path.parent
+    print(f"wrote {done.path}: runs `gridsched engine` (the embedded engine) when started as `batsim`")
+    if done.shadowed:
+        print(f"note: a real Batsim is on PATH ({done.shadowed}); the launcher takes its place only where "
+              f"{folder} comes first on PATH", file=sys.stderr)
+    print(f"use it with: PATH={folder}:$PATH python your_batsim_py_script.py")
     return 0
 
 
@@ -725,6 +807,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      help="a registered policy (e.g. easy), or your own as FILE.py:Class or package.module:Class")
     pol.set_defaults(func=cmd_policies)
 
+    lau = sub.add_parser("batsim-launcher", help="write a `batsim` executable that runs the embedded engine",
+                         description="Write FOLDER/batsim, a script that runs `gridsched engine` with Batsim's "
+                                     "command line, for front ends that start `batsim` themselves (batsim-py). "
+                                     "Put FOLDER first on PATH where they run; `gridsched run --engine batsim` "
+                                     "refuses it as a real Batsim.")
+    lau.add_argument("folder", metavar="FOLDER", help="where to write `batsim` (created if missing)")
+    lau.add_argument("--force", action="store_true", help="replace an existing FOLDER/batsim")
+    lau.set_defaults(func=cmd_batsim_launcher)
+
     for name in _MODULE_COMMANDS:
         if command is not None and command != name:
             sub.add_parser(name)  # never parsed nor shown: another sub-command was named
@@ -748,7 +839,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _command(argv: list[str]) -> str | None:
     """The sub-command ``argv`` names (its first argument, when that is one), else None."""
-    if argv and argv[0] in ("run", "engine", "policies", *_MODULE_COMMANDS):
+    if argv and argv[0] in ("run", "engine", "policies", "batsim-launcher", *_MODULE_COMMANDS):
         return argv[0]
     return None
 

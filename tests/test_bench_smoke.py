@@ -192,3 +192,20 @@ def test_network_mode_runs_both_platforms(tmp_path):
     assert flat["size"] == net["size"] == 200
     # the same jobs on both platforms, each message a SimGrid action on the network one
     assert net["messages"] >= 200 and flat["messages"] >= 200
+
+
+def test_bench_gym_runs_tiny(tmp_path):
+    pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install 'gridsched[gym]')")
+    script = ROOT / "benchmarks" / "bench_gym.py"
+    proc = subprocess.run([sys.executable, str(script), "--jobs", "200", "--repeats", "1", "--energy", "both",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads((tmp_path / "gym.json").read_text())
+    assert {"date", "python", "machine"} <= set(data["machine"])
+    rows = {(r["case"], r["energy"]): r for r in data["rows"]}
+    assert set(rows) == {(c, e) for c in ("simulate", "env fcfs", "env random") for e in (False, True)}
+    for e in (False, True):
+        assert rows[("env fcfs", e)]["steps"] == 200            # one start decision per one-host job
+        assert rows[("env random", e)]["steps"] >= 200          # the random agent also waits
+        assert rows[("env fcfs", e)]["end_time"] == rows[("simulate", e)]["end_time"]
+    assert "| env fcfs | on |" in (tmp_path / "gym.md").read_text()

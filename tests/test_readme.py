@@ -12,7 +12,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 MAIN_JOB = ("pip install -e . && gridsched run --policy easy --platform platforms/g5k_nantes_econome.xml "
             "--workload ../shared/data/traces/pwa-swf/KTH-SP2-1996-2.1-cln.swf.gz --fallback-workload "
             "workloads/demo_nantes.json --output out/kth-easy --energy")
-TESTS = "pip install -e '.[test,pybatsim]' && pip install --no-deps pybatsim==4.0.0a0 && python -m pytest -q"
+TESTS = "pip install -e '.[test,pybatsim]' && pip install --no-deps pybatsim==4.0.0a0 batsim-py==1.0.5 && python -m pytest -q"
 
 
 def _shell_commands(text: str) -> list[str]:

@@ -151,7 +151,10 @@ def find_batsim(batsim: str | os.PathLike[str] = "batsim") -> str:
         batsim: a command name looked up on PATH (``"batsim"``), or a path to the executable.
 
     Raises:
-        BatsimNotFound: not on PATH / not an executable file (the message says what to do).
+        BatsimNotFound: not on PATH / not an executable file (the message says what to do), or
+            the ``batsim`` found on PATH is gridsched's own launcher of the embedded engine
+            (:mod:`schedulers.batsim.launcher`), which is no real Batsim (an explicit path is
+            taken as given).
     """
     name = os.fspath(batsim)
     if os.sep in name or (os.altsep and os.altsep in name):
@@ -162,6 +165,12 @@ def find_batsim(batsim: str | os.PathLike[str] = "batsim") -> str:
     found = shutil.which(name)
     if found is None:
         raise BatsimNotFound(f"no {name!r} executable on PATH. {_NOT_FOUND_HELP}")
+    from .launcher import is_launcher
+
+    if is_launcher(found):
+        raise BatsimNotFound(f"the {name!r} on PATH ({found}) is gridsched's launcher of the embedded engine "
+                             "(gridsched batsim-launcher), not real Batsim: take its folder off PATH, or run "
+                             "without --engine batsim")
     return found
 
 

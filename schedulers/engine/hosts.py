@@ -293,6 +293,14 @@ class HostsMixin:
             raise EngineError(f"internal: total energy asked at t={t} while the clock is at {self.now}")
         return self._total_exact()[0]
 
+    def energy_so_far(self) -> float:
+        """Energy consumed by all compute hosts from time 0 to now (J), read without updating any
+        host: unlike :meth:`total_energy` (Batsim's own read, which SimGrid's plugin turns into
+        host updates that the outputs show), reading it changes nothing in the run. The running
+        sum of :meth:`_charge_sum`, within rounding of :meth:`total_energy`; 0 without energy.
+        For observers of a paused run (the Gymnasium environment's energy reward)."""
+        return self._e_acc + self._c_sum * (self.now - self._e_last)
+
     def _running_total(self) -> float:
         """The running sum of every host's energy now (J), as the hosts are read now."""
         if self._not_updated:

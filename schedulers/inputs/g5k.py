@@ -24,6 +24,10 @@ index  role                speed (per core, as SimGrid's ``speed``)   ``wattage_
 3      virtual switch-on   1 / switch_on_s flop/s                     P_on:P_on:P_on
 =====  ==================  =========================================  =======================
 
+Each compute host also carries ``watt_per_state``, the same pstates as ``Idle:OneCore:AllCores``
+(SimGrid's spelling before 3.24), for batsim-py 1.0.5, which reads no other name
+(:meth:`PowerModel.watt_per_state`); SimGrid 3.32 and the embedded engine ignore it.
+
 with ``sleep_pstates="1:2:3"``. Batsim switches a host off by moving it to pstate 2, computing
 exactly 1 flop there (so the switch lasts switch_off_s seconds at P_off watts), then to pstate 1;
 switching on goes through pstate 3 the same way. SimGrid's host-energy plugin reads
@@ -490,6 +494,27 @@ class PowerModel:
             states += [(self.off_w,) * 3, (self.switch_off_w,) * 3, (self.switch_on_w,) * 3]
         return ", ".join(":".join(_num(v) for v in state) for state in states)
 
+    def watt_per_state(self, cores: int, *, with_sleep: bool = True) -> str:
+        """The same power states in the older spelling ``watt_per_state`` (``Idle:OneCore:AllCores``
+        per pstate, SimGrid before 3.24), the property batsim-py 1.0.5 reads.
+
+        batsim-py (``Converters.json_to_power_states``, ``batsim_py/protocol.py``) takes each
+        pstate's first figure as the host's idle power and its second as its power while it
+        computes a job; SimGrid 3.32 ignores the property (it reads ``wattage_per_state`` only),
+        so the two never disagree for Batsim or the engine. OneCore is the power of one busy core
+        -- what SimGrid 3.32 draws from a host that runs one part of a job -- i.e.
+        :attr:`one_core_w`, and :attr:`all_cores_w` on a one-core host.
+
+        Raises:
+            ValueError: ``cores`` is not an integer >= 1 (:meth:`epsilon`).
+        """
+        self.epsilon(cores)   # (checks cores)
+        one = self.one_core_w if cores > 1 else self.all_cores_w
+        states = [(self.idle_w, one, self.all_cores_w)]
+        if with_sleep:
+            states += [(self.off_w,) * 3, (self.switch_off_w,) * 3, (self.switch_on_w,) * 3]
+        return ", ".join(":".join(_num(v) for v in state) for state in states)
+
 
 # --------------------------------------------------------------------------------------------
 # SimGrid platform
@@ -551,6 +576,9 @@ def _default_comment(nodes: Sequence[G5KNode], power: PowerModel, zones: str, wi
         "  SimGrid's conversion (AllCores on a 1-core node):",
         *[f"    {cores} cores: Epsilon = {_num(power.epsilon(cores))} W"
           for cores in sorted({n.cores for n in nodes})],
+        "  'watt_per_state' holds the same figures as Idle:OneCore:AllCores (SimGrid's spelling before",
+        "  3.24) for batsim-py 1.0.5, which reads that name only (Idle, and OneCore as a busy host's",
+        "  power); SimGrid 3.32 and gridsched's engine read 'wattage_per_state' and ignore it.",
     ]
     if with_sleep:
         lines += [
@@ -610,7 +638,8 @@ def _host_xml(node: G5KNode, power: PowerModel, with_sleep: bool, indent: str) -
     attrs = (f"id={quoteattr(node.name)} speed={quoteattr(_pstate_speeds(node, power, with_sleep))}"
              f" core=\"{node.cores}\" pstate=\"{COMPUTE_PSTATE}\"")
     props = [("wattage_per_state", power.wattage_per_state(node.cores, with_sleep=with_sleep)),
-             ("wattage_off", _num(power.off_w))]
+             ("wattage_off", _num(power.off_w)),
+             ("watt_per_state", power.watt_per_state(node.cores, with_sleep=with_sleep))]
     if with_sleep:
         props.append(("sleep_pstates", f"{SLEEP_PSTATE}:{SWITCH_OFF_PSTATE}:{SWITCH_ON_PSTATE}"))
     props += [("cluster", node.cluster), ("site", node.site)]

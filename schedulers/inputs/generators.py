@@ -169,7 +169,10 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
 
     Epsilon (SimGrid's ``Idle:Epsilon:AllCores``) is derived from the OneCore figure as SimGrid
     documents it: ``Epsilon = OneCore - (AllCores - OneCore) / (cores - 1)``; a 1-core host has
-    ``Idle:AllCores`` (Epsilon = Idle, SimGrid 3.32 ``host_energy.cpp``).
+    ``Idle:AllCores`` (Epsilon = Idle, SimGrid 3.32 ``host_energy.cpp``). Each host also carries
+    ``watt_per_state`` = ``Idle:OneCore:AllCores`` (OneCore = AllCores on a 1-core host), the
+    older spelling batsim-py 1.0.5 reads (see :meth:`schedulers.inputs.g5k.PowerModel.watt_per_state`);
+    SimGrid 3.32 and the engine ignore it.
 
     Raises:
         GeneratorError: hosts or cores < 1, speed not finite and > 0.
@@ -180,9 +183,11 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
     p = SYNTHETIC_POWER
     if cores == 1:
         watts = f"{p['idle']!r}:{p['all_cores']!r}"
+        legacy = f"{p['idle']!r}:{p['all_cores']!r}:{p['all_cores']!r}"
     else:
         eps = p["one_core"] - (p["all_cores"] - p["one_core"]) / (cores - 1)
         watts = f"{p['idle']!r}:{eps!r}:{p['all_cores']!r}"
+        legacy = f"{p['idle']!r}:{p['one_core']!r}:{p['all_cores']!r}"
     lines = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
              '<platform version="4.1">', f'<zone id="{name}" routing="Full">',
              '  <host id="master_host" speed="100Mf">',
@@ -192,7 +197,8 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
     for i in range(hosts):
         lines += [f'  <host id="host-{i:0{width}d}" speed="{speed!r}f" core="{cores}">',
                   f'    <prop id="wattage_per_state" value="{watts}"/>',
-                  f'    <prop id="wattage_off" value="{p["off"]!r}"/>', "  </host>"]
+                  f'    <prop id="wattage_off" value="{p["off"]!r}"/>',
+                  f'    <prop id="watt_per_state" value="{legacy}"/>', "  </host>"]
     lines += ["</zone>", "</platform>", ""]
     return "\n".join(lines)
 

@@ -1,0 +1,272 @@
+"""``BatsimEnv``: a Gymnasium environment over the embedded Batsim-compatible engine, in-process.
+
+One episode is one simulation of a workload on a platform, exactly as ``gridsched run`` simulates
+it (same engine, same Batsim semantics, energy and pstates included), with the decisions taken by
+the agent: :meth:`BatsimEnv.reset` starts the simulation and runs it to the first point where a
+decision is possible, :meth:`BatsimEnv.step` applies one action and runs on to the next such point.
+Nothing goes through a socket; the engine runs in a worker thread that strictly alternates with
+the caller (:mod:`schedulers.gym.handoff` says why).
+
+Actions, masks and the stall rule: :mod:`schedulers.gym.agent`; observations:
+:mod:`schedulers.gym.observe`; rewards: :mod:`schedulers.gym.reward`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from ..engine import build_engine, read_platform, write_outputs
+from ..engine.ports import InProcessPort
+from .agent import ActionLayout, AgentPolicy
+from .handoff import EngineThread
+from .observe import observation_space, observe
+from .reward import Costs, reward_weights
+
+__all__ = ["BatsimEnv"]
+
+Workloads = str | os.PathLike | dict | Sequence[str | os.PathLike | dict]
+
+
+def _as_list(workload: Workloads | None) -> list:
+    if workload is None:
+        return []
+    if isinstance(workload, (str, os.PathLike, dict)):
+        return [workload]
+    return list(workload)
+
+
+class _Mailbox:
+    """The action handed from :meth:`BatsimEnv.step` to the paused policy."""
+
+    def __init__(self) -> None:
+        self.action: Any = None
+
+    def wait_action(self, run: EngineThread) -> Any:
+        """The policy's ``ask``: hand control to the caller until its next step, then its action."""
+        run.pause()
+        action, self.action = self.action, None
+        return action
+
+
+class BatsimEnv(gymnasium.Env):
+    """Schedule a Batsim workload step by step (see the module docstring).
+
+    Args:
+        platform: SimGrid platform XML (path); with ``scenario``, leave it None.
+        workload: Batsim workload(s): JSON paths or dicts (workloads ``w0``, ``w1``...).
+        scenario: instead of files, a registered scenario generator (``gridsched campaign
+            generators`` lists them; :mod:`schedulers.inputs.generators`), called with
+            ``scenario_params`` and a seed at every reset (see :meth:`reset`).
+        scenario_params: the generator's parameters.
+        energy: Batsim's ``-E`` (energy model and outputs; needed by power actions and the energy
+            reward).
+        window: queue slots in the observation and the action space.
+        power_actions: add one action per host that switches it off (idle) or on (asleep).
+        reward: a reward component or a mapping component -> weight (:mod:`.reward`).
+        stall_wait: seconds to the call asked when a wait would leave waiting jobs with nothing
+            to wake the simulation (:mod:`.agent`).
+        max_steps: truncate an episode after this many steps (None: never).
+        export_prefix: write Batsim's output files of each finished episode with this prefix
+            (``out/env_`` -> ``out/env_jobs.csv``...), as ``gridsched run`` writes them.
+        render_mode: None or ``"ansi"`` (a text line per call of :meth:`render`).
+
+    Raises:
+        ValueError: a bad option (one line); PlatformError / WorkloadError / GeneratorError: bad
+            inputs, as ``gridsched run`` reports them.
+
+    Attributes:
+        result: the :class:`~schedulers.engine.EngineResult` of the last finished episode, or None.
+        policy: the running :class:`~schedulers.gym.agent.AgentPolicy` (its queue, hosts, time).
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, platform: str | os.PathLike | None = None, workload: Workloads | None = None, *,
+                 scenario: str | None = None, scenario_params: Mapping[str, Any] | None = None,
+                 energy: bool = False, window: int = 16, power_actions: bool = False,
+                 reward: str | Mapping[str, float] = "waiting_time", stall_wait: float = 60.0,
+                 max_steps: int | None = None, export_prefix: str | os.PathLike | None = None,
+                 render_mode: str | None = None) -> None:
+        super().__init__()
+        if (scenario is None) == (platform is None):
+            raise ValueError("give either a platform (and a workload) or a scenario generator, not both")
+        if scenario is None and not _as_list(workload):
+            raise ValueError("a workload is needed with a platform file")
+        if not (isinstance(window, int) and window >= 1):
+            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+        if not stall_wait > 0:
+            raise ValueError(f"stall_wait must be a number of seconds > 0, got {stall_wait!r}")
+        if max_steps is not None and not (isinstance(max_steps, int) and max_steps >= 1):
+            raise ValueError(f"max_steps must be an integer >= 1 or None, got {max_steps!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.weights = reward_weights(reward)
+        if "energy" in self.weights and not energy:
+            raise ValueError("the energy reward needs energy=True (Batsim's -E)")
+        if power_actions and not energy:
+            raise ValueError("power actions switch hosts through their sleep pstates: they need energy=True")
+        self.platform_path = platform
+        self.workloads = _as_list(workload)
+        self.scenario = scenario
+        self.scenario_params = dict(scenario_params or {})
+        self.energy = energy
+        self.stall_wait = float(stall_wait)
+        self.max_steps = max_steps
+        self.export_prefix = export_prefix
+        self.render_mode = render_mode
+        spec = self._platform_spec(self._scenario(0) if scenario is not None else None)
+        self._nb_hosts = len(spec.compute)
+        self._pstates = [len(h.speeds) for h in spec.compute]
+        self.layout = ActionLayout(window, self._nb_hosts, power_actions)
+        self.action_space = spaces.Discrete(self.layout.size)
+        self.observation_space = observation_space(window, self._pstates)
+        self.result = None
+        self.policy: AgentPolicy | None = None
+        self._run: EngineThread | None = None
+        self._engine = None
+        self._users: dict[str, int] = {}
+        self._costs = Costs(self.weights)
+        self._steps = 0
+        self._box = _Mailbox()
+        self._over = True
+
+    # ----------------------------------------------------------------------------------- inputs
+    def _scenario(self, seed: int):
+        from ..inputs.generators import generate
+
+        return generate(self.scenario, self.scenario_params, seed)
+
+    def _platform_spec(self, sc):
+        if sc is None:
+            return read_platform(self.platform_path)
+        if sc.platform_xml is not None:
+            return read_platform(f"<generator {self.scenario}>", text=sc.platform_xml)
+        return read_platform(sc.platform)
+
+    # ------------------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start a new simulation and run it to the first decision.
+
+        Args:
+            seed: seeds :attr:`np_random`; with a scenario generator, the generator's seed is drawn
+                from it (so ``reset(seed=s)`` gives the same episode every time). With files the
+                simulation does not depend on it (it is deterministic).
+            options: ``{"workload": path/dict/list}`` to simulate another workload on the same
+                platform; ``{"scenario_seed": n}`` to give the generator's seed directly.
+
+        Returns:
+            ``(observation, info)``; ``info`` has ``action_mask``, ``time``, ``invalid_action``,
+            ``costs`` (each reward component over the step, in its unit).
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - {"workload", "scenario_seed"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {', '.join(sorted(unknown))}; known: workload, scenario_seed")
+        self._stop()
+        if self.scenario is not None:
+            sseed = options.get("scenario_seed")
+            if sseed is None:
+                sseed = int(self.np_random.integers(0, 2**31 - 1))
+            sc = self._scenario(int(sseed))
+            spec, workloads = self._platform_spec(sc), list(sc.workloads)
+            if len(spec.compute) != self._nb_hosts or [len(h.speeds) for h in spec.compute] != self._pstates:
+                raise ValueError(f"scenario {self.scenario!r} seed {sseed}: {len(spec.compute)} hosts, the "
+                                 f"environment was built for {self._nb_hosts} (the spaces cannot change)")
+        else:
+            spec = read_platform(self.platform_path)
+            workloads = _as_list(options["workload"]) if "workload" in options else self.workloads
+        engine = self._engine = build_engine(spec, workloads, energy=self.energy,
+                                             trace_outputs=self.export_prefix is not None)
+        # (the worker's closures hold the engine, the policy and the mailbox, not the environment:
+        # an environment dropped mid-episode is collected, and its __del__ ends the worker)
+        box = self._box = _Mailbox()
+        policy = self.policy = AgentPolicy(self.layout, lambda: box.wait_action(run), stall_wait=self.stall_wait)
+        run = self._run = EngineThread(lambda: engine.run(InProcessPort(policy)))
+        self._users = {}
+        self._costs = Costs(self.weights)
+        self._steps = 0
+        self._over = False
+        self.result = None
+        run.start()
+        obs, _, info = self._observe()
+        return obs, info
+
+    def step(self, action: int):
+        """Apply ``action`` (an invalid one is played as a wait and flagged in ``info``) and run
+        the simulation to the next decision or its end.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: ``terminated`` once the
+            simulation ended (Batsim's SIMULATION_ENDS), ``truncated`` after ``max_steps``.
+
+        Raises:
+            RuntimeError: the episode is over (call :meth:`reset`).
+        """
+        if self._over or self._run is None:
+            raise RuntimeError("the episode is over: call reset()")
+        self._box.action = action.item() if isinstance(action, np.ndarray) and action.ndim == 0 else action
+        self._run.resume()
+        self._steps += 1
+        obs, reward, info = self._observe()
+        terminated = self._run.done
+        truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
+        if terminated or truncated:
+            self._over = True
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The valid actions now (bool array; wait is always valid), as ``info["action_mask"]``
+        (the method sb3-contrib's ``MaskablePPO`` calls)."""
+        if self.policy is None or self._run is None or self._run.done or self.policy.mask is None:
+            mask = np.zeros(self.layout.size, dtype=bool)
+            mask[self.layout.wait] = True
+            return mask
+        return self.policy.mask.copy()   # (computed when the paused policy asked)
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: one line (time, queue, host states)."""
+        if self.render_mode != "ansi":
+            return None
+        p = self.policy
+        if p is None:
+            return "no simulation"
+        states = "".join("fBsoaU"[c] for c in observe(p, 0, self._nb_hosts, {})["hosts"])
+        return f"t={p.now:.3f} s queue={len(p.queue)} running={len(p.running)} hosts={states}"
+
+    def close(self) -> None:
+        """Abandon the running simulation, if any (its engine thread ends)."""
+        self._stop()
+        super().close()
+
+    # ----------------------------------------------------------------------------------- internals
+    def _observe(self) -> tuple[dict, float, dict]:
+        p, run = self.policy, self._run
+        if run.done:
+            self.result = run.result
+            if self.export_prefix is not None and self.result is not None:
+                Path(self.export_prefix).parent.mkdir(parents=True, exist_ok=True)
+                write_outputs(self.result, self.export_prefix, energy=self.energy)
+        obs = observe(p, self.layout.window, self._nb_hosts, self._users)
+        reward, costs = self._costs.step_reward(Costs.totals(p, self._engine))
+        info = {"action_mask": self.action_masks(), "time": p.now, "invalid_action": p.invalid,
+                "costs": costs}
+        return obs, reward, info
+
+    def _stop(self) -> None:
+        if self._run is not None:
+            self._run.abort()
+        self._run = None
+        self._over = True
+
+    def __del__(self) -> None:   # (an environment dropped mid-episode ends its thread)
+        try:
+            self._stop()
+        except Exception:
+            pass
