@@ -150,7 +150,8 @@ class BatsimEnv(gymnasium.Env):
         return read_platform(sc.platform)
 
     # ------------------------------------------------------------------------------ gymnasium API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start a new simulation and run it to the first decision.
 
         Args:
@@ -198,7 +199,7 @@ class BatsimEnv(gymnasium.Env):
         obs, _, info = self._observe()
         return obs, info
 
-    def step(self, action: int):
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Apply ``action`` (an invalid one is played as a wait and flagged in ``info``) and run
         the simulation to the next decision or its end.
 
