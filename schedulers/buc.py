@@ -68,7 +68,7 @@ pass plus ``O(log groups + log queue)`` per job looked at, instead of ``O(queue 
 
 Cost (``benchmarks/bench_backlog.py --policies easy,buc-easy --sizes 10000,30000``: jobs of 1-32
 hosts at twice the capacity of 128 hosts, one user and up to 180 walltimes, about 150 groups
-waiting; 2-core machine shared with another session, 2026-11-24, two runs, numbers noisy): engine
+waiting; 2-core machine shared with other processes, 2026-11-24, two runs, numbers noisy): engine
 time 4.9 s at 10k jobs and 16.0-18.7 s at 30k, 2.5x and 2.6-2.9x EASY in the same invocation
 (``benchmarks/results/backlog_buc.md``); with the re-sorted queue (``backlog_buc_before.md``, one
 run each, same schedules) 37.4 s and 642 s, 18x and 103x EASY.

@@ -44,6 +44,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"ran {stats.executed} ({stats.failed} failed), {stats.skipped} already present, "
           f"{stats.wall_s:.1f} s; {stats.status.line()}")
     _print_failed(out, stats.status.failed)
+    if args.report:
+        from .report import write_report
+        print(f"wrote {write_report(out)}")
     return 1 if stats.status.failed else 0
 
 
@@ -135,6 +138,9 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     r.add_argument("--retry-failed", action="store_true", help="run the failed runs again")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--report", action="store_true",
+                   help="then write the report (as `gridsched campaign report OUT`): one command runs a "
+                        "paper's campaign and writes its report")
     r.set_defaults(func=cmd_run)
 
     s = cs.add_parser("status", help="done / failed / missing runs")

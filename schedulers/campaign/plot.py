@@ -74,13 +74,16 @@ def _series(summary: pd.DataFrame, groups: list[str], metric: str, x: str, hue: 
             facet: str | None = None, labels: Mapping[str, str] | None = None):
     """``[(label, rows)]``: one series per value of ``hue`` and of the other group columns that
     vary (so that no two rows of a series share an ``x``), each with its rows. A column that
-    varies only with ``x`` (a ``[zip]`` partner of ``x``: one value, or none, per value of ``x``)
-    makes no series of its own; nor does the ``facet`` column (one panel per value)."""
-    def follows_x(c: str) -> bool:
-        known = summary[summary[c].notna() & summary[x].notna()]
-        return bool((known.groupby(x)[c].nunique() <= 1).all())
+    varies only with ``x`` or with ``hue`` (a ``[zip]`` partner: one value, or none, per value of
+    ``x`` or ``hue``) makes no series of its own; nor does the ``facet`` column (one panel per
+    value)."""
+    def follows(c: str, by: str | None) -> bool:
+        if by is None:
+            return False
+        known = summary[summary[c].notna() & summary[by].notna()]
+        return bool((known.groupby(by)[c].nunique() <= 1).all())
     varying = [c for c in groups if c not in (x, hue, facet) and summary[c].nunique(dropna=False) > 1
-               and not follows_x(c)]
+               and not follows(c, x) and not follows(c, hue)]
     keys = ([hue] if hue else []) + varying
     out: dict[tuple, list[int]] = {}
     for i in range(len(summary)):

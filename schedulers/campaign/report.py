@@ -244,6 +244,10 @@ def _timeline_section(c: _Checker, spec: ReportSpec, table: pd.DataFrame, manife
                 raise c.fail(f"{key}.{k}", f"not a run parameter; available: {', '.join(param_columns(table))}")
         hits = table[[all(_same(scalar(r[k]), v) for k, v in tl.where) and r["status"] == "done"
                       for _, r in table.iterrows()]]
+        if not len(hits) and len(table[[all(_same(scalar(r[k]), v) for k, v in tl.where) for _, r in table.iterrows()]]) == 0 \
+                and len(table) < len(manifest_ids(manifest) or ()):   # (a campaign still running)
+            lines += [f"- {tl.title or dict(tl.where)}: that run has no result yet.", ""]
+            continue
         if len(hits) != 1:
             raise c.fail(key, f"matches {len(hits)} done runs, not one; give every parameter and the seed")
         run_id = str(hits["id"].iat[0])

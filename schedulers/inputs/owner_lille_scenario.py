@@ -1,5 +1,5 @@
 """Scenario generator ``owner-lille``: owner-share scheduling on a real trace with multi-host jobs
-(issue 9 item 8, beyond the papers).
+(beyond the papers).
 
 The papers' grids (``shared/papers`` 000 Table 1, 001 §5.2, 003 Table 1) are small, with one-host
 tasks. This scenario asks OSEP, HOSEP and EHOSEP to run real jobs of many hosts:
