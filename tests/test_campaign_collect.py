@@ -413,7 +413,7 @@ def test_check_report_section_good():
 
 @pytest.mark.parametrize("section, message", [
     ([1], "report: expected a table, got an array"),
-    ({"titel": "x"}, "report.titel: unknown key (known: labels, metrics, paper, plot, reference, timeline, title)"),
+    ({"titel": "x"}, "report.titel: unknown key (known: labels, metrics, order, paper, plot, reference, timeline, title)"),
     ({"title": 3}, "report.title: expected a non-empty string, got an integer 3"),
     ({"metrics": "makespan"}, "report.metrics: expected an array, got a string 'makespan'"),
     ({"metrics": ["makespan", 2]}, "report.metrics[1]: expected a non-empty string, got an integer 2"),

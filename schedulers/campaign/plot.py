@@ -25,7 +25,7 @@ from .collect import scalar, sort_key
 from .errors import CampaignError
 from .labels import METRIC_LABELS, column_label, metric_label
 
-__all__ = ["METRIC_LABELS", "FORMATS", "metric_label", "group_columns", "summary_metrics", "plot_bars",
+__all__ = ["METRIC_LABELS", "FORMATS", "metric_label", "group_columns", "summary_metrics", "sort_by", "plot_bars",
            "plot_lines"]
 
 FORMATS = ("png", "svg")
@@ -61,6 +61,20 @@ def _check(summary: pd.DataFrame, metric: str, x: str, hue: str | None, facet: s
     return groups
 
 
+def sort_by(column: str | None, order: Mapping[str, Sequence] | None):
+    """Sort key of a column's values: the order given for it (its listed values first, in that
+    order), then :func:`.collect.sort_key`."""
+    listed = list((order or {}).get(column, ())) if column else []
+
+    def key(v: Any) -> tuple:
+        v = scalar(v)
+        for i, w in enumerate(listed):
+            if sort_key(w) == sort_key(v):
+                return (0, i, sort_key(v))
+        return (1, 0, sort_key(v))
+    return key
+
+
 def _fmt(v: Any) -> str:
     v = scalar(v)
     if v is None:
@@ -71,7 +85,8 @@ def _fmt(v: Any) -> str:
 
 
 def _series(summary: pd.DataFrame, groups: list[str], metric: str, x: str, hue: str | None,
-            facet: str | None = None, labels: Mapping[str, str] | None = None):
+            facet: str | None = None, labels: Mapping[str, str] | None = None,
+            order: Mapping[str, Sequence] | None = None):
     """``[(label, rows)]``: one series per value of ``hue`` and of the other group columns that
     vary (so that no two rows of a series share an ``x``), each with its rows. A column that
     varies only with ``x`` or with ``hue`` (a ``[zip]`` partner: one value, or none, per value of
@@ -89,7 +104,8 @@ def _series(summary: pd.DataFrame, groups: list[str], metric: str, x: str, hue: 
     for i in range(len(summary)):
         out.setdefault(tuple(scalar(summary[c].iat[i]) for c in keys), []).append(i)
     series = []
-    for key in sorted(out, key=lambda k: tuple(sort_key(v) for v in k)):
+    keyfns = [sort_by(c, order) for c in keys]
+    for key in sorted(out, key=lambda k: tuple(f(v) for f, v in zip(keyfns, k))):
         if not keys:
             label = metric_label(metric, labels)
         elif len(keys) == 1:
@@ -131,9 +147,10 @@ def _save(fig: Figure, out: str | Path, formats: Sequence[str]) -> list[Path]:
     return paths
 
 
-def _panels(summary: pd.DataFrame, facet: str | None, width: float) -> tuple[Figure, list[tuple[Any, Any, pd.DataFrame]]]:
+def _panels(summary: pd.DataFrame, facet: str | None, width: float,
+            order: Mapping[str, Sequence] | None = None) -> tuple[Figure, list[tuple[Any, Any, pd.DataFrame]]]:
     """The figure and its ``(facet value, axes, rows)`` panels (one panel without ``facet``)."""
-    values = [None] if facet is None else sorted({scalar(v) for v in summary[facet]}, key=sort_key)
+    values = [None] if facet is None else sorted({scalar(v) for v in summary[facet]}, key=sort_by(facet, order))
     n = len(values)
     cols = min(n, 3)
     nrows = -(-n // cols)
@@ -181,7 +198,8 @@ def _finish(fig: Figure, panels: list, metric: str, x: str, title: str | None, l
 
 def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None, *,
               out: str | Path, formats: Sequence[str] = FORMATS, title: str | None = None,
-              facet: str | None = None, labels: Mapping[str, str] | None = None) -> list[Path]:
+              facet: str | None = None, labels: Mapping[str, str] | None = None,
+              order: Mapping[str, Sequence] | None = None) -> list[Path]:
     """Grouped bar chart of ``<metric>_mean`` per value of ``x`` (one bar per ``hue`` value and
     per value of any other varying group column), with the 95 % CI as error bars (none where
     n = 1). Groups without a value have no bar.
@@ -197,6 +215,8 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
         title: the figure's title (default: the metric's label by x's label).
         facet: a group column: one panel per value, each with its own y scale.
         labels: names -> labels of metrics and columns (:func:`.labels.metric_label`).
+        order: column -> its values in the order to show them (x categories, series, panels);
+            values not listed follow, sorted.
 
     Returns:
         The written paths, in ``formats`` order.
@@ -206,13 +226,13 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
             message lists the available ones), the metric has no value at all, an unknown format.
     """
     groups = _check(summary, metric, x, hue, facet)
-    cats_all = sorted({scalar(v) for v in summary[x]}, key=sort_key)
-    n_series = len(_series(summary, groups, metric, x, hue, facet, labels))
-    fig, panels = _panels(summary, facet, max(5.5, 1.1 * len(cats_all) * max(1, n_series) ** 0.5))
+    cats_all = sorted({scalar(v) for v in summary[x]}, key=sort_by(x, order))
+    n_series = len(_series(summary, groups, metric, x, hue, facet, labels, order))
+    fig, panels = _panels(summary, facet, max(5.5, 1.1 * len(cats_all) * max(1, n_series) ** 0.5), order)
     any_paper = False
     for _, ax, rows in panels:
-        cats = sorted({scalar(v) for v in rows[x]}, key=sort_key)
-        series = _series(rows, groups, metric, x, hue, facet, labels)
+        cats = sorted({scalar(v) for v in rows[x]}, key=sort_by(x, order))
+        series = _series(rows, groups, metric, x, hue, facet, labels, order)
         width = 0.8 / len(series)
         for j, (label, srows) in enumerate(series):
             shift = (j - (len(series) - 1) / 2) * width
@@ -237,7 +257,8 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
 
 def plot_lines(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None, *,
                out: str | Path, formats: Sequence[str] = FORMATS, title: str | None = None,
-               facet: str | None = None, labels: Mapping[str, str] | None = None) -> list[Path]:
+               facet: str | None = None, labels: Mapping[str, str] | None = None,
+               order: Mapping[str, Sequence] | None = None) -> list[Path]:
     """Line plot of ``<metric>_mean`` against a numeric group column ``x`` (one line per ``hue``
     value and per value of any other varying group column), with the 95 % CI shaded (no band
     where n = 1). Arguments, return value and errors as :func:`plot_bars`; also
@@ -247,13 +268,13 @@ def plot_lines(summary: pd.DataFrame, metric: str, x: str, hue: str | None = Non
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                for v in (scalar(c) for c in summary[x]) if v is not None):
         raise CampaignError(f"plot: line plots need a numeric x; {x!r} has non-numeric values")
-    fig, panels = _panels(summary, facet, 6.0)
+    fig, panels = _panels(summary, facet, 6.0, order)
     drawn = False
     any_paper = n_lines = 0
     for _, ax, rows in panels:
         # groups where the axis does not apply (x empty, e.g. a file scenario on a generator axis)
         # have no point on this plot: no line and no legend entry for them
-        series = [(label, r[r[x].notna()]) for label, r in _series(rows, groups, metric, x, hue, facet, labels)]
+        series = [(label, r[r[x].notna()]) for label, r in _series(rows, groups, metric, x, hue, facet, labels, order)]
         series = [(label, r) for label, r in series if len(r)]
         n_lines = max(n_lines, len(series))
         for j, (label, srows) in enumerate(series):

@@ -23,6 +23,8 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     where = {policy = "easy", scenario = "small", seed = 0}
     [report.labels]           # optional: words and units for metrics and columns (see .labels)
     "scenario.u1_limit" = "user1's power limit (% of its hosts' full-load power)"
+    [report.order]            # optional: the order of a column's values in plots
+    demand = ["small", "medium", "large"]
 
 ``paper = "hosep"`` (optional) adds the section of that paper (:mod:`.papers`): its numbers
 beside ours, its claims checked, what it leaves unspecified, before the tables.
@@ -89,6 +91,7 @@ class ReportSpec:
     timelines: tuple = ()
     labels: tuple[tuple[str, str], ...] = ()
     paper: str | None = None
+    order: tuple[tuple[str, tuple], ...] = ()
 
 
 # --- checking the [report] table ---------------------------------------------------------------
@@ -183,7 +186,8 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
     ``plot`` (array of tables ``kind``/``metric``/``x``/``hue``?/``title``?/``where``?),
     ``reference`` (array of tables ``where``/``metric``/``value``/``source``/``ci95``?/``std``?),
     ``timeline`` (array of tables ``where``/``title``?/``relative``?), ``labels`` (table of
-    name -> text), ``paper`` (a name of :data:`.papers.PAPERS`). Whether the metrics and columns
+    name -> text), ``paper`` (a name of :data:`.papers.PAPERS`), ``order`` (table of column ->
+    array of its values, in the order the plots show them). Whether the metrics and columns
     exist is checked by :func:`write_report`, against the results.
 
     Raises:
@@ -191,7 +195,8 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
             count from 0 (``report.plot[1]`` is the second ``[[report.plot]]``).
     """
     c = _Checker(where)
-    t = c.table(section, "report", (), ("title", "metrics", "plot", "reference", "timeline", "labels", "paper"))
+    t = c.table(section, "report", (), ("title", "metrics", "plot", "reference", "timeline", "labels", "paper",
+                                        "order"))
     title = c.string(t["title"], "report.title") if "title" in t else None
     metrics = None
     if "metrics" in t:
@@ -215,7 +220,11 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
         paper = c.string(t["paper"], "report.paper")
         if paper not in PAPERS:
             raise c.fail("report.paper", f"unknown paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
-    return ReportSpec(title, metrics, plots, refs, timelines, labels, paper)
+    order = t.get("order", {})
+    if not isinstance(order, dict):
+        raise c.fail("report.order", f"expected a table of column = [values], got {_kind(order)}")
+    order = tuple((k, tuple(c.array(v, f"report.order.{k}"))) for k, v in order.items())
+    return ReportSpec(title, metrics, plots, refs, timelines, labels, paper, order)
 
 
 def _timeline(c: _Checker, v: Any, key: str):
@@ -435,7 +444,7 @@ def _with_paper(rows: pd.DataFrame, metric: str, refs: tuple[Reference, ...]) ->
 
 
 def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFrame, out: Path,
-                  refs: tuple[Reference, ...], labels: dict) -> list[str]:
+                  refs: tuple[Reference, ...], labels: dict, order: dict | None = None) -> list[str]:
     lines = ["## Plots", ""]
     taken: set[str] = set()
     for i, p in enumerate(plots):
@@ -450,7 +459,7 @@ def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFr
         draw = plot_bars if p.kind == "bar" else plot_lines
         try:
             draw(_with_paper(rows.reset_index(drop=True), p.metric, refs), p.metric, p.x, p.hue,
-                 out=out / "plots" / stem, title=p.title, facet=p.facet, labels=labels)
+                 out=out / "plots" / stem, title=p.title, facet=p.facet, labels=labels, order=order)
         except CampaignError as exc:  # e.g. a line plot over a non-numeric x
             raise c.fail(f"report.plot[{i}]", str(exc)) if from_spec else exc
         alt = p.title or f"{metric_label(p.metric, labels)} by {column_label(p.x, labels)}"
@@ -500,6 +509,11 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     table, summary = tables(out)
     write_tables(out, table, summary)
     groups = group_columns(summary)
+    if spec.order:   # the groups in the order the campaign file gives for some columns
+        from .plot import sort_by
+        keys = [sort_by(g, dict(spec.order)) for g in groups]
+        rank = sorted(range(len(summary)), key=lambda j: tuple(k(summary[g].iat[j]) for k, g in zip(keys, groups)))
+        summary = summary.iloc[rank].reset_index(drop=True)
     shown = shown_groups(summary, groups)
     metrics, plots = _metrics_and_plots(spec, c, summary)
     ref_rows, unmatched = _reference_rows(c, spec.references, summary, groups, summary_metrics(summary), shown,
@@ -519,7 +533,8 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     for m in metrics:
         lines += _metric_section(m, summary, shown, labels)
     if plots:
-        lines += _plot_section(plots, spec.plots is not None, c, summary, out, spec.references, labels)
+        lines += _plot_section(plots, spec.plots is not None, c, summary, out, spec.references, labels,
+                               dict(spec.order))
     lines += _timeline_section(c, spec, table, manifest, out)
     lines += _failed_section(table)
     path = out / "report.md"

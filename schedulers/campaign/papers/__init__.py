@@ -6,7 +6,7 @@ by :func:`..report.write_report`: the paper's numbers beside ours, its claims ch
 (a claims table: claim, source line, our number, verdict), what the paper leaves unspecified with
 the value we chose, and how much each headline moves with those choices.
 
-* ``hosep``: OSEP and HOSEP (:mod:`.hosep`);
+* ``hosep``: OSEP and HOSEP (:mod:`.hosep`); ``hosep-sensitivity``: their sensitivity campaign;
 * ``ehosep``: EHOSEP (:mod:`.ehosep`);
 * ``buc``: BUC (:mod:`.buc`);
 * ``owner-lille``: the owner-share policies on Lille's clusters (:mod:`.owner_lille`).
@@ -28,7 +28,8 @@ Section = Callable[[pd.DataFrame, pd.DataFrame, Path], list]
 class _Lazy(dict):
     """Paper name -> section function, its module imported on first use."""
 
-    _MODULES = {"hosep": "hosep", "ehosep": "ehosep", "buc": "buc", "owner-lille": "owner_lille"}
+    _MODULES = {"hosep": "hosep:section", "hosep-sensitivity": "hosep:sensitivity_section",
+                "ehosep": "ehosep:section", "buc": "buc:section", "owner-lille": "owner_lille:section"}
 
     def __init__(self) -> None:
         super().__init__({k: None for k in self._MODULES})
@@ -36,7 +37,8 @@ class _Lazy(dict):
     def __getitem__(self, name: str) -> Section:
         fn = super().__getitem__(name)
         if fn is None:
-            fn = importlib.import_module(f"{__name__}.{self._MODULES[name]}").section
+            module, attr = self._MODULES[name].split(":")
+            fn = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
             self[name] = fn
         return fn
 

@@ -112,6 +112,10 @@ def _claims(summary: pd.DataFrame) -> list[str]:
              "must satisfy the claim (means over the seeds, %). \"yes\": reproduced under that reading; "
              "\"no\": not reproduced.", ""]
     lines += table(["the paper's claim", "source"] + [f"{READINGS[r]}" for r in READINGS], rows)
+    counts = {r: sum(1 for c in checked[r] if c[2]) for r in READINGS}
+    testable = {r: sum(1 for c in checked[r] if c[2] is not None) for r in READINGS}
+    lines += ["Claims reproduced: " + "; ".join(f"{READINGS[r]}: {counts[r]} of {testable[r]}" for r in READINGS)
+              + ".", ""]
     return lines
 
 
@@ -213,3 +217,28 @@ def section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
     lines += ["The sensitivity of each headline to these choices is the report of "
               "`campaigns/hosep_sensitivity.toml` (large demand, 100 seeds).", ""]
     return lines
+
+
+def sensitivity_section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
+    """The ``hosep-sensitivity`` campaign's section: user1's and user4's satisfaction (user1
+    late, large demand) under the three readings, for every variant, beside the default choices
+    (OSEP and HOSEP, t = 60 s, large tasks of 80-420 min, 6 min late)."""
+    from ..collect import scalar, sort_key
+    policies = sorted({scalar(p) for p in summary["policy"]}, key=sort_key)
+    scenarios = sorted({scalar(s) for s in summary["scenario"]}, key=sort_key)
+    rows = []
+    for late in ("user1", "user4"):
+        for p in policies:
+            for sc in scenarios:
+                vals = [cell(summary, f"{r}.{late}", policy=p, scenario=sc, late=late).mean for r in READINGS]
+                if all(v is None for v in vals):
+                    continue
+                pre = cell(summary, "policy.preemptions", policy=p, scenario=sc, late=late).mean
+                rows.append([late, p, sc] + [_n(v) for v in vals] + [fmt.number(pre, 3, trim=True)])
+    head = ["late user (its satisfaction)", "policy", "scenario"] + [READINGS[r] for r in READINGS] + ["preemptions"]
+    return ["## Sensitivity of the headlines to the choices the papers leave open", "",
+            "The late user's own mean satisfaction (%) under the three readings, large demand, 100 seeds. Defaults: "
+            "t = 60 s, HOSEP's test of 000 Fig. 2 (omega), large tasks of 80-420 min, the late user 6 min late. "
+            "Variants: t = 0 (a round after every event) and 600 s; HOSEP with 001 Fig. 5's test (PR_Aloc); "
+            "checkpointing (ckpt); large tasks of 80-240 min (000 L467-468); 20 min late (after a first "
+            "10-min checkpoint block).", ""] + table(head, rows)
