@@ -94,11 +94,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from .collect import collect
     from .plot import plot_bars, plot_lines
 
+    from .collect import load_manifest
+
     _, summary_path = collect(args.dir)
     summary = pd.read_csv(summary_path)
+    report = (load_manifest(args.dir) or {}).get("report") or {}   # the campaign file's words and orders
+    labels = report.get("labels") if isinstance(report.get("labels"), dict) else None
+    order = report.get("order") if isinstance(report.get("order"), dict) else None
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
-    paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out)
+    paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out, labels=labels, order=order)
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

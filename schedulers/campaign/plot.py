@@ -154,7 +154,7 @@ def _panels(summary: pd.DataFrame, facet: str | None, width: float,
     n = len(values)
     cols = min(n, 3)
     nrows = -(-n // cols)
-    fig = Figure(figsize=(width * cols, 4.2 * nrows))
+    fig = Figure(figsize=(min(width * cols, 16.0), 4.2 * nrows))
     panels = []
     for k, v in enumerate(values):
         ax = fig.add_subplot(nrows, cols, k + 1)
@@ -171,10 +171,15 @@ def _ticks(ax, cats: list) -> None:
 
 def _finish(fig: Figure, panels: list, metric: str, x: str, title: str | None, legend: bool,
             facet: str | None, labels: Mapping[str, str] | None, legend_title: str | None) -> None:
+    import textwrap
+
     ylabel = metric_label(metric, labels)
-    for v, ax, _ in panels:
+    wrapped = "\n".join(textwrap.wrap(ylabel, 42))   # a long label stays beside its axis
+    cols = min(len(panels), 3)
+    for k, (v, ax, _) in enumerate(panels):
         ax.set_xlabel(column_label(x, labels))
-        ax.set_ylabel(ylabel)
+        if k % cols == 0:   # one label a row of panels: their y axes measure the same metric
+            ax.set_ylabel(wrapped)
         if facet is not None:
             ax.set_title(f"{column_label(facet, labels)}: {_fmt(v)}", fontsize="medium")
         ax.grid(axis="y", alpha=0.3)
@@ -193,7 +198,7 @@ def _finish(fig: Figure, panels: list, metric: str, x: str, title: str | None, l
         fig.tight_layout()
     else:
         fig.suptitle(head)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 0.96))
 
 
 def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None, *,
@@ -228,7 +233,7 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
     groups = _check(summary, metric, x, hue, facet)
     cats_all = sorted({scalar(v) for v in summary[x]}, key=sort_by(x, order))
     n_series = len(_series(summary, groups, metric, x, hue, facet, labels, order))
-    fig, panels = _panels(summary, facet, max(5.5, 1.1 * len(cats_all) * max(1, n_series) ** 0.5), order)
+    fig, panels = _panels(summary, facet, min(14.0, max(5.5, 1.1 * len(cats_all) * max(1, n_series) ** 0.5)), order)
     any_paper = False
     for _, ax, rows in panels:
         cats = sorted({scalar(v) for v in rows[x]}, key=sort_by(x, order))
