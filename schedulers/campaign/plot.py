@@ -134,6 +134,15 @@ def _paper(rows: pd.DataFrame, metric: str) -> np.ndarray:
     return np.where(np.isnan(rows[f"{metric}_mean"].to_numpy(dtype=float)), np.nan, paper)
 
 
+def _stars(ax, xs: np.ndarray, rows: pd.DataFrame, metric: str) -> bool:
+    """Draw the paper's values of ``rows`` at ``xs`` as black stars; whether there was any."""
+    paper = _paper(rows, metric)
+    has = ~np.isnan(paper)
+    if has.any():
+        ax.plot(xs[has], paper[has], linestyle="none", marker="*", markersize=12, color="black", label="paper")
+    return bool(has.any())
+
+
 def _save(fig: Figure, out: str | Path, formats: Sequence[str]) -> list[Path]:
     paths = []
     out = Path(out)
@@ -248,12 +257,7 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
             ci = ok & ~np.isnan(err).any(axis=0)
             if ci.any():
                 ax.errorbar(pos[ci], mean[ci], yerr=err[:, ci], fmt="none", ecolor="black", capsize=3)
-            paper = _paper(srows, metric)
-            has = ~np.isnan(paper)
-            if has.any():
-                any_paper = True
-                ax.plot(pos[has], paper[has], linestyle="none", marker="*", markersize=12, color="black",
-                        label="paper")
+            any_paper = _stars(ax, pos, srows, metric) or any_paper
         _ticks(ax, cats)
     _finish(fig, panels, metric, x, title, n_series > 1 or hue is not None or any_paper, facet, labels,
             column_label(hue, labels) if hue else None)
@@ -275,7 +279,8 @@ def plot_lines(summary: pd.DataFrame, metric: str, x: str, hue: str | None = Non
         raise CampaignError(f"plot: line plots need a numeric x; {x!r} has non-numeric values")
     fig, panels = _panels(summary, facet, 6.0, order)
     drawn = False
-    any_paper = n_lines = 0
+    any_paper = False
+    n_lines = 0
     for _, ax, rows in panels:
         # groups where the axis does not apply (x empty, e.g. a file scenario on a generator axis)
         # have no point on this plot: no line and no legend entry for them
@@ -294,12 +299,7 @@ def plot_lines(summary: pd.DataFrame, metric: str, x: str, hue: str | None = Non
             band = ~(np.isnan(low) | np.isnan(high))
             if band.any():
                 ax.fill_between(xs, low, high, where=band, color=line.get_color(), alpha=0.2, linewidth=0)
-            paper = _paper(srows, metric)
-            has = ~np.isnan(paper)
-            if has.any():
-                any_paper = True
-                ax.plot(xs[has], paper[has], linestyle="none", marker="*", markersize=12, color="black",
-                        label="paper")
+            any_paper = _stars(ax, xs, srows, metric) or any_paper
     if not drawn:
         raise CampaignError(f"plot: no group has a value of {x!r}")
     _finish(fig, panels, metric, x, title, n_lines > 1 or hue is not None or bool(any_paper), facet, labels,

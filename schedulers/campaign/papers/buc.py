@@ -27,7 +27,7 @@ import pandas as pd
 
 from .. import fmt
 from ..collect import scalar, sort_key
-from .common import cell, table
+from .common import cell, open_choices, table
 
 RATE = "jobs_per_year"
 PAPER_RATE = 2785
@@ -193,8 +193,5 @@ def section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
     lines += _side_by_side(summary, rates)
     lines += _fig2(summary, rates)
     lines += _claims_section(summary, rates)
-    lines += ["### What the paper leaves open, and the values chosen", ""]
-    lines += table(["what", "chosen here", "note / sensitivity"], [list(r) for r in UNSPECIFIED])
-    lines += ["The density is swept in this campaign; the gaming scenario of §4 (L206-213) is "
-              "`campaigns/buc_gaming.toml`.", ""]
-    return lines
+    return lines + open_choices(UNSPECIFIED, "The density is swept in this campaign; the gaming scenario of §4 "
+                                             "(L206-213) is `campaigns/buc_gaming.toml`.")

@@ -19,7 +19,7 @@ import pandas as pd
 from .. import fmt
 from ..collect import scalar
 
-__all__ = ["Cell", "cell", "Claim", "claims_table", "table", "verdict"]
+__all__ = ["Cell", "cell", "Claim", "claims_table", "open_choices", "table", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,14 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
            ["| " + " | ".join(c(v) for v in r) + " |" for r in rows] + [""]
 
 
-def claims_table(claims: list[Claim], with_reading: bool = False) -> list[str]:
+def open_choices(rows: list[tuple[str, str, str]], sensitivity: str) -> list[str]:
+    """The section "what the paper leaves open": a table of ``(what, chosen here, note)`` rows and
+    a closing sentence on where the sensitivity to them is shown."""
+    return ["### What the paper leaves open, and the values chosen", ""] + \
+        table(["what", "chosen here", "note / sensitivity"], [list(r) for r in rows]) + [sensitivity, ""]
+
+
+def claims_table(claims: list[Claim]) -> list[str]:
     """The claims as a Markdown table: claim, source, ours, verdict (and why)."""
     return table(["the paper's claim", "source", "ours", "verdict", "why"],
                  [[c.claim, c.source, c.ours, f"**{c.verdict}**", c.why] for c in claims])

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .. import fmt
 from ..collect import scalar, sort_key
-from .common import cell, table
+from .common import cell, open_choices, table
 
 USERS = ("user1", "user2", "user3", "user4")
 #: 003 Table 1: efficiency (GFlops/W) per user (L169-189).
@@ -145,8 +145,5 @@ def section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
     lines += _efficiency(out)
     lines += _claims(summary, limits)
     lines += _sweep(summary, limits)
-    lines += ["### What the paper leaves open, and the values chosen", ""]
-    lines += table(["what", "chosen here", "note / sensitivity"], [list(r) for r in UNSPECIFIED])
-    lines += ["The sensitivity of S to the other users' limits and to the idle power is the report of "
-              "`campaigns/ehosep_sensitivity.toml`.", ""]
-    return lines
+    return lines + open_choices(UNSPECIFIED, "The sensitivity of S to the other users' limits and to the idle power "
+                                             "is the report of `campaigns/ehosep_sensitivity.toml`.")

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import fmt
-from .common import cell, table
+from .common import cell, open_choices, table
 
 USERS = ("user1", "user2", "user3", "user4")
 DEMANDS = ("small", "medium", "large")
@@ -212,11 +212,8 @@ def section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
     lines += _claims(summary)
     lines += _own_share(summary)
     lines += _checkpointing(summary)
-    lines += ["### What the papers leave open, and the values chosen", ""]
-    lines += table(["what", "chosen here", "note / sensitivity"], [list(r) for r in UNSPECIFIED])
-    lines += ["The sensitivity of each headline to these choices is the report of "
-              "`campaigns/hosep_sensitivity.toml` (large demand, 100 seeds).", ""]
-    return lines
+    return lines + open_choices(UNSPECIFIED, "The sensitivity of each headline to these choices is the report of "
+                                             "`campaigns/hosep_sensitivity.toml` (large demand, 100 seeds).")
 
 
 def sensitivity_section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
