@@ -45,6 +45,8 @@ def test_number_trim_signed_percent():
     (37.2019, 37.058, 37.346, "37.20 ± 0.14"),              # half-width 0.144: 2 digits, the mean to 0.01
     (85.5615, 83.16684, 87.95616, "85.6 ± 2.4"),
     (433993.1, 421000.0, 446986.0, "433,993 ± 12,993"),     # half-widths from 10 on: whole numbers
+    (-3.139, -41.1, 34.8, "-3 ± 38"),                       # ... the mean too
+    (-0.4122, -10.4, 9.6, "0 ± 10"),
     (37.2, 37.2 - 9.09e-13, 37.2 + 9.09e-13, "37.20 ± 0"),  # the rounding of equal values: zero width
     (60.0, 60.0, 60.0, "60.00 ± 0"),
     (7.0, None, None, "7.000 (n = 1)"),
@@ -149,3 +151,18 @@ def test_converted_trace_note_names_the_file_kept(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"written to {out / 'workload_w0.json'}" in err and "gridsched-run-" not in err
     assert (out / "workload_w0.json").is_file()
+
+
+def test_faceted_line_plot_with_an_order(tmp_path):
+    # two panels (facet "idle"), two lines each (hue "others"): the second panel's series are
+    # ordered with the same order table as the first's
+    import pandas as pd
+
+    from schedulers.campaign.plot import plot_lines, sort_by
+    rows = [{"idle": i, "others": o, "limit": lim, "n": 2, "n_failed": 0, "s_mean": lim / 10 + o, "s_std": 1.0,
+             "s_ci95_low": lim / 10 + o - 1, "s_ci95_high": lim / 10 + o + 1}
+            for i in (0.3, 0.7) for o in (120, 200) for lim in (80, 150)]
+    paths = plot_lines(pd.DataFrame(rows), "s", "limit", "others", facet="idle", out=tmp_path / "p",
+                       order={"others": [200, 120]}, formats=("png",))
+    assert [p.name for p in paths] == ["p.png"] and paths[0].stat().st_size > 0
+    assert sorted([120, 200, 150], key=sort_by("others", {"others": [200, 120]})) == [200, 120, 150]

@@ -103,7 +103,7 @@ def mean_ci(mean: Any, low: Any = None, high: Any = None, *, none: str = "—") 
     if half <= ZERO_WIDTH * max(abs(mean), 1e-300):
         return f"{number(mean)} ± 0"
     if half >= 10:
-        return f"{round(mean):,} ± {round(half):,}" if abs(mean) >= 10 else f"{number(mean)} ± {round(half):,}"
+        return f"{round(mean) + 0:,} ± {round(half):,}"
     d = half_width_decimals(half)
     return f"{mean:,.{d}f} ± {half:,.{d}f}"
 

@@ -107,7 +107,7 @@ def _series(summary: pd.DataFrame, groups: list[str], metric: str, x: str, hue: 
     keyfns = [sort_by(c, order) for c in keys]
     for key in sorted(out, key=lambda k: tuple(f(v) for f, v in zip(keyfns, k))):
         if not keys:
-            label = metric_label(metric, labels)
+            label = "ours"   # (one series: the legend tells it from the paper's stars)
         elif len(keys) == 1:
             label = _fmt(key[0])
         else:
@@ -156,12 +156,17 @@ def _save(fig: Figure, out: str | Path, formats: Sequence[str]) -> list[Path]:
     return paths
 
 
+def _columns(n: int) -> int:
+    """Panels a row: all of them up to 3, 2 a row for 4, else 3."""
+    return n if n <= 3 else (2 if n == 4 else 3)
+
+
 def _panels(summary: pd.DataFrame, facet: str | None, width: float,
             order: Mapping[str, Sequence] | None = None) -> tuple[Figure, list[tuple[Any, Any, pd.DataFrame]]]:
     """The figure and its ``(facet value, axes, rows)`` panels (one panel without ``facet``)."""
     values = [None] if facet is None else sorted({scalar(v) for v in summary[facet]}, key=sort_by(facet, order))
     n = len(values)
-    cols = min(n, 3)
+    cols = _columns(n)
     nrows = -(-n // cols)
     fig = Figure(figsize=(min(width * cols, 16.0), 4.2 * nrows))
     panels = []
@@ -184,7 +189,7 @@ def _finish(fig: Figure, panels: list, metric: str, x: str, title: str | None, l
 
     ylabel = metric_label(metric, labels)
     wrapped = "\n".join(textwrap.wrap(ylabel, 42))   # a long label stays beside its axis
-    cols = min(len(panels), 3)
+    cols = _columns(len(panels))
     for k, (v, ax, _) in enumerate(panels):
         ax.set_xlabel(column_label(x, labels))
         if k % cols == 0:   # one label a row of panels: their y axes measure the same metric
@@ -289,8 +294,8 @@ def plot_lines(summary: pd.DataFrame, metric: str, x: str, hue: str | None = Non
         n_lines = max(n_lines, len(series))
         for j, (label, srows) in enumerate(series):
             drawn = True
-            order = np.argsort(srows[x].to_numpy(dtype=float), kind="stable")
-            srows = srows.iloc[order]
+            by_x = np.argsort(srows[x].to_numpy(dtype=float), kind="stable")
+            srows = srows.iloc[by_x]
             xs = srows[x].to_numpy(dtype=float)
             mean = srows[f"{metric}_mean"].to_numpy(dtype=float)
             (line,) = ax.plot(xs, mean, marker="o", label=label, color=f"C{j % 10}")

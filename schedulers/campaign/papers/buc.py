@@ -11,7 +11,7 @@ arrivals. Claims and their tests (Kp = 10800 unless said):
   high Su) wait "between 20 % and 90 %" less than under FCFS (L171-173; "up to 93 %", L8-9):
   every such role's reduction between 20 and 93 %;
 * the least precise users lose "up to 20 %" (L46-48, L173-174, L234-235): the worst of ``inj0``
-  and the real user of low Su between -25 % and 0 %;
+  and the real user of low Su between -25 % and 0 % (they lose, by at most about 20 %);
 * "Kp = 10800 more coherent with the fairness goal than Kp = 1440" (L174-176): the gap between
   ``inj100``'s and ``inj0``'s reductions larger at 10800 than at 1440;
 * "the median gain grows with Su" (L191-196: about 30, over 40, near 60, over 90 % for Su 0-24,
@@ -76,7 +76,7 @@ def _claims(summary: pd.DataFrame, rate, policy: str = "BUC-10800") -> list[list
     imprecise = {r: v for r, v in red.items() if r in IMPRECISE and v is not None}
     if imprecise:
         worst = min(imprecise.values())
-        rows.append(["the least precise users lose up to 20 %", "002 L46-48, L173-174",
+        rows.append(["the least precise users lose, up to 20 %", "002 L46-48, L173-174",
                      ", ".join(f"{ROLE_NAMES[r]} {fmt.signed(v, 3)} %" for r, v in imprecise.items()),
                      "**yes**" if -25 <= worst <= 0 else "**no**"])
     gaps = {}
@@ -166,7 +166,7 @@ def _fig2(summary: pd.DataFrame, rates: list) -> list[str]:
 UNSPECIFIED = [
     ("Su's update rule", "threshold: P >= 0.5 precise, Su += 0.0362 P (100 - Su), else Su -= 0.0249 (1 - P) Su",
      "002 gives only the direction (L101-103) and the final scores (L168-169); the steps are read from two of "
-     "them, the third is a check; the moving average towards 100 P (ours before) is run beside it"),
+     "them, the third is a check; the moving average towards 100 P (option rule = \"ema\") is run beside it"),
     ("The trace", "HPC2N's first 3,145 jobs (17 users), res rescaled to the 39 Lille hosts",
      "Lille's 2019 trace is not public, and the public Grid'5000 traces have no users"),
     ("Density", "2,785 real jobs a year (the paper's), stretched from the trace's times",
