@@ -22,11 +22,28 @@ Source: ``shared/papers/002_3dc427a6f94ba187.txt`` (Portuguese; ``L<n>`` = line 
   does the same), so that equal Sf gives exactly the FCFS order. For a job without walltime the walltime term is
   taken as 0 (our choice: no estimate, no bonus).
 
-The paper gives no update rule for Su (only its direction, L101-103). Ours (option ``rule``):
+The paper gives no update rule for Su, only its direction (up after a precise estimate, down
+after an imprecise one, L101-103), that the change follows from P (L103-104), and the final
+scores of its three injected users after their 100 jobs each, all from 60: ``inj0`` (P = 0)
+4.8, ``inj50`` (P = 0.5) 96.14, ``inj100`` (P = 1) 99 (L168-169). So P = 0.5 counts as precise,
+and a user's score moves towards the bound by a fraction of the distance left (it reaches 99, not
+100). Rules (option ``rule``):
 
-* ``"ema"`` (default): ``Su <- Su + w * alpha * (100 * P - Su)``: an exponential moving average
-  pulled towards ``100 P``; it stays in [0, 100] since ``0 <= P <= 1`` and ``w * alpha <= 1``. A
-  user whose every job has precision P converges to ``100 P``; at ``P = 0.6`` the score stays 60.
+* ``"threshold"`` (default): a job is precise when ``P >= p0`` (default 0.5)::
+
+      precise:    Su <- Su + w * up * P * (100 - Su)
+      imprecise:  Su <- Su - w * down * (1 - P) * Su
+
+  bounded in [0, 100] (``up``, ``down``, ``w`` and ``P`` in [0, 1]), with 100 the fixed point of a
+  precise user and 0 of an imprecise one, the step growing with P (L103-104). ``up`` and ``down``
+  are read from two of the paper's scores (100 jobs from 60): ``100 - 40 (1 - up)^100 = 99`` gives
+  ``up = 1 - 0.025^(1/100) = 0.036217``; ``60 (1 - down)^100 = 4.8`` gives ``down = 1 -
+  0.08^(1/100) = 0.024941``. The third is a check: ``inj50`` gets ``100 - 40 (1 - up/2)^100 =
+  93.57`` (paper 96.14).
+* ``"ema"``: ``Su <- Su + w * alpha * (100 * P - Su)``: an exponential moving average pulled
+  towards ``100 P``; it stays in [0, 100] since ``0 <= P <= 1`` and ``w * alpha <= 1``. A user
+  whose every job has precision P converges to ``100 P``: ``inj50`` ends near 50, against the
+  paper's 96.14.
 * ``"linear"``: ``Su <- clamp(Su + w * gain * (P - p0), 0, 100)``: up by up to ``gain * (1 - p0)``
   per precise job, down by up to ``gain * p0`` per imprecise one.
 
@@ -67,10 +84,17 @@ from .core.policy import Option, option_choice, option_number
 from .easy import EASY
 from .fcfs import FCFS
 
+#: The ``threshold`` rule's step towards 100 that takes a score from 60 to 99 in 100 jobs of
+#: precision 1 (002 L168-169: ``inj100``): ``1 - 0.025 ** (1 / 100)``.
+UP = 1.0 - 0.025 ** 0.01
+#: Its step towards 0 that takes a score from 60 to 4.8 in 100 jobs of precision 0 (``inj0``):
+#: ``1 - 0.08 ** (1 / 100)``.
+DOWN = 1.0 - 0.08 ** 0.01
+
 #: Defaults of the options (see :attr:`BUCOrder.option_docs`).
-DEFAULTS: dict[str, Any] = {"kp": 10800.0, "su0": 60.0, "rule": "ema", "alpha": 0.1, "gain": 20.0,
-                            "p0": 0.5, "work_ref": 0.0}
-RULES = ("ema", "linear")
+DEFAULTS: dict[str, Any] = {"kp": 10800.0, "su0": 60.0, "rule": "threshold", "up": UP, "down": DOWN,
+                            "alpha": 0.1, "gain": 20.0, "p0": 0.5, "work_ref": 0.0}
+RULES = ("threshold", "ema", "linear")
 
 
 def precision(run_time: float, walltime: float) -> float | None:
@@ -85,16 +109,19 @@ def precision(run_time: float, walltime: float) -> float | None:
     return min(1.0, max(0.0, run_time) / walltime)
 
 
-def update_score(su: float, p: float, *, rule: str = "ema", alpha: float = 0.1, gain: float = 20.0,
-                 p0: float = 0.5, weight: float = 1.0) -> float:
-    """The score after one normally ended job of precision ``p`` (module docstring, our rule).
+def update_score(su: float, p: float, *, rule: str = "threshold", up: float = UP, down: float = DOWN,
+                 alpha: float = 0.1, gain: float = 20.0, p0: float = 0.5, weight: float = 1.0) -> float:
+    """The score after one normally ended job of precision ``p`` (module docstring: the paper gives
+    no rule).
 
     Args:
         su: the user's score before, in [0, 100].
         p: the job's precision, in [0, 1].
-        rule: ``"ema"`` (``su + weight*alpha*(100 p - su)``) or ``"linear"``
-            (``clamp(su + weight*gain*(p - p0), 0, 100)``).
-        alpha, gain, p0: the rules' parameters; weight: in [0, 1] (gaming mitigation).
+        rule: ``"threshold"`` (``p >= p0``: ``su + weight*up*p*(100 - su)``, else
+            ``su - weight*down*(1 - p)*su``), ``"ema"`` (``su + weight*alpha*(100 p - su)``) or
+            ``"linear"`` (``clamp(su + weight*gain*(p - p0), 0, 100)``).
+        up, down, alpha, gain, p0: the rules' parameters (``up``, ``down``, ``alpha``, ``p0`` in
+            [0, 1]); weight: in [0, 1] (gaming mitigation).
 
     Returns:
         The new score, in [0, 100].
@@ -102,6 +129,10 @@ def update_score(su: float, p: float, *, rule: str = "ema", alpha: float = 0.1, 
     Raises:
         ValueError: unknown rule.
     """
+    if rule == "threshold":
+        if p >= p0:
+            return min(100.0, su + weight * up * p * (100.0 - su))
+        return max(0.0, su - weight * down * (1.0 - p) * su)
     if rule == "ema":
         return min(100.0, max(0.0, su + weight * alpha * (100.0 * p - su)))
     if rule == "linear":
@@ -149,12 +180,18 @@ class BUCOrder:
         "kp": Option("Kp of eq. 2, the weight of the score Su against the waiting time (the paper uses "
                      "1440 and 10800)", type="number >= 0 (s)", default="10800"),
         "su0": Option("initial score Su of every user", type="number in [0, 100]", default="60"),
-        "rule": Option("score update after a job that ended normally: 'ema' is Su += alpha (100 P - Su), "
-                       "'linear' is Su += gain (P - p0) clamped to [0, 100]", type="'ema' or 'linear'",
-                       default="'ema'"),
+        "rule": Option("score update after a job that ended normally: 'threshold' (consistent with the paper's "
+                       "final scores, 002 L168-169), 'ema' (Su += alpha (100 P - Su)) or 'linear' "
+                       "(Su += gain (P - p0) clamped to [0, 100])", type="'threshold', 'ema' or 'linear'",
+                       default="'threshold'"),
+        "up": Option("step of the 'threshold' rule for a precise job (P >= p0): Su += up P (100 - Su)",
+                     type="number in [0, 1]", default="0.036217"),
+        "down": Option("step of the 'threshold' rule for an imprecise job: Su -= down (1 - P) Su",
+                       type="number in [0, 1]", default="0.024941"),
         "alpha": Option("step of the 'ema' rule", type="number in [0, 1]", default="0.1"),
         "gain": Option("step of the 'linear' rule", type="number >= 0", default="20"),
-        "p0": Option("neutral precision of the 'linear' rule", type="number in [0, 1]", default="0.5"),
+        "p0": Option("'threshold' rule: the least precision P counted as precise; 'linear' rule: the neutral "
+                     "precision", type="number in [0, 1]", default="0.5"),
         "work_ref": Option("gaming mitigation: a job's effect on Su is weighted by min(1, res x walltime / "
                            "work_ref); 0: off", type="number >= 0 (host.s)", default="0"),
     }
@@ -165,6 +202,8 @@ class BUCOrder:
         self.kp = option_number(name, opts, "kp", DEFAULTS["kp"], low=0.0)
         self.su0 = option_number(name, opts, "su0", DEFAULTS["su0"], low=0.0, high=100.0)
         self.alpha = option_number(name, opts, "alpha", DEFAULTS["alpha"], low=0.0, high=1.0)
+        self.up = option_number(name, opts, "up", DEFAULTS["up"], low=0.0, high=1.0)
+        self.down = option_number(name, opts, "down", DEFAULTS["down"], low=0.0, high=1.0)
         self.gain = option_number(name, opts, "gain", DEFAULTS["gain"], low=0.0)
         self.p0 = option_number(name, opts, "p0", DEFAULTS["p0"], low=0.0, high=1.0)
         self.work_ref = option_number(name, opts, "work_ref", DEFAULTS["work_ref"], low=0.0)
@@ -234,8 +273,8 @@ class BUCOrder:
         else:
             w = 1.0 if self.work_ref <= 0 else min(1.0, job.res * job.walltime / self.work_ref)
             user = job.user or ""
-            self.scores[user] = update_score(self.score(user), p, rule=self.rule, alpha=self.alpha,
-                                             gain=self.gain, p0=self.p0, weight=w)
+            self.scores[user] = update_score(self.score(user), p, rule=self.rule, up=self.up, down=self.down,
+                                             alpha=self.alpha, gain=self.gain, p0=self.p0, weight=w)
             for g in [g for g in self._fixed if g[0] == user]:
                 del self._fixed[g]
             self.updates += 1

@@ -418,6 +418,8 @@ def _run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 final.unlink(missing_ok=True)
                 raise not_written(final, exc) from None
+            if w.note:   # name the file kept, not the staging folder removed after the run
+                w.note = w.note.replace(str(w.staged), str(final))
             w.staged = final
             workloads.append(str(final))
             if engine is not None:
@@ -467,6 +469,12 @@ def _run(args: argparse.Namespace) -> int:
         summary = summarize_outputs(prefix, nb_hosts)
     else:   # (the same summary as of the files just written, without reading them back)
         summary = columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
+    from .core.owner_share import OwnerSharePolicy
+    if issubclass(policy_class(args.policy), OwnerSharePolicy):   # tasks, restarts, preemptions
+        from dataclasses import replace
+
+        from .core.metrics import task_counts
+        summary = replace(summary, **task_counts(prefix + "jobs.csv"))
     values = summary.as_dict()
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     if bad:

@@ -14,7 +14,7 @@ from .core.policy import Policy, PolicyOptionError
 _BUILT_IN = {"fcfs": ("schedulers.fcfs", "FCFS"), "easy": ("schedulers.easy", "EASY"),
              "conservative": ("schedulers.conservative", "Conservative"),
              "osep": ("schedulers.osep", "OSEP"), "hosep": ("schedulers.hosep", "HOSEP"),
-             "ehosep": ("schedulers.ehosep", "EHOSEP"),
+             "ehosep": ("schedulers.ehosep", "EHOSEP"), "own-share": ("schedulers.ownshare", "OwnShare"),
              "buc": ("schedulers.buc", "BUC"), "buc-easy": ("schedulers.buc", "BUCEasy"),
              "heft": ("schedulers.heft", "HEFT"), "green-easy": ("schedulers.green", "GreenEASY"),
              "green-heft": ("schedulers.green", "GreenHEFT"),

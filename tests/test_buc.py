@@ -12,7 +12,7 @@ import random
 import pytest
 from procset import ProcSet
 
-from schedulers.buc import BUC, BUCEasy, precision, sf_index, update_score
+from schedulers.buc import BUC, DOWN, UP, BUCEasy, precision, sf_index, update_score
 from schedulers.core.events import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
 from schedulers.core.model import Host, Job
 from schedulers.engine import simulate
@@ -49,12 +49,20 @@ def test_precision_eq1():
 
 def test_update_rules_by_hand():
     # ema: Su + alpha*(100P - Su)
-    assert update_score(60.0, 1.0) == pytest.approx(64.0)            # 60 + 0.1*(100-60)
-    assert update_score(60.0, 0.0) == pytest.approx(54.0)            # 60 + 0.1*(0-60)
-    assert update_score(60.0, 0.5) == pytest.approx(59.0)            # 60 + 0.1*(50-60)
-    assert update_score(60.0, 0.6) == 60.0                           # fixed point, exactly
-    assert update_score(60.0, 1.0, weight=0.5) == pytest.approx(62.0)  # mitigation weight halves the step
-    assert update_score(60.0, 1.0, alpha=0.5) == pytest.approx(80.0)
+    ema = {"rule": "ema"}
+    assert update_score(60.0, 1.0, **ema) == pytest.approx(64.0)            # 60 + 0.1*(100-60)
+    assert update_score(60.0, 0.0, **ema) == pytest.approx(54.0)            # 60 + 0.1*(0-60)
+    assert update_score(60.0, 0.5, **ema) == pytest.approx(59.0)            # 60 + 0.1*(50-60)
+    assert update_score(60.0, 0.6, **ema) == 60.0                           # fixed point, exactly
+    assert update_score(60.0, 1.0, weight=0.5, **ema) == pytest.approx(62.0)  # mitigation weight halves the step
+    assert update_score(60.0, 1.0, alpha=0.5, **ema) == pytest.approx(80.0)
+    # threshold (the default): P >= 0.5 precise, Su + up*P*(100 - Su); else Su - down*(1 - P)*Su
+    assert update_score(60.0, 1.0, up=0.1) == pytest.approx(64.0)           # 60 + 0.1*1*40
+    assert update_score(60.0, 0.5, up=0.1) == pytest.approx(62.0)           # 60 + 0.1*0.5*40: P = 0.5 is precise
+    assert update_score(60.0, 0.4, down=0.1) == pytest.approx(56.4)         # 60 - 0.1*0.6*60
+    assert update_score(60.0, 0.0, down=0.1) == pytest.approx(54.0)         # 60 - 0.1*1*60
+    assert update_score(60.0, 0.4, up=0.1, p0=0.3) == pytest.approx(61.6)  # p0 0.3: precise, 60 + 0.1*0.4*40
+    assert update_score(60.0, 1.0, up=0.1, weight=0.5) == pytest.approx(62.0)
     # linear: clamp(Su + gain*(P - p0))
     assert update_score(60.0, 1.0, rule="linear") == pytest.approx(70.0)   # 60 + 20*0.5
     assert update_score(60.0, 0.0, rule="linear") == pytest.approx(50.0)
@@ -67,12 +75,52 @@ def test_update_rules_by_hand():
 def test_ema_converges_to_100p_and_stays_bounded():
     su = 60.0
     for _ in range(200):
-        su = update_score(su, 0.0)
+        su = update_score(su, 0.0, rule="ema")
         assert 0.0 <= su <= 100.0
     assert su < 0.01
     for _ in range(200):
-        su = update_score(su, 1.0)
+        su = update_score(su, 1.0, rule="ema")
     assert su > 99.99
+    # the paper's inj50 user (P = 0.5, 100 jobs from 60): 50 + 10 x 0.9^100 = 50.0003, not 96.14
+    su = 60.0
+    for _ in range(100):
+        su = update_score(su, 0.5, rule="ema")
+    assert su == pytest.approx(50 + 10 * 0.9 ** 100)
+
+
+def _after(p: float, n: int = 100, su: float = 60.0, **kw) -> float:
+    for _ in range(n):
+        su = update_score(su, p, **kw)
+    return su
+
+
+def test_threshold_rule_gives_the_papers_final_scores():
+    # 002 L168-169: after 100 jobs each from 60, inj0 (P = 0) 4.8, inj100 (P = 1) 99, inj50 96.14.
+    # up = 1 - 0.025^(1/100): 100 - 40 (1 - up)^100 = 100 - 40 x 0.025 = 99
+    # down = 1 - 0.08^(1/100): 60 (1 - down)^100 = 60 x 0.08 = 4.8
+    assert UP == pytest.approx(0.036217, abs=1e-6) and DOWN == pytest.approx(0.024941, abs=1e-6)
+    assert _after(1.0) == pytest.approx(99.0, abs=1e-9)
+    assert _after(0.0) == pytest.approx(4.8, abs=1e-9)
+    # inj50: 100 - 40 (1 - up/2)^100 = 93.567 (the paper: 96.14), far from ema's 50
+    assert _after(0.5) == pytest.approx(100 - 40 * (1 - UP / 2) ** 100)
+    assert _after(0.5) == pytest.approx(93.567, abs=1e-3)
+    # our injected users' jobs run 1 s and 3599 s of 3600 (never 0 s, never killed at the walltime)
+    assert _after(1 / 3600) == pytest.approx(60 * (1 - DOWN * 3599 / 3600) ** 100)   # 4.803
+    assert _after(3599 / 3600) == pytest.approx(100 - 40 * (1 - UP * 3599 / 3600) ** 100)   # 98.999
+
+
+def test_threshold_rule_fixed_points_and_bounds():
+    # 100 is the fixed point of precise jobs, 0 of imprecise ones; the score never leaves [0, 100],
+    # even with the largest steps (up = down = 1: one job reaches the bound)
+    assert update_score(100.0, 0.7) == 100.0 and update_score(0.0, 0.2) == 0.0
+    assert update_score(60.0, 1.0, up=1.0) == 100.0 and update_score(60.0, 0.0, down=1.0) == 0.0
+    assert update_score(0.0, 1.0) == pytest.approx(100 * UP)     # from 0, up by up*P*100
+    for p in (0.0, 0.3, 0.49, 0.5, 0.8, 1.0):
+        su = 60.0
+        for _ in range(2000):
+            su = update_score(su, p, up=1.0, down=1.0)
+            assert 0.0 <= su <= 100.0
+        assert su == (100.0 if p >= 0.5 else 0.0) or (p == 0.5 and su == pytest.approx(100.0))
 
 
 def test_sf_eq2_by_hand():
@@ -96,7 +144,7 @@ def test_options_are_checked():
 # ------------------------------------------------------------------------------ queue order
 @pytest.mark.parametrize("cls", [BUC, BUCEasy])
 def test_precise_user_goes_first(cls):
-    p = cls({"kp": 1440})
+    p = cls({"kp": 1440, "rule": "ema"})
     assert started(p, 0.0, begins(1), sub(0, 1, "g", 100)) == ["1"]
     assert started(p, 1.0, sub(1, 2, "b", 100), sub(1, 3, "g", 100)) == []
     # j1 ran 100 s of 100: P = 1, Su_g = 64, Su_b = 60. At t = 100:
@@ -111,7 +159,7 @@ def test_waiting_time_can_beat_the_score():
     # kp = 1: Sf(j2) = 248 + 99 = 347 > Sf(j3) = 251.2 + 90 = 341.2  -> j2 first
     # kp = 10: Sf(j2) = 2480 + 99 = 2579 < Sf(j3) = 2512 + 90 = 2602 -> j3 first
     for kp, first in ((1, "2"), (10, "3")):
-        p = BUC({"kp": kp})
+        p = BUC({"kp": kp, "rule": "ema"})
         started(p, 0.0, begins(1), sub(0, 1, "g", 100))
         started(p, 1.0, sub(1, 2, "b", 100))
         started(p, 10.0, sub(10, 3, "g", 100))
@@ -137,7 +185,7 @@ def test_ties_by_subtime_then_id_string():
 
 
 def test_killed_or_walltimeless_jobs_leave_su_unchanged():
-    p = BUC()
+    p = BUC({"rule": "ema"})
     started(p, 0.0, begins(2), sub(0, 1, "a", 100), sub(0, 2, "b", -1))
     started(p, 100.0, end(100, 1, "0", state="COMPLETED_WALLTIME_REACHED"), end(100, 2, "1"))
     assert p.scores == {}
@@ -152,7 +200,7 @@ def test_killed_or_walltimeless_jobs_leave_su_unchanged():
 
 def test_mitigation_weights_small_jobs():
     # work_ref = 400 host.s: a 1-host 100 s job has weight 0.25: 60 + 0.25*0.1*(100 - 60) = 61
-    p = BUC({"work_ref": 400})
+    p = BUC({"work_ref": 400, "rule": "ema"})
     started(p, 0.0, begins(1), sub(0, 1, "a", 100))
     started(p, 100.0, end(100, 1))
     assert p.scores["a"] == pytest.approx(61.0)
@@ -187,7 +235,7 @@ def test_equal_scores_and_walltimes_give_fcfs_schedule(tmp_path, seed):
     wl = _workload(random.Random(seed), precise_equal=True)
     fcfs = _schedule(tmp_path, "fcfs", FCFS(), wl)
     for kp in (1440, 10800):
-        buc = BUC({"kp": kp, "su0": 50})
+        buc = BUC({"kp": kp, "su0": 50, "rule": "ema"})
         assert _schedule(tmp_path, f"buc{kp}", buc, wl) == fcfs
         assert buc.updates == 60 and buc.scores == {f"u{i}": 50.0 for i in range(4)}
     # control: with unequal precisions the schedules differ (the comparison above can fail)

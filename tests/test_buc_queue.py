@@ -135,7 +135,7 @@ def started(policy, now, *events) -> list[str]:
 
 def test_score_change_reorders_the_groups():
     # kp 1, Su 60: Sf = (48 + 0.2*100000/100)*1 + Te = 248 + Te for every job of walltime 100
-    p = BUCEasy({"kp": 1})
+    p = BUCEasy({"kp": 1, "rule": "ema"})   # (the hand numbers: ema, Su += 0.1 (100 P - Su))
     assert started(p, 0.0, begins(1), sub(0, 1, "g", 100)) == ["1"]
     assert started(p, 1.0, sub(1, 2, "b", 100), sub(1, 3, "g", 100)) == []
     assert started(p, 2.0, sub(2, 4, "b", 100)) == []

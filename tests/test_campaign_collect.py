@@ -323,22 +323,23 @@ def test_report_with_references(tmp_path):
     make_folder(tmp_path, report=REPORT)
     text = write_report(tmp_path).read_text()
     assert text.startswith("# EASY vs FCFS\n")
-    assert "- Runs: 8 in the campaign: 6 done, 1 failed, 1 missing (no result yet)." in text
-    # easy/small waits [1, 2, 3]: mean 2, CI 2 -+ 2.48414 = [-0.484138, 4.48414]; 2 - 2.5 = -0.5 = -20 %
-    assert ("| small | easy | mean_waiting_time | 2 | [-0.484138, 4.48414] | 3 | 2.5 [2, 3] | 000 Table 2 "
-            "| -0.5 (-20.0 %) | yes |") in text
-    # fcfs/small waits [10, 14]: CI 12 -+ 25.4124 = [-13.4124, 37.4124] does not hold 40;
+    assert "- Runs: 8 in the campaign: 6 done, 1 failed, 1 not run yet." in text
+    # easy/small waits [1, 2, 3]: mean 2, CI half-width t(0.975, 2) x 1 / sqrt(3) = 2.48414 -> 2.5
+    # (2 significant digits, the mean to the same decimal); 2 - 2.5 = -0.5 = -20 %
+    assert ("| small | easy | mean waiting time (s) | 2.0 ± 2.5 | 3 | 2.5 [2, 3] | 000 Table 2 "
+            "| -0.5 (-20 %) | yes |") in text
+    # fcfs/small waits [10, 14]: CI 12 -+ 25.4124 (whole numbers from 10 on) does not hold 40;
     # 12 - 40 = -28 = -70 %
-    assert ("| small | fcfs | mean_waiting_time | 12 | [-13.4124, 37.4124] | 2 | 40 | 000 Table 3 "
-            "| -28 (-70.0 %) | no |") in text
+    assert ("| small | fcfs | mean waiting time (s) | 12 ± 25 | 2 | 40 | 000 Table 3 "
+            "| -28 (-70 %) | no |") in text
     # fcfs/big: a single run, no CI; 7 - 7.5 = -0.5 = -6.7 %
-    assert ("| big | fcfs | mean_waiting_time | 7 | — | 1 | 7.5 (std 0.5) | 000 Fig. 4 "
+    assert ("| big | fcfs | mean waiting time (s) | 7.000 (n = 1) | 1 | 7.5 (std 0.5) | 000 Fig. 4 "
             "| -0.5 (-6.7 %) | n/a (n = 1) |") in text
-    assert "- Not compared: makespan {'policy': 'easy', 'scenario': 'huge'} (x): no such group" in text
-    # metric tables: mean ± CI half-width
-    assert "| small | easy | 2 ± 2.48414 | 3 | 1 |" in text
-    assert "| big | fcfs | 7 (no CI: n = 1) | 1 | 0 |" in text
-    assert "| small | easy | 6 ± 4.96828 | 3 | 1 |" in text  # backfilled [4, 6, 8]: 2 * 2.48414
+    assert "- Not compared: makespan (s) {'policy': 'easy', 'scenario': 'huge'} (x): not run" in text
+    # metric tables: mean ± CI half-width; a failed column since a run failed
+    assert "| small | easy | 2.0 ± 2.5 | 3 | 1 |" in text
+    assert "| big | fcfs | 7.000 (n = 1) | 1 | 0 |" in text
+    assert "| small | easy | 6.0 ± 5.0 | 3 | 1 |" in text  # backfilled [4, 6, 8]: 2 x 2.48414 = 4.97
     # plots embedded and written; failed run with its (escaped) error line
     assert "](plots/bar_mean_waiting_time_by_scenario_policy.png)" in text
     assert_png_svg([tmp_path / "plots" / "bar_mean_waiting_time_by_scenario_policy.png",
@@ -356,9 +357,10 @@ def test_report_defaults_without_report_section(tmp_path):
                   "## utilisation"):
         assert label in text
     assert "energy" not in text  # no energy in any run
-    assert "Comparison with the paper" not in text
+    assert "beside the paper" not in text
+    # default plots: bars by policy, one panel per scenario (each with its own y scale)
     plots = sorted(p.name for p in (tmp_path / "plots").iterdir())
-    assert plots == sorted(f"bar_{m}_by_scenario_policy.{e}" for m in
+    assert plots == sorted(f"bar_{m}_by_policy_per_scenario.{e}" for m in
                            ("mean_waiting_time", "mean_bounded_slowdown", "makespan", "utilisation")
                            for e in ("png", "svg"))
 
@@ -411,7 +413,7 @@ def test_check_report_section_good():
 
 @pytest.mark.parametrize("section, message", [
     ([1], "report: expected a table, got an array"),
-    ({"titel": "x"}, "report.titel: unknown key (known: metrics, plot, reference, timeline, title)"),
+    ({"titel": "x"}, "report.titel: unknown key (known: labels, metrics, order, paper, plot, reference, timeline, title)"),
     ({"title": 3}, "report.title: expected a non-empty string, got an integer 3"),
     ({"metrics": "makespan"}, "report.metrics: expected an array, got a string 'makespan'"),
     ({"metrics": ["makespan", 2]}, "report.metrics[1]: expected a non-empty string, got an integer 2"),
@@ -419,7 +421,7 @@ def test_check_report_section_good():
      'report.plot[1].kind: expected "bar" or "line", got "pie"'),
     ({"plot": [{"kind": "bar", "x": "s"}]}, "report.plot[0].metric: missing (required)"),
     ({"plot": [{"kind": "bar", "metric": "m", "x": "s", "colour": "red"}]},
-     "report.plot[0].colour: unknown key (known: hue, kind, metric, title, where, x)"),
+     "report.plot[0].colour: unknown key (known: facet, hue, kind, metric, title, where, x)"),
     ({"plot": [{"kind": "bar", "metric": "m", "x": "s", "hue": 1}]},
      "report.plot[0].hue: expected a non-empty string, got an integer 1"),
     (ref(value="12"), "report.reference[0].value: expected a finite number, got a string '12'"),

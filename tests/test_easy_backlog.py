@@ -61,7 +61,7 @@ MAX_RES = 16
 CASES = [
     ("easy", "easy", None, 3000, False),
     ("green-easy", "green-easy", {"delta": 20}, 3000, True),
-    ("buc-easy", "buc-easy", None, 1500, False),
+    ("buc-easy", "buc-easy", {"rule": "ema"}, 1500, False),
     ("conservative", "conservative", None, 400, False),
     ("conservative-r3", "conservative", {"reservations": 3}, 1500, False),
     ("heft", "heft", None, 400, False),

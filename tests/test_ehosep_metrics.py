@@ -125,6 +125,24 @@ def test_satisfaction_of_eq_1_by_hand(tmp_path):
     assert all(math.isfinite(v) for v in m.values())
 
 
+def test_grid_mean_ideal_and_ispd_energy_factor_by_hand(tmp_path):
+    m = ehosep_metrics(*write_run(tmp_path))
+    # grid-mean ideal machine (003 L243-245, iSPD): (2 + 1 + 1) / 3 = 4/3 Gflops/s.
+    # u1-0: 20 / (4/3) = 15 s over a real 10 s -> 1.5; u1-1: 15 s over 22 s -> 15/22;
+    # mean (1.5 + 15/22) / 2 = (33/22 + 15/22) / 2 = 12/11. u2-0: 10 / (4/3) = 7.5 s over 10 s -> 3/4
+    assert m["ehosep.time_factor_grid.u1"] == pytest.approx(12 / 11)
+    assert m["ehosep.time_factor_grid.u2"] == pytest.approx(0.75)
+    # S_grid = 100 x 12/11 x 22/21 x 71/88 = 100 x 71/77 = 92.21 %; u2: 100 x 3/4 x 11/7 x 149/99
+    # = 100 x 149/84 = 177.38 %
+    assert m["ehosep.S_grid.u1"] == pytest.approx(7100 / 77)
+    assert m["ehosep.S_grid.u2"] == pytest.approx(14900 / 84)
+    # iSPD: grid-mean ideal and 1 + energy factor: u1 100 x 12/11 x 22/21 x (1 + 71/88)
+    # = 100 x 8/7 x 159/88 = 100 x 159/77 = 206.49 %; u2 100 x 3/4 x 11/7 x (1 + 149/99)
+    # = 100 x 33/28 x 248/99 = 100 x 62/21 = 295.24 %
+    assert m["ehosep.S_ispd.u1"] == pytest.approx(15900 / 77)
+    assert m["ehosep.S_ispd.u2"] == pytest.approx(6200 / 21)
+
+
 def test_registered_as_run_metric(tmp_path):
     files = write_run(tmp_path)
     assert RUN_METRICS["ehosep"](*files) == ehosep_metrics(*files)

@@ -45,13 +45,13 @@ title = "HOSEP, user1 late"
 """
 
 
-def test_the_reproduction_campaign_file_is_the_monographs_12_cases_times_two_policies():
+def test_the_reproduction_campaign_file_is_the_monographs_12_cases_times_three_policies():
     camp = load_campaign(ROOT / "campaigns" / "hosep.toml")
     runs = camp.runs()
-    assert len(runs) == 2 * 2 * 3 * 2 * 1000
+    assert len(runs) == 3 * 2 * 3 * 2 * 1000    # OSEP, HOSEP and the own-share reference
     cases = {(r.params["late"], r.params["demand"], r.params["checkpoint"]) for r in runs}
     assert len(cases) == 12
-    assert {r.policy_name for r in runs} == {"osep", "hosep"}
+    assert {r.policy_name for r in runs} == {"osep", "hosep", "own-share"}
 
 
 def test_mini_campaign_report_with_where_plot_and_timeline(tmp_path):

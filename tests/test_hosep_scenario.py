@@ -32,7 +32,7 @@ def hosts_of(scenario, tmp_path):
 
 def test_registered_with_its_parameters():
     assert GENERATORS["hosep"].params == {"demand": "large", "late": "user1", "tasks_per_user": 10,
-                                          "large_max_minutes": 420.0}
+                                          "large_max_minutes": 420.0, "late_delay": 360.0}
 
 
 def test_grid_hosts_owners_and_shares(tmp_path):

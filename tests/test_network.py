@@ -223,12 +223,13 @@ def test_walltime_cancelled_task_still_draws_until_its_message_is_received(tmp_p
 
 @pytest.mark.skipif(not (EXAMPLES.parent / "traces").exists(), reason="../shared/data/traces is absent")
 def test_buc_on_lille_equals_real_batsim(tmp_path):
-    # the scenario of `gridsched scenario buc --max-jobs 190 --seed 1`
+    # the scenario of `gridsched scenario buc --max-jobs 190 --jobs-per-year 0 --seed 1`
     from schedulers.inputs.generators import generate  # noqa: PLC0415
-    sc = generate("buc", {"max_jobs": 190}, 1)
+    sc = generate("buc", {"max_jobs": 190, "jobs_per_year": 0}, 1)   # (the trace's times, as recorded)
     plat = sc.platform
     if plat is None:
         plat = tmp_path / "platform.xml"
         plat.write_text(sc.platform_xml)
-    simulate(plat, sc.workloads, get_policy("buc-easy", {"kp": 10800}), export_prefix=tmp_path / "out_")
+    simulate(plat, sc.workloads, get_policy("buc-easy", {"kp": 10800, "rule": "ema"}),
+             export_prefix=tmp_path / "out_")
     assert_same_rows(tmp_path / "out_jobs.csv", REC / "lille_buc_easy_jobs.csv")

@@ -438,7 +438,7 @@ def test_registry():
         get_policy("fcfs", {"x": 1})
     with pytest.raises(PolicyOptionError, match="'chek_now'; its options: check_now, transcript"):
         get_policy("replay", {"chek_now": True})
-    with pytest.raises(KeyError, match="easy, ehosep, fcfs, green-easy, green-heft, heft, hosep, osep, replay"):
+    with pytest.raises(KeyError, match="easy, ehosep, fcfs, green-easy, green-heft, heft, hosep, osep, own-share, replay"):
         get_policy("nope")
 
 

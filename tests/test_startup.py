@@ -212,7 +212,7 @@ def test_policies_imported_when_first_looked_up() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
                          timeout=60).stdout.split()
-    assert out == ["[]", "['schedulers.fcfs']", "EASY", "True", "12"]
+    assert out == ["[]", "['schedulers.fcfs']", "EASY", "True", "13"]
 
 
 @pytest.mark.parametrize("seed", range(3))

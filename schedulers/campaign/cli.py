@@ -47,6 +47,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"ran {stats.executed} ({stats.failed} failed), {stats.skipped} already present, "
           f"{stats.wall_s:.1f} s; {stats.status.line()}")
     _print_failed(out, stats.status.failed)
+    if args.report:
+        from .report import write_report
+        print(f"wrote {write_report(out)}")
     return 1 if stats.status.failed else 0
 
 
@@ -94,11 +97,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from .collect import collect
     from .plot import plot_bars, plot_lines
 
+    from .collect import load_manifest
+
     _, summary_path = collect(args.dir)
     summary = pd.read_csv(summary_path)
+    report = (load_manifest(args.dir) or {}).get("report") or {}   # the campaign file's words and orders
+    labels = report.get("labels") if isinstance(report.get("labels"), dict) else None
+    order = report.get("order") if isinstance(report.get("order"), dict) else None
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
-    paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out)
+    paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out, labels=labels, order=order)
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
@@ -138,6 +146,9 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     r.add_argument("--retry-failed", action="store_true", help="run the failed runs again")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--report", action="store_true",
+                   help="then write the report (as `gridsched campaign report OUT`): one command runs a "
+                        "paper's campaign and writes its report")
     r.set_defaults(func=cmd_run)
 
     s = cs.add_parser("status", help="done / failed / missing runs")

@@ -245,10 +245,15 @@ def _check_columns(kind: str, names: Iterable[str], available: list[str]) -> lis
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float, float]:
     """``(mean, std, ci95_low, ci95_high)`` of finite values: sample std (ddof = 1) and the
     Student-t interval ``mean -+ t.ppf(0.975, n - 1) * std / sqrt(n)``. With n = 1 the std and
-    the interval are undefined (NaN); with n = 0 everything is NaN."""
+    the interval are undefined (NaN); with n = 0 everything is NaN. When every value is the same
+    the mean is that value, the std 0 and the interval ``[mean, mean]`` exactly (not the few ulps
+    that summing them would give)."""
     n = len(values)
     if n == 0:
         return (math.nan,) * 4
+    if n > 1 and bool(np.all(values == values[0])):
+        v = float(values[0])
+        return v, 0.0, v, v
     mean = float(np.mean(values))
     if n == 1:
         return mean, math.nan, math.nan, math.nan

@@ -171,7 +171,9 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
             summary, policy = _engine_run(spec, platform, workloads, outputs if keep or files else None)
         for name in spec.metrics:
             from .run_metrics import RUN_METRICS
-            summary.update(RUN_METRICS[name](outputs / "out_jobs.csv", workloads, platform))
+            fn = RUN_METRICS[name]
+            kw = {"policy_options": spec.policy_options} if getattr(fn, "takes_policy_options", False) else {}
+            summary.update(fn(outputs / "out_jobs.csv", workloads, platform, **kw))
         metrics = call_policy(policy, "metrics")   # (a failure: the policy's class, file and line)
         record["summary"] = _finite(summary, "summary metric")
         record["policy_metrics"] = _finite({k: v for k, v in metrics.items()}, "policy metric")

@@ -12,6 +12,7 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     x = "scenario"
     hue = "policy"            # optional; title = "..." optional
     where = {late = "user1"}  # optional: only the groups with these params
+    facet = "scenario"        # optional: one panel per value, each with its own y scale
     [[report.reference]]      # a number of the paper, for one group
     where = {policy = "easy", scenario = "small"}
     metric = "mean_waiting_time"
@@ -20,6 +21,16 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     ci95 = [1100.0, 1300.0]   # optional, or std = 50.0
     [[report.timeline]]       # one run replayed for its power-usage plot (see .timeline)
     where = {policy = "easy", scenario = "small", seed = 0}
+    [report.labels]           # optional: words and units for metrics and columns (see .labels)
+    "scenario.u1_limit" = "user1's power limit (% of its hosts' full-load power)"
+    [report.order]            # optional: the order of a column's values in plots
+    demand = ["small", "medium", "large"]
+
+``paper = "hosep"`` (optional) adds the section of that paper (:mod:`.papers`): its numbers
+beside ours, its claims checked, what it leaves unspecified, before the tables.
+
+Numbers are printed by :mod:`.fmt` (4 significant digits, thousands separators, a mean to its
+interval's precision, ``± 0`` for runs that all agree); labels by :mod:`.labels`.
 """
 
 from __future__ import annotations
@@ -29,11 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .collect import load_manifest, manifest_ids, param_columns, scalar, tables, write_tables
+from . import fmt
+from .collect import load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
 from .errors import CampaignError
-from .plot import group_columns, metric_label, plot_bars, plot_lines, summary_metrics
+from .labels import column_label, metric_label
+from .plot import group_columns, plot_bars, plot_lines, summary_metrics
 
 #: Metrics of the report when ``[report]`` does not list any (those with a value are kept).
 DEFAULT_METRICS = ("mean_waiting_time", "mean_bounded_slowdown", "makespan", "utilisation", "energy_kwh")
@@ -42,13 +56,15 @@ PLOT_KINDS = ("bar", "line")
 
 @dataclass(frozen=True)
 class PlotSpec:
-    """One chart: ``kind`` "bar" or "line", a metric, group columns ``x`` and ``hue``."""
+    """One chart: ``kind`` "bar" or "line", a metric, group columns ``x``, ``hue`` and
+    ``facet`` (one panel per value)."""
     kind: str
     metric: str
     x: str
     hue: str | None = None
     title: str | None = None
     where: tuple[tuple[str, Any], ...] = ()
+    facet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,12 +83,15 @@ class Reference:
 @dataclass(frozen=True)
 class ReportSpec:
     """A checked ``[report]`` table. None means "the default" (metrics: :data:`DEFAULT_METRICS`
-    with a value; plots: one bar chart per metric by scenario and policy)."""
+    with a value; plots: one bar chart per metric by policy, one panel per scenario)."""
     title: str | None = None
     metrics: tuple[str, ...] | None = None
     plots: tuple[PlotSpec, ...] | None = None
     references: tuple[Reference, ...] = ()
     timelines: tuple = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    paper: str | None = None
+    order: tuple[tuple[str, tuple], ...] = ()
 
 
 # --- checking the [report] table ---------------------------------------------------------------
@@ -131,14 +150,15 @@ def _where(c: _Checker, where: Any, key: str) -> dict:
 
 
 def _plot(c: _Checker, v: Any, key: str) -> PlotSpec:
-    t = c.table(v, key, ("kind", "metric", "x"), ("hue", "title", "where"))
+    t = c.table(v, key, ("kind", "metric", "x"), ("hue", "title", "where", "facet"))
     if t["kind"] not in PLOT_KINDS:
         got = f'"{t["kind"]}"' if isinstance(t["kind"], str) else _kind(t["kind"])
         raise c.fail(f"{key}.kind", f'expected "bar" or "line", got {got}')
     return PlotSpec(t["kind"], c.string(t["metric"], f"{key}.metric"), c.string(t["x"], f"{key}.x"),
                     None if "hue" not in t else c.string(t["hue"], f"{key}.hue"),
                     None if "title" not in t else c.string(t["title"], f"{key}.title"),
-                    tuple(_where(c, t["where"], f"{key}.where").items()) if "where" in t else ())
+                    tuple(_where(c, t["where"], f"{key}.where").items()) if "where" in t else (),
+                    None if "facet" not in t else c.string(t["facet"], f"{key}.facet"))
 
 
 def _reference(c: _Checker, v: Any, key: str) -> Reference:
@@ -165,15 +185,18 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
     :class:`ReportSpec`. Keys: ``title`` (string), ``metrics`` (array of metric names),
     ``plot`` (array of tables ``kind``/``metric``/``x``/``hue``?/``title``?/``where``?),
     ``reference`` (array of tables ``where``/``metric``/``value``/``source``/``ci95``?/``std``?),
-    ``timeline`` (array of tables ``where``/``title``?/``relative``?). Whether the
-    metrics and columns exist is checked by :func:`write_report`, against the results.
+    ``timeline`` (array of tables ``where``/``title``?/``relative``?), ``labels`` (table of
+    name -> text), ``paper`` (a name of :data:`.papers.PAPERS`), ``order`` (table of column ->
+    array of its values, in the order the plots show them). Whether the metrics and columns
+    exist is checked by :func:`write_report`, against the results.
 
     Raises:
         CampaignError: one line ``<where>: report.<key path>: <what is wrong>``; array indexes
             count from 0 (``report.plot[1]`` is the second ``[[report.plot]]``).
     """
     c = _Checker(where)
-    t = c.table(section, "report", (), ("title", "metrics", "plot", "reference", "timeline"))
+    t = c.table(section, "report", (), ("title", "metrics", "plot", "reference", "timeline", "labels", "paper",
+                                        "order"))
     title = c.string(t["title"], "report.title") if "title" in t else None
     metrics = None
     if "metrics" in t:
@@ -187,7 +210,21 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
                  for i, r in enumerate(c.array(t.get("reference", []), "report.reference")))
     timelines = tuple(_timeline(c, v, f"report.timeline[{i}]")
                       for i, v in enumerate(c.array(t.get("timeline", []), "report.timeline")))
-    return ReportSpec(title, metrics, plots, refs, timelines)
+    labels = t.get("labels", {})
+    if not isinstance(labels, dict):
+        raise c.fail("report.labels", f"expected a table of name = text, got {_kind(labels)}")
+    labels = tuple((k, c.string(v, f"report.labels.{k}")) for k, v in labels.items())
+    paper = None
+    if "paper" in t:
+        from .papers import PAPERS
+        paper = c.string(t["paper"], "report.paper")
+        if paper not in PAPERS:
+            raise c.fail("report.paper", f"unknown paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
+    order = t.get("order", {})
+    if not isinstance(order, dict):
+        raise c.fail("report.order", f"expected a table of column = [values], got {_kind(order)}")
+    order = tuple((k, tuple(c.array(v, f"report.order.{k}"))) for k, v in order.items())
+    return ReportSpec(title, metrics, plots, refs, timelines, labels, paper, order)
 
 
 def _timeline(c: _Checker, v: Any, key: str):
@@ -216,6 +253,10 @@ def _timeline_section(c: _Checker, spec: ReportSpec, table: pd.DataFrame, manife
                 raise c.fail(f"{key}.{k}", f"not a run parameter; available: {', '.join(param_columns(table))}")
         hits = table[[all(_same(scalar(r[k]), v) for k, v in tl.where) and r["status"] == "done"
                       for _, r in table.iterrows()]]
+        if not len(hits) and len(table[[all(_same(scalar(r[k]), v) for k, v in tl.where) for _, r in table.iterrows()]]) == 0 \
+                and len(table) < len(manifest_ids(manifest) or ()):   # (a campaign still running)
+            lines += [f"- {tl.title or dict(tl.where)}: that run has no result yet.", ""]
+            continue
         if len(hits) != 1:
             raise c.fail(key, f"matches {len(hits)} done runs, not one; give every parameter and the seed")
         run_id = str(hits["id"].iat[0])
@@ -229,14 +270,17 @@ def _timeline_section(c: _Checker, spec: ReportSpec, table: pd.DataFrame, manife
 
 # --- writing the report -------------------------------------------------------------------------
 
-def _num(v: Any) -> str:
-    v = scalar(v)
-    return "—" if v is None else f"{v:.6g}"
-
-
 def _cell(v: Any) -> str:
+    """A group value as a table cell: whole floats without ``.0`` (``80.0`` -> ``80``), numbers with
+    thousands separators, text on one line."""
     v = scalar(v)
-    return "—" if v is None else " ".join(str(v).split()).replace("|", "\\|")
+    if v is None:
+        return "—"
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}" if abs(v) >= 10000 else str(v)
+    return " ".join(str(v).split()).replace("|", "\\|")
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -245,12 +289,7 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _mean_ci(row: pd.Series, m: str) -> str:
-    mean, low, high = (scalar(row[f"{m}_{s}"]) for s in ("mean", "ci95_low", "ci95_high"))
-    if mean is None:
-        return "—"
-    if low is None or high is None:
-        return f"{mean:.6g} (no CI: n = 1)"
-    return f"{mean:.6g} ± {(high - low) / 2:.6g}"
+    return fmt.mean_ci(*(scalar(row[f"{m}_{s}"]) for s in ("mean", "ci95_low", "ci95_high")))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -259,8 +298,20 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _match(summary: pd.DataFrame, where: dict) -> list[int]:
+    """Row numbers of the groups whose params are ``where``'s."""
+    return [j for j in range(len(summary)) if all(_same(scalar(summary[k].iat[j]), v) for k, v in where.items())]
+
+
+def shown_groups(summary: pd.DataFrame, groups: list[str]) -> list[str]:
+    """The group columns worth a table column: those with more than one value (the others are in
+    the report's header); the first one when none varies."""
+    return [g for g in groups if summary[g].nunique(dropna=False) > 1] or groups[:1]
+
+
 def _reference_rows(c: _Checker, refs: tuple[Reference, ...], summary: pd.DataFrame,
-                    groups: list[str], metrics: list[str]) -> tuple[list[list[str]], list[str]]:
+                    groups: list[str], metrics: list[str], shown: list[str],
+                    labels: dict) -> tuple[list[list[str]], list[str]]:
     rows, unmatched = [], []
     for i, ref in enumerate(refs):
         key = f"report.reference[{i}]"
@@ -269,35 +320,35 @@ def _reference_rows(c: _Checker, refs: tuple[Reference, ...], summary: pd.DataFr
         for k in ref.where:
             if k not in groups:
                 raise c.fail(f"{key}.where.{k}", f"not a group column; available: {', '.join(groups)}")
-        hits = [j for j in range(len(summary))
-                if all(_same(scalar(summary[k].iat[j]), v) for k, v in ref.where.items())]
+        hits = _match(summary, ref.where)
         if len(hits) > 1:
             raise c.fail(f"{key}.where", f"matches {len(hits)} groups; add keys among {', '.join(groups)}")
         if not hits:
-            unmatched.append(f"{ref.metric} {ref.where} ({ref.source}): no such group in the results")
+            unmatched.append(f"{metric_label(ref.metric, labels)} {ref.where} ({ref.source}): not run")
             continue
         row = summary.iloc[hits[0]]
         mean, low, high = (scalar(row[f"{ref.metric}_{s}"]) for s in ("mean", "ci95_low", "ci95_high"))
-        paper = f"{ref.value:.6g}"
+        paper = fmt.number(ref.value, trim=True)
         if ref.ci95:
-            paper += f" [{ref.ci95[0]:.6g}, {ref.ci95[1]:.6g}]"
+            paper += f" [{fmt.number(ref.ci95[0], trim=True)}, {fmt.number(ref.ci95[1], trim=True)}]"
         if ref.std is not None:
-            paper += f" (std {ref.std:.6g})"
+            paper += f" (std {fmt.number(ref.std, trim=True)})"
         if mean is None:
             diff, inside = "—", "n/a (no done run)"
         else:
-            diff = f"{mean - ref.value:+.6g}"
+            diff = fmt.signed(mean - ref.value)
             if ref.value != 0:
-                diff += f" ({100 * (mean - ref.value) / ref.value:+.1f} %)"
+                diff += f" ({fmt.signed(100 * (mean - ref.value) / abs(ref.value), 2)} %)"
             inside = "n/a (n = 1)" if low is None else ("yes" if low <= ref.value <= high else "no")
-        ci = "—" if low is None else f"[{low:.6g}, {high:.6g}]"
-        rows.append([_cell(row[g]) for g in groups] +
-                    [ref.metric, _num(mean), ci, str(int(row["n"])), paper, _cell(ref.source), diff, inside])
+        rows.append([_cell(row[g]) for g in shown] +
+                    [metric_label(ref.metric, labels), _mean_ci(row, ref.metric), str(int(row["n"])), paper,
+                     _cell(ref.source), diff, inside])
     return rows, unmatched
 
 
 def _plot_name(p: PlotSpec, taken: set[str]) -> str:
-    base = "_".join(s for s in (p.kind, p.metric, "by", p.x, p.hue, *(f"{k}-{v}" for k, v in sorted(p.where))) if s)
+    base = "_".join(s for s in (p.kind, p.metric, "by", p.x, p.hue, *(("per", p.facet) if p.facet else ()),
+                                *(f"{k}-{v}" for k, v in sorted(p.where))) if s)
     base = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base)
     name, k = base, 2
     while name in taken:
@@ -311,11 +362,12 @@ def _runs_line(table: pd.DataFrame, manifest: dict | None) -> list[str]:
     failed = len(table) - done
     ids = manifest_ids(manifest)
     if ids is None:
-        return [f"- Runs: {done} done, {failed} failed (no run list in campaign.json: missing runs unknown)."]
-    have = set(table["id"])
-    lines = [f"- Runs: {len(ids)} in the campaign: {done} done, {failed} failed, "
-             f"{len(ids - have)} missing (no result yet)."]
-    return lines
+        return [f"- Runs: {done:,} done, {failed:,} failed (no run list in campaign.json: missing runs unknown)."]
+    missing = len(ids - set(table["id"]))
+    parts = [f"{done:,} done"] + ([f"{failed:,} failed"] if failed else []) + \
+            ([f"{missing:,} not run yet"] if missing else [])
+    every = " (all done)" if not failed and not missing else ""
+    return [f"- Runs: {len(ids):,} in the campaign{every}" + ("" if every else ": " + ", ".join(parts)) + "."]
 
 
 def _metrics_and_plots(spec: ReportSpec, c: _Checker, summary: pd.DataFrame) -> tuple[list[str], tuple]:
@@ -329,14 +381,14 @@ def _metrics_and_plots(spec: ReportSpec, c: _Checker, summary: pd.DataFrame) -> 
         for i, m in enumerate(metrics):
             if m not in available:
                 raise c.fail(f"report.metrics[{i}]", f"unknown metric {m!r}; {known}")
-    if spec.plots is None:
-        x = "scenario" if "scenario" in groups else (groups[0] if groups else None)
-        hue = "policy" if "policy" in groups and x != "policy" else None
-        return metrics, tuple(PlotSpec("bar", m, x, hue) for m in metrics if x is not None)
+    if spec.plots is None:   # bars by policy, one panel per scenario (their scales may differ)
+        x = "policy" if "policy" in groups else (groups[0] if groups else None)
+        facet = "scenario" if "scenario" in groups and x != "scenario" and summary["scenario"].nunique() > 1 else None
+        return metrics, tuple(PlotSpec("bar", m, x, None, facet=facet) for m in metrics if x is not None)
     for i, p in enumerate(spec.plots):
         if p.metric not in available:
             raise c.fail(f"report.plot[{i}].metric", f"unknown metric {p.metric!r}; {known}")
-        for role in ("x", "hue"):
+        for role in ("x", "hue", "facet"):
             col = getattr(p, role)
             if col is not None and col not in groups:
                 raise c.fail(f"report.plot[{i}].{role}",
@@ -348,26 +400,51 @@ def _metrics_and_plots(spec: ReportSpec, c: _Checker, summary: pd.DataFrame) -> 
     return metrics, spec.plots
 
 
+def _values(table: pd.DataFrame, col: str) -> str:
+    vals = sorted({v for v in map(scalar, table[col]) if v is not None}, key=sort_key)
+    if col == "seed" or (vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals) and len(vals) > 5):
+        return fmt.ranges(vals)
+    return ", ".join(_cell(v) for v in vals) or "—"
+
+
 def _header(title: str, name: str, source: str | None, table: pd.DataFrame, manifest: dict | None,
-            groups: list[str]) -> list[str]:
+            groups: list[str], labels: dict) -> list[str]:
     lines = [f"# {title}", "", "## What was run", "",
              f"- Campaign: `{name}`" + (f" (from `{source}`)" if source else "") + "."]
     lines += _runs_line(table, manifest)
     for col in param_columns(table):
-        values = sorted({str(v) for v in map(scalar, table[col]) if v is not None})
-        lines.append(f"- `{col}`: {', '.join(values) or '—'}")
-    return lines + ["", f"Groups: {', '.join(groups) or '(all runs)'} (the seeds of a configuration). "
-                    "Cells give the mean over the group's done runs ± the half-width of its 95 % "
-                    "Student-t confidence interval; n is the number of done runs (no CI with n = 1).", ""]
+        label = column_label(col, labels)
+        lines.append(f"- {label}" + (f" (`{col}`)" if label != col else "") + f": {_values(table, col)}")
+    return lines + ["", f"Groups: {', '.join(column_label(g, labels) for g in groups) or '(all runs)'} "
+                    "(the seeds of a configuration). Cells give the mean over the group's done runs ± the "
+                    "half-width of its 95 % Student-t confidence interval (± 0: every run gave the same "
+                    "value); n is the number of done runs.", ""]
 
 
-def _metric_section(m: str, summary: pd.DataFrame, groups: list[str]) -> list[str]:
-    rows = [[_cell(r[g]) for g in groups] + [_mean_ci(r, m), str(int(r["n"])), str(int(r["n_failed"]))]
-            for _, r in summary.iterrows()]
-    return [f"## {metric_label(m)}", ""] + _md_table(groups + ["mean ± 95 % CI", "n", "failed"], rows)
+def _metric_section(m: str, summary: pd.DataFrame, shown: list[str], labels: dict) -> list[str]:
+    failed = bool(summary["n_failed"].any())
+    rows = [[_cell(r[g]) for g in shown] + [_mean_ci(r, m), str(int(r["n"]))]
+            + ([str(int(r["n_failed"]))] if failed else []) for _, r in summary.iterrows()]
+    head = [column_label(g, labels) for g in shown] + ["mean ± 95 % CI", "n"] + (["failed"] if failed else [])
+    return [f"## {metric_label(m, labels)}", "", f"Metric `{m}`.", ""] + _md_table(head, rows)
 
 
-def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFrame, out: Path) -> list[str]:
+def _with_paper(rows: pd.DataFrame, metric: str, refs: tuple[Reference, ...]) -> pd.DataFrame:
+    """``rows`` with a ``<metric>_paper`` column: the paper's value of each group that has one."""
+    mine = [r for r in refs if r.metric == metric]
+    if not mine:
+        return rows
+    rows = rows.copy()
+    col = np.full(len(rows), np.nan)
+    for r in mine:
+        for j in _match(rows, r.where):
+            col[j] = r.value
+    rows[f"{metric}_paper"] = col
+    return rows
+
+
+def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFrame, out: Path,
+                  refs: tuple[Reference, ...], labels: dict, order: dict | None = None) -> list[str]:
     lines = ["## Plots", ""]
     taken: set[str] = set()
     for i, p in enumerate(plots):
@@ -376,15 +453,17 @@ def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFr
             rows = rows[[_same(scalar(x), v) for x in rows[k]]]
         if not len(rows) or not rows[f"{p.metric}_mean"].notna().any():
             where = f" where {dict(p.where)}" if p.where else ""
-            lines += [f"- {p.metric}{where}: no value in any group, no plot.", ""]
+            lines += [f"- {metric_label(p.metric, labels)}{where}: no value in any group, no plot.", ""]
             continue
         stem = _plot_name(p, taken)
         draw = plot_bars if p.kind == "bar" else plot_lines
         try:
-            draw(rows.reset_index(drop=True), p.metric, p.x, p.hue, out=out / "plots" / stem, title=p.title)
+            draw(_with_paper(rows.reset_index(drop=True), p.metric, refs), p.metric, p.x, p.hue,
+                 out=out / "plots" / stem, title=p.title, facet=p.facet, labels=labels, order=order)
         except CampaignError as exc:  # e.g. a line plot over a non-numeric x
             raise c.fail(f"report.plot[{i}]", str(exc)) if from_spec else exc
-        lines += [f"![{p.title or metric_label(p.metric) + ' by ' + p.x}](plots/{stem}.png)", ""]
+        alt = p.title or f"{metric_label(p.metric, labels)} by {column_label(p.x, labels)}"
+        lines += [f"![{alt}](plots/{stem}.png)", ""]
     return lines
 
 
@@ -407,7 +486,9 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     :func:`check_report_section`, or the defaults without one. Means are followed by the
     half-width of their 95 % CI; a reference row gives the measured mean, its CI, the paper's
     value, the difference (measured - paper, and relative) and whether the paper's value lies in
-    the CI. A reference whose group has no result is listed as not compared.
+    the CI; plots show the paper's values of the groups that were run as stars. A reference whose
+    group has no result is listed as not compared. With ``spec.paper``, that paper's section
+    (:mod:`.papers`) comes first.
 
     Returns:
         The path of ``report.md``.
@@ -424,23 +505,36 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     if spec is None:
         section = manifest.get("report")
         spec = ReportSpec() if section is None else check_report_section(section, c.where)
+    labels = dict(spec.labels)
     table, summary = tables(out)
     write_tables(out, table, summary)
     groups = group_columns(summary)
+    if spec.order:   # the groups in the order the campaign file gives for some columns
+        from .plot import sort_by
+        keys = [sort_by(g, dict(spec.order)) for g in groups]
+        rank = sorted(range(len(summary)), key=lambda j: tuple(k(summary[g].iat[j]) for k, g in zip(keys, groups)))
+        summary = summary.iloc[rank].reset_index(drop=True)
+    shown = shown_groups(summary, groups)
     metrics, plots = _metrics_and_plots(spec, c, summary)
-    ref_rows, unmatched = _reference_rows(c, spec.references, summary, groups, summary_metrics(summary))
+    ref_rows, unmatched = _reference_rows(c, spec.references, summary, groups, summary_metrics(summary), shown,
+                                          labels)
 
     name = manifest.get("name") or manifest.get("campaign") or out.name
-    lines = _header(spec.title or f"Campaign {name}", name, source, table, manifest or None, groups)
-    for m in metrics:
-        lines += _metric_section(m, summary, groups)
+    lines = _header(spec.title or f"Campaign {name}", name, source, table, manifest or None, groups, labels)
+    if spec.paper:
+        from .papers import PAPERS
+        lines += PAPERS[spec.paper](table, summary, out)
     if spec.references:
-        lines += ["## Comparison with the paper", ""]
-        lines += _md_table(groups + ["metric", "measured mean", "95 % CI", "n", "paper", "source",
-                                     "difference", "paper in CI"], ref_rows)
+        lines += ["## Our numbers beside the paper's", ""]
+        lines += _md_table([column_label(g, labels) for g in shown] +
+                           ["metric", "ours: mean ± 95 % CI", "n", "paper", "source", "difference",
+                            "paper in our CI"], ref_rows)
         lines += [f"- Not compared: {u}" for u in unmatched] + ([""] if unmatched else [])
+    for m in metrics:
+        lines += _metric_section(m, summary, shown, labels)
     if plots:
-        lines += _plot_section(plots, spec.plots is not None, c, summary, out)
+        lines += _plot_section(plots, spec.plots is not None, c, summary, out, spec.references, labels,
+                               dict(spec.order))
     lines += _timeline_section(c, spec, table, manifest, out)
     lines += _failed_section(table)
     path = out / "report.md"

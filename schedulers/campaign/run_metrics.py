@@ -3,16 +3,20 @@
 Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number}``, where
 ``out_jobs`` is the run's ``out_jobs.csv``, ``workloads`` its workloads (paths or dicts, ``w0``,
 ``w1``... in order) and ``platform`` its platform file; the numbers join the run's summary
-(``runs.csv`` columns, grouped and summarised like the others).
+(``runs.csv`` columns, grouped and summarised like the others). A function with the attribute
+``takes_policy_options = True`` also gets the run's policy options (keyword ``policy_options``).
 
 * ``satisfaction``: per-user mean satisfaction US (%) with the HOSEP paper's Definition 5
   (:func:`schedulers.core.satisfaction.satisfaction_metrics`, mode ``hosep``), columns
   ``satisfaction.<user>``;
 * ``satisfaction-osep``: the same with OSEP's original definition (mode ``osep``), columns
   ``satisfaction_osep.<user>``;
+* ``satisfaction-ispd``: the same with the ideal time of the authors' simulator iSPD (a machine
+  as fast as the grid's mean host; mode ``ispd``), columns ``satisfaction_ispd.<user>``;
 * ``buc``: BUC's Fig. 1 and Fig. 2 numbers (per-role waiting time and its reduction against FCFS
   on the same inputs, queue-position gain at submission by Su range for Kp 1440 and 10800),
-  columns ``buc.*`` (:func:`schedulers.core.buc_metrics.buc_metrics`).
+  columns ``buc.*`` (:func:`schedulers.core.buc_metrics.buc_metrics`; Su replayed with the run's
+  score rule), with each role's final Su and the workload's offered load.
 * ``green-energy``: the energy readings of the green-heuristic reproduction
   (:func:`schedulers.core.energy_readings.energy_readings`): ``jobs_energy_j`` (sum of the jobs'
   ``consumed_energy``), ``hosts_used``, ``end_time``.
@@ -37,9 +41,12 @@ def _satisfaction(mode: str, prefix: str) -> Callable[..., dict[str, float]]:
     return fn
 
 
-def _buc(out_jobs: Path, workloads: list[Any], platform: Any) -> dict[str, float]:
+def _buc(out_jobs: Path, workloads: list[Any], platform: Any, *, policy_options: dict | None = None) -> dict[str, float]:
     from ..core.buc_metrics import buc_metrics
-    return buc_metrics(out_jobs, workloads, platform)
+    return buc_metrics(out_jobs, workloads, platform, policy_options=policy_options)
+
+
+_buc.takes_policy_options = True  # type: ignore[attr-defined]
 
 
 def _ehosep(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
@@ -56,6 +63,7 @@ def _green_energy(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[
 RUN_METRICS: dict[str, Callable[..., dict[str, float]]] = {
     "satisfaction": _satisfaction("hosep", "satisfaction"),
     "satisfaction-osep": _satisfaction("osep", "satisfaction_osep"),
+    "satisfaction-ispd": _satisfaction("ispd", "satisfaction_ispd"),
     "buc": _buc,
     "green-energy": _green_energy,
     "ehosep": _ehosep,

@@ -96,6 +96,24 @@ Two readings are choices:
   not computed; it would give ``S_i = 100 x mean_t(...) x (ConsTotalSist - ConsTotal_i) /
   (Limite_i[%] / 100 x ConsumoSistema x TempoTotalExec)``.
 
+Two more readings, computed beside the printed one (:meth:`UserReading.reading`):
+
+* **Ideal time on the grid's mean machine** (``ideal="grid"``): 003 itself sizes its tasks "de
+  10 a 60 minutos de execução numa máquina de poder equivalente ao poder médio do sistema"
+  (L243-245), and the authors' simulator iSPD computes the ideal time so ("máquina média do
+  sistema": ``src/ispd/motor/metricas/Metricas.java`` of the public repository
+  ``gspd-unesp/ispd``, the mean computing power of all the grid's machines): ``TempoIdealTar_t``
+  = work / the mean nominal speed of all compute hosts (:func:`schedulers.core.satisfaction.
+  task_satisfactions`, mode ``ispd``). Column ``S_grid``; its time factor ``time_factor_grid``.
+* **iSPD's energy factor** (``energy="ispd"``): the same file multiplies the mean time ratio by
+  ``alpha x beta`` with ``alpha = ConsumoMaxLocal x TempoSim / ConsumoLocal`` (our share factor)
+  and ``beta = 1 + (ConsumoTotalSistema - ConsumoTotalUsuario) / (Limite x TempoSim)``: the
+  printed energy factor plus 1, so that a user whose jobs drew all of the grid's energy keeps a
+  factor of 1 instead of 0. Column ``S_ispd`` = iSPD's reading as a whole: grid-mean ideal time
+  and ``1 + energy_factor``. (iSPD also counts only the tasks' energy in ``ConsumoLocal`` and
+  ``ConsumoTotalSistema``, no idle power; here both include the hosts' idle power, as Batsim's
+  host energy does.)
+
 Magnitudes: since ``ConsTotalSist - ConsTotal_i`` is set against user ``i``'s own allowance, a
 small share draws a large ``energy_factor``: on the EHOSEP grid, user4 (536 W of 9,192) at 150 %
 sees the others draw several times its allowance, and its ``S`` can be far above 100 %. Nothing
@@ -122,7 +140,11 @@ from .power import csp_coefficient, full_load_watts, watt_ranges
 from .run_outputs import OutputsError, RunFiles, load_run, out_jobs_rows, read_hosts, task_key
 from .satisfaction import task_satisfactions
 
-__all__ = ["Grid", "UserReading", "RunReading", "read_grid", "csp", "recorded_limits", "job_energies", "host_energies",
+#: Ideal machines of ``TempoIdealTar`` and energy factors of the readings (module docstring).
+IDEALS = ("share", "grid")
+ENERGY_FACTORS = ("printed", "ispd")
+
+__all__ = ["IDEALS", "ENERGY_FACTORS", "Grid", "UserReading", "RunReading", "read_grid", "csp", "recorded_limits", "job_energies", "host_energies",
            "ehosep_reading", "ehosep_metrics"]
 
 
@@ -287,16 +309,33 @@ class UserReading:
     share_energy: float              # ConsTotalPorcao (J)
     share_watts: float               # full-load power of the user's hosts (W)
     limit_w: float | None            # Limite_i (W)
-    time_factor: float | None        # mean of TempoIdealTar / TempoRealTar
+    time_factor: float | None        # mean of TempoIdealTar / TempoRealTar (ideal: the user's mean host)
     share_factor: float | None       # ConMaxPorcao / ConsTotalPorcao
     energy_factor: float | None      # (ConsTotalSist - ConsTotal_i) / (Limite_i x TempoTotalExec)
+    time_factor_grid: float | None = None   # the same with TempoIdealTar on the grid's mean host
 
     @property
     def satisfaction(self) -> float | None:
         """``S_i`` (%, the mean reading)."""
+        return self.reading()
+
+    def reading(self, ideal: str = "share", energy: str = "printed") -> float | None:
+        """``S_i`` (%) under a reading (module docstring): ``ideal`` ``"share"`` (the user's mean
+        host, HOSEP's Definition 5) or ``"grid"`` (the grid's mean host, 003 L243-245 and iSPD);
+        ``energy`` ``"printed"`` (eq. 1) or ``"ispd"`` (1 + the printed factor). None when S is
+        not defined for the user.
+
+        Raises:
+            ValueError: an unknown ``ideal`` or ``energy``.
+        """
+        if ideal not in IDEALS or energy not in ENERGY_FACTORS:
+            raise ValueError(f"ehosep reading: ideal must be one of {', '.join(IDEALS)} and energy one of "
+                             f"{', '.join(ENERGY_FACTORS)}, got {ideal!r}, {energy!r}")
         if self.time_factor is None:
             return None
-        return 100.0 * self.time_factor * self.share_factor * self.energy_factor
+        time = self.time_factor if ideal == "share" else self.time_factor_grid
+        factor = self.energy_factor if energy == "printed" else 1.0 + self.energy_factor
+        return 100.0 * time * self.share_factor * factor
 
 
 @dataclass(frozen=True)
@@ -329,6 +368,9 @@ def ehosep_reading(out_jobs: str | Path, workloads: list[str | Path | dict], pla
     ratios: dict[str, list[float]] = {}
     for t in task_satisfactions(run, "hosep"):
         ratios.setdefault(t.user, []).append((t.ideal_end - t.arrival) / (t.end - t.arrival))
+    grid_ratios: dict[str, list[float]] = {}
+    for t in task_satisfactions(run, "ispd"):
+        grid_ratios.setdefault(t.user, []).append((t.ideal_end - t.arrival) / (t.end - t.arrival))
     used: dict[str, list[float]] = {}
     for r in run.runs:
         if r.hosts:
@@ -345,9 +387,10 @@ def ehosep_reading(out_jobs: str | Path, workloads: list[str | Path | dict], pla
             raise WorkloadError(f"{sources}: no ehosep limit recorded for user {u!r} (top-level entry "
                                 "\"ehosep\": {\"limits\": {user: percent}})")
         limit_w = limits[u] / 100.0 * share_w if u in limits and share_w > 0 else None
-        factors: tuple[Any, Any, Any] = (None, None, None)
+        factors: tuple[Any, Any, Any, Any] = (None, None, None, None)
         if n and limit_w and share_e > 0 and end > 0:
-            factors = (math.fsum(ratios[u]) / n, share_w * end / share_e, (system - energy) / (limit_w * end))
+            factors = (math.fsum(ratios[u]) / n, share_w * end / share_e, (system - energy) / (limit_w * end),
+                       math.fsum(grid_ratios[u]) / n)
         out[u] = UserReading(u, n, energy, share_e, share_w, limit_w, *factors)
     return RunReading(out, system, end, csp(grid))
 
@@ -357,8 +400,10 @@ def ehosep_metrics(out_jobs: str | Path, workloads: list[str | Path | dict], pla
     """A run's EHOSEP numbers as campaign metrics (columns ``<prefix>.<name>.<user>``):
 
     * ``S`` (%): eq. (1), mean over the user's tasks; ``S_sum``: eq. (1) as printed (``N x S``);
+    * ``S_grid`` (%): eq. (1) with the ideal time on the grid's mean host; ``S_ispd`` (%): iSPD's
+      reading, that ideal time and ``1 + energy_factor`` (module docstring);
     * ``time_factor``, ``share_factor``, ``energy_factor``: its three factors
-      (``S = 100 x time x share x energy``);
+      (``S = 100 x time x share x energy``), and ``time_factor_grid`` (the grid-mean ideal);
     * ``CSP``: the user's CSP (owners);
     * ``energy`` (J): ``ConsTotal_i``, its jobs' energy; ``mean_power`` (W): that over
       ``TempoTotalExec``, to set against ``limit_w`` (W): ``Limite_i``;
@@ -378,6 +423,9 @@ def ehosep_metrics(out_jobs: str | Path, workloads: list[str | Path | dict], pla
         if s is not None:
             out[f"{prefix}.S.{u}"] = s
             out[f"{prefix}.S_sum.{u}"] = s * r.tasks
+            out[f"{prefix}.S_grid.{u}"] = r.reading("grid")
+            out[f"{prefix}.S_ispd.{u}"] = r.reading("grid", "ispd")
+            out[f"{prefix}.time_factor_grid.{u}"] = r.time_factor_grid
             out[f"{prefix}.time_factor.{u}"] = r.time_factor
             out[f"{prefix}.share_factor.{u}"] = r.share_factor
             out[f"{prefix}.energy_factor.{u}"] = r.energy_factor

@@ -33,7 +33,14 @@ JOULES_PER_KWH = 3.6e6
 
 @dataclass
 class RunSummary:
-    """Headline numbers of one simulation (times in s, energy in J and kWh, utilisation in [0, 1])."""
+    """Headline numbers of one simulation (times in s, energy in J and kWh, utilisation in [0, 1]).
+
+    ``jobs``, ``success``, ``killed``, ``rejected`` count Batsim's jobs (rows of ``out_jobs.csv``).
+    A run of a preemptive owner-share policy (OSEP, HOSEP, EHOSEP) also has ``tasks`` (the
+    workload's jobs), ``restarts`` (the jobs it registered to run a preempted task again,
+    ``<task>#<k>``) and ``preemptions`` (jobs killed to give their hosts away, each followed by a
+    restart): :func:`task_counts`. They are None (and left out of :meth:`as_dict`) otherwise.
+    """
 
     jobs: int
     success: int
@@ -46,14 +53,31 @@ class RunSummary:
     utilisation: float
     energy_joules: float | None
     energy_kwh: float | None
+    tasks: int | None = None
+    restarts: int | None = None
+    preemptions: int | None = None
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The fields as a dict (``summary.json``); ``tasks``, ``restarts`` and ``preemptions``
+        only when known."""
+        d = asdict(self)
+        for k in ("tasks", "restarts", "preemptions"):
+            if d[k] is None:
+                del d[k]
+        return d
 
     def format(self) -> str:
         """A short human-readable block."""
-        lines = [
-            f"jobs                  {self.jobs} ({self.success} succeeded, {self.killed} killed, {self.rejected} rejected)",
+        lines = []
+        if self.tasks is not None:
+            lines.append(f"tasks                 {self.tasks:,} ({self.preemptions:,} preemptions, "
+                         f"{self.restarts:,} restarts)")
+            lines.append(f"Batsim jobs           {self.jobs:,}: {self.success:,} succeeded, {self.killed:,} killed "
+                         f"of which {self.preemptions:,} preempted, {self.rejected:,} rejected")
+        else:
+            lines.append(f"jobs                  {self.jobs:,} ({self.success:,} succeeded, {self.killed:,} killed, "
+                         f"{self.rejected:,} rejected)")
+        lines += [
             f"makespan              {self.makespan:,.1f} s",
             f"mean waiting time     {self.mean_waiting_time:,.1f} s (max {self.max_waiting_time:,.1f} s)",
             f"mean bounded slowdown {self.mean_bounded_slowdown:,.3f} (tau = {BSLD_TAU:g} s)",
@@ -62,6 +86,37 @@ class RunSummary:
         if self.energy_joules is not None:
             lines.append(f"energy                {self.energy_joules:,.0f} J = {self.energy_kwh:,.3f} kWh")
         return "\n".join(lines)
+
+
+def task_counts(out_jobs: str | Path) -> dict[str, int]:
+    """``{"tasks", "restarts", "preemptions"}`` of a run of a preemptive owner-share policy, from
+    the ``job_id`` and ``final_state`` columns of its ``out_jobs.csv``.
+
+    A task preempted for the ``k``-th time runs again as job ``<task>#<k>``
+    (:func:`schedulers.core.preemption.restart_name`): tasks are the job ids without ``#``,
+    restarts those with one, and a preemption is a killed job whose next restart exists (a job
+    killed at its walltime has none).
+
+    Raises:
+        FileNotFoundError: no such file. ValueError: no ``job_id`` or ``final_state`` column.
+    """
+    with open(out_jobs, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        if "job_id" not in header or "final_state" not in header:
+            raise ValueError(f"{out_jobs}: no job_id or final_state column")
+        i, j = header.index("job_id"), header.index("final_state")
+        rows = [(r[i], r[j]) for r in reader]
+    ids = {jid for jid, _ in rows}
+    preempted = 0
+    for jid, state in rows:
+        if state != "COMPLETED_KILLED":
+            continue
+        task, sep, k = jid.partition("#")
+        if f"{task}#{int(k) + 1 if sep else 1}" in ids:
+            preempted += 1
+    restarts = sum(1 for jid in ids if "#" in jid)
+    return {"tasks": len(ids) - restarts, "restarts": restarts, "preemptions": preempted}
 
 
 def pairwise_sum(values: Sequence[float], lo: int = 0, n: int | None = None) -> float:

@@ -13,7 +13,7 @@ one, 001 §4.4 eq. 4.4, L515)::
 ``finish_time`` of its successful row in ``out_jobs.csv``, s; a preempted task's restarts are
 followed, see :mod:`schedulers.core.run_outputs`).
 
-``CT_j_ideal`` (s), two definitions:
+``CT_j_ideal`` (s), three definitions:
 
 * ``"hosep"`` (the default, used for **both** policies so that they can be compared; 000 Def. 5,
   L309-315; 001 §4.4 L513 says the metric "had to be adapted" for HOSEP): the task started at
@@ -23,6 +23,13 @@ followed, see :mod:`schedulers.core.run_outputs`).
   than their own mean get ``US > 100`` (e.g. user4 on an i7); nothing caps it, as in the papers.
   **Non-owners** (no share, 001 §6.2 L688): the ideal machine is the grid's mean host (the mean
   speed of all compute hosts).
+* ``"ispd"`` (the authors' simulator, iSPD, ``src/ispd/motor/metricas/Metricas.java`` of the
+  public repository ``gspd-unesp/ispd``: "tempo de execução esperado pelo usuário, em que não há
+  espera nem preempção, com a tarefa executando em uma máquina média do sistema"): no waiting, on
+  a machine as fast as the mean of **all** the grid's hosts (the mean of their computing powers),
+  ``CT_ideal = AT + work / grid_mean_speed``, the same yardstick for every user. A user whose
+  tasks run on hosts faster than the grid's mean exceeds 100 %. (Some versions of that file cut
+  the ratio down to two decimals before multiplying by 100; not done here.)
 * ``"osep"`` (OSEP's original, 000 §3.1 L183-186: "the user would get at once all the resources
   for execution"): no waiting, on the machine(s) the task ran on -- ``CT_ideal = AT + work /
   speed`` of the host(s) of its final run (the slowest of them for a multi-host job). On a
@@ -50,7 +57,7 @@ __all__ = ["MODES", "SatisfactionError", "TaskSatisfaction", "reference_speeds",
            "user_means", "satisfaction_metrics"]
 
 #: Definitions of ``CT_ideal`` (see the module docstring).
-MODES = ("hosep", "osep")
+MODES = ("hosep", "osep", "ispd")
 
 
 class SatisfactionError(OutputsError):
@@ -111,6 +118,8 @@ def task_satisfactions(run: RunFiles, mode: str = "hosep") -> list[TaskSatisfact
         r = rows[0]
         if mode == "hosep":
             speed = own_speed.get(task.user, grid_speed)
+        elif mode == "ispd":
+            speed = grid_speed
         else:
             speed = min(_nominal(run.hosts[h]) for h in r.hosts)
         ideal = ideal_duration(task, speed)
@@ -140,7 +149,8 @@ def satisfaction_metrics(out_jobs: str | Path, workloads: list[str | Path | dict
         out_jobs: the run's ``out_jobs.csv`` (or the folder holding it).
         workloads: the workload files given to the run, in order (``w0``, ``w1``...).
         platform: the platform file of the run.
-        mode: ``"hosep"`` (Definition 5, default) or ``"osep"`` (see the module docstring).
+        mode: ``"hosep"`` (Definition 5, default), ``"osep"`` or ``"ispd"`` (see the module
+            docstring).
         prefix: metric name prefix.
 
     Raises:

@@ -129,7 +129,7 @@ def plot_power_usage(timeline: UsageTimeline, *, relative: bool = False, stacked
     ax.set_xlim(left=0.0)
     ax.set_ylim(bottom=0.0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", loc="upper right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)   # outside: covers no line
     fig.tight_layout()
     return fig
 
@@ -149,7 +149,7 @@ def save_figure(fig: Figure, out: str | Path, formats: Sequence[str] = ("png", "
             raise ValueError(f"figure format must be png or svg, got {fmt!r}")
         path = out.parent / f"{out.name}.{fmt}"
         with matplotlib.rc_context({"svg.hashsalt": "gridsched"}):  # fixed ids instead of uuid4 salts
-            fig.savefig(path, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+            fig.savefig(path, format=fmt, metadata={"Date": None} if fmt == "svg" else None, bbox_inches="tight")
         paths.append(path)
     return paths
 

@@ -18,11 +18,18 @@ What we build instead (documented substitution):
   28,467 jobs, 214 users, 333 days; cut it with ``max_jobs``). Jobs whose run time exceeds their
   requested time are kept: the engine kills them at their walltime, as the real system did, and
   BUC does not score them (L106-111).
+* **Density** (``jobs_per_year``): the paper's trace has 2,785 jobs in one year (L138-139) on the
+  39 hosts; the HPC2N subset has 3,145 in 57 days, 6.4 times as dense. The real jobs' submission
+  times are stretched (multiplied by one factor, the order and the run times unchanged) so that
+  they arrive at ``jobs_per_year`` jobs a year: ``2785`` (default, the paper's density: the 3,145
+  jobs then span 412 days) or any other rate; ``0`` keeps the trace's times. This is the load
+  knob of the campaign: the offered load (work over 39 hosts x the span) falls as the rate.
 * **Injected users** ``inj0``, ``inj50``, ``inj100``: ``injected_jobs`` (100) jobs each, walltime
   3600 s, run time ``P x 3600`` s with P = 0, 0.5, 1, bounded to [1, 3599] s (a 0 s job and a job
   reaching its walltime, which would be killed and never scored, are avoided): precisions 1/3600,
-  0.5 and 3599/3600. Submission times uniform over the real jobs' span, res drawn from the real
-  jobs' res (both seeded).
+  0.5 and 3599/3600. Submission times uniform over the real jobs' (stretched) span, res drawn
+  from the real jobs' res (both seeded). At the paper's density the 300 injected jobs arrive at
+  266 a year (the paper: 300 in its year).
 * **Gaming** (``gamer``, §4 L206-213): ``"none"`` (default); ``"long"``: user ``gamer`` submits
   ``gamer_long`` (30) jobs of walltime 36,000 s that run 3,600 s (P = 0.1), res drawn as above;
   ``"flood"``: the same, plus ``gamer_short`` (300) jobs of 1 host, walltime 60 s, run time 59 s
@@ -44,7 +51,7 @@ from typing import Any
 
 from .generators import GeneratorError, Scenario, register_generator
 
-__all__ = ["LILLE_PLATFORM", "TRACES", "SHARED_DIR", "INJECTED", "buc_scenario"]
+__all__ = ["LILLE_PLATFORM", "TRACES", "SHARED_DIR", "INJECTED", "PAPER_JOBS_PER_YEAR", "stretch", "buc_scenario"]
 
 _REPO = Path(__file__).resolve().parents[2]
 #: The Lille platform (39 hosts).
@@ -100,18 +107,47 @@ def _add(jobs: list, profiles: dict, jid: str, subtime: float, res: int, walltim
                  "profile": pname, "user": user})
 
 
-@register_generator("buc", params={"trace": "hpc2n", "trace_file": "", "max_jobs": 0, "injected_jobs": 100,
+#: The paper's density: 2,785 jobs in 2019 (002 L138-139).
+PAPER_JOBS_PER_YEAR = 2785.0
+YEAR = 365 * 86400.0
+
+
+def stretch(jobs: list[dict], jobs_per_year: float) -> float:
+    """Multiply the jobs' submission times (in place) so that they arrive at ``jobs_per_year`` a
+    year (``len(jobs)`` jobs over ``len(jobs) / jobs_per_year`` years, from the first submission);
+    ``jobs_per_year = 0`` leaves them. Returns the factor (1 when left; times rounded to the ms).
+
+    Raises:
+        GeneratorError: ``jobs_per_year < 0``.
+    """
+    if jobs_per_year < 0:
+        raise GeneratorError(f"generator 'buc': jobs_per_year must be >= 0 (0: the trace's times), got {jobs_per_year}")
+    if not jobs_per_year or len(jobs) < 2:
+        return 1.0
+    first = min(j["subtime"] for j in jobs)
+    span = max(j["subtime"] for j in jobs) - first
+    if not span > 0:
+        return 1.0
+    k = len(jobs) / jobs_per_year * YEAR / span
+    for j in jobs:
+        j["subtime"] = round(first + (j["subtime"] - first) * k, 3)
+    return k
+
+
+@register_generator("buc", params={"trace": "hpc2n", "trace_file": "", "max_jobs": 0,
+                                   "jobs_per_year": PAPER_JOBS_PER_YEAR, "injected_jobs": 100,
                                    "gamer": "none", "gamer_long": 30, "gamer_short": 300})
 def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
     """BUC's Lille scenario: a real PWA trace on 39 hosts + 3 injected users (0/50/100 % precision).
 
     Parameters: ``trace`` (``"hpc2n"``, ``"kth"``), ``trace_file`` (another SWF file; default: the
     trace's file in ../shared), ``max_jobs`` (keep the first N real jobs; 0 = all),
+    ``jobs_per_year`` (the real jobs' arrival rate: 2785, the paper's, by default; 0 = the trace's),
     ``injected_jobs`` (per injected user, 100), ``gamer`` (``"none"``, ``"long"``, ``"flood"``),
     ``gamer_long`` (30), ``gamer_short`` (300). See the module docstring.
 
     Raises:
-        GeneratorError: missing trace file, unknown trace or gamer, negative counts.
+        GeneratorError: missing trace file, unknown trace or gamer, negative counts or rate.
     """
     n_inj, gamer = params["injected_jobs"], params["gamer"]
     if gamer not in ("none", "long", "flood"):
@@ -119,9 +155,10 @@ def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
     if min(n_inj, params["max_jobs"], params["gamer_long"], params["gamer_short"]) < 0:
         raise GeneratorError("generator 'buc': max_jobs, injected_jobs, gamer_long and gamer_short must be >= 0")
     wl = real_jobs(params["trace"], params["trace_file"], params["max_jobs"])
-    jobs, profiles = list(wl["jobs"]), dict(wl["profiles"])
+    jobs, profiles = [dict(j) for j in wl["jobs"]], dict(wl["profiles"])
     if not jobs:
         raise GeneratorError("generator 'buc': the trace has no job left")
+    k = stretch(jobs, float(params["jobs_per_year"]))
     span = max(j["subtime"] for j in jobs)
     import numpy as np  # here, not at the top: `gridsched` starts without numpy
     real_res = np.array([j["res"] for j in jobs])
@@ -142,7 +179,8 @@ def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
             for k in range(params["gamer_short"]):
                 _add(jobs, profiles, f"gamer-short-{k:03d}", sub[k], 1, 60.0, 59.0, "gamer")
     jobs.sort(key=lambda j: (j["subtime"], str(j["id"])))
-    desc = (f"buc seed {seed}: {params['trace']} trace ({len(wl['jobs'])} real jobs) on {LILLE_HOSTS} Lille hosts, "
-            f"3 x {n_inj} injected jobs, gamer {gamer}")
+    rate = f"{params['jobs_per_year']:g} a year (times x {k:.3g})" if k != 1.0 else "the trace's times"
+    desc = (f"buc seed {seed}: {params['trace']} trace ({len(wl['jobs'])} real jobs, {rate}) on {LILLE_HOSTS} Lille "
+            f"hosts, 3 x {n_inj} injected jobs, gamer {gamer}")
     workload = {"nb_res": LILLE_HOSTS, "jobs": jobs, "profiles": profiles, "description": desc}
     return Scenario(platform=str(LILLE_PLATFORM), workloads=[workload], description=desc)

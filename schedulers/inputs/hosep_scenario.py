@@ -41,8 +41,8 @@ min (000 L467-468): ``large_max_minutes = 240`` gives that. Sizes are drawn as w
 written in flops (x 1e6) as ``parallel_homogeneous`` profiles (``cpu`` = size, ``com`` = 0) of
 single-host jobs. Within a user the classes come in a random order (seeded).
 
-Submission: every task at 0 s, but the ``late`` user's at 360 s (the 6-minute delay of 001 §5.4
-L604; ``late = "none"``: nobody late). The 12 cases of 001 §5.4 are ``late`` x ``demand`` x
+Submission: every task at 0 s, but the ``late`` user's at ``late_delay`` = 360 s (the 6-minute
+delay of 001 §5.4 L604; ``late = "none"``: nobody late). The 12 cases of 001 §5.4 are ``late`` x ``demand`` x
 checkpointing (a policy option, not part of the scenario).
 
 Walltime: -1 (none). The papers' tasks have no walltime (iSPD runs them to completion) and OSEP /
@@ -119,22 +119,28 @@ def class_counts(demand: str, tasks: int) -> tuple[int, int, int]:
 
 
 @register_generator("hosep", params={"demand": "large", "late": "user1", "tasks_per_user": 10,
-                                     "large_max_minutes": 420.0})
+                                     "large_max_minutes": 420.0, "late_delay": LATE_DELAY})
 def hosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
     """HOSEP's 12-host / 4-user grid and demand (001 §5.2-5.4, 000 §4); one user 6 min late.
 
     Parameters: ``demand`` (``"small"``, ``"medium"``, ``"large"``: the task mix of 001 §5.3),
-    ``late`` (``"user1"``, ``"user4"``, or ``"none"``: whose tasks arrive at 360 s),
-    ``tasks_per_user`` (10), ``large_max_minutes`` (upper bound of large tasks on the best
-    machine, min: 420 as the monograph, 240 as the paper). See the module docstring.
+    ``late`` (``"user1"``, ``"user4"``, or ``"none"``: whose tasks arrive ``late_delay`` s
+    after the others'), ``tasks_per_user`` (10), ``large_max_minutes`` (upper bound of large
+    tasks on the best machine, min: 420 as the monograph, 240 as the paper), ``late_delay``
+    (s, 360 as the monograph: shorter than the 10-min checkpoint block, so that a task preempted
+    when the late user arrives has no block to keep). See the module docstring.
 
     Raises:
-        GeneratorError: a parameter outside these values, ``large_max_minutes <= 80``.
+        GeneratorError: a parameter outside these values, ``large_max_minutes <= 80``,
+            ``late_delay < 0``.
     """
     demand, late, n = params["demand"], params["late"], params["tasks_per_user"]
     counts = class_counts(demand, n)
     if late not in USERS + ("none",):
         raise GeneratorError(f"generator 'hosep': late must be user1, user2, user3, user4 or none, got {late!r}")
+    delay = float(params["late_delay"])
+    if not delay >= 0:
+        raise GeneratorError(f"generator 'hosep': late_delay must be >= 0 s, got {params['late_delay']}")
     large_max = params["large_max_minutes"]
     if not large_max > 80:
         raise GeneratorError(f"generator 'hosep': large_max_minutes must be > 80 (large tasks run 80 min "
@@ -149,7 +155,7 @@ def hosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
     for user in USERS:
         classes = [c for c, k in zip(CLASSES, counts) for _ in range(k)]
         classes = [classes[i] for i in rng.permutation(len(classes))]
-        subtime = LATE_DELAY if user == late else 0.0
+        subtime = delay if user == late else 0.0
         for k, cls in enumerate(classes):
             lo, hi = ranges[cls]
             mflop = float(np.floor(rng.uniform(lo, hi)))
@@ -157,7 +163,7 @@ def hosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
             profiles[jid] = {"type": "parallel_homogeneous", "cpu": mflop * 1e6, "com": 0.0}
             jobs.append({"id": jid, "subtime": subtime, "res": 1, "walltime": -1, "profile": jid,
                          "user": user, "size_class": cls})
-    who = "nobody late" if late == "none" else f"{late} late by {LATE_DELAY:g} s"
+    who = "nobody late" if late == "none" else f"{late} late by {delay:g} s"
     desc = (f"hosep seed {seed}: {demand} demand ({counts[0]}/{counts[1]}/{counts[2]} small/medium/large "
             f"tasks per user), {who}, 12 hosts, 4 users")
     workload = {"nb_res": len(HOSEP_HOSTS), "jobs": jobs, "profiles": profiles, "description": desc}
