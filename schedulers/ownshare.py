@@ -29,9 +29,14 @@ from .core.preemption import Task
 
 
 class OwnShare(OwnerSharePolicy):
-    """Each user on its own hosts only (registry name ``own-share``); see the module docstring."""
+    """Each user on its own hosts only (registry name ``own-share``): the reference schedule of
+    owner-share fairness without lending, against which the satisfaction readings are compared
+    (the module docstring says why)."""
 
     name = "own-share"
+    summary = ("Reference, not a paper's policy: each user's tasks run only on the hosts it owns, "
+               "smallest task first; no host is lent or taken back.")
+    references = ("hosep",)
 
     def never_runs(self, job: Job) -> bool:
         """A job of a user owning fewer hosts than it needs (or none)."""
