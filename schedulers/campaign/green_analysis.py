@@ -57,12 +57,12 @@ NONNEGATIVE = ("spread_ok", "spread_win", "spread_own", "spread_jobs", "room", "
 NO_SHUTDOWN = -1.0
 
 
-def load_green_runs(out_dirs: Iterable[str | Path]) -> tuple[pd.DataFrame, int]:
+def load_green_runs(out_dirs: Iterable[str | Path], dedupe: bool = True) -> tuple[pd.DataFrame, int]:
     """Done runs of green campaign folders as one table, and the number of failed runs.
 
     Columns: ``campaign``, ``alg``, ``delta``, the :data:`CASE_KEYS`, ``seed``, the readings of
-    ``green-energy`` and the summary (s, J, W, counts), ``overlaps``. A run present in two folders
-    (same parameters) is kept once.
+    ``green-energy`` and the summary (s, J, W, counts), ``overlaps``, ``wall_time_s``. With
+    ``dedupe``, a run present in two folders (same parameters) is kept once.
 
     Raises:
         CampaignError: a folder without results, or runs without the ``green-energy`` readings.
@@ -86,12 +86,13 @@ def load_green_runs(out_dirs: Iterable[str | Path]) -> tuple[pd.DataFrame, int]:
             row = {"campaign": r["campaign"], "alg": r["params"]["policy"], "delta": float(opts.get("delta", 10)),
                    "seed": r["params"].get("seed"),
                    "idle_timeout": NO_SHUTDOWN if idle is None else float(idle),
-                   "overlaps": (r.get("policy_metrics") or {}).get("overlaps", 0.0)}
+                   "overlaps": (r.get("policy_metrics") or {}).get("overlaps", 0.0),
+                   "wall_time_s": float(r.get("wall_time_s") or 0.0)}
             row.update({k: gen[k] for k in CASE_KEYS if k in gen})
             row.update({k: s[k] for k in _SUMMARY})
             rows.append(row)
     t = pd.DataFrame(rows)
-    if t.empty:
+    if t.empty or not dedupe:
         return t, failed
     t = t.drop_duplicates(subset=CASE_KEYS + ["seed", "alg", "delta"]).reset_index(drop=True)
     return t, failed

@@ -57,7 +57,9 @@ def plot_fig9(settings: pd.DataFrame, path: Path) -> Path | None:
         at0 = s[(s.spread_win_mean.abs() < 1e-9) & (s.spread_t_mean.abs() < 1e-9)]
         if len(at0) > 1:
             jobs0 = ", ".join(f"{int(j):,}" for j in sorted(set(at0.job_count)))
-            ax.annotate(f"at (0, 0): {jobs0} jobs,\nevery load (all 12 runs equal)", (0, 0), xytext=(0.05, 0.12),
+            loads0 = "every load" if set(at0.cpu_load) == set(s.cpu_load) else \
+                ", ".join(f"{int(x)}" for x in sorted(set(at0.cpu_load), reverse=True)) + " % load"
+            ax.annotate(f"at (0, 0): {jobs0} jobs,\n{loads0} (all 12 runs equal)", (0, 0), xytext=(0.05, 0.12),
                         textcoords="axes fraction", fontsize=7, color="0.3",
                         arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6})
         ax.set_title(f"ours: {MODELS[m]}", fontsize=9)
