@@ -184,9 +184,12 @@ def test_half_load_job_energy_by_hand(tmp_path):
     w = {"nb_res": 22, "jobs": [{"id": "0", "subtime": 0, "res": 1, "walltime": 30, "profile": "p"}],
          "profiles": load_profile("p", 20.0, 50, NANTES_CORE_SPEED, 10)}
     res = simulate(NANTES_PLATFORM, [w], EASY(), energy=True, export_prefix=str(tmp_path / "out_"))
-    readings = energy_readings(tmp_path / "out_jobs.csv")
+    readings = energy_readings(tmp_path / "out_jobs.csv", [w], NANTES_PLATFORM)
     assert readings["jobs_energy_j"] == pytest.approx(2200.0, rel=1e-6)
-    assert readings["hosts_used"] == 1.0 and readings["end_time"] == pytest.approx(20.0, abs=1e-6)
+    assert readings["end_time"] == pytest.approx(20.0, abs=1e-6) and readings["walltime_kills"] == 0
+    # the platform at the end: 22 idle hosts; Batsim's total stops at the job's end (20 s)
+    assert readings["end_power_w"] == 2200.0 and readings["energy_end_s"] == pytest.approx(20.0, abs=1e-6)
+    assert readings["energy_at_end_j"] == pytest.approx(res.consumed_joules, rel=1e-9)
     assert res.consumed_joules == pytest.approx(2200.0 + 21 * 100 * 20.0, rel=1e-6)
 
 

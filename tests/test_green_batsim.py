@@ -30,11 +30,12 @@ def rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def _run(tmp_path: Path, policy: str, load: int, *, jobs: int = 200, options=None) -> Path:
-    w = generate("green-nantes", {"job_count": jobs, "cpu_load": load}, 0).workloads[0]
+def _run(tmp_path: Path, policy: str, load: int, *, jobs: int = 200, options=None, params=None) -> Path:
+    sc = generate("green-nantes", {"job_count": jobs, "cpu_load": load, **(params or {})}, 0)
+    w = sc.workloads[0]
     prefix = tmp_path / "out_"
     opts = {"delta": 50} if options is None else options
-    simulate(NANTES_PLATFORM, [w], get_policy(policy, opts), energy=True,
+    simulate(sc.platform, [w], get_policy(policy, opts), energy=True,
              compute_sharing=policy.startswith("green"), export_prefix=prefix)
     return tmp_path
 
@@ -110,3 +111,19 @@ def test_half_load_with_idle_shutdown_equals_real_batsim(tmp_path, policy, optio
     for name in files:
         _equal(f"{tag}_{name}", rows(out / f"out_{name}.csv"), rows(RECORDED / f"{tag}_{name}.csv"))
     assert len(rows(RECORDED / "heft_l50_idle_pstate_changes.csv")) == 27
+
+
+@pytest.mark.parametrize("policy, kills", [("green-easy", 8), ("green-heft", 30)])
+def test_contention_model_with_walltime_kills_equals_real_batsim(tmp_path, policy, kills):
+    # The contention platform (one core per node, 200 W busy), 200 jobs at offered load 1.2, Δ = 50 %:
+    # overlapping jobs share one processor, slow down and some reach their walltime (8 and 30 kills
+    # in the recordings). Every column of out_jobs.csv and out_schedule.csv equal, energies included.
+    out = _run(tmp_path, policy, 100, params={"offered_load": 1.2, "host_cores": 1})
+    tag = "contention_" + policy.split("-")[1]
+    want = rows(RECORDED / f"{tag}_jobs.csv")
+    assert sum(r["final_state"] == "COMPLETED_WALLTIME_REACHED" for r in want) == kills
+    for name in ("jobs", "schedule"):
+        recorded = rows(RECORDED / f"{tag}_{name}.csv")
+        # (this Batsim build prints its version as "4.2.1", the earlier recordings' "v4.2.1")
+        _equal(f"{tag}_{name}", rows(out / f"out_{name}.csv"), recorded,
+               columns=[c for c in recorded[0] if c != "batsim_version"])

@@ -18,8 +18,12 @@ Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number
   columns ``buc.*`` (:func:`schedulers.core.buc_metrics.buc_metrics`; Su replayed with the run's
   score rule), with each role's final Su and the workload's offered load.
 * ``green-energy``: the energy readings of the green-heuristic reproduction
-  (:func:`schedulers.core.energy_readings.energy_readings`): ``jobs_energy_j`` (sum of the jobs'
-  ``consumed_energy``), ``hosts_used``, ``end_time``.
+  (:func:`schedulers.core.energy_readings.energy_readings`): the platform's energy and power at
+  the run's last event (``energy_at_end_j``, ``energy_end_s``, ``end_power_w``, from which a
+  report computes the energy over a window common to several runs), ``jobs_energy_j`` (sum of
+  the jobs' ``consumed_energy``), ``shared_host_s``, ``walltime_kills``, ``end_time``, and the
+  workload's makespan bound (``lb_makespan_s``, ``work_host_s``, ``last_arrival_s``); needs a
+  run with energy.
 * ``ehosep``: EHOSEP's satisfaction ``S_i`` of the paper's eq. (1) (003 §4; mean over the tasks,
   and ``S_sum`` as printed) with its three factors, each user's CSP (003 §3.1), the energy of its
   jobs (J), their mean power against its limit (W) and the energy its hosts drew (J), the grid's
@@ -56,7 +60,7 @@ def _ehosep(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, f
 
 def _green_energy(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
     from ..core.energy_readings import energy_readings
-    return energy_readings(out_jobs)
+    return energy_readings(out_jobs, workloads, platform)
 
 
 #: Run metrics by name.
