@@ -55,6 +55,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.model import parse_sleep_pstates
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
@@ -109,7 +110,14 @@ class HostSpec:
     zone_properties: dict[str, str]
     power: list[PowerRange] | None = None
     wattage_off: float | None = None
-    sleep_pstates: tuple[int, int, int] | None = None  # (sleep, virtual off, virtual on)
+    #: Batsim's classes of the pstates that ``sleep_pstates`` names (``Machine::pstates``):
+    #: ``"sleep"`` or ``"transition"`` (a virtual switching pstate); the others compute
+    #: (:func:`classify_sleep_pstates`, read only with energy, as Batsim does).
+    pstate_kinds: dict[int, str] = field(default_factory=dict)
+    #: Each sleep pstate's ``(virtual off, virtual on)`` pstates (``Machine::sleep_pstates``).
+    sleep_switch: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: Why real Batsim 4.2.1 with ``-E`` aborts on this host's ``sleep_pstates`` (None: it does not).
+    sleep_error: str | None = None
 
     @property
     def role(self) -> str:
@@ -186,17 +194,50 @@ def _parse_power(h: HostSpec, source: str) -> None:
         if not 0 <= h.wattage_off <= MAX_WATTS:
             raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
                                 f"watts >= 0 and <= {MAX_WATTS:g}")
-    sp = h.properties.get("sleep_pstates")
-    if sp:
-        try:
-            s, o, n = (int(x) for x in sp.split(":"))
-        except ValueError:
-            raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates must be 'S:OFF:ON', got {sp!r}") from None
-        for p in (s, o, n):
-            if not 0 <= p < len(h.speeds):
-                raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates {sp!r} names pstate {p}, "
-                                    f"but the host has {len(h.speeds)}")
-        h.sleep_pstates = (s, o, n)
+
+
+def classify_sleep_pstates(h: HostSpec, source: str) -> None:
+    """Read host ``h``'s ``sleep_pstates`` as Batsim 4.2.1 does with ``-E``
+    (``Machines::create_machines``, ``src/machines.cpp``) into :attr:`HostSpec.pstate_kinds` and
+    :attr:`HostSpec.sleep_switch`, or set :attr:`HostSpec.sleep_error` to the reason Batsim aborts.
+
+    The property holds one or several ``S:OFF:ON`` triples separated by commas
+    (:func:`schedulers.core.model.parse_sleep_pstates`). Triple by triple, in order: each pstate
+    must exist on the host; an ``OFF`` or ``ON`` pstate already classed must be a transition one
+    (else Batsim aborts); an ``S`` already classed is only logged (an error Batsim goes on after);
+    then ``S`` becomes a sleep pstate switched through ``OFF`` and ``ON`` (a later triple of the
+    same ``S`` replaces the earlier), and ``ON`` then ``OFF`` become transition pstates -- so a
+    pstate given as ``S`` and as ``OFF`` or ``ON`` of one triple ends a transition pstate, that no
+    request can reach. Two sleep pstates may share their virtual pstates (``"1:3:2, 4:3:2"``)."""
+    raw = h.properties.get("sleep_pstates")
+    if raw is None:
+        return
+    where = f"{source}: host {h.name!r}: sleep_pstates {raw!r}"
+    try:
+        triples = parse_sleep_pstates(raw)
+    except ValueError as exc:
+        h.sleep_error = f"{where}: {exc} (real Batsim 4.2.1 aborts with -E)"
+        return
+    n = len(h.speeds)
+    kinds: dict[int, str] = {}
+    switch: dict[int, tuple[int, int]] = {}
+    for s, off, on in triples:
+        for p in (s, on, off):
+            if not 0 <= p < n:
+                h.sleep_error = (f"{where}: pstate {p} does not exist (the host has {n}); real Batsim 4.2.1 "
+                                 "aborts with -E")
+                return
+        for p in (on, off):
+            if kinds.get(p, "transition") != "transition":
+                h.sleep_error = (f"{where}: pstate {p} is a virtual transition pstate and also a {kinds[p]} "
+                                 "pstate; real Batsim 4.2.1 aborts with -E (\"a pstate can either be a "
+                                 "computation one, a sleeping one or a virtual transition one\")")
+                return
+        switch[s] = (off, on)
+        kinds[s] = "sleep"
+        kinds[on] = "transition"
+        kinds[off] = "transition"
+    h.pstate_kinds, h.sleep_switch = kinds, switch
 
 
 def old_power_names(h: HostSpec) -> str:
@@ -460,6 +501,8 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         if "role" not in h.properties:
             h.properties = {"role": "", **h.properties}
         _parse_power(h, src)
+    for h in hosts:   # (Batsim reads every host's, the master's and storage hosts' too)
+        classify_sleep_pstates(h, src)
     if master is None:
         raise PlatformError(f"{src}: no master host: no host named {master_host!r} (--master-host) nor with role "
                             "'master'; real Batsim 4.2.1 aborts (\"Cannot find the \"master\" role in the platform "
@@ -522,19 +565,25 @@ def traces_error(root: ET.Element, src: str) -> str | None:
 
 
 def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
-    """Refuse a compute host that cannot compute, as Batsim 4.2.1 does (``src/machines.cpp``,
-    ``Machines::create_machines``): with energy (``-E``) every computation pstate (not the sleep
-    pstate nor a virtual switching pstate of ``sleep_pstates``) must have a speed > 0; without,
-    the speed of the host's initial pstate must be > 0. (SimGrid itself accepts a zero speed:
-    tasks there just make no progress; the engine follows SimGrid and leaves this check to
-    ``gridsched run``.)
+    """Refuse the hosts Batsim 4.2.1 refuses as it creates its machines (``src/machines.cpp``,
+    ``Machines::create_machines``, host by host in name order): with energy (``-E``), a
+    ``sleep_pstates`` it aborts on (:func:`classify_sleep_pstates`, every host), and every
+    computation pstate of a compute host (not a sleep pstate nor a virtual switching pstate)
+    must have a speed > 0; without, the speed of the host's initial pstate must be > 0.
+    (SimGrid itself accepts a zero speed: tasks there just make no progress; the engine follows
+    SimGrid and leaves this check to ``gridsched run``.)
 
     Raises:
         PlatformError: naming the file, the host and the pstate.
     """
-    for h in platform.compute:
+    compute = {id(h) for h in platform.compute}
+    for h in _by_name(platform):
+        if energy and h.sleep_error:
+            raise PlatformError(h.sleep_error)
+        if id(h) not in compute:
+            continue
         if energy:
-            special = set(h.sleep_pstates or ())
+            special = h.pstate_kinds
             pstates = [p for p in range(len(h.speeds)) if p not in special]
         else:
             pstates = [h.pstate]
@@ -542,3 +591,16 @@ def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
             if not h.speeds[p] > 0:
                 raise PlatformError(f"{platform.source}: host {h.name!r}: computation pstate {p} has speed "
                                     f"{h.speeds[p]:g} flops/s; Batsim 4.2.1 needs a speed > 0 on a compute host")
+
+
+def sleep_error(platform: PlatformSpec) -> str | None:
+    """The first host's (by name) :attr:`HostSpec.sleep_error`: why real Batsim 4.2.1 with
+    ``-E`` aborts on the platform's ``sleep_pstates`` properties; None when it does not."""
+    return next((h.sleep_error for h in _by_name(platform) if h.sleep_error), None)
+
+
+def _by_name(platform: PlatformSpec) -> list[HostSpec]:
+    """Every host (compute, master, storage) in name order, the order in which Batsim 4.2.1
+    creates its machines (SimGrid's ``Engine::get_all_hosts``)."""
+    hosts = [*platform.compute, *([platform.master] if platform.master else []), *platform.storage]
+    return sorted(hosts, key=lambda h: h.name)

@@ -59,7 +59,7 @@ from .hosts import HostRun, HostsMixin, MACHINE_STATES
 from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
 from .paje import ScheduleTraceRows
-from .platform import PlatformSpec, old_power_names
+from .platform import PlatformSpec, old_power_names, sleep_error
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
@@ -120,6 +120,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
             note = next((n for n in map(old_power_names, platform.compute) if n), "")
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
                               f"host; missing on {', '.join(missing)}{note}")
+        if energy and sleep_error(platform):
+            raise EngineError(sleep_error(platform))
         if energy and platform.storage:
             names = ", ".join(repr(h.name) for h in platform.storage[:5])
             raise EngineError(f"{platform.source}: storage hosts ({names}) with energy (-E): real Batsim 4.2.1 counts "
