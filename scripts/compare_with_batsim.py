@@ -26,6 +26,10 @@ matrices on networked platforms) and sizes up to one host more than the platform
 keep``: the policy rejects them); with ``-E`` on hosts with sleep pstates, half the cases
 switch idle hosts off (``idle_timeout`` 0-30 s).
 
+``--suite kills`` runs ``scripts/kill_policy.py`` (FCFS that kills running jobs at random, names a
+job twice or one that just ended, and changes idle hosts' pstates with ``-E``) on the basic
+suite's platforms and the generated clusters, ``-E`` and ``--compute-sharing`` at random.
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
@@ -251,12 +255,30 @@ def basic_args(rng: random.Random, d: Path) -> list[str]:
     return args
 
 
+def kills_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``kills`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
+    n = rng.randint(1, 6)
+    text, energy = platform(rng, n) if rng.random() < 0.5 else cluster_platform(rng, n)
+    (d / "p.xml").write_text(text)
+    (d / "w.json").write_text(json.dumps(workload(rng, n)))
+    options = {"seed": rng.randrange(1 << 30), "kill_rate": rng.choice([0.1, 0.3, 0.6])}
+    args = ["--policy", f"{ROOT / 'scripts' / 'kill_policy.py'}:KillingFCFS", "-p", str(d / "p.xml"),
+            "-w", str(d / "w.json")]
+    if energy and rng.random() < 0.8:
+        args.append("-E")
+        options["pstates"] = True
+    args += ["--policy-options", json.dumps(options)]
+    if rng.random() < 0.3:
+        args.append("--compute-sharing")
+    return args
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    args = basic_args(rng, d) if suite == "basic" else wide_args(rng, d)
+    args = {"basic": basic_args, "wide": wide_args, "kills": kills_args}[suite](rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
@@ -272,9 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=1, help="first seed")
     ap.add_argument("--count", type=int, default=100, help="number of cases")
     ap.add_argument("--out", type=Path, required=True, help="folder for the cases and their outputs")
-    ap.add_argument("--suite", choices=("basic", "wide"), default="basic",
+    ap.add_argument("--suite", choices=("basic", "wide", "kills"), default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
-                         "clusters, Batsim's and the project's platforms, every policy (module docstring)")
+                         "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
+                         "jobs and changing pstates at random (module docstring)")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):

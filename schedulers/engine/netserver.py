@@ -553,6 +553,20 @@ class NetworkServerMixin:
             return len(d.resources), _HostOrder((), len(self.hosts))
         return 0, None
 
+    def _killer(self, ids: list[str], really: list) -> None:
+        """``killer_process`` (``src/jobs_execution.cpp``), created by the server handling a
+        KILL_JOB (a simcall): it runs in the next sub-round of this instant, kills each running
+        job of ``really`` (``Actor::kill`` or ``Exec::cancel``: one simcall each) and posts its
+        KILLING_DONE: before a message posted in a later step, such as the request-reply actor's
+        SCHED_READY once the server has received it (recorded on real Batsim 4.2.1,
+        ``tests/fixtures/batsim_kill``: a kill at the end of a reply's delay reports in the same
+        message as the job ends of that instant)."""
+        def kill() -> None:
+            progress = self._kill_running(really)
+            self._after(len(really), lambda: self._post(_KILLED, (ids, progress), self._d_master))
+
+        self._after(1, kill)
+
     def _server_check(self, port) -> None:
         """Back in ``server_process``'s loop: if the scheduler is ready and the mailbox empty
         (messages posted in this sub-round are not in it yet), send it the events gathered so
@@ -713,9 +727,6 @@ class NetworkServerMixin:
             self._event_step(payload, woke=True)
         elif kind == Kind.WAITER:
             self._post(_WAITED, None, self._d_master)
-        elif kind == Kind.KILL:
-            ids, really = payload
-            self._post(_KILLED, (ids, self._kill_running(really)), self._d_master)
         elif kind == Kind.LATENCY:  # a model event, no message to the server
             self._latency_paid(*payload)
         else:

@@ -185,6 +185,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._waiters = 0
         self._killers = 0
         self._kills_done: list = []      # compute-only platforms: kills done in the reply being played
+        self._kill_requested: set = set()  # jobs whose kill was asked, until Batsim deletes them
+        self._unsent_ends: set = set()   # jobs whose end reached the server since the last message sent
         self._submitters_left = 0
         self.events = list(events)
         self._event_submitters_left = 0
