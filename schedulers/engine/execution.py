@@ -218,15 +218,26 @@ class ExecutionMixin:
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
-        now = self.now
         job.state = RUNNING
-        job.start = now
         job.alloc = alloc
         job.hosts = hosts
+        self._running += 1
+        if self.platform.message_delays is not None:
+            # the server creates the job's actor (a simcall): it starts the job a sub-round later
+            self._after(1, lambda: self._job_begins(job))
+        else:
+            self._job_begins(job)
+
+    def _job_begins(self, job: EngineJob) -> None:
+        """``execute_job_process`` (``src/jobs_execution.cpp``): the job's start time, its
+        hosts' energy and start row, the machines computing, then its first stage."""
+        now = self.now
+        hosts = job.hosts
+        all_hosts = self.hosts
+        job.start = now
         job.stage = 0
         # Batsim's remaining_time (execute_job, src/task_execution.cpp; < 0: no walltime)
         job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
-        self._running += 1
         for hid in hosts:
             h = all_hosts[hid]
             h.jobs.add(job.id)
@@ -306,6 +317,22 @@ class ExecutionMixin:
                 self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
                 return
         self._reshare(job.hosts, started=job, links=old_links)
+        if job.rate == _INF and self.platform.message_delays is not None:
+            self._zero_task_later(job)
+
+    def _zero_task_later(self, job: EngineJob) -> None:
+        """Batsim's actor model: the parallel task of a stage without work, which SimGrid ends
+        in the next step (``L07Action``: remains 0), is created by the job actor a few
+        sub-rounds after it starts the stage: ``exec_init`` sets the task's flops, bytes and hosts
+        (three simcalls) before ``start`` (``s4u_Actor.cpp``, ``s4u_Exec.cpp``, SimGrid 3.32); a
+        first stage starts a sub-round after the server's ``Actor::create`` (:meth:`_execute`). The server meanwhile has received the reply's next decision (its transfer
+        created first), so that decision is handled before the job's end, in the next step.
+        Recorded on real Batsim 4.2.1 (``tests/fixtures/batsim_zero_work_order``: a zero-work
+        job then SET_RESOURCE_STATE: the switch's ``p`` row comes before the job's ``e`` row;
+        then QUERY: ANSWER before JOB_COMPLETED)."""
+        job.version += 1   # (the end armed at once is stale)
+        v = job.version
+        self._after(3, lambda: self._queue.sleep(0.0, Kind.JOB_END, (job, v, False)) if job.version == v else None)
 
     def _sleep_timer(self, duration: float, kind, payload) -> None:
         """Arm a sleep of ``duration`` s from now: an action on SimGrid's clock (:mod:`.steps`,

@@ -519,7 +519,15 @@ class HostsMixin:
         return exact_sum(incs) / dt
 
     # ----------------------------------------------------------------------------- switching
-    def _set_resource_state(self, d: SetResourceState) -> None:
+    def _set_resource_state(self, d: SetResourceState, later=None) -> None:
+        """``server_on_pstate_modification``: the request's group, its rows, then host by host.
+        ``later(k, fn)``: Batsim's actor model (:mod:`.netserver`), where each host's
+        ``set_pstate`` (a pstate change) or ``Actor::create`` (a switching actor, whose
+        ``set_pstate`` to the virtual pstate comes a sub-round later) is a simcall of the
+        server: the ``k``-th host's change is done ``k`` sub-rounds on, and the machine-state row
+        after the last one, so that an actor running at this instant (a job ending) sees the
+        hosts before their change (recorded on real Batsim 4.2.1,
+        ``tests/fixtures/batsim_zero_work_order``); None: all at once."""
         if not self.energy:
             raise EngineError("SET_RESOURCE_STATE needs the energy model (-E / --energy), as in Batsim")
         try:
@@ -546,22 +554,31 @@ class HostsMixin:
         self._nb_grouped_switches += 1
         self._nb_machine_switches += len(hids)
         dvfs = []
+        k = 0   # the server's simcalls so far (with later)
         for hid in hids:
             h = self.hosts[hid]
             cur, want = h.pstate_kind(h.pstate), h.pstate_kind(target)
             if cur == "computation" and want == "computation":
-                dvfs.append(hid)
+                if later is None:
+                    dvfs.append(hid)
+                else:
+                    k += 1
+                    later(k, lambda hid=hid: self._dvfs([hid], target))
             elif cur == "computation" and want == "sleep":
                 if h.jobs:
                     raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} runs jobs "
                                       f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
-                self._start_switch(h, hid, h.spec.sleep_switch[target][0], HostState.SWITCHING_OFF, target)
+                self._set_state(h, HostState.SWITCHING_OFF)
+                k += 1
+                self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[target][0], target)
             elif cur == "sleep":
                 if want != "computation":
                     raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} is asleep in "
                                       f"pstate {h.pstate}; it can only be switched to a computation pstate, "
                                       f"not {target} (Batsim aborts)")
-                self._start_switch(h, hid, h.spec.sleep_switch[h.pstate][1], HostState.SWITCHING_ON, target)
+                self._set_state(h, HostState.SWITCHING_ON)
+                k += 1
+                self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[h.pstate][1], target)
             else:
                 what = "is still switching" if cur == "transition" else f"cannot go to virtual pstate {target}"
                 import logging   # (imported when needed: gridsched starts sooner)
@@ -570,14 +587,21 @@ class HostsMixin:
                     "request never completes", self.now, hid, h.spec.name, what)
         if dvfs:
             self._dvfs(dvfs, target)
-        self._machine_row()
+        self._later_or_now(later, k, self._machine_row)
 
-    def _start_switch(self, h: HostRun, hid: int, virtual: int, state: HostState, target: int) -> None:
-        """Batsim's switch actor: compute 1 flop at the virtual pstate, then reach ``target``."""
+    @staticmethod
+    def _later_or_now(later, k: int, fn, *args) -> None:
+        if later is None:
+            fn(*args)
+        else:
+            later(k, lambda: fn(*args))
+
+    def _start_switch(self, h: HostRun, hid: int, virtual: int, target: int) -> None:
+        """Batsim's switch actor (the machine already in its switching state): compute 1 flop
+        at the virtual pstate, then reach ``target``."""
         speed = h.spec.speeds[virtual]
         if speed <= 0:
             raise EngineError(f"host {h.spec.name}: virtual pstate {virtual} has speed 0; the switch never ends")
-        self._set_state(h, state)
         self._set_pstate(h, virtual)
         h.load = 1.0   # the flop keeps one core busy
         self._set_power(h)

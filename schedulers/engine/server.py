@@ -314,7 +314,7 @@ class ServerMixin:
             else:
                 self._queue.push(max(at(d.at), self.now), _WAITER)
         elif isinstance(d, SetResourceState):
-            self._set_resource_state(d)
+            self._set_resource_state(d, None if self.platform.message_delays is None else self._after)
         elif isinstance(d, Query):
             for key in d.requests:
                 if key != "consumed_energy":
