@@ -77,7 +77,7 @@ from ..core.model import HostState, JobState
 from .ports import EngineError
 from .hosts import exact_sum
 from .queue import Kind, at
-from .netroute import TCP_GAMMA
+from .netroute import TCP_GAMMA, NetworkUnsupported
 from .sharing import SolverLoop, l07_rates
 from .workload import EngineJob
 
@@ -372,7 +372,10 @@ class ExecutionMixin:
         weights: dict = {}
         latency = lat_current = 0.0
         for i, j, b in pairs:
-            links, lat = routes.route(names[i], names[j])
+            try:
+                links, lat = routes.route(names[i], names[j])
+            except NetworkUnsupported as exc:
+                raise EngineError(f"t={self.now!r}: job {job.id}'s communications: {exc}") from None
             latency = max(latency, lat)
             lat_current = max(lat_current, lat * b)
             for ln in links:

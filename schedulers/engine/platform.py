@@ -435,9 +435,26 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                                             None, props, {**zprops, **props}, src))
                 if child.get("bw") or child.get("bb_bw"):
                     has_network = True
+            elif t == "cabinet":
+                # SimGrid 3.32 builds a routing="Cluster" zone's cabinets when the zone ends
+                # (sg_platf_build_cabinet): hosts prefix + radical + suffix, of one speed and one
+                # core, without properties (their zones' properties apply), each with its own
+                # links (.netroute)
+                if routing_model(elem.get("routing")) != "Cluster":
+                    raise PlatformError(f"{src}: cabinet {child.get('id', '')!r} in zone {elem.get('id', '')!r}, of "
+                                        f"routing {elem.get('routing', '')!r}: the embedded engine reads cabinets "
+                                        "only in a routing=\"Cluster\" zone (SimGrid 3.32 builds them when such a "
+                                        "zone ends); use real Batsim (--engine batsim)")
+                prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
+                for r in _expand_radical(child.get("radical", ""), f"{src}: cabinet {child.get('id')!r}",
+                                         MAX_HOSTS - len(hosts)):
+                    name = f"{prefix}{r}{suffix}"
+                    routing_of[name] = "Cluster"
+                    hosts.append(_host_from(name, child.get("speed"), "1", None, {}, zprops, src))
+                has_network = True
             elif t == "link" and _props(child).get("virtual") == "yes":
                 continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
-            elif t in ("link", "backbone", "peer", "cabinet"):
+            elif t in ("link", "backbone", "peer"):
                 has_network = True
             elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",
                        "router", "storage", "storage_type", "mount", "trace", "trace_connect",
