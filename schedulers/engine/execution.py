@@ -386,7 +386,7 @@ class ExecutionMixin:
                     weights[ln] = max(w, b)
                 else:
                     weights[ln] = w + b
-        if not weights:
+        if not weights and not latency > 0:
             return None
         bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _INF
         return list(weights.items()), latency, bound
@@ -508,7 +508,7 @@ class ExecutionMixin:
                     h = hosts[hid]
                     spec[hid] = (h.spec.cores, h.spec.speeds[h.pstate])
         net = None
-        if self._link_users:
+        if self._link_users or any(j.net_bound < _INF for j in tasks):   # (Vivaldi: bounds without links)
             net = [(j.links, j.net_bound) for j in tasks]
         try:
             rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
@@ -538,6 +538,8 @@ class ExecutionMixin:
                 r = s / f if s > 0 else 0.0
                 if r < rate:
                     rate = r
+        if job.net_bound < rate < _INF:   # TCP-gamma's bound of communications without links (Vivaldi);
+            rate = job.net_bound           # (no flop and no link: no work, done once the latency is paid)
         job.rate = rate
         for hid, f in zip(job.hosts, job.flops):
             h = hosts[hid]

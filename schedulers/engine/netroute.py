@@ -201,9 +201,10 @@ class Routes:
     :meth:`route` gives the links of a route in order, each once, and its latency (the sum of
     the links' latencies, ``Host::route_to``). Routes are computed once per pair of hosts."""
 
-    def __init__(self, route_fn, netpoints) -> None:
+    def __init__(self, route_fn, netpoints, extra_latency=None) -> None:
         self._route = route_fn
         self._netpoints = netpoints
+        self._extra = extra_latency   # (a, b) -> s added to the links' latency (Vivaldi zones)
         self._cache: dict[tuple[str, str], tuple[tuple[_Link, ...], float]] = {}
 
     def has(self, name: str) -> bool:
@@ -219,7 +220,10 @@ class Routes:
         r = self._cache.get(key)
         if r is None:
             ls = tuple(self._route(a, b))
-            r = self._cache[key] = (ls, sum(ln.latency for ln in ls))
+            lat = sum(ln.latency for ln in ls)
+            if self._extra is not None:
+                lat += self._extra(a, b)
+            r = self._cache[key] = (ls, lat)
         return r
 
 

@@ -314,10 +314,12 @@ def _host_from(name: str, speed: str | None, core: str | None, pstate: str | Non
 _STOD = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
 
 
-def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str | None:
+def vivaldi_error(src: str, coords: dict[str, str | None], master: str, timed: bool = False) -> str | None:
     """Why the embedded engine cannot run a platform whose ``Vivaldi`` zones hold the hosts
     ``coords`` (host name -> its ``coordinates`` attribute, None when absent), or None;
-    ``master``: the master host's name.
+    ``master``: the master host's name; ``timed``: the engine times the messages of this
+    platform (:func:`vivaldi_routes`: the master and every compute host in one Vivaldi zone, no
+    link), so coordinates other than 0 are no error.
 
     SimGrid 3.32 (``src/kernel/routing/VivaldiZone.cpp``): a route between two hosts of a Vivaldi
     zone has the latency ``(sqrt((x1-x2)^2 + (y1-y2)^2) + |z1| + |z2|) / 1000`` s, from the
@@ -327,7 +329,8 @@ def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str |
     compute host when a job on it sends its end (real Batsim 4.2.1). With coordinates all 0
     every message is instantaneous, which is what the engine plays on compute-only platforms;
     other coordinates give Batsim's messages latencies (a 1-byte message from ``0 0 5`` to
-    ``3 4 0`` takes 0.01 s, SimGrid 3.32 through python3-simgrid) that the engine does not time."""
+    ``3 4 0`` takes 0.01 s, SimGrid 3.32 through python3-simgrid), which the engine times only
+    where ``timed``."""
     for name, text in coords.items():
         if text is None:
             if name != master:
@@ -345,12 +348,40 @@ def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str |
             if m is None:
                 return f"{src}: host {name!r}: coordinates {text!r}: {part!r} is not a number (SimGrid 3.32 aborts)"
             values.append(float(m.group(0)))
-        if any(v != 0 for v in values):
+        if any(v != 0 for v in values) and not timed:
             return (f"{src}: host {name!r}: Vivaldi coordinates {text!r}: SimGrid 3.32 gives each of Batsim's "
                     "messages the latency of its hosts' distance (distance / 1000 s); the embedded engine times "
-                    "messages on Vivaldi zones only where every coordinate is 0: use real Batsim "
-                    "(gridsched run --engine batsim)")
+                    "it only where the master host and every compute host are in one Vivaldi zone without "
+                    "links, else only where every coordinate is 0: use real Batsim (gridsched run --engine batsim)")
     return None
+
+
+def vivaldi_routes(coords: dict[str, str | None], master: str, compute: list[str]) -> tuple[Routes, MessageDelays]:
+    """The routes of a platform whose master and compute hosts are all in one ``Vivaldi`` zone
+    without links (their ``coordinates`` checked by :func:`vivaldi_error`): a route has no link
+    and the latency ``(sqrt((x1-x2)^2 + (y1-y2)^2) + |z1| + |z2|) / 1000`` s
+    (``VivaldiZone::get_local_route``, SimGrid 3.32, in its order of operations), a host to
+    itself ``2 |z| / 1000`` s. A 1-byte message (``L07Action``: no link, no flop) is done once
+    that latency is paid; a parallel task's communications pay the largest latency of their
+    pairs and are bounded by TCP-gamma over twice it (:mod:`.execution`). A compute host without
+    coordinates gets no latency here: SimGrid aborts when it is routed
+    (:attr:`PlatformSpec.uncoordinated`)."""
+    xyz: dict[str, list[float]] = {}
+    for name, text in coords.items():
+        if text is not None:
+            xyz[name] = [float(_STOD.match(part).group(0)) for part in text.split(" ")]
+
+    def latency(a: str, b: str) -> float:
+        p, q = xyz.get(a), xyz.get(b)
+        if p is None or q is None:
+            return 0.0
+        dist = math.sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1])) + abs(p[2]) + abs(q[2])
+        return 0.0 + dist / 1000.0
+
+    names = {master, *compute}
+    routes = Routes(lambda a, b: [], names, latency)
+    return routes, MessageDelays(master_route=(latency(master, master), math.inf),
+                                 host_routes={h: (latency(h, master), math.inf) for h in compute})
 
 
 def read_platform(path: str | Path, master_host: str = "master_host", *,
@@ -402,6 +433,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
 
     routing_of: dict[str, str] = {}
     coords: dict[str, str | None] = {}   # hosts of Vivaldi zones: their coordinates
+    vzone: dict[str, int] = {}           # hosts of Vivaldi zones: their zone
 
     def walk(elem: ET.Element, zprops: dict[str, str]) -> None:
         nonlocal has_network
@@ -419,6 +451,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 routing_of[child.get("id", "")] = model or ""
                 if model == "Vivaldi":
                     coords[child.get("id", "")] = child.get("coordinates")
+                    vzone[child.get("id", "")] = id(elem)
                 hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
                                         child.get("pstate"), _props(child), zprops, src))
             elif t == "cluster":
@@ -545,9 +578,20 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             # else a routing the reader does not know: messages grouped as on Vivaldi zones
         else:
             routes = found
+    viv_error = None
+    if coords:
+        # one Vivaldi zone without links holding the master and every compute host: the engine
+        # times its coordinates' latencies (vivaldi_routes)
+        timed = (not has_network and master is not None and delays is None
+                 and len({vzone.get(h) for h in [master.name, *(c.name for c in compute)]}) == 1
+                 and master.name in vzone)
+        viv_error = vivaldi_error(src, coords, master.name if master else "", timed)
+        if timed and viv_error is None and any(v != 0 for t in coords.values() if t is not None
+                                               for v in (float(_STOD.match(x).group(0)) for x in t.split(" "))):
+            routes, delays = vivaldi_routes(coords, master.name, [h.name for h in compute])
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
-                        vivaldi_error=vivaldi_error(src, coords, master.name if master else "") if coords else None,
+                        vivaldi_error=viv_error,
                         uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
                         unsimulated=traces_error(root, src))
 
