@@ -54,7 +54,10 @@ differs in the last printed digit of one ``epower`` value (490.833413 against 49
 seeds 210, 1161, 1183);
 the basic suite's seeds 2000-2399, 399 of 400. 2026-11-24 night, with ``out_schedule.trace``:
 wide seeds 3300-3499, 197 of 200 (3361: one ``epower`` value; two refused by both); basic
-seeds 1000-1199, 200 of 200.
+seeds 1000-1199, 200 of 200. 2026-11-28 (the same build), with the rules for kills,
+several sleep pstates, cabinets, Vivaldi coordinates and mailbox look-ups: wide seeds 6000-6079,
+80 of 80 equal; basic 6000-6059, 60 of 60; kills 200-259, 58 equal and 2 refused by both (a kill
+of a job whose end was already sent); platforms 500-559, 60 of 60.
 """
 
 from __future__ import annotations
