@@ -121,7 +121,7 @@ class EHOSEP(OwnerSharePolicy):
         super().on_simulation_begins(platform)
         self.full_load = {h.id: full_load_watts(h) for h in platform.hosts}
         def least(h, parts: int) -> float:   # the host's least draw at a computation pstate
-            return min(draw(h, parts, p) for p in range(len(watt_ranges(h))) if p not in (h.sleep_pstates or ()))
+            return min(draw(h, parts, p) for p in range(len(watt_ranges(h))) if p not in h.special_pstates)
 
         # the least any host can draw for a task part (any computation pstate): a lower bound that
         # refuses at once a task no free host could keep within the limit
@@ -129,7 +129,7 @@ class EHOSEP(OwnerSharePolicy):
         # each host's draw where it computes (its pstate at the start; a host asleep then: its least
         # computation pstate): EHOSEP sets no pstate, so a task can never draw less than the sum
         # of the res smallest of these (never_runs)
-        self._floor = {parts: sorted(least(h, parts) if h.pstate in (h.sleep_pstates or ()) else draw(h, parts)
+        self._floor = {parts: sorted(least(h, parts) if h.pstate in h.special_pstates else draw(h, parts)
                                      for h in platform.hosts) for parts in (0, 1)}
         self._con_sys = math.fsum(self.full_load.values())
         self._con_max = {u: math.fsum(self.full_load[i] for i in self.own.share(u)) for u in self.own.owners}

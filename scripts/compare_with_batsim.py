@@ -26,6 +26,15 @@ matrices on networked platforms) and sizes up to one host more than the platform
 keep``: the policy rejects them); with ``-E`` on hosts with sleep pstates, half the cases
 switch idle hosts off (``idle_timeout`` 0-30 s).
 
+``--suite kills`` runs ``scripts/kill_policy.py`` (FCFS that kills running jobs at random, names a
+job twice or one that just ended, and changes idle hosts' pstates with ``-E``) on the basic
+suite's platforms and the generated clusters, ``-E`` and ``--compute-sharing`` at random.
+
+``--suite platforms`` runs FCFS, EASY, conservative and HEFT on the basic suite's hosts in a
+Vivaldi zone at random coordinates (the messages' latencies: 0.01 to 40 ms of distance), or on
+a routing="Cluster" zone of ``<cabinet>``s, a host and the master host with ``<host_link>``s and
+maybe a ``<backbone>``; jobs with communications.
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
@@ -41,7 +50,10 @@ suite (seeds 1-12, 100-199, 1000-1399, 2000-2799), 1,311 equal, seed 2304 differ
 printed digit of one ``epower`` value (490.833413 against 490.833412); of the wide suite's seeds
 1-400 and 1000-1999, 1,397 of 1,400 equal, and of seeds 3300-3499, 197 of 200 (one ``epower``
 value; two refused by both); the basic suite's seeds 1000-1199 with ``out_schedule.trace``, 200 of
-200. The cases that differ are the known differences of the documentation's fidelity page
+200; with the rules for kills, several sleep pstates, cabinets, Vivaldi coordinates and mailbox
+look-ups, wide seeds 6000-6079, 80 of 80 equal; basic 6000-6059, 60 of 60; ``--suite kills``
+200-259, 58 equal and 2 refused by both (a kill of a job whose end was already sent);
+``--suite platforms`` 500-559, 60 of 60. The cases that differ are the known differences of the documentation's fidelity page
 (``docs/engine/fidelity.md``).
 """
 
@@ -248,12 +260,86 @@ def basic_args(rng: random.Random, d: Path) -> list[str]:
     return args
 
 
+def vivaldi_platform(rng: random.Random, n: int) -> tuple[str, bool]:
+    """:func:`platform`'s hosts in one Vivaldi zone at random coordinates (ms of latency)."""
+    text, energy = platform(rng, n)
+    scale = rng.choice([0.01, 0.5, 3.0, 40.0])
+
+    def coord(_m) -> str:
+        return ' coordinates="' + " ".join(f"{rng.uniform(-scale, scale):.6g}" for _ in range(3)) + '"'
+    text = text.replace('routing="Full"', 'routing="Vivaldi"')
+    text = re.sub(r' coordinates="0 0 0"', coord, text)
+    text = re.sub(r'(<host id="[^"]+")(?! coordinates)', lambda m: m.group(1) + coord(m), text)
+    return text, energy
+
+
+def cabinet_platform(rng: random.Random, n: int) -> str:
+    """``n`` compute hosts in cabinets (and a host with ``<host_link>``s) of a routing="Cluster"
+    zone, the master host linked to it by its own links, maybe a backbone."""
+    cabinets, k = [], 0
+    while k < n - 1:
+        m = rng.randint(1, n - 1 - k)
+        cabinets.append(f'<cabinet id="cab{len(cabinets)}" prefix="c{len(cabinets)}-" suffix="{rng.choice(["", ".x"])}" '
+                        f'speed="{rng.choice(["100Mf", "1Gf"])}" bw="{rng.choice(["125MBps", "10Gbps", "1GBps"])}" '
+                        f'lat="{rng.choice(["0us", "1us", "50us", "1ms"])}" radical="0-{m - 1}"/>')
+        k += m
+    bb = (f'<backbone id="bb" bandwidth="{rng.choice(["1GBps", "20MBps"])}" latency="{rng.choice(["0us", "500us"])}"/>'
+          if rng.random() < 0.6 else "")
+    return ("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            '<platform version="4.1"><zone id="AS0" routing="Full"><zone id="cl" routing="Cluster">'
+            f'<host id="h" speed="{rng.choice(["100Mf", "1Gf"])}" core="2"/><host id="master_host" speed="1Gf"/>'
+            f'<link id="lh" bandwidth="100MBps" latency="{rng.choice(["0us", "100us"])}" sharing_policy="SPLITDUPLEX"/>'
+            f'<link id="lm" bandwidth="1GBps" latency="{rng.choice(["10us", "1ms"])}"/>'
+            + "".join(cabinets)
+            + '<host_link id="h" up="lh_UP" down="lh_DOWN"/><host_link id="master_host" up="lm" down="lm"/>'
+            + bb + "</zone></zone></platform>\n")
+
+
+def platforms_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``platforms`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
+    n = rng.randint(1, 6)
+    if rng.random() < 0.6:
+        text, energy = vivaldi_platform(rng, n)
+    else:
+        n = rng.randint(2, 8)
+        text, energy = cabinet_platform(rng, n), False
+    (d / "p.xml").write_text(text)
+    (d / "w.json").write_text(json.dumps(wide_workload(rng, n, True, 0)))
+    args = ["--policy", rng.choice(["fcfs", "easy", "conservative", "heft"]), "-p", str(d / "p.xml"),
+            "-w", str(d / "w.json"), "--fit", "keep"]
+    if energy and rng.random() < 0.8:
+        args.append("-E")
+        if rng.random() < 0.5:
+            args += ["--policy-options", json.dumps({"idle_timeout": rng.choice([0, 1, 5])})]
+    if rng.random() < 0.3:
+        args.append("--compute-sharing")
+    return args
+
+
+def kills_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``kills`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
+    n = rng.randint(1, 6)
+    text, energy = platform(rng, n) if rng.random() < 0.5 else cluster_platform(rng, n)
+    (d / "p.xml").write_text(text)
+    (d / "w.json").write_text(json.dumps(workload(rng, n)))
+    options = {"seed": rng.randrange(1 << 30), "kill_rate": rng.choice([0.1, 0.3, 0.6])}
+    args = ["--policy", f"{ROOT / 'scripts' / 'kill_policy.py'}:KillingFCFS", "-p", str(d / "p.xml"),
+            "-w", str(d / "w.json")]
+    if energy and rng.random() < 0.8:
+        args.append("-E")
+        options["pstates"] = True
+    args += ["--policy-options", json.dumps(options)]
+    if rng.random() < 0.3:
+        args.append("--compute-sharing")
+    return args
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    args = basic_args(rng, d) if suite == "basic" else wide_args(rng, d)
+    args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args}[suite](rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
@@ -269,9 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=1, help="first seed")
     ap.add_argument("--count", type=int, default=100, help="number of cases")
     ap.add_argument("--out", type=Path, required=True, help="folder for the cases and their outputs")
-    ap.add_argument("--suite", choices=("basic", "wide"), default="basic",
+    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms"), default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
-                         "clusters, Batsim's and the project's platforms, every policy (module docstring)")
+                         "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
+                         "jobs and changing pstates at random; platforms: Vivaldi coordinates and cabinets "
+                         "(module docstring)")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):

@@ -51,7 +51,7 @@ def test_fallback_platform_is_equivalent(tmp_path):
         assert [h.name for h in gen.compute] == [h.name for h in ref.compute]
         assert [h.speeds for h in gen.compute] == [h.speeds for h in ref.compute]
         assert [h.power for h in gen.compute] == [h.power for h in ref.compute]
-        assert [h.sleep_pstates for h in gen.compute] == [h.sleep_pstates for h in ref.compute]
+        assert [h.sleep_switch for h in gen.compute] == [h.sleep_switch for h in ref.compute]
 
 
 def test_script_runs_tiny(tmp_path):

@@ -14,8 +14,8 @@ workloads written below, FCFS through ``gridsched run --engine batsim``:
 * ``master_host`` without coordinates: Batsim aborts at t = 0;
 * ``master_host`` at ``0 0 5`` and ``host0`` at ``3 4 0``: the run ends normally, job ``a`` on
   [0.05, 5.05] s (each message takes 0.01 s: SimGrid 3.32 via python3-simgrid gives a 1-byte
-  message between those hosts 0.01 s), which the embedded engine, whose messages there take no
-  time, would give as [0, 5]: it refuses the platform instead.
+  message between those hosts 0.01 s), as the embedded engine gives it (messages timed as
+  SimGrid does, :func:`schedulers.engine.platform.vivaldi_routes`).
 """
 
 from __future__ import annotations
@@ -87,10 +87,50 @@ def test_a_master_host_without_coordinates_is_refused_at_once(tmp_path):
         build_engine(plat, [str(_workload(tmp_path, second_job=False))])
 
 
-def test_coordinates_that_give_messages_a_latency_are_refused_not_ignored(tmp_path):
+def test_coordinates_give_each_message_the_latency_of_its_hosts_distance(tmp_path):
+    # recorded: master at (0, 0, 5), host0 at (3, 4, 0): every message takes (5 + 0 + 5) / 1000 =
+    # 0.01 s (the master to itself: 2 x 5 / 1000), and job a runs on [0.05, 5.05]
+    res = _run(_platform(tmp_path, "0 0 5", ["3 4 0", "0 0 0"]), _workload(tmp_path, second_job=False))
+    (a,) = res.jobs
+    assert (round(a.start, 9), round(a.finish, 9)) == (0.05, 5.05)
+    spec = read_platform(_platform(tmp_path, "0 0 5", ["3 4 0", "0 0 0"]))
+    assert spec.message_delays.master == 0.01 and spec.message_delays.hosts == {"host0": 0.01, "host1": 0.005}
+
+
+def test_coordinates_outside_one_vivaldi_zone_are_refused_not_ignored(tmp_path):
+    # the master in a Full zone, the hosts in a Vivaldi zone beside it: not timed by the engine
+    p = tmp_path / "p.xml"
+    p.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 '<platform version="4.1"><zone id="AS0" routing="Full">'
+                 '<zone id="v" routing="Vivaldi"><host id="host0" coordinates="3 4 0" speed="100Mf"/>'
+                 '<router id="rv" coordinates="0 0 0"/></zone>'
+                 '<zone id="m" routing="Full"><host id="master_host" speed="100Mf"/></zone>'
+                 '<link id="l" bandwidth="1GBps" latency="0us"/>'
+                 '<zoneRoute src="v" dst="m" gw_src="rv" gw_dst="master_host"><link_ctn id="l"/></zoneRoute>'
+                 "</zone></platform>\n")
     with pytest.raises(EngineError) as info:
-        _run(_platform(tmp_path, "0 0 5", ["3 4 0", "0 0 0"]), _workload(tmp_path, second_job=False))
-    assert "'0 0 5'" in str(info.value) and "--engine batsim" in str(info.value)
+        _run(p, _workload(tmp_path, second_job=False))
+    assert "'3 4 0'" in str(info.value) and "--engine batsim" in str(info.value)
+
+
+FIX = Path(__file__).parent / "fixtures" / "batsim_vivaldi"
+
+
+@pytest.mark.parametrize("case, policy, options, energy", [
+    ("s120", "conservative", {"idle_timeout": 5}, True), ("s34", "heft", None, False)])
+def test_recorded_vivaldi_runs(case, policy, options, energy):
+    from schedulers.engine.outputs import energy_rows, job_rows, machine_state_rows
+    from schedulers.registry import get_policy
+
+    d = FIX / case
+    result = build_engine(d / "p.xml", [str(d / "w.json")], energy=energy).run(InProcessPort(get_policy(policy, options)))
+    assert job_rows(result) == (d / "out_jobs.csv").read_text().splitlines()
+    assert machine_state_rows(result) == (d / "out_machine_states.csv").read_text().splitlines()
+    if energy:
+        assert energy_rows(result) == (d / "out_consumed_energy.csv").read_text().splitlines()
+    if case == "s34":   # job 21: no flop, the h0-h2 latency alone (README)
+        assert "21,w0,x33,17.493827,2,-1.000000,1,COMPLETED_SUCCESSFULLY,28.060574,0.006921," in \
+            (d / "out_jobs.csv").read_text()
 
 
 @pytest.mark.parametrize("coords, expected", [

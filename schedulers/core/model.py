@@ -10,6 +10,7 @@ written like Batsim writes them (``"0-3 7"``).
 from __future__ import annotations
 
 import enum
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,8 +187,47 @@ class HostState(str, enum.Enum):
     """Made unavailable by an external event (``--events``): takes no new job."""
 
 
-#: ``sleep_pstates`` strings already parsed (see :attr:`Host.sleep_pstates`).
-_SLEEP_PSTATES: dict[str, tuple[int, int, int]] = {}
+#: ``sleep_pstates`` strings already parsed (see :func:`parse_sleep_pstates`).
+_SLEEP_PSTATES: dict[str, tuple[tuple[int, int, int], ...]] = {}
+_SPECIAL_PSTATES: dict[str, frozenset[int]] = {}   # (Host.special_pstates)
+_UINT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_sleep_pstates(raw: str) -> tuple[tuple[int, int, int], ...]:
+    """The ``(sleep, switch_off_virtual, switch_on_virtual)`` triples of a host's
+    ``sleep_pstates`` property, in order: one or several ``S:OFF:ON`` separated by commas
+    (``"1:3:2, 4:3:2"``), read as Batsim 4.2.1 reads them (``Machines::create_machines``,
+    ``src/machines.cpp``): parts split at commas, then at colons, runs of separators counting as
+    one (``boost::split`` with ``token_compress_on``), each number trimmed of blanks and read as an
+    unsigned int (``boost::lexical_cast``: a sign is accepted, ``-1`` wraps to 4294967295 and
+    then to the int -1). Pstate numbers are not checked against the host here.
+
+    Raises:
+        ValueError: a part without three numbers, or a number that is not an unsigned integer
+            (Batsim's reason, quoted).
+    """
+    parsed = _SLEEP_PSTATES.get(raw)
+    if parsed is not None:
+        return parsed
+    out = []
+    for part in re.split(r",+", raw):
+        nums = re.split(r":+", part)
+        if len(nums) != 3:
+            raise ValueError(f"each comma-separated part must be three colon-separated pstates S:OFF:ON, whereas "
+                             f"{part!r} is not valid")
+        triple = []
+        for n in nums:
+            n = n.strip(" \t\n\v\f\r")
+            if _UINT.fullmatch(n) is None or abs(int(n)) > 0xFFFFFFFF:
+                raise ValueError(f"the pstates of the comma-separated sleep pstate {part!r} are invalid: impossible "
+                                 "to convert the pstates to unsigned integers")
+            v = int(n) % (1 << 32)
+            triple.append(v - (1 << 32) if v >= 1 << 31 else v)   # unsigned int, then static_cast<int>
+        out.append(tuple(triple))
+    parsed = tuple(out)
+    if len(_SLEEP_PSTATES) < 1024:
+        _SLEEP_PSTATES[raw] = parsed
+    return parsed
 
 
 class PolicyError(RuntimeError):
@@ -321,25 +361,39 @@ class Host:
     def sleep_pstates(self) -> tuple[int, int, int] | None:
         """``(sleep, switch_off_virtual, switch_on_virtual)`` pstate indexes from the property
         ``sleep_pstates="S:OFF:ON"``, or None when the host has no sleep pstate (it can never be
-        switched off).
+        switched off). When the property gives several triples (``"1:3:2, 4:3:2"``,
+        :func:`parse_sleep_pstates`), the first: the sleep pstate policies switch the host to.
 
         Raises:
-            ValueError: the property is not three integers joined by ``:``.
+            ValueError: a malformed property (naming the host).
         """
         raw = self.properties.get("sleep_pstates")
         if not raw:
             return None
-        # parsed once per distinct string: policies ask for every host they release
-        parsed = _SLEEP_PSTATES.get(raw) if isinstance(raw, str) else None
-        if parsed is None:
-            parts = raw.split(":")
-            if len(parts) != 3:
-                raise ValueError(f"host {self.name!r}: sleep_pstates must be 'S:OFF:ON', got {raw!r}")
-            s, off, on = (int(p) for p in parts)
-            parsed = (s, off, on)
-            if isinstance(raw, str) and len(_SLEEP_PSTATES) < 1024:
-                _SLEEP_PSTATES[raw] = parsed
-        return parsed
+        return self._sleep_triples(raw)[0]
+
+    @property
+    def special_pstates(self) -> frozenset[int]:
+        """Every pstate ``sleep_pstates`` names (its sleep pstates and their virtual switching
+        pstates, all triples): the pstates that do not compute. Empty without the property.
+
+        Raises:
+            ValueError: a malformed property (naming the host)."""
+        raw = self.properties.get("sleep_pstates")
+        if not raw:
+            return frozenset()
+        out = _SPECIAL_PSTATES.get(raw)
+        if out is None:
+            out = frozenset(p for t in self._sleep_triples(raw) for p in t)
+            if len(_SPECIAL_PSTATES) < 1024:
+                _SPECIAL_PSTATES[raw] = out
+        return out
+
+    def _sleep_triples(self, raw) -> tuple[tuple[int, int, int], ...]:
+        try:
+            return parse_sleep_pstates(str(raw))
+        except ValueError as exc:
+            raise ValueError(f"host {self.name!r}: sleep_pstates {raw!r}: {exc}") from None
 
     @property
     def speed(self) -> float | None:

@@ -454,8 +454,7 @@ class Policy:
     # ----------------------------------------------------------------------------- host bookkeeping
     @staticmethod
     def _is_sleep_pstate(host: Host, pstate: int) -> bool:
-        sp = host.sleep_pstates
-        return sp is not None and pstate in sp
+        return pstate in host.special_pstates
 
     def _awake(self, host: Host) -> bool:
         return not self._is_sleep_pstate(host, host.pstate) and host.state not in _NOT_AWAKE

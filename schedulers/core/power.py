@@ -125,12 +125,12 @@ def watt_ranges(host: Host) -> tuple[PowerRange, ...]:
 
 def nominal_pstate(host: Host) -> int:
     """The fastest computation pstate of ``host`` (lowest index among equals); sleep pstates
-    (``sleep_pstates``) excluded.
+    and their switching pstates (every triple of ``sleep_pstates``) excluded.
 
     Raises:
         HostInfoUnknown: speeds unknown (real Batsim without the platform file).
     """
-    sleep = set(host.sleep_pstates or ())
+    sleep = host.special_pstates
     speeds = host.speeds
     candidates = [i for i in range(len(speeds)) if i not in sleep] or list(range(len(speeds)))
     return max(candidates, key=lambda i: (speeds[i], -i))

@@ -251,7 +251,7 @@ class IdleShutdown:
             h = hosts[i]
             target = self._wake_to.pop(i, None)
             if target is None:  # asleep from the start: its lowest computation pstate
-                sp = h.sleep_pstates
+                sp = h.special_pstates
                 target = next(k for k in range(len(h.speeds)) if k not in sp)
             key = (target, self.on_delay[i])
             groups[key] = groups.get(key, 0) | 1 << i

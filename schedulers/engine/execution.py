@@ -77,7 +77,7 @@ from ..core.model import HostState, JobState
 from .ports import EngineError
 from .hosts import exact_sum
 from .queue import Kind, at
-from .netroute import TCP_GAMMA
+from .netroute import TCP_GAMMA, NetworkUnsupported
 from .sharing import SolverLoop, l07_rates
 from .workload import EngineJob
 
@@ -218,15 +218,26 @@ class ExecutionMixin:
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
-        now = self.now
         job.state = RUNNING
-        job.start = now
         job.alloc = alloc
         job.hosts = hosts
+        self._running += 1
+        if self.platform.message_delays is not None:
+            # the server creates the job's actor (a simcall): it starts the job a sub-round later
+            self._after(1, lambda: self._job_begins(job))
+        else:
+            self._job_begins(job)
+
+    def _job_begins(self, job: EngineJob) -> None:
+        """``execute_job_process`` (``src/jobs_execution.cpp``): the job's start time, its
+        hosts' energy and start row, the machines computing, then its first stage."""
+        now = self.now
+        hosts = job.hosts
+        all_hosts = self.hosts
+        job.start = now
         job.stage = 0
         # Batsim's remaining_time (execute_job, src/task_execution.cpp; < 0: no walltime)
         job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
-        self._running += 1
         for hid in hosts:
             h = all_hosts[hid]
             h.jobs.add(job.id)
@@ -306,6 +317,22 @@ class ExecutionMixin:
                 self._reshare(job.hosts, links=old_links)  # the previous stage's load leaves
                 return
         self._reshare(job.hosts, started=job, links=old_links)
+        if job.rate == _INF and self.platform.message_delays is not None:
+            self._zero_task_later(job)
+
+    def _zero_task_later(self, job: EngineJob) -> None:
+        """Batsim's actor model: the parallel task of a stage without work, which SimGrid ends
+        in the next step (``L07Action``: remains 0), is created by the job actor a few
+        sub-rounds after it starts the stage: ``exec_init`` sets the task's flops, bytes and hosts
+        (three simcalls) before ``start`` (``s4u_Actor.cpp``, ``s4u_Exec.cpp``, SimGrid 3.32); a
+        first stage starts a sub-round after the server's ``Actor::create`` (:meth:`_execute`). The server meanwhile has received the reply's next decision (its transfer
+        created first), so that decision is handled before the job's end, in the next step.
+        Recorded on real Batsim 4.2.1 (``tests/fixtures/batsim_zero_work_order``: a zero-work
+        job then SET_RESOURCE_STATE: the switch's ``p`` row comes before the job's ``e`` row;
+        then QUERY: ANSWER before JOB_COMPLETED)."""
+        job.version += 1   # (the end armed at once is stale)
+        v = job.version
+        self._after(3, lambda: self._queue.sleep(0.0, Kind.JOB_END, (job, v, False)) if job.version == v else None)
 
     def _sleep_timer(self, duration: float, kind, payload) -> None:
         """Arm a sleep of ``duration`` s from now: an action on SimGrid's clock (:mod:`.steps`,
@@ -345,7 +372,10 @@ class ExecutionMixin:
         weights: dict = {}
         latency = lat_current = 0.0
         for i, j, b in pairs:
-            links, lat = routes.route(names[i], names[j])
+            try:
+                links, lat = routes.route(names[i], names[j])
+            except NetworkUnsupported as exc:
+                raise EngineError(f"t={self.now!r}: job {job.id}'s communications: {exc}") from None
             latency = max(latency, lat)
             lat_current = max(lat_current, lat * b)
             for ln in links:
@@ -356,7 +386,7 @@ class ExecutionMixin:
                     weights[ln] = max(w, b)
                 else:
                     weights[ln] = w + b
-        if not weights:
+        if not weights and not latency > 0:
             return None
         bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else _INF
         return list(weights.items()), latency, bound
@@ -478,7 +508,7 @@ class ExecutionMixin:
                     h = hosts[hid]
                     spec[hid] = (h.spec.cores, h.spec.speeds[h.pstate])
         net = None
-        if self._link_users:
+        if self._link_users or any(j.net_bound < _INF for j in tasks):   # (Vivaldi: bounds without links)
             net = [(j.links, j.net_bound) for j in tasks]
         try:
             rates, usage = l07_rates([(j.hosts, j.flops) for j in tasks], spec, net)
@@ -508,6 +538,8 @@ class ExecutionMixin:
                 r = s / f if s > 0 else 0.0
                 if r < rate:
                     rate = r
+        if job.net_bound < rate < _INF:   # TCP-gamma's bound of communications without links (Vivaldi);
+            rate = job.net_bound           # (no flop and no link: no work, done once the latency is paid)
         job.rate = rate
         for hid, f in zip(job.hosts, job.flops):
             h = hosts[hid]

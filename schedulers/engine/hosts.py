@@ -39,9 +39,13 @@ Lazy energy updates (SimGrid 3.32 ``src/plugins/host_energy.cpp``, ``HostEnergy:
 Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``update`` sets it
     from the host only after charging the interval since the previous update)
     The plugin charges a host declared with ``pstate="p"`` (p > 0) at pstate 0's power from
-    time 0 until its first update (an energy read, a pstate change, an action on it), then at
-    its true pstate's. With ``-E`` Batsim reads every host when the first job is submitted, so
-    the platform's energy until then is that of pstate 0 on such hosts. Recorded on real Batsim
+    time 0 until its first update (an energy read after t = 0 -- ``get_consumed_energy`` updates
+    only when the clock has moved since the host's last update, which is 0 at its creation --, a
+    pstate change, an action on it), then at its true pstate's. With ``-E`` Batsim reads every
+    host when the first job is submitted, so the platform's energy until then is that of pstate 0
+    on such hosts; a first submission at t = 0 updates nothing (recorded on real Batsim 4.2.1,
+    ``tests/fixtures/batsim_sleep_pstates``: a host at sleep pstate 4 of 5 W draws pstate 0's
+    100 W until the first job end at t = 3). Recorded on real Batsim
     4.2.1 (tests/test_engine_fidelity.py: a host at pstate 1 of "10:20, 100:200" idles at 10 W, not 100 W,
     until the first submission at t = 10: 200 J for two hosts, not 1,100). The engine gives
     such a host pstate 0's idle power at the start and its own at its first update
@@ -60,9 +64,11 @@ Switching (``server_on_pstate_modification`` in ``src/server.cpp`` and ``src/pst
     machine switch per host. Per host:
 
     * computation -> computation pstate (DVFS): instantaneous; running computations change pace;
-    * computation -> sleep pstate: the host computes 1 flop at the virtual switch-off pstate
-      (``sleep_pstates="S:OFF:ON"``), then reaches ``S`` (Batsim aborts if jobs run there);
-    * sleep -> computation pstate: 1 flop at the virtual switch-on pstate;
+    * computation -> sleep pstate ``S``: the host computes 1 flop at ``S``'s virtual switch-off
+      pstate (``sleep_pstates="S:OFF:ON"``, one triple per sleep pstate, comma-separated:
+      :func:`.platform.classify_sleep_pstates`), then reaches ``S`` (Batsim aborts if jobs run
+      there);
+    * sleep pstate ``S`` -> computation pstate: 1 flop at ``S``'s virtual switch-on pstate;
     * a host in a virtual pstate (still switching) or a request for a virtual pstate: Batsim
       logs an error and does nothing for that host — the request's group then never completes
       (no RESOURCE_STATE_CHANGED), and the host stays where its running switch takes it;
@@ -168,13 +174,7 @@ class HostRun:
     def pstate_kind(self, pstate: int) -> str:
         """``computation``, ``sleep`` or ``transition`` (a virtual switching pstate), as Batsim
         classifies the pstates of a machine (``Machine::pstates``)."""
-        sp = self.spec.sleep_pstates
-        if sp:
-            if pstate == sp[0]:
-                return "sleep"
-            if pstate in (sp[1], sp[2]):
-                return "transition"
-        return "computation"
+        return self.spec.pstate_kinds.get(pstate, "computation")
 
 
 @dataclass(slots=True)
@@ -214,9 +214,7 @@ class HostsMixin:
         self._lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
         self._upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
         self._not_updated: dict[int, HostRun] = {}  # hosts the plugin still sees at pstate 0, by id (module docstring)
-        for h in self.hosts:
-            if h.pstate_kind(h.pstate) == "sleep":
-                h.state = HostState.SLEEPING
+        for h in self.hosts:   # every machine starts idle, whatever its pstate (Machines::create_machines)
             self._counts[h.state] += 1
             if self.energy:
                 if h.pstate != 0:
@@ -265,7 +263,7 @@ class HostsMixin:
     def _read_all(self) -> list[float]:
         """Update every compute host now and return their energies (J), in host order --
         ``Machines::total_consumed_energy`` reads each with ``sg_host_get_consumed_energy``."""
-        if self._not_updated:
+        if self._not_updated and self.now > 0.0:   # (a read at t = 0 updates nothing)
             self._first_update()
         now, a = self.now, self._all_upd
         out = []
@@ -303,7 +301,7 @@ class HostsMixin:
 
     def _running_total(self) -> float:
         """The running sum of every host's energy now (J), as the hosts are read now."""
-        if self._not_updated:
+        if self._not_updated and self.now > 0.0:
             self._first_update()
         self._all_upd = self.now
         return self._e_acc + self._c_sum * (self.now - self._e_last)
@@ -334,7 +332,7 @@ class HostsMixin:
         read as Batsim's ``consumed_energy_on_machines`` reads a job's allocation (which updates
         them; Batsim sums them in a ``long double``, exact here: the caller sums with
         :func:`math.fsum`)."""
-        if self._not_updated:
+        if self._not_updated and self.now > 0.0:
             self._first_update(hids)
         hosts, upd = self.hosts, self._update
         out = []
@@ -529,7 +527,15 @@ class HostsMixin:
         return exact_sum(incs) / dt
 
     # ----------------------------------------------------------------------------- switching
-    def _set_resource_state(self, d: SetResourceState) -> None:
+    def _set_resource_state(self, d: SetResourceState, later=None) -> None:
+        """``server_on_pstate_modification``: the request's group, its rows, then host by host.
+        ``later(k, fn)``: Batsim's actor model (:mod:`.netserver`), where each host's
+        ``set_pstate`` (a pstate change) or ``Actor::create`` (a switching actor, whose
+        ``set_pstate`` to the virtual pstate comes a sub-round later) is a simcall of the
+        server: the ``k``-th host's change is done ``k`` sub-rounds on, and the machine-state row
+        after the last one, so that an actor running at this instant (a job ending) sees the
+        hosts before their change (recorded on real Batsim 4.2.1,
+        ``tests/fixtures/batsim_zero_work_order``); None: all at once."""
         if not self.energy:
             raise EngineError("SET_RESOURCE_STATE needs the energy model (-E / --energy), as in Batsim")
         try:
@@ -556,22 +562,31 @@ class HostsMixin:
         self._nb_grouped_switches += 1
         self._nb_machine_switches += len(hids)
         dvfs = []
+        k = 0   # the server's simcalls so far (with later)
         for hid in hids:
             h = self.hosts[hid]
             cur, want = h.pstate_kind(h.pstate), h.pstate_kind(target)
             if cur == "computation" and want == "computation":
-                dvfs.append(hid)
+                if later is None:
+                    dvfs.append(hid)
+                else:
+                    k += 1
+                    later(k, lambda hid=hid: self._dvfs([hid], target))
             elif cur == "computation" and want == "sleep":
                 if h.jobs:
                     raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} runs jobs "
                                       f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
-                self._start_switch(h, hid, h.spec.sleep_pstates[1], HostState.SWITCHING_OFF, target)
+                self._set_state(h, HostState.SWITCHING_OFF)
+                k += 1
+                self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[target][0], target)
             elif cur == "sleep":
                 if want != "computation":
                     raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} is asleep in "
                                       f"pstate {h.pstate}; it can only be switched to a computation pstate, "
                                       f"not {target} (Batsim aborts)")
-                self._start_switch(h, hid, h.spec.sleep_pstates[2], HostState.SWITCHING_ON, target)
+                self._set_state(h, HostState.SWITCHING_ON)
+                k += 1
+                self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[h.pstate][1], target)
             else:
                 what = "is still switching" if cur == "transition" else f"cannot go to virtual pstate {target}"
                 import logging   # (imported when needed: gridsched starts sooner)
@@ -580,14 +595,21 @@ class HostsMixin:
                     "request never completes", self.now, hid, h.spec.name, what)
         if dvfs:
             self._dvfs(dvfs, target)
-        self._machine_row()
+        self._later_or_now(later, k, self._machine_row)
 
-    def _start_switch(self, h: HostRun, hid: int, virtual: int, state: HostState, target: int) -> None:
-        """Batsim's switch actor: compute 1 flop at the virtual pstate, then reach ``target``."""
+    @staticmethod
+    def _later_or_now(later, k: int, fn, *args) -> None:
+        if later is None:
+            fn(*args)
+        else:
+            later(k, lambda: fn(*args))
+
+    def _start_switch(self, h: HostRun, hid: int, virtual: int, target: int) -> None:
+        """Batsim's switch actor (the machine already in its switching state): compute 1 flop
+        at the virtual pstate, then reach ``target``."""
         speed = h.spec.speeds[virtual]
         if speed <= 0:
             raise EngineError(f"host {h.spec.name}: virtual pstate {virtual} has speed 0; the switch never ends")
-        self._set_state(h, state)
         self._set_pstate(h, virtual)
         h.load = 1.0   # the flop keeps one core busy
         self._set_power(h)

@@ -38,8 +38,14 @@ system (``SHARED``, ``FATPIPE`` for ``<link sharing_policy="FATPIPE">``, ``bb_sh
 "FATPIPE"`` backbones, cluster loopbacks and the model's ``__loopback__``; a split-duplex link is
 two constraints).
 
+* ``routing="Cluster"`` zones (a StarZone built when the zone ends): a ``<cabinet>``'s hosts
+  each have a link up and a link down (``link_<host>_UP``, ``_DOWN``, SHARED, the cabinet's
+  ``bw`` and ``lat``) then the zone's ``<backbone>``; a ``<host_link>`` gives a host its ``up``
+  and ``down`` links the same way; a route between two hosts is the source's route up then the
+  destination's route down, each link once (Batsim's ``cluster_locality_*.xml``);
+
 Anything else (``Floyd``, ``Dijkstra``, ``Vivaldi`` with links, ``<bypassRoute>``, torus /
-fat-tree / dragonfly clusters, ``<cabinet>``, ``<host_link>``) is reported by
+fat-tree / dragonfly clusters, cabinets outside a Cluster zone) is reported by
 :class:`NetworkUnsupported` with the element named: the engine then refuses the platform and
 points to real Batsim.
 """
@@ -117,6 +123,7 @@ class _Zone:
     up: dict = field(default_factory=dict)                  # star: netpoint -> links up
     down: dict = field(default_factory=dict)                # star: netpoint -> links down
     loop: dict = field(default_factory=dict)                # star: netpoint -> loopback links
+    loop_only: set = field(default_factory=set)             # Cluster zone: points with a loopback alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +201,10 @@ class Routes:
     :meth:`route` gives the links of a route in order, each once, and its latency (the sum of
     the links' latencies, ``Host::route_to``). Routes are computed once per pair of hosts."""
 
-    def __init__(self, route_fn, netpoints) -> None:
+    def __init__(self, route_fn, netpoints, extra_latency=None) -> None:
         self._route = route_fn
         self._netpoints = netpoints
+        self._extra = extra_latency   # (a, b) -> s added to the links' latency (Vivaldi zones)
         self._cache: dict[tuple[str, str], tuple[tuple[_Link, ...], float]] = {}
 
     def has(self, name: str) -> bool:
@@ -212,7 +220,10 @@ class Routes:
         r = self._cache.get(key)
         if r is None:
             ls = tuple(self._route(a, b))
-            r = self._cache[key] = (ls, sum(ln.latency for ln in ls))
+            lat = sum(ln.latency for ln in ls)
+            if self._extra is not None:
+                lat += self._extra(a, b)
+            r = self._cache[key] = (ls, lat)
         return r
 
 
@@ -326,6 +337,47 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
         zone_of[router] = z
         z.up[router] = z.down[router] = []
 
+    def star_zone(e: ET.Element, z: _Zone) -> None:
+        """A ``routing="Cluster"`` zone (SimGrid 3.32's StarZone, built when the zone ends:
+        ``sg_platf_zone_cluster_populate``): each cabinet host's route up is its own link
+        ``link_<host>_UP`` then the ``<backbone>``, its route down the backbone then
+        ``link_<host>_DOWN`` (``sg_platf_build_cabinet``: two SHARED links of the cabinet's
+        ``bw`` and ``lat``; the backbone SHARED); a ``<host_link>`` gives a ``<host>`` its
+        ``up`` and ``down`` links the same way; other hosts and routers have empty routes
+        (``StarZone::do_seal``); a ``<route>`` from a point to itself is its loopback."""
+        z.star = True
+        bb = None
+        for c in e:
+            if _tag(c) == "backbone":   # (a second <backbone> replaces the first, never built)
+                where = f"{src}: backbone {c.get('id', '')!r}"
+                bb = _Link(parse_latency(c.get("latency"), where), parse_bandwidth(c.get("bandwidth", ""), where))
+        tail = [bb] if bb is not None else []
+        for c in e:
+            t = _tag(c)
+            if t == "host_link":
+                h = c.get("id", "")
+                where = f"host_link {h!r}"
+                z.up[h] = [link_of(c.get("up", ""), None, where)] + tail
+                z.down[h] = [link_of(c.get("down", ""), None, where)] + tail
+            elif t == "cabinet":
+                where = f"{src}: cabinet {c.get('id', '')!r}"
+                bw = parse_bandwidth(c.get("bw", ""), where)
+                lat = parse_latency(c.get("lat"), where)
+                from .platform import _expand_radical  # noqa: PLC0415 - one radical reader
+                for r in _expand_radical(c.get("radical", ""), where):
+                    name = f"{c.get('prefix', '')}{r}{c.get('suffix', '')}"
+                    zone_of[name] = z
+                    z.up[name] = [_Link(lat, bw)] + tail
+                    z.down[name] = [_Link(lat, bw)] + tail
+            elif t == "route":
+                a, b = c.get("src", ""), c.get("dst", "")
+                if a == b:
+                    z.loop[a] = route_links(c, f"route {a}->{b}")
+        # a point whose routing entry holds a loopback alone has neither route up nor down
+        # (do_seal fills in only points without an entry): SimGrid aborts when it is routed to
+        # or from another point
+        z.loop_only = {p for p in z.loop if p not in z.up}
+
     def zone(e: ET.Element, parent: _Zone | None) -> None:
         zid = e.get("id", "")
         routing = e.get("routing", "")
@@ -334,6 +386,7 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
             t = _tag(c)
             if t == "link":
                 add_link(c)
+        cluster_zone = routing.lower() == "cluster"
         for c in e:
             t = _tag(c)
             if t in ("zone", "AS"):
@@ -342,9 +395,14 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
                 cluster(c, z)
             elif t in ("host", "router"):
                 zone_of[c.get("id", "")] = z
+            elif t in ("cabinet", "host_link", "backbone") and cluster_zone:
+                continue
             elif t in ("cabinet", "bypassRoute", "bypassZoneRoute", "bypassASroute", "host_link", "backbone",
                        "peer"):
                 raise NetworkUnsupported(f"{src}: zone {zid!r}: <{t}> is not modelled by the engine")
+        if cluster_zone:
+            star_zone(e, z)
+            return
         has_links = any(_tag(c) in ("link", "route", "zoneRoute", "ASroute") for c in e)
         if routing not in ("Full", "None", "") and has_links:
             raise NetworkUnsupported(f"{src}: zone {zid!r}: routing {routing!r} with links is not modelled by the "
@@ -386,6 +444,12 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
         if z.star:
             if a == b and a in z.loop:
                 return z.loop[a], None, None
+            for p, d in ((a, "UP from source"), (b, "DOWN to destination")):
+                if p in z.loop_only:
+                    raise NetworkUnsupported(
+                        f"{src}: zone {z.id!r}: {p!r} has a loopback <route> but no link up or down (no <host_link>): "
+                        f"real Batsim 4.2.1 aborts when it routes from {a!r} to {b!r} (SimGrid 3.32: \"StarZone routing "
+                        f"({a} - {b}): no link {d} node\")")
             out: list[_Link] = []
             for ln in z.up.get(a, []) + z.down.get(b, [])[::-1]:
                 if all(ln is not x for x in out):  # StarZone adds each link once

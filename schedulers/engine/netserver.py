@@ -29,7 +29,13 @@ below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
   its walltime at the instant the request-reply actor's EXECUTE_JOB arrives posts its
   JOB_COMPLETED after the actor's next decision.
 * **The mailbox** (``send_message``, ``src/ipp.cpp``: a blocking 1-byte ``put`` to the mailbox
-  ``server``). The server receives one message at a time, oldest first; a message posted while
+  ``server``). Every ``send_message``, ``receive_message`` and ``mailbox_empty`` first looks
+  the mailbox up (``Mailbox::by_name``, a simcall in SimGrid 3.32): a ``put`` or ``get`` comes
+  a sub-round after the actor decides it, the server's test of its mailbox a sub-round after
+  it handled a message; the ``put`` and ``get`` of one sub-round are matched in the order the
+  actors ran (recorded on Batsim 4.2.1, ``tests/fixtures/batsim_mailbox_lookup``: a job ending
+  as a message arrives, after two energy reads, puts its JOB_COMPLETED before the reply's
+  EXECUTE_JOB). The server receives one message at a time, oldest first; a message posted while
   the server waits is matched at once, otherwise it waits in the mailbox; its transfer takes its
   route's delay from the moment it is matched: the route's latency, then its byte, which shares
   the route's links with the jobs' communications and the other messages (an ``L07Action`` of
@@ -80,6 +86,9 @@ from .execution import RUNNING, SUBMITTED, HeldTask, MessageFlow
 from .extevents import GENERIC, MACHINE_AVAILABLE
 from .ports import EngineError
 from .queue import Kind
+
+#: The server's ``get`` among the sub-round's simcalls (:meth:`NetworkServerMixin._end_round`).
+_GET = object()
 
 # message types (the IPMessageType of src/ipp.hpp that the engine models)
 _HELLO, _SUBMITTED, _BYE, _COMPLETED, _SWITCHED, _WAITED, _KILLED, _DECISION, _READY, _EVENTS, _EVENTS_BYE = range(11)
@@ -211,32 +220,38 @@ class NetworkServerMixin:
         self._waking = False             # the instant's wake-ups are being handled
 
     def _post(self, mtype: int, payload: Any, delay: float, then=None, sender: int = -1) -> None:
-        """An actor sends a message to the server (blocking ``put``): it reaches the mailbox at
-        the end of the current sub-round. ``then``: what the sender does once the transfer is
+        """An actor sends a message to the server (``send_message``, ``src/ipp.cpp``): it looks
+        the mailbox up (``Mailbox::by_name``, a simcall), then its ``put`` reaches the mailbox
+        at the end of the next sub-round. ``then``: what the sender does once the transfer is
         over; ``sender``: the compute host it is sent from (-1: the master host)."""
         self._in_flight += 1
-        self._outbox.append((mtype, payload, delay, then, sender))
+        msg = (mtype, payload, delay, then, sender)
+        self._after(1, lambda: self._outbox.append(msg))
 
     def _end_round(self) -> None:
-        """End of a sub-round: SimGrid handles the ``put`` simcalls issued in it, in order; a
-        server blocked in receive is matched by the first one."""
+        """End of a sub-round: SimGrid handles the simcalls issued in it, in the order the
+        actors ran: each ``put`` is matched by a server blocked in receive, else waits in the
+        mailbox; the server's ``get`` (:data:`_GET`) takes the oldest message there, or blocks."""
         out = self._outbox
         if not out:
             return
         self._outbox = []
         for msg in out:
-            if self._waiting:
+            if msg is _GET:
+                if self._mailbox:
+                    self._transfer(self._mailbox.popleft())
+                else:
+                    self._waiting = True
+            elif self._waiting:
                 self._waiting = False
                 self._transfer(msg)
             else:
                 self._mailbox.append(msg)
 
     def _receive(self) -> None:
-        """The server calls receive: the oldest posted message starts its transfer, or it waits."""
-        if self._mailbox:
-            self._transfer(self._mailbox.popleft())
-        else:
-            self._waiting = True
+        """The server calls ``receive_message``: ``Mailbox::by_name`` (a simcall), then its
+        ``get`` in the next sub-round, in order with the ``put`` of that sub-round."""
+        self._after(1, lambda: self._outbox.append(_GET))
 
     def _transfer(self, msg: tuple) -> None:
         """A message is matched: its transfer starts (a latency, then its byte)."""
@@ -553,14 +568,37 @@ class NetworkServerMixin:
             return len(d.resources), _HostOrder((), len(self.hosts))
         return 0, None
 
+    def _killer(self, ids: list[str], really: list) -> None:
+        """``killer_process`` (``src/jobs_execution.cpp``), created by the server handling a
+        KILL_JOB (a simcall): it runs in the next sub-round of this instant, kills each running
+        job of ``really`` (``Actor::kill`` or ``Exec::cancel``: one simcall each) and posts its
+        KILLING_DONE: before a message posted in a later step, such as the request-reply actor's
+        SCHED_READY once the server has received it (recorded on real Batsim 4.2.1,
+        ``tests/fixtures/batsim_kill``: a kill at the end of a reply's delay reports in the same
+        message as the job ends of that instant)."""
+        def kill() -> None:
+            progress = self._kill_running(really)
+            self._after(len(really), lambda: self._post(_KILLED, (ids, progress), self._d_master))
+
+        self._after(1, kill)
+
     def _server_check(self, port) -> None:
-        """Back in ``server_process``'s loop: if the scheduler is ready and the mailbox empty
-        (messages posted in this sub-round are not in it yet), send it the events gathered so
-        far, or end the simulation; then receive."""
-        if self._ready and not self._closing and not self._mailbox:
+        """Back in ``server_process``'s loop: if the scheduler is ready, look at the mailbox
+        (``mailbox_empty``: ``Mailbox::by_name``, a simcall, then the test a sub-round later);
+        else receive."""
+        if self._ready and not self._closing:
+            self._after(1, lambda: self._server_test(port))
+        else:
+            self._receive()
+
+    def _server_test(self, port) -> None:
+        """The mailbox empty (messages posted in this sub-round are not in it yet), send the
+        scheduler the events gathered so far, or end the simulation; then receive."""
+        if not self._mailbox:
             if self._buffer:
                 self._send(port)
-            elif self._finished() and self._in_flight == 0 and not self.jobs:
+                return
+            if self._finished() and self._in_flight == 0 and not self.jobs:
                 # (not self.jobs: every job's JOB_COMPLETED was received, not only its end in the
                 # model; with messages of no duration a job actor may still be reading energy)
                 self._buffer.append(SimulationEnds(self.now))
@@ -570,6 +608,8 @@ class NetworkServerMixin:
                 self._closing = True
                 self._ready = False
                 self._after(1, lambda: self._reqrep(deque(), ready_at))
+                self._after(1, self._receive)   # (after the Actor::create simcall)
+                return
         self._receive()
 
     def _send(self, port) -> None:
@@ -577,8 +617,10 @@ class NetworkServerMixin:
         starts posting its decisions later in this instant."""
         ready_at, decisions = self._reply_parts(self._exchange(port))
         self._ready = False
-        # the server's Actor::create is a simcall: the request-reply actor runs a sub-round later
+        # the server's Actor::create is a simcall: the request-reply actor runs a sub-round later,
+        # and so does the server (it receives then)
         self._after(1, lambda: self._reqrep(deque(decisions), ready_at))
+        self._after(1, self._receive)
 
     def _reqrep(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
         """The request-reply actor posts its next decision (or SCHED_READY) at its time
@@ -716,9 +758,6 @@ class NetworkServerMixin:
             self._event_step(payload, woke=True)
         elif kind == Kind.WAITER:
             self._post(_WAITED, None, self._d_master)
-        elif kind == Kind.KILL:
-            ids, really = payload
-            self._post(_KILLED, (ids, self._kill_running(really)), self._d_master)
         elif kind == Kind.LATENCY:  # a model event, no message to the server
             self._latency_paid(*payload)
         else:
@@ -740,8 +779,7 @@ class NetworkServerMixin:
             es = _EventSubmitter(lst)
             self._post(_HELLO, lst, self._d_master, lambda es=es: self._start_event_submitter(es))
         self._buffer.append(self._simulation_begins())
-        self._send(port)
-        self._receive()
+        self._send(port)   # (then the server receives)
         self._run_rounds()
         nb_jobs = self.nb_jobs
         lone = getattr(self._queue, "pop_lone", None)

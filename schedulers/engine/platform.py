@@ -56,6 +56,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.model import parse_sleep_pstates
 from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from ..inputs.jsonfile import regular_file
@@ -111,7 +112,14 @@ class HostSpec:
     zone_properties: dict[str, str]
     power: list[PowerRange] | None = None
     wattage_off: float | None = None
-    sleep_pstates: tuple[int, int, int] | None = None  # (sleep, virtual off, virtual on)
+    #: Batsim's classes of the pstates that ``sleep_pstates`` names (``Machine::pstates``):
+    #: ``"sleep"`` or ``"transition"`` (a virtual switching pstate); the others compute
+    #: (:func:`classify_sleep_pstates`, read only with energy, as Batsim does).
+    pstate_kinds: dict[int, str] = field(default_factory=dict)
+    #: Each sleep pstate's ``(virtual off, virtual on)`` pstates (``Machine::sleep_pstates``).
+    sleep_switch: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: Why real Batsim 4.2.1 with ``-E`` aborts on this host's ``sleep_pstates`` (None: it does not).
+    sleep_error: str | None = None
 
     @property
     def role(self) -> str:
@@ -188,17 +196,50 @@ def _parse_power(h: HostSpec, source: str) -> None:
         if not 0 <= h.wattage_off <= MAX_WATTS:
             raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
                                 f"watts >= 0 and <= {MAX_WATTS:g}")
-    sp = h.properties.get("sleep_pstates")
-    if sp:
-        try:
-            s, o, n = (int(x) for x in sp.split(":"))
-        except ValueError:
-            raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates must be 'S:OFF:ON', got {sp!r}") from None
-        for p in (s, o, n):
-            if not 0 <= p < len(h.speeds):
-                raise PlatformError(f"{source}: host {h.name!r}: sleep_pstates {sp!r} names pstate {p}, "
-                                    f"but the host has {len(h.speeds)}")
-        h.sleep_pstates = (s, o, n)
+
+
+def classify_sleep_pstates(h: HostSpec, source: str) -> None:
+    """Read host ``h``'s ``sleep_pstates`` as Batsim 4.2.1 does with ``-E``
+    (``Machines::create_machines``, ``src/machines.cpp``) into :attr:`HostSpec.pstate_kinds` and
+    :attr:`HostSpec.sleep_switch`, or set :attr:`HostSpec.sleep_error` to the reason Batsim aborts.
+
+    The property holds one or several ``S:OFF:ON`` triples separated by commas
+    (:func:`schedulers.core.model.parse_sleep_pstates`). Triple by triple, in order: each pstate
+    must exist on the host; an ``OFF`` or ``ON`` pstate already classed must be a transition one
+    (else Batsim aborts); an ``S`` already classed is only logged (an error Batsim goes on after);
+    then ``S`` becomes a sleep pstate switched through ``OFF`` and ``ON`` (a later triple of the
+    same ``S`` replaces the earlier), and ``ON`` then ``OFF`` become transition pstates -- so a
+    pstate given as ``S`` and as ``OFF`` or ``ON`` of one triple ends a transition pstate, that no
+    request can reach. Two sleep pstates may share their virtual pstates (``"1:3:2, 4:3:2"``)."""
+    raw = h.properties.get("sleep_pstates")
+    if raw is None:
+        return
+    where = f"{source}: host {h.name!r}: sleep_pstates {raw!r}"
+    try:
+        triples = parse_sleep_pstates(raw)
+    except ValueError as exc:
+        h.sleep_error = f"{where}: {exc} (real Batsim 4.2.1 aborts with -E)"
+        return
+    n = len(h.speeds)
+    kinds: dict[int, str] = {}
+    switch: dict[int, tuple[int, int]] = {}
+    for s, off, on in triples:
+        for p in (s, on, off):
+            if not 0 <= p < n:
+                h.sleep_error = (f"{where}: pstate {p} does not exist (the host has {n}); real Batsim 4.2.1 "
+                                 "aborts with -E")
+                return
+        for p in (on, off):
+            if kinds.get(p, "transition") != "transition":
+                h.sleep_error = (f"{where}: pstate {p} is a virtual transition pstate and also a {kinds[p]} "
+                                 "pstate; real Batsim 4.2.1 aborts with -E (\"a pstate can either be a "
+                                 "computation one, a sleeping one or a virtual transition one\")")
+                return
+        switch[s] = (off, on)
+        kinds[s] = "sleep"
+        kinds[on] = "transition"
+        kinds[off] = "transition"
+    h.pstate_kinds, h.sleep_switch = kinds, switch
 
 
 def old_power_names(h: HostSpec) -> str:
@@ -275,10 +316,12 @@ def _host_from(name: str, speed: str | None, core: str | None, pstate: str | Non
 _STOD = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
 
 
-def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str | None:
+def vivaldi_error(src: str, coords: dict[str, str | None], master: str, timed: bool = False) -> str | None:
     """Why the embedded engine cannot run a platform whose ``Vivaldi`` zones hold the hosts
     ``coords`` (host name -> its ``coordinates`` attribute, None when absent), or None;
-    ``master``: the master host's name.
+    ``master``: the master host's name; ``timed``: the engine times the messages of this
+    platform (:func:`vivaldi_routes`: the master and every compute host in one Vivaldi zone, no
+    link), so coordinates other than 0 are no error.
 
     SimGrid 3.32 (``src/kernel/routing/VivaldiZone.cpp``): a route between two hosts of a Vivaldi
     zone has the latency ``(sqrt((x1-x2)^2 + (y1-y2)^2) + |z1| + |z2|) / 1000`` s, from the
@@ -288,7 +331,8 @@ def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str |
     compute host when a job on it sends its end (real Batsim 4.2.1). With coordinates all 0
     every message is instantaneous, which is what the engine plays on compute-only platforms;
     other coordinates give Batsim's messages latencies (a 1-byte message from ``0 0 5`` to
-    ``3 4 0`` takes 0.01 s, SimGrid 3.32 through python3-simgrid) that the engine does not time."""
+    ``3 4 0`` takes 0.01 s, SimGrid 3.32 through python3-simgrid), which the engine times only
+    where ``timed``."""
     for name, text in coords.items():
         if text is None:
             if name != master:
@@ -306,11 +350,11 @@ def vivaldi_error(src: str, coords: dict[str, str | None], master: str) -> str |
             if m is None:
                 return f"{src}: host {name!r}: coordinates {text!r}: {part!r} is not a number (SimGrid 3.32 aborts)"
             values.append(float(m.group(0)))
-        if any(v != 0 for v in values):
+        if any(v != 0 for v in values) and not timed:
             return (f"{src}: host {name!r}: Vivaldi coordinates {text!r}: SimGrid 3.32 gives each of Batsim's "
                     "messages the latency of its hosts' distance (distance / 1000 s); the embedded engine times "
-                    "messages on Vivaldi zones only where every coordinate is 0: use real Batsim "
-                    "(gridsched run --engine batsim)")
+                    "it only where the master host and every compute host are in one Vivaldi zone without "
+                    "links, else only where every coordinate is 0: use real Batsim (gridsched run --engine batsim)")
     return None
 
 
@@ -361,6 +405,34 @@ def _refuse_huge(data: bytes, src: str) -> None:
         line, host = exc.args
         raise PlatformError(f"{src}, line {line}: host {host!r}: more than {MAX_HOSTS:,} hosts; a platform may have "
                             f"at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)") from None
+
+
+def vivaldi_routes(coords: dict[str, str | None], master: str, compute: list[str]) -> tuple[Routes, MessageDelays]:
+    """The routes of a platform whose master and compute hosts are all in one ``Vivaldi`` zone
+    without links (their ``coordinates`` checked by :func:`vivaldi_error`): a route has no link
+    and the latency ``(sqrt((x1-x2)^2 + (y1-y2)^2) + |z1| + |z2|) / 1000`` s
+    (``VivaldiZone::get_local_route``, SimGrid 3.32, in its order of operations), a host to
+    itself ``2 |z| / 1000`` s. A 1-byte message (``L07Action``: no link, no flop) is done once
+    that latency is paid; a parallel task's communications pay the largest latency of their
+    pairs and are bounded by TCP-gamma over twice it (:mod:`.execution`). A compute host without
+    coordinates gets no latency here: SimGrid aborts when it is routed
+    (:attr:`PlatformSpec.uncoordinated`)."""
+    xyz: dict[str, list[float]] = {}
+    for name, text in coords.items():
+        if text is not None:
+            xyz[name] = [float(_STOD.match(part).group(0)) for part in text.split(" ")]
+
+    def latency(a: str, b: str) -> float:
+        p, q = xyz.get(a), xyz.get(b)
+        if p is None or q is None:
+            return 0.0
+        dist = math.sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1])) + abs(p[2]) + abs(q[2])
+        return 0.0 + dist / 1000.0
+
+    names = {master, *compute}
+    routes = Routes(lambda a, b: [], names, latency)
+    return routes, MessageDelays(master_route=(latency(master, master), math.inf),
+                                 host_routes={h: (latency(h, master), math.inf) for h in compute})
 
 
 def read_platform(path: str | Path, master_host: str = "master_host", *,
@@ -415,6 +487,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
 
     routing_of: dict[str, str] = {}
     coords: dict[str, str | None] = {}   # hosts of Vivaldi zones: their coordinates
+    vzone: dict[str, int] = {}           # hosts of Vivaldi zones: their zone
 
     def walk(elem: ET.Element, zprops: dict[str, str]) -> None:
         nonlocal has_network
@@ -432,6 +505,7 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                 routing_of[child.get("id", "")] = model or ""
                 if model == "Vivaldi":
                     coords[child.get("id", "")] = child.get("coordinates")
+                    vzone[child.get("id", "")] = id(elem)
                 hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
                                         child.get("pstate"), _props(child), zprops, src))
             elif t == "cluster":
@@ -448,9 +522,26 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
                                             None, props, {**zprops, **props}, src))
                 if child.get("bw") or child.get("bb_bw"):
                     has_network = True
+            elif t == "cabinet":
+                # SimGrid 3.32 builds a routing="Cluster" zone's cabinets when the zone ends
+                # (sg_platf_build_cabinet): hosts prefix + radical + suffix, of one speed and one
+                # core, without properties (their zones' properties apply), each with its own
+                # links (.netroute)
+                if routing_model(elem.get("routing")) != "Cluster":
+                    raise PlatformError(f"{src}: cabinet {child.get('id', '')!r} in zone {elem.get('id', '')!r}, of "
+                                        f"routing {elem.get('routing', '')!r}: the embedded engine reads cabinets "
+                                        "only in a routing=\"Cluster\" zone (SimGrid 3.32 builds them when such a "
+                                        "zone ends); use real Batsim (--engine batsim)")
+                prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
+                for r in _expand_radical(child.get("radical", ""), f"{src}: cabinet {child.get('id')!r}",
+                                         MAX_HOSTS - len(hosts)):
+                    name = f"{prefix}{r}{suffix}"
+                    routing_of[name] = "Cluster"
+                    hosts.append(_host_from(name, child.get("speed"), "1", None, {}, zprops, src))
+                has_network = True
             elif t == "link" and _props(child).get("virtual") == "yes":
                 continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
-            elif t in ("link", "backbone", "peer", "cabinet"):
+            elif t in ("link", "backbone", "peer"):
                 has_network = True
             elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",
                        "router", "storage", "storage_type", "mount", "trace", "trace_connect",
@@ -514,6 +605,8 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         if "role" not in h.properties:
             h.properties = {"role": "", **h.properties}
         _parse_power(h, src)
+    for h in hosts:   # (Batsim reads every host's, the master's and storage hosts' too)
+        classify_sleep_pstates(h, src)
     if master is None:
         raise PlatformError(f"{src}: no master host: no host named {master_host!r} (--master-host) nor with role "
                             "'master'; real Batsim 4.2.1 aborts (\"Cannot find the \"master\" role in the platform "
@@ -539,9 +632,20 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             # else a routing the reader does not know: messages grouped as on Vivaldi zones
         else:
             routes = found
+    viv_error = None
+    if coords:
+        # one Vivaldi zone without links holding the master and every compute host: the engine
+        # times its coordinates' latencies (vivaldi_routes)
+        timed = (not has_network and master is not None and delays is None
+                 and len({vzone.get(h) for h in [master.name, *(c.name for c in compute)]}) == 1
+                 and master.name in vzone)
+        viv_error = vivaldi_error(src, coords, master.name if master else "", timed)
+        if timed and viv_error is None and any(v != 0 for t in coords.values() if t is not None
+                                               for v in (float(_STOD.match(x).group(0)) for x in t.split(" "))):
+            routes, delays = vivaldi_routes(coords, master.name, [h.name for h in compute])
     return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
-                        vivaldi_error=vivaldi_error(src, coords, master.name if master else "") if coords else None,
+                        vivaldi_error=viv_error,
                         uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
                         unsimulated=traces_error(root, src))
 
@@ -576,19 +680,25 @@ def traces_error(root: ET.Element, src: str) -> str | None:
 
 
 def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
-    """Refuse a compute host that cannot compute, as Batsim 4.2.1 does (``src/machines.cpp``,
-    ``Machines::create_machines``): with energy (``-E``) every computation pstate (not the sleep
-    pstate nor a virtual switching pstate of ``sleep_pstates``) must have a speed > 0; without,
-    the speed of the host's initial pstate must be > 0. (SimGrid itself accepts a zero speed:
-    tasks there just make no progress; the engine follows SimGrid and leaves this check to
-    ``gridsched run``.)
+    """Refuse the hosts Batsim 4.2.1 refuses as it creates its machines (``src/machines.cpp``,
+    ``Machines::create_machines``, host by host in name order): with energy (``-E``), a
+    ``sleep_pstates`` it aborts on (:func:`classify_sleep_pstates`, every host), and every
+    computation pstate of a compute host (not a sleep pstate nor a virtual switching pstate)
+    must have a speed > 0; without, the speed of the host's initial pstate must be > 0.
+    (SimGrid itself accepts a zero speed: tasks there just make no progress; the engine follows
+    SimGrid and leaves this check to ``gridsched run``.)
 
     Raises:
         PlatformError: naming the file, the host and the pstate.
     """
-    for h in platform.compute:
+    compute = {id(h) for h in platform.compute}
+    for h in _by_name(platform):
+        if energy and h.sleep_error:
+            raise PlatformError(h.sleep_error)
+        if id(h) not in compute:
+            continue
         if energy:
-            special = set(h.sleep_pstates or ())
+            special = h.pstate_kinds
             pstates = [p for p in range(len(h.speeds)) if p not in special]
         else:
             pstates = [h.pstate]
@@ -596,3 +706,16 @@ def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
             if not h.speeds[p] > 0:
                 raise PlatformError(f"{platform.source}: host {h.name!r}: computation pstate {p} has speed "
                                     f"{h.speeds[p]:g} flops/s; Batsim 4.2.1 needs a speed > 0 on a compute host")
+
+
+def sleep_error(platform: PlatformSpec) -> str | None:
+    """The first host's (by name) :attr:`HostSpec.sleep_error`: why real Batsim 4.2.1 with
+    ``-E`` aborts on the platform's ``sleep_pstates`` properties; None when it does not."""
+    return next((h.sleep_error for h in _by_name(platform) if h.sleep_error), None)
+
+
+def _by_name(platform: PlatformSpec) -> list[HostSpec]:
+    """Every host (compute, master, storage) in name order, the order in which Batsim 4.2.1
+    creates its machines (SimGrid's ``Engine::get_all_hosts``)."""
+    hosts = [*platform.compute, *([platform.master] if platform.master else []), *platform.storage]
+    return sorted(hosts, key=lambda h: h.name)

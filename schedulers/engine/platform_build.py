@@ -56,9 +56,10 @@ can't be route in an Empty zone", when Batsim routes its first message from the 
 itself), in a Dijkstra zone where no ``<route>`` names it SimGrid crashes (the host is not in
 the zone's graph).
 
-Not modelled here (the engine refuses these platforms for their network anyway, or they are
-accepted as SimGrid accepts them): ``<backbone>``, ``<cabinet>`` and ``<host_link>`` (created only
-at the end of a ``routing="Cluster"`` zone), the hosts and links of TORUS, FAT_TREE and DRAGONFLY
+A ``routing="Cluster"`` zone's ``<backbone>`` link and ``<cabinet>`` hosts and links are built
+when the zone ends (``sg_platf_new_zone_seal``). Not modelled here (the engine refuses these
+platforms for their network anyway, or they are accepted as SimGrid accepts them): cabinets
+outside a Cluster zone, ``<host_link>``, the hosts and links of TORUS, FAT_TREE and DRAGONFLY
 clusters (their topology parameters are not read), trace files (SimGrid opens them), and what
 aborts only when a route is used after t = 0 (a compute host of a None zone that is not its
 gateway, hosts of a Floyd or Dijkstra zone without a route between them, a host that took a
@@ -340,6 +341,10 @@ class _Builder:
         self.route_links: list[str] = []
         self.dijkstra_routed: set[str] = set()
         self.nhosts = 0
+        # a routing="Cluster" zone's <backbone>, <cabinet>s (with their radicals) and
+        # <host_link>s, built when the zone ends (sg_platf_new_zone_seal)
+        self.backbone: str | None = None
+        self.cabinets: list[tuple[dict[str, str], list[tuple[int, int]]]] = []
         self.speed_cache: dict[str, list[float] | str] = {}   # speed text -> values, or SimGrid's words
         self.int_cache: dict[str, int | str] = {}
 
@@ -498,7 +503,9 @@ class _Builder:
             self.value(f"cabinet {cid!r}: speed", lambda t: _value(t, _SPEED, "f"), a.get("speed", ""))
             self.value(f"cabinet {cid!r}: bw", _bandwidth, a.get("bw", ""))
             self.value(f"cabinet {cid!r}: lat", _time, a.get("lat", ""))
-            self.radical(cid, a.get("radical", ""), "cabinet")
+            ranges = self.radical(cid, a.get("radical", ""), "cabinet")
+            self.count_hosts(sum(max(0, hi - lo + 1) for lo, hi in ranges), f"cabinet {cid!r}", a.get("radical", ""))
+            self.cabinets.append((a, ranges))
         elif tag in ("route", "bypassRoute"):
             self.route_links = []
             self.point(a.get("src", ""), "src", tag)
@@ -519,6 +526,8 @@ class _Builder:
     def end(self, e: ET.Element, tag: str) -> None:
         a = e.attrib
         if tag in ("zone", "AS"):
+            if self.current.model == "Cluster":
+                self.populate(self.current)
             self.current = self.current.parent
         elif tag == "host":
             name = a.get("id", "")
@@ -539,6 +548,7 @@ class _Builder:
             bid = a.get("id", "")
             self.value(f"backbone {bid!r}: bandwidth", _bandwidth, a.get("bandwidth", ""))
             self.value(f"backbone {bid!r}: latency", _time, a.get("latency", ""))
+            self.backbone = bid
         elif tag in ("route", "zoneRoute", "ASroute"):
             self.add_route(a, tag)
         elif tag in ("bypassRoute", "bypassZoneRoute", "bypassASroute"):
@@ -552,6 +562,23 @@ class _Builder:
                 self.fail(f"trace {tid!r} has neither text nor file",
                           f"Trace '{tid}' must have either a content, or point to a file on disk.")
             self.traces.add(tid)
+
+    def populate(self, z: _Zone) -> None:
+        """The end of a ``routing="Cluster"`` zone (``sg_platf_zone_cluster_populate``): its
+        backbone link, then each cabinet's hosts ``prefix + radical + suffix`` with their links
+        ``link_<host>_UP`` and ``_DOWN``."""
+        if self.backbone is not None:
+            self.new_link(self.backbone, z, f"backbone {self.backbone!r}")
+        for a, ranges in self.cabinets:
+            what = f"cabinet {a.get('id', '')!r}"
+            for lo, hi in ranges:
+                for r in range(lo, hi + 1):
+                    name = f"{a.get('prefix', '')}{r}{a.get('suffix', '')}"
+                    self.new_host(name, z, what)
+                    self.new_link(f"link_{name}_UP", z, what)
+                    self.new_link(f"link_{name}_DOWN", z, what)
+        self.backbone = None
+        self.cabinets = []
 
     def radical(self, cid: str, radical: str, tag: str = "cluster") -> list[tuple[int, int]]:
         try:

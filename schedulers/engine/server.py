@@ -174,8 +174,17 @@ class ServerMixin:
         return progress
 
     def _killing_done(self, ids: list[str], progress: dict[str, Any]) -> None:
-        """``server_on_killing_done``: JOB_COMPLETED for each job really killed, then JOB_KILLED."""
+        """``server_on_killing_done``: JOB_COMPLETED for each job really killed, then JOB_KILLED.
+
+        Raises:
+            EngineError: a job Batsim deleted since the kill (its end was sent meanwhile): real
+                Batsim 4.2.1 aborts (``Jobs::at``)."""
         t = self.now
+        for jid in ids:
+            if jid not in self.jobs and jid not in self._unsent_ends:
+                raise EngineError(f"KILL_JOB of job {jid!r}: the job's end was sent to the scheduler before its killer "
+                                  f"reported at t={t!r}: real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job "
+                                  f"'{jid}': it does not exist\")")
         for jid in progress:
             job = self.jobs[jid]
             self._job_completed(job)
@@ -194,6 +203,7 @@ class ServerMixin:
         row is written, and the engine forgets the :class:`EngineJob` (its execution state and
         JSON object): what is left of it is its row in ``done`` (recorded when it ended)."""
         del self.jobs[job.id]
+        self._unsent_ends.add(job.id)
         if job.pos >= 0:
             self._done_rows[job.workload][job.pos] = job.row
         else:
@@ -283,16 +293,14 @@ class ServerMixin:
             if self._collect:
                 self._to_delete.append(job)
         elif isinstance(d, KillJobs):
-            really = []
-            for jid in d.job_ids:
-                job = self._job(jid, "KILL_JOB")
-                if job.state == RUNNING:
-                    really.append(job)
+            ids, really = self._kill_request(d.job_ids)
+            if not ids:   # every job's kill was asked before: no killer, no JOB_KILLED
+                return
             if self.platform.message_delays is None:  # see "Kills and zero-work jobs" above
-                self._kills_done.append((list(d.job_ids), self._kill_running(really)))
-            else:  # the killer actor's turn comes in the network's rounds (netserver.py)
+                self._kills_done.append((ids, self._kill_running(really)))
+            else:  # the killer actor runs in the network's sub-rounds (netserver.py)
                 self._killers += 1
-                self._queue.push(self.now, Kind.KILL, (list(d.job_ids), really))
+                self._killer(ids, really)
         elif isinstance(d, CallMeLater):
             if not math.isfinite(d.at):
                 raise EngineError(f"CALL_ME_LATER at t={self.now}: time {d.at!r} is not a finite number")
@@ -306,7 +314,7 @@ class ServerMixin:
             else:
                 self._queue.push(max(at(d.at), self.now), _WAITER)
         elif isinstance(d, SetResourceState):
-            self._set_resource_state(d)
+            self._set_resource_state(d, None if self.platform.message_delays is None else self._after)
         elif isinstance(d, Query):
             for key in d.requests:
                 if key != "consumed_energy":
@@ -331,6 +339,54 @@ class ServerMixin:
                               "use real Batsim (--engine batsim)")
         else:
             raise EngineError(f"unsupported decision {d!r}")
+
+    def _kill_request(self, job_ids) -> tuple[list[str], list[EngineJob]]:
+        """KILL_JOB ``job_ids`` as Batsim 4.2.1's server takes it (``server_on_kill_jobs``,
+        ``src/server.cpp``): the jobs whose kill was not asked before, in order (one killer, one
+        JOB_KILLED for them; a job named twice counts once), and those of them running now.
+
+        A job may be killed while it runs, or once it has ended as long as Batsim still holds
+        it: until a message to the scheduler has been sent after its end reached the server
+        (``jobs_to_be_deleted``, deleted after ``generate_and_send_message``) -- ended at this
+        instant, or its JOB_COMPLETED still crossing the network; the kill then kills nothing but
+        JOB_KILLED still lists it. Recorded on real Batsim 4.2.1 (``tests/fixtures/batsim_kill``).
+
+        Raises:
+            EngineError: where Batsim 4.2.1 aborts (its words quoted): a job no workload has; a
+                job waiting or not submitted yet; a job deleted after its end was sent; a
+                rejected job still held (its killer aborts).
+        """
+        ids, really = [], []
+        for jid in job_ids:
+            job = self.jobs.get(jid)
+            where = f"KILL_JOB at t={self.now!r}: job {jid!r}"
+            if job is None:
+                job = self._known_job(jid)
+                if job is None and jid.partition("!")[0] not in self.workloads_by_name:
+                    raise EngineError(f"{where}: there is no workload {jid.partition('!')[0]!r}; real Batsim 4.2.1 "
+                                      "aborts (an uncaught std::out_of_range: map::at)")
+                if job is None:
+                    raise EngineError(f"{where} does not exist; real Batsim 4.2.1 aborts (\"Trying to kill job "
+                                      f"'{jid}' but it does not exist.\")")
+                if isinstance(job, DoneJob) and jid not in self._unsent_ends:
+                    raise EngineError(f"{where} ended at t={job.finish!r} and the message telling it has been sent: "
+                                      f"real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job '{jid}': it does "
+                                      "not exist\"); kill a job only while it runs")
+            if job.state != RUNNING and not job.state.startswith(("COMPLETED", "REJECTED")):
+                waiting = job.state == SUBMITTED
+                raise EngineError(f"{where} is {'waiting' if waiting else 'not submitted yet'}: real Batsim 4.2.1 aborts "
+                                  f"(\"Invalid KILL_JOB: job_id '{jid}' refers to a job not being executed nor "
+                                  "completed.\")" + ("; reject a waiting job instead (REJECT_JOB)" if waiting else ""))
+            if jid in self._kill_requested:
+                continue
+            if job.state == REJECTED:
+                raise EngineError(f"{where} was rejected: real Batsim 4.2.1's killer aborts (\"Bad kill: job {jid} "
+                                  "has not been started\")")
+            self._kill_requested.add(jid)
+            ids.append(jid)
+            if job.state == RUNNING:
+                really.append(job)
+        return ids, really
 
     def _job(self, jid: str, what: str) -> EngineJob | DoneJob:
         """The job ``jid`` a decision names: running or waiting (the engine's own), or else
@@ -447,6 +503,10 @@ class ServerMixin:
 
     def _exchange(self, port) -> list[Decision] | Reply:
         events, self._buffer = self._buffer, []
+        if self._unsent_ends:   # Batsim deletes the jobs whose end is now sent (jobs_to_be_deleted)
+            if self._kill_requested:
+                self._kill_requested -= self._unsent_ends
+            self._unsent_ends = set()
         if self._to_delete:
             self._collect_profiles(self._to_delete)
             self._to_delete = []
@@ -575,7 +635,8 @@ class ServerMixin:
         if not problems:
             problems.append("the simulation cannot end")
         msg = f"deadlock at t={self.now}: nothing left to simulate but " + "; ".join(problems)
-        asleep = self._counts[HostState.SLEEPING]
+        # (asleep: switched off, or declared at a sleep pstate, where Batsim counts the machine idle)
+        asleep = sum(1 for h in self.hosts if h.state is HostState.SLEEPING or h.pstate_kind(h.pstate) == "sleep")
         if asleep and waiting:
             msg += f"; {asleep} of {len(self.hosts)} hosts are asleep and the policy never woke them"
         if self.dynamic_jobs and not self._registration_finished:

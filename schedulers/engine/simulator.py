@@ -59,7 +59,7 @@ from .hosts import HostRun, HostsMixin, MACHINE_STATES
 from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
 from .paje import ScheduleTraceRows
-from .platform import PlatformSpec, old_power_names
+from .platform import PlatformSpec, old_power_names, sleep_error
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
@@ -120,6 +120,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
             note = next((n for n in map(old_power_names, platform.compute) if n), "")
             raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
                               f"host; missing on {', '.join(missing)}{note}")
+        if energy and sleep_error(platform):
+            raise EngineError(sleep_error(platform))
         if energy and platform.storage:
             names = ", ".join(repr(h.name) for h in platform.storage[:5])
             raise EngineError(f"{platform.source}: storage hosts ({names}) with energy (-E): real Batsim 4.2.1 counts "
@@ -183,6 +185,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._waiters = 0
         self._killers = 0
         self._kills_done: list = []      # compute-only platforms: kills done in the reply being played
+        self._kill_requested: set = set()  # jobs whose kill was asked, until Batsim deletes them
+        self._unsent_ends: set = set()   # jobs whose end reached the server since the last message sent
         self._submitters_left = 0
         self.events = list(events)
         self._event_submitters_left = 0

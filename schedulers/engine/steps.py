@@ -101,8 +101,11 @@ class StepQueue:
         when given, the step that pays the latency also yields ``(Kind.MSG_ACTIVE, action)``,
         so that the engine puts the byte's flow in the sharing system and sets the action's
         ``rate`` (B/s) to what the system gives it. Returns the action (None for an empty route)."""
-        if rate == _INF:
-            self.sleep(0.0, kind, payload)
+        if rate == _INF:   # no link: no byte to pass, done once its latency (Vivaldi) is paid
+            if lat > 0:
+                self.latency(lat, kind, payload)
+            else:
+                self.sleep(0.0, kind, payload)
             return None
         a = _Action(_MESSAGE, lat, 1.0, rate, _NONE, kind, payload, links)
         self._acts.append(a)
