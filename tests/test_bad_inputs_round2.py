@@ -177,6 +177,11 @@ class BadDecision(FCFS):
             self.execute(job, [0, 1, 2])
 
 
+class CallsAtNaN(FCFS):
+    def on_job_submitted(self, job):
+        self.call_me_later(float("nan"))
+
+
 class Sleeps(FCFS):
     def on_job_submitted(self, job):
         import time
@@ -233,6 +238,12 @@ def test_an_exception_in_a_policy_names_its_class_file_line_and_callback(tmp_pat
     assert code == 1 and line.startswith(f"gridsched: error: policy BadDecision failed in schedule ({user}, line "
                                          f"{_line_of(user, 'self.execute(job, [0, 1, 2])')}): ")
     assert "internal error" not in line
+    # a call at a time that is no number is the policy's error, at its line (not the engine's, later)
+    code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:CallsAtNaN", out="out4"))
+    line = one_error_line(err)
+    assert code == 1 and line.startswith(f"gridsched: error: policy CallsAtNaN failed in on_job_submitted ({user}, "
+                                         f"line {_line_of(user, 'call_me_later(float')}): call_me_later: the time must "
+                                         "be a finite number of seconds, got nan")
 
 
 def test_a_failing_policy_in_serve_is_one_line_and_refused_messages_stop_before_deciding(tmp_path: Path,

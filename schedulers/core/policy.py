@@ -633,8 +633,18 @@ class Policy:
     def call_me_later(self, at: float) -> None:
         """Ask Batsim for a REQUESTED_CALL at time ``at`` (s, absolute simulation time):
         :meth:`on_requested_call`, then :meth:`schedule`, run then. ``at`` must be later than
-        :attr:`now` (Batsim 4.2.1 aborts on a call that is not in the future)."""
-        self._decisions.append(CallMeLater(at=float(at)))
+        :attr:`now` (Batsim 4.2.1 aborts on a call that is not in the future).
+
+        Raises:
+            PolicyError: ``at`` is not a finite number.
+        """
+        try:
+            when = float(at)
+        except (TypeError, ValueError):
+            when = math.nan
+        if not math.isfinite(when):
+            raise PolicyError(f"call_me_later: the time must be a finite number of seconds, got {at!r}")
+        self._decisions.append(CallMeLater(at=when))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
         """Switch ``hosts`` to pstate index ``pstate`` (SET_RESOURCE_STATE; needs Batsim's energy
