@@ -1,7 +1,8 @@
 """Job execution: profile stages, parallel tasks, compute sharing, walltime, kills.
 
-Part of :class:`schedulers.engine.simulator.Engine` (a mixin; see :mod:`.hosts` for the shared
-state it relies on).
+Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's job state; the
+hosts' power, energy and machine states are asked of the :class:`.hosts.Machines` component,
+``self.machines``, and the time of the :class:`.clock.Clock`, ``self.clock``).
 
 Parallel tasks (Batsim 4.2.1 ``src/task_execution.cpp`` + SimGrid 3.32 ``ptask_L07``)
     ``delay`` profiles sleep: the hosts stay at idle power. Every computing profile runs as one
@@ -197,13 +198,13 @@ class ExecutionMixin:
             raise EngineError(f"EXECUTE_JOB {job.id}: fields {sorted(d.extra)} (mapping, storage, IO jobs) "
                               "are not simulated by the embedded engine; use real Batsim")
         if job.state != SUBMITTED:
-            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: the job is {job.state}, not waiting")
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
         alloc = d.alloc
         # (one interval, the common allocation: its range, without iterating the ProcSet)
         hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
             else tuple(alloc)
         if len(hosts) != job.res:
-            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: allocation {alloc} has {len(hosts)} "
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: allocation {alloc} has {len(hosts)} "
                               f"hosts but the job requests {job.res}")
         all_hosts = self.hosts
         nb_hosts = len(all_hosts)
@@ -213,10 +214,10 @@ class ExecutionMixin:
                                   f"(platform has {nb_hosts} compute hosts)")
             h = all_hosts[hid]
             if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) is "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is "
                                   f"{h.state.value}")
             if h.jobs and not self.sharing:
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.now}: host {hid} ({h.spec.name}) already "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
         job.state = RUNNING
         job.alloc = alloc
@@ -231,7 +232,7 @@ class ExecutionMixin:
     def _job_begins(self, job: EngineJob) -> None:
         """``execute_job_process`` (``src/jobs_execution.cpp``): the job's start time, its
         hosts' energy and start row, the machines computing, then its first stage."""
-        now = self.now
+        now = self.clock.now
         hosts = job.hosts
         all_hosts = self.hosts
         job.start = now
@@ -242,13 +243,13 @@ class ExecutionMixin:
             h = all_hosts[hid]
             h.jobs.add(job.id)
             if h.state is not HostState.COMPUTING:
-                self._set_state(h, HostState.COMPUTING)
+                self.machines.set_state(h, HostState.COMPUTING)
         if self.energy:
-            job.energy_start = self._energy_of(hosts)
-        self._machine_row()
+            job.energy_start = self.machines.energy_of(hosts)
+        self.machines.machine_row()
         if self._paje is not None:
             self._paje.run(now, job, self._load_rank(job) if self.sharing else 0)  # (one job per machine)
-        self._energy_row("s", decided=True)
+        self.machines.energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
                 and not job.pending):
@@ -269,7 +270,7 @@ class ExecutionMixin:
     def _start_stage(self, job: EngineJob) -> None:
         """Start the current stage of ``job`` at ``now`` and arm its end timer."""
         name, prof = job.stages[job.stage]
-        job.stage_start = self.now
+        job.stage_start = self.clock.now
         job.version += 1
         self._drop_walltime(job)
         old_links = job.links
@@ -292,13 +293,13 @@ class ExecutionMixin:
                     job.wall_left = left - delay
             return
         job.flops = self._stage_flops(job, prof)
-        job.wall_t0 = self.now   # execute_parallel_task's time_before_execute
+        job.wall_t0 = self.clock.now   # execute_parallel_task's time_before_execute
         if self.platform.uncoordinated and len(job.hosts) > 1:
             talking = sorted({job.hosts[k] for i, j, _ in _byte_pairs(prof, len(job.hosts)) for k in (i, j)})
             self._routed(talking, f"the communications of job {job.id}'s profile {name!r}")
         net = self._stage_network(job, prof) if self.platform.routes is not None else None
         if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
-            self._updated(job.hosts)
+            self.machines.updated(job.hosts)
         self._ptasks += 1
         job.index = self._ptasks  # SimGrid's action order: same-instant ends are handled in it
         job.remaining = 1.0
@@ -341,7 +342,7 @@ class ExecutionMixin:
         if self._steps:
             self._queue.sleep(duration, kind, payload)
         else:
-            self._queue.push(at(self.now + duration), kind, payload)
+            self._queue.push(at(self.clock.now + duration), kind, payload)
 
     def _stage_network(self, job: EngineJob, prof: dict) -> tuple[list, float, float] | None:
         """The links a compute stage's communications load, as ``L07Action::L07Action`` expands
@@ -375,7 +376,7 @@ class ExecutionMixin:
             try:
                 links, lat = routes.route(names[i], names[j])
             except NetworkUnsupported as exc:
-                raise EngineError(f"t={self.now!r}: job {job.id}'s communications: {exc}") from None
+                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s communications: {exc}") from None
             latency = max(latency, lat)
             lat_current = max(lat_current, lat * b)
             for ln in links:
@@ -417,11 +418,11 @@ class ExecutionMixin:
         is enabled (``System::enable_var`` puts it first, as if created now) and bounded."""
         if version != job.version or job.state != RUNNING or not job.pending:
             return
-        self._live = self.now
+        self._live = self.clock.now
         job.pending = False
         self._ptasks += 1
         job.index = self._ptasks
-        job.stage_start = self.now
+        job.stage_start = self.clock.now
         self._reshare(job.hosts, started=job, links=job.links)
 
     # -------------------------------------------------------------------------------- rates
@@ -438,7 +439,7 @@ class ExecutionMixin:
                 for hid in hids:
                     h = self.hosts[hid]
                     h.load = 0.0
-                    self._set_power(h, True)
+                    self.machines.set_power(h, True)
             return
         tasks = self._connected_tasks(hids, links)
         for j in tasks:
@@ -451,7 +452,7 @@ class ExecutionMixin:
         for hid in touched:
             h = self.hosts[hid]
             h.load = loads.get(hid, 0.0)
-            self._set_power(h, True)
+            self.machines.set_power(h, True)
         for j in tasks:
             if type(j) is not MessageFlow:   # (a message's action reads its new rate itself)
                 self._arm_compute_end(j)
@@ -518,7 +519,7 @@ class ExecutionMixin:
             msgs = len(tasks) - len(jobs)
             files = sorted({str(self.workloads_by_name[w].path) for w in (getattr(j, "workload", None) for j in in_play)
                             if w in self.workloads_by_name})
-            raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.now!r}: {exc}; the system holds "
+            raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.clock.now!r}: {exc}; the system holds "
                               f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 hangs in "
                               "this solve (it never returns), the engine stops instead") from None
         for k, j in enumerate(tasks):
@@ -545,14 +546,14 @@ class ExecutionMixin:
             h = hosts[hid]
             s = h.spec.speeds[h.pstate]
             h.load = (f * rate / s) if (f > 0 and s > 0 and rate != _INF) else 0.0
-            self._set_power(h, True)
+            self.machines.set_power(h, True)
 
     def _walltime_left(self, job) -> float | None:
         """SimGrid's clock (.steps): what is left now of the ``wait_for`` timeout of the current
         compute stage of ``job`` (s; None without walltime): Batsim's ``remaining_time`` at the
         stage's start (``execute_parallel_task``) less the time since."""
         left = job.wall_left
-        return None if left < 0 else left - (self.now - job.wall_t0)
+        return None if left < 0 else left - (self.clock.now - job.wall_t0)
 
     def _arm_walltime(self, job) -> None:
         """SimGrid's clock: arm the current compute stage's ``wait_for`` timeout, once
@@ -601,11 +602,11 @@ class ExecutionMixin:
             self._arm_walltime(job)
             return
         if job.rate == _INF or job.remaining <= 0:
-            end = self.now
+            end = self.clock.now
         elif job.rate <= 0:
             end = _INF
         else:
-            end = at(self.now + job.remaining / job.rate)
+            end = at(self.clock.now + job.remaining / job.rate)
         # wait_for(remaining_time) began with the stage: its timeout is due at wall_t0 + wall_left;
         # a computation ending exactly then succeeds
         kill = at(job.wall_t0 + job.wall_left) if job.wall_left >= 0 else _INF
@@ -621,7 +622,7 @@ class ExecutionMixin:
         if not job.flops or job.pending:
             return None
         self._progress_compute(job)
-        held = HeldTask(job, self.now)
+        held = HeldTask(job, self.clock.now)
         for hid in held.hosts:
             self.hosts[hid].held.append(held)
         self._link(held)
@@ -644,14 +645,14 @@ class ExecutionMixin:
             self.hosts[hid].held.remove(held)
         links = held.links
         self._unlink(held)
-        self._updated(held.hosts)
+        self.machines.updated(held.hosts)
         held.flops = []
         self._reshare(held.hosts, links=links, solve=True)
 
     def _held_ended(self, held: HeldTask, version: int) -> None:
         """A held task's end timer fired: it completed its work before its release."""
         if version == held.version and not held.done:
-            self._live = self.now
+            self._live = self.clock.now
             self._release_task(held)
 
     def _progress_compute(self, job: EngineJob) -> None:
@@ -662,8 +663,8 @@ class ExecutionMixin:
             if job.action is not None:
                 job.remaining = self._queue.remains(job.action)
             else:
-                job.remaining = max(0.0, job.remaining - job.rate * (self.now - job.stage_start))
-        job.stage_start = self.now
+                job.remaining = max(0.0, job.remaining - job.rate * (self.clock.now - job.stage_start))
+        job.stage_start = self.clock.now
 
     def _dvfs(self, hids: list[int], target: int) -> None:
         """Computation pstate change of hosts ``hids`` (instantaneous): running tasks change pace
@@ -675,7 +676,7 @@ class ExecutionMixin:
         for t in held:
             self._progress_compute(t)
         for hid in hids:
-            self._set_pstate(self.hosts[hid], target)
+            self.machines.set_pstate(self.hosts[hid], target)
         for jid in running:
             job = self.jobs[jid]
             if job.flops:
@@ -683,7 +684,7 @@ class ExecutionMixin:
         if held:
             self._reshare(hids, solve=True)
         for hid in hids:
-            self._mark_switch_done(hid, target, machine_row=False)
+            self.machines.mark_switch_done(hid, target, machine_row=False)
 
     # -------------------------------------------------------------------------- progress/end
     def _job_progress(self, job: EngineJob) -> dict[str, Any]:
@@ -691,7 +692,7 @@ class ExecutionMixin:
         name, prof = job.stages[job.stage]
         if prof["type"] == "delay":
             d = float(prof["delay"])
-            prog = (self.now - job.stage_start) / d if d > 0 else 1.0
+            prog = (self.clock.now - job.stage_start) / d if d > 0 else 1.0
         else:
             self._progress_compute(job)
             prog = 1.0 - job.remaining
@@ -710,10 +711,10 @@ class ExecutionMixin:
         next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing)."""
         if version != job.version or job.state != RUNNING:
             return False
-        self._live = self.now
+        self._live = self.clock.now
         # the stage's action ends (or is cancelled at the walltime): SimGrid updates the energy of
         # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep)
-        self._updated(job.hosts if job.flops else (min(job.hosts),))
+        self.machines.updated(job.hosts if job.flops else (min(job.hosts),))
         if walltime:
             self._end_job(job, COMPLETED_WALLTIME_REACHED, -1)
             return True
@@ -721,7 +722,7 @@ class ExecutionMixin:
         if job.flops and job.wall_left >= 0:
             # *remaining_time -= clock - time_before_execute: a hair below 0 means no walltime
             # for the stages left, as in Batsim (execute_parallel_task, do_delay_task)
-            job.wall_left -= self.now - job.wall_t0
+            job.wall_left -= self.clock.now - job.wall_t0
         code = self._return_code(job)
         if code:
             self._end_job(job, *self._coded_end(job, code))
@@ -770,7 +771,7 @@ class ExecutionMixin:
         what = ("Batsim's code of a job killed by the scheduler, which the engine does not simulate as "
                 "a profile's 'ret'" if code == -2 else
                 f"real Batsim 4.2.1 aborts: \"Job '{job.id}' completed with unknown return code: {code}\"")
-        raise EngineError(f"{self.workloads_by_name[job.workload].path}: t={self.now!r}: job {job.id!r} ends with return "
+        raise EngineError(f"{self.workloads_by_name[job.workload].path}: t={self.clock.now!r}: job {job.id!r} ends with return "
                           f"code {code} (a profile's 'ret'): {what}")
 
     def _routed(self, hids, what: str) -> None:
@@ -784,7 +785,7 @@ class ExecutionMixin:
         for hid in hids:
             name = self.hosts[hid].spec.name
             if name in bad:
-                raise EngineError(f"{self.platform.source}: t={self.now!r}: host {name!r} has no 'coordinates' in its "
+                raise EngineError(f"{self.platform.source}: t={self.clock.now!r}: host {name!r} has no 'coordinates' in its "
                                   f"Vivaldi zone and SimGrid routes {what} from or to it: real Batsim 4.2.1 aborts "
                                   f"here (SimGrid 3.32: \"Please specify the Vivaldi coordinates of Host {name}\"); "
                                   "give it coordinates=\"0 0 0\"")
@@ -796,11 +797,11 @@ class ExecutionMixin:
         self._drop_walltime(job)
         job.state = state
         job.return_code = code
-        job.finish = self.now
-        job.runtime = self.now - job.start
+        job.finish = self.clock.now
+        job.runtime = self.clock.now - job.start
         job.version += 1
         job.action = None   # (the action refers to the job: no cycle left for the collector)
-        p_before = self._p_total
+        p_before = self.machines.p_total
         had_load = bool(job.flops)
         links = job.links
         if links:
@@ -813,22 +814,22 @@ class ExecutionMixin:
             h = all_hosts[hid]
             h.jobs.discard(job.id)
             if not h.jobs and h.state is HostState.COMPUTING:
-                self._set_state(h, HostState.IDLE)
+                self.machines.set_state(h, HostState.IDLE)
         if had_load:
             self._reshare(job.hosts, links=links)
-        self._machine_row()
+        self.machines.machine_row()
         paje = self._paje
         if paje is not None:   # (the kill Batsim traces: walltime, or a cancelled parallel task)
-            paje.end(self.now, job, state == COMPLETED_WALLTIME_REACHED or (state == COMPLETED_KILLED and code == -2))
+            paje.end(self.clock.now, job, state == COMPLETED_WALLTIME_REACHED or (state == COMPLETED_KILLED and code == -2))
         if self.energy:
             if self._instant_switches:   # (actor model: switches ending at this instant)
                 self._switches_before_row(job)
             # consumed_energy_on_machines after minus before, both long double sums (exact here)
-            job.energy = exact_sum(chain(self._energy_of(job.hosts), map(neg, job.energy_start)))
+            job.energy = exact_sum(chain(self.machines.energy_of(job.hosts), map(neg, job.energy_start)))
             job.energy_start = ()
             # Batsim keeps the total its energy row read (EnergyConsumptionTracer::add_job_end)
-            e = self._energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
-            self._e_last_job_end = self._total_exact() if e is None else e
+            e = self.machines.energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
+            self._e_last_job_end = self.machines.total_exact() if e is None else e
         else:
             job.energy = -1.0
         job.row = self.done.append(job)

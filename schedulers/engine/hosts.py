@@ -1,7 +1,11 @@
 """Hosts: machine states, power and energy, pstate switching (Batsim 4.2.1 + SimGrid 3.32).
 
-Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's shared state:
-``hosts``, ``now``, ``energy``, ``trace``, ``rows``, ``_buffer``, ``_queue``).
+A component of :class:`schedulers.engine.simulator.Engine`: :class:`Machines` owns the compute
+hosts' run-time state (:class:`HostRun`: pstate, machine state, load, power, energy), the
+platform's energy sums, the time spent in each machine state and the pending switch groups. It
+asks of the others, through what it is given at construction: the current time (the
+:class:`.clock.Clock`), the event queue to arm a switch's execution on, a way to post an event
+to the scheduler, the executions' DVFS re-pacing and a route check (:class:`Machines`).
 
 Energy
     SimGrid's host-energy plugin (:mod:`schedulers.engine.platform`): a host whose busy load is
@@ -33,7 +37,7 @@ Lazy energy updates (SimGrid 3.32 ``src/plugins/host_energy.cpp``, ``HostEnergy:
     host, the power the plugin will charge at its next update (:attr:`HostRun.charged`): at a
     lazy change it stays the old one for the rest of the instant (updates then still charge the
     old power), and becomes the new one at the end of the instant
-    (:meth:`HostsMixin._settle_lazy`), charged from the host's last update on. Recorded on real Batsim 4.2.1: multi-host ``composed``
+    (:meth:`Machines.settle_lazy`), charged from the host's last update on. Recorded on real Batsim 4.2.1: multi-host ``composed``
     compute/delay jobs (``tests/fixtures/batsim_green``, 75 % CPU load) draw the compute power
     during their delays on every host but the first.
 Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``update`` sets it
@@ -49,7 +53,7 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
     4.2.1 (tests/test_engine_fidelity.py: a host at pstate 1 of "10:20, 100:200" idles at 10 W, not 100 W,
     until the first submission at t = 10: 200 J for two hosts, not 1,100). The engine gives
     such a host pstate 0's idle power at the start and its own at its first update
-    (:meth:`HostsMixin._first_update`).
+    (:meth:`Machines._first_update`).
 ``wattmin`` (``out_consumed_energy.csv``)
     Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts, which SimGrid 3.32
     answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its Idle power.
@@ -84,13 +88,15 @@ from __future__ import annotations
 from math import fsum, isfinite, ulp
 from operator import sub
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from procset import ProcSet
 
 from ..core.events import ResourceStateChanged, SetResourceState
 from ..core.model import HostState
-from ..core.power import watts
-from .platform import HostSpec
+from ..core.power import PowerRange, watts
+from .clock import Clock
+from .platform import HostSpec, PlatformSpec
 from .ports import EngineError
 from .queue import Kind, at
 
@@ -113,7 +119,7 @@ def exact_sum(values) -> float:
 #: digit. Larger runs keep the platform's total as a running sum (O(1) a row; its last printed
 #: digit may differ from Batsim's ``long double`` sum of the hosts' doubles, whose roundings it
 #: does not follow) and sum the hosts' own steps only over the intervals short enough for their
-#: rounding to show in ``epower`` (:meth:`HostsMixin._epower`): ``epower`` within 1e-7 relative of
+#: rounding to show in ``epower`` (:meth:`Machines._epower`): ``epower`` within 1e-7 relative of
 #: the exact sums (``tests/test_energy_lazy.py``). Found by ``scripts/compare_with_batsim.py
 #: --suite wide``: 5 of 200 cases on Batsim's 128-host platforms differed from real Batsim in
 #: the last digit of one energy or epower value with the running sum, none with every host read.
@@ -128,7 +134,7 @@ EXACT_WORK = 20_000_000
 #: Column order of out_machine_states.csv.
 MACHINE_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
                   HostState.COMPUTING)
-_SLEEPING, _SWITCHING_ON, _SWITCHING_OFF, _IDLE, _COMPUTING = MACHINE_STATES  # (unrolled in _machine_row)
+_SLEEPING, _SWITCHING_ON, _SWITCHING_OFF, _IDLE, _COMPUTING = MACHINE_STATES  # (unrolled in machine_row)
 _ALL_STATES = (*MACHINE_STATES, HostState.UNAVAILABLE)
 
 
@@ -146,12 +152,12 @@ class HostRun:
             holds them (:class:`~.execution.HeldTask`, networked platforms): they still compute.
         power: current power (W), that of its current load and pstate.
         charged: the power (W) SimGrid's energy plugin charges at its next update: ``power``
-            but for a lazy load change of this instant (:meth:`HostsMixin._settle_lazy`).
+            but for a lazy load change of this instant (:meth:`Machines.settle_lazy`).
         energy: energy (J) up to time ``last`` (s), its last update by the plugin (every host
-            is also updated at ``HostsMixin._all_upd``), rounded as the plugin's double.
+            is also updated at ``Machines.all_upd``), rounded as the plugin's double.
         lazy: a lazy load change of this instant is pending.
         e_row, t_row: its energy (J) at the last all-host read ``t_row`` (s), kept when an update
-            catches up on that read (running-sum platforms, :meth:`HostsMixin._epower`).
+            catches up on that read (running-sum platforms, :meth:`Machines._epower`).
         hid: its Batsim id (index among the compute hosts).
     """
 
@@ -186,51 +192,94 @@ class SwitchGroup:
     target: int
 
 
-class HostsMixin:
-    """Power, energy, machine states and pstate switching of the compute hosts."""
+def _ranges(h: HostRun) -> list[PowerRange]:
+    """The power ranges of ``h``'s pstates (energy runs: the engine refuses ``-E`` on a platform
+    whose compute hosts lack them, :class:`.simulator.Engine`)."""
+    ranges = h.spec.power
+    if ranges is None:
+        raise EngineError(f"internal: host {h.spec.name} has no power states")
+    return ranges
 
-    def _init_hosts(self) -> None:
-        self.hosts = [HostRun(spec=h, pstate=h.pstate, hid=i) for i, h in enumerate(self.platform.compute)]
+
+class Machines:
+    """Power, energy, machine states and pstate switching of the compute hosts (Batsim's
+    ``Machines`` with SimGrid's host-energy plugin; see the module docstring).
+
+    Args:
+        platform: the platform (its compute hosts become :attr:`hosts`, in Batsim's id order).
+        energy: Batsim's ``-E``: power, energy and pstate switching are modelled.
+        trace: write the output rows (``machine_states``, ``energy``, ``pstates`` of ``rows``).
+        rows: the run's output tables (:func:`.results.output_rows`), appended to.
+        nb_jobs: jobs of the workloads (with the host count, chooses exact energy sums,
+            :data:`EXACT_WORK`).
+        clock: the simulation clock (:class:`.clock.Clock`), read for the current time (s).
+        timers: the event queue (:mod:`.queue`, :mod:`.steps` or :mod:`.lazysteps`) where a
+            switch's 1-flop execution is armed (``Kind.SWITCH``, payload ``(host id, target)``).
+        steps: ``timers`` is SimGrid's step clock (``work``), not timed events (``push``).
+        post: called with each event for the scheduler (RESOURCE_STATE_CHANGED).
+        dvfs: ``dvfs(host ids, pstate)``: change computation pstates now (the executions
+            re-pace their tasks, :meth:`.execution.ExecutionMixin._dvfs`).
+        routed: ``routed(host ids, what)``: check that messages of those hosts can be timed
+            (:meth:`.execution.ExecutionMixin._routed`; called only on platforms with
+            ``uncoordinated`` hosts).
+    """
+
+    def __init__(self, platform: PlatformSpec, *, energy: bool, trace: bool, rows: dict[str, Any], nb_jobs: int,
+                 clock: Clock, timers: Any, steps: bool, post: Callable[[Any], None],
+                 dvfs: Callable[[list[int], int], None], routed: Callable[[Any, str], None]) -> None:
+        self.platform = platform
+        self.energy = energy
+        self.trace = trace
+        self.rows = rows
+        self.clock = clock
+        self.timers = timers
+        self.steps = steps
+        self.post = post
+        self.dvfs = dvfs
+        self.routed = routed
+        self.hosts = [HostRun(spec=h, pstate=h.pstate, hid=i) for i, h in enumerate(platform.compute)]
         # (unavailable: external events, .extevents; not a column of out_machine_states.csv)
-        self._counts = dict.fromkeys(_ALL_STATES, 0)
+        self.counts = dict.fromkeys(_ALL_STATES, 0)
         # s in each state, all machines: a double and what it misses of the exact sum (Batsim
         # sums each machine's intervals, then the machines, in long doubles: exact here)
-        self._time_in = dict.fromkeys(_ALL_STATES, 0.0)
-        self._time_lo = dict.fromkeys(_ALL_STATES, 0.0)
-        self._p_total = 0.0     # W, all compute hosts (their current power)
+        self.time_in = dict.fromkeys(_ALL_STATES, 0.0)
+        self.time_lo = dict.fromkeys(_ALL_STATES, 0.0)
+        self.p_total = 0.0     # W, all compute hosts (their current power)
         n = len(self.hosts)
-        self._exact = n <= EXACT_HOSTS or n * getattr(self, "nb_jobs", 0) <= EXACT_WORK
+        self._exact = n <= EXACT_HOSTS or n * nb_jobs <= EXACT_WORK
         self._c_sum = 0.0       # W, the power the plugin charges, all hosts (running sum:)
         self._e_acc = 0.0       # J, all hosts up to _e_last
         self._e_last = 0.0
         self._wattmin = 0.0     # W, Batsim's wattmin: sum of Epsilon of the current pstates
-        self._switching = 0     # machines switching (Batsim's nb_switching_machines)
+        self.switching = 0     # machines switching (Batsim's nb_switching_machines)
         self._switch_groups: dict[int, list[SwitchGroup]] = {}
-        self._nb_grouped_switches = 0
-        self._nb_machine_switches = 0
+        self.nb_grouped_switches = 0
+        self.nb_machine_switches = 0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
         self._last_energy_row: tuple = (0.0, [0.0] * len(self.hosts) if self._exact else 0.0)
-        self._all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
-        self._lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
-        self._upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
+        self.all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
+        self.lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
+        self.upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
         self._not_updated: dict[int, HostRun] = {}  # hosts the plugin still sees at pstate 0, by id (module docstring)
         for h in self.hosts:   # every machine starts idle, whatever its pstate (Machines::create_machines)
-            self._counts[h.state] += 1
+            self.counts[h.state] += 1
             if self.energy:
+                ranges = _ranges(h)
                 if h.pstate != 0:
-                    h.power = watts(h.spec.power[0], h.spec.speeds[0], 0.0, h.spec.cores)
+                    h.power = watts(ranges[0], h.spec.speeds[0], 0.0, h.spec.cores)
                     self._not_updated[h.hid] = h
                 else:
                     h.power = self._host_power(h)
                 h.charged = h.power
                 self._c_sum += h.power
-                self._p_total += h.power
-                self._wattmin += h.spec.power[h.pstate].epsilon
+                self.p_total += h.power
+                self._wattmin += ranges[h.pstate].epsilon
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
+        """The power (W) of ``h`` at its load and pstate (energy runs only)."""
         spec, p = h.spec, h.pstate
-        return watts(spec.power[p], spec.speeds[p], h.load, spec.cores)
+        return watts(_ranges(h)[p], spec.speeds[p], h.load, spec.cores)
 
     def _first_update(self, hids=None) -> None:
         """SimGrid's energy plugin updates hosts ``hids`` (default: all) for the first time now:
@@ -239,14 +288,14 @@ class HostsMixin:
         for hid in list(self._not_updated) if hids is None else hids:
             h = self._not_updated.pop(hid, None)
             if h is not None:
-                self._set_power(h)
+                self.set_power(h)
 
     def _update(self, h: HostRun) -> None:
         """``HostEnergy::update`` of host ``h`` now: charge the time since its last update at the
         power the plugin charges (:attr:`HostRun.charged`) -- in two steps when every host was
-        read since (:attr:`_all_upd`, a read the engine did not apply to ``h`` yet)."""
-        last, a = h.last, self._all_upd
-        now = self.now
+        read since (:attr:`all_upd`, a read the engine did not apply to ``h`` yet)."""
+        last, a = h.last, self.all_upd
+        now = self.clock.now
         if last <= a < now:   # its energy at the last all-host read, kept for _epower
             if last < a:
                 h.energy += h.charged * (a - last)
@@ -263,9 +312,9 @@ class HostsMixin:
     def _read_all(self) -> list[float]:
         """Update every compute host now and return their energies (J), in host order --
         ``Machines::total_consumed_energy`` reads each with ``sg_host_get_consumed_energy``."""
-        if self._not_updated and self.now > 0.0:   # (a read at t = 0 updates nothing)
+        if self._not_updated and self.clock.now > 0.0:   # (a read at t = 0 updates nothing)
             self._first_update()
-        now, a = self.now, self._all_upd
+        now, a = self.clock.now, self.all_upd
         out = []
         for h in self.hosts:   # _update, inlined (the hot path of every energy row)
             last = h.last
@@ -279,7 +328,7 @@ class HostsMixin:
                 h.energy = e
                 h.last = now
             out.append(h.energy)
-        self._all_upd = now
+        self.all_upd = now
         return out
 
     def total_energy(self, t: float | None = None) -> float:
@@ -287,9 +336,9 @@ class HostsMixin:
         the sum of the hosts' energies (exactly rounded, :func:`math.fsum`; the running sum on
         platforms of more than :data:`EXACT_HOSTS` hosts). Reading it updates every host
         (``sg_host_get_consumed_energy``). ``t``: only ``now`` (or None) is allowed."""
-        if t is not None and t != self.now:
-            raise EngineError(f"internal: total energy asked at t={t} while the clock is at {self.now}")
-        return self._total_exact()[0]
+        if t is not None and t != self.clock.now:
+            raise EngineError(f"internal: total energy asked at t={t} while the clock is at {self.clock.now}")
+        return self.total_exact()[0]
 
     def energy_so_far(self) -> float:
         """Energy consumed by all compute hosts from time 0 to now (J), read without updating any
@@ -297,23 +346,23 @@ class HostsMixin:
         host updates that the outputs show), reading it changes nothing in the run. The running
         sum of :meth:`_charge_sum`, within rounding of :meth:`total_energy`; 0 without energy.
         For observers of a paused run (the Gymnasium environment's energy reward)."""
-        return self._e_acc + self._c_sum * (self.now - self._e_last)
+        return self._e_acc + self._c_sum * (self.clock.now - self._e_last)
 
     def _running_total(self) -> float:
         """The running sum of every host's energy now (J), as the hosts are read now."""
-        if self._not_updated and self.now > 0.0:
+        if self._not_updated and self.clock.now > 0.0:
             self._first_update()
-        self._all_upd = self.now
-        return self._e_acc + self._c_sum * (self.now - self._e_last)
+        self.all_upd = self.clock.now
+        return self._e_acc + self._c_sum * (self.clock.now - self._e_last)
 
     def _charge_sum(self, d: float) -> None:
         """The power the plugin charges changes by ``d`` (W) now, in the running sum."""
-        now = self.now
+        now = self.clock.now
         self._e_acc += self._c_sum * (now - self._e_last)
         self._e_last = now
         self._c_sum += d
 
-    def _total_exact(self, es: list[float] | None = None) -> tuple[float, float]:
+    def total_exact(self, es: list[float] | None = None) -> tuple[float, float]:
         """The sum of the energies ``es`` (J; default: read every host now) as Batsim's
         ``long double`` holds it: ``(double, remainder)``, whose exact sum is the exact sum
         (the running sum and 0 on platforms of more than :data:`EXACT_HOSTS` hosts)."""
@@ -327,12 +376,12 @@ class HostsMixin:
         es.pop()
         return hi, lo
 
-    def _energy_of(self, hids) -> tuple[float, ...]:
+    def energy_of(self, hids) -> tuple[float, ...]:
         """Energies consumed so far by the hosts ``hids`` (J each, in the order of ``hids``),
         read as Batsim's ``consumed_energy_on_machines`` reads a job's allocation (which updates
         them; Batsim sums them in a ``long double``, exact here: the caller sums with
         :func:`math.fsum`)."""
-        if self._not_updated and self.now > 0.0:
+        if self._not_updated and self.clock.now > 0.0:
             self._first_update(hids)
         hosts, upd = self.hosts, self._update
         out = []
@@ -342,7 +391,7 @@ class HostsMixin:
             out.append(h.energy)
         return tuple(out)
 
-    def _updated(self, hids) -> None:
+    def updated(self, hids) -> None:
         """SimGrid's energy plugin updates hosts ``hids`` now (an action on them ends, or a
         single-host execution starts on one): see "Lazy energy updates" above. Only energy
         readings depend on it (none without energy)."""
@@ -353,14 +402,14 @@ class HostsMixin:
         hosts, upd = self.hosts, self._update
         for hid in hids:
             upd(hosts[hid])
-        self._upd_now.update(hids)
+        self.upd_now.update(hids)
 
-    def _settle_lazy(self) -> None:
+    def settle_lazy(self) -> None:
         """End of an instant: the hosts whose load changed lazily at this instant are charged
         their new power from their last update on (see "Lazy energy updates" above)."""
-        a = self._all_upd
-        now = self.now
-        for h in self._lazy_hosts:
+        a = self.all_upd
+        now = self.clock.now
+        for h in self.lazy_hosts:
             if h.last < a:   # every host was read at a, at the power of before
                 h.energy += h.charged * (a - h.last)
                 h.last = a
@@ -370,45 +419,46 @@ class HostsMixin:
                 self._e_acc += d * (now - h.last)   # charged back to its last update
             h.charged = h.power
             h.lazy = False
-        self._lazy_hosts.clear()
+        self.lazy_hosts.clear()
 
-    def _set_power(self, h: HostRun, lazy: bool = False) -> None:
+    def set_power(self, h: HostRun, lazy: bool = False) -> None:
         """Re-evaluate the power of ``h`` after its load or pstate changed. Not ``lazy``: the
         change comes with an update of ``h`` (the time so far is charged at the power of
         before). ``lazy``: a load change that may happen with no energy update of ``h`` at this
         instant (a parallel task's rate), settled at the end of the instant by
-        :meth:`_settle_lazy`."""
+        :meth:`settle_lazy`."""
         if not self.energy:
             return
         new = self._host_power(h)
         if lazy:
             if new != h.charged and not h.lazy:
                 h.lazy = True
-                self._lazy_hosts.append(h)
+                self.lazy_hosts.append(h)
         else:
             self._update(h)
             if new != h.charged:
                 self._charge_sum(new - h.charged)
                 h.charged = new
         if new != h.power:
-            self._p_total += new - h.power
+            self.p_total += new - h.power
             h.power = new
 
-    def _set_pstate(self, h: HostRun, pstate: int) -> None:
+    def set_pstate(self, h: HostRun, pstate: int) -> None:
         if self.energy:
-            self._wattmin += h.spec.power[pstate].epsilon - h.spec.power[h.pstate].epsilon
-            self._not_updated.pop(h.hid, None)  # charged at pstate 0 until now (_set_power below)
+            ranges = _ranges(h)
+            self._wattmin += ranges[pstate].epsilon - ranges[h.pstate].epsilon
+            self._not_updated.pop(h.hid, None)  # charged at pstate 0 until now (set_power below)
         h.pstate = pstate
-        self._upd_now.add(h.hid)
-        self._set_power(h)   # Host::on_speed_change updates the host's energy
+        self.upd_now.add(h.hid)
+        self.set_power(h)   # Host::on_speed_change updates the host's energy
 
     # ------------------------------------------------------------------------ machine states
-    def _set_state(self, h: HostRun, state: HostState) -> None:
+    def set_state(self, h: HostRun, state: HostState) -> None:
         if h.state is state:
             return
         old = h.state
-        now = self.now
-        ti, lo = self._time_in, self._time_lo
+        now = self.clock.now
+        ti, lo = self.time_in, self.time_lo
         # time_in[old] += now - state_since, exactly: two of Knuth's TwoSum (rounding errors to lo)
         a = ti[old]
         s = a + now
@@ -420,13 +470,13 @@ class HostsMixin:
         bp = s - a
         lo[old] = low + ((a - (s - bp)) + (x - bp))
         ti[old] = s
-        c = self._counts
+        c = self.counts
         c[old] -= 1
         c[state] += 1
         h.state = state
         h.state_since = now
 
-    def _machines_availability(self, ids, available: bool) -> None:
+    def availability(self, ids, available: bool) -> None:
         """An external event makes machines ``ids`` unavailable or available again
         (``server_on_event_machine_unavailable`` / ``_available``, ``src/server.cpp``): unavailable,
         a machine keeps its running jobs but takes no new one; available again, it is ``computing``
@@ -440,27 +490,27 @@ class HostsMixin:
         n = len(self.hosts)
         for hid in ids:
             if hid >= n:
-                raise EngineError(f"external event at t={self.now}: machine {hid} is a storage machine; the "
+                raise EngineError(f"external event at t={self.clock.now}: machine {hid} is a storage machine; the "
                                   "embedded engine does not model their states: use real Batsim (--engine batsim)")
             h = self.hosts[hid]
             if available:
                 if h.state is not HostState.UNAVAILABLE:
-                    raise EngineError(f"external event at t={self.now}: machine {hid} ('{h.spec.name}') made available "
+                    raise EngineError(f"external event at t={self.clock.now}: machine {hid} ('{h.spec.name}') made available "
                                       f"but it is not unavailable (its state: {h.state.value}); Batsim 4.2.1 aborts")
-                self._set_state(h, HostState.COMPUTING if h.jobs else HostState.IDLE)
+                self.set_state(h, HostState.COMPUTING if h.jobs else HostState.IDLE)
             else:
                 if h.state is HostState.UNAVAILABLE:
-                    raise EngineError(f"external event at t={self.now}: machine {hid} ('{h.spec.name}') made unavailable "
+                    raise EngineError(f"external event at t={self.clock.now}: machine {hid} ('{h.spec.name}') made unavailable "
                                       "but it is already unavailable; Batsim 4.2.1 aborts")
-                self._set_state(h, HostState.UNAVAILABLE)
+                self.set_state(h, HostState.UNAVAILABLE)
 
-    def _machine_row(self) -> None:
+    def machine_row(self) -> None:
         if self.trace:
-            c = self._counts
-            self.rows["machine_states"].add(self.now, (c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
+            c = self.counts
+            self.rows["machine_states"].add(self.clock.now, (c[_SLEEPING], c[_SWITCHING_ON], c[_SWITCHING_OFF],
                                                        c[_IDLE], c[_COMPUTING]))
 
-    def _energy_row(self, kind: str, decided: bool = False,
+    def energy_row(self, kind: str, decided: bool = False,
                     p_before: float | None = None) -> tuple[float, float] | None:
         """One row of ``out_consumed_energy.csv`` (Batsim's ``EnergyConsumptionTracer::add_entry``).
 
@@ -480,26 +530,26 @@ class HostsMixin:
         happen at the exact time, and print NA after a row of the same time. ``p_before``: the
         platform's power (W) before the change this row records, when it has already been made
         (a killed job's end: its hosts' power fell before its row). Returns the total energy
-        the row read (J, as :meth:`_total_exact`), None when no row is written."""
+        the row read (J, as :meth:`total_exact`), None when no row is written."""
         if not self.energy:
             return None
         if not self.trace:  # Batsim traces (and so reads every host's energy) all the same
-            self._all_upd = self.now
+            self.all_upd = self.clock.now
             return None
         t_last, last = self._last_energy_row
         if self._exact:
             es = self._read_all()
-            total = self._total_exact(es)
+            total = self.total_exact(es)
         else:
             es = None
             total = (self._running_total(), 0.0)
         epower = None   # Batsim writes NA when no time passed since the previous row
-        if self.now > t_last:
+        if self.clock.now > t_last:
             epower = self._epower(t_last, last, es, total[0])
-        elif decided and self.platform.master_loopback and not self._steps:  # (timed: the clock has them)
-            epower = self._p_total if p_before is None else p_before
-        self.rows["energy"].append((self.now, total[0], kind, self._wattmin, epower), total[1])
-        self._last_energy_row = (self.now, es if self._exact else total[0])
+        elif decided and self.platform.master_loopback and not self.steps:  # (timed: the clock has them)
+            epower = self.p_total if p_before is None else p_before
+        self.rows["energy"].append((self.clock.now, total[0], kind, self._wattmin, epower), total[1])
+        self._last_energy_row = (self.clock.now, es if self._exact else total[0])
         return total
 
     def _epower(self, t_last: float, last, es: list[float] | None, total: float) -> float:
@@ -507,14 +557,14 @@ class HostsMixin:
         host's energy is a double updated step by step; over a short interval the sum's change
         is mostly the rounding of those steps, which Batsim's exact ``long double`` sums keep.
         ``last``: the previous row's host energies ``es`` (exact mode) or its total."""
-        dt = self.now - t_last
+        dt = self.clock.now - t_last
         if es is not None:
             return exact_sum(map(sub, es, last)) / dt
         if ulp(total) < 1e-7 * self._c_sum * dt:   # the running sum's rounding is below 1e-7
             return (total - last) / dt
         # each host's own step over dt from its energy at t_last (its binade decides the step's
         # rounding); hosts are not updated at rows here, so that energy is re-derived
-        now = self.now
+        now = self.clock.now
         incs = []
         for h in self.hosts:
             c, last = h.charged, h.last
@@ -527,7 +577,7 @@ class HostsMixin:
         return exact_sum(incs) / dt
 
     # ----------------------------------------------------------------------------- switching
-    def _set_resource_state(self, d: SetResourceState, later=None) -> None:
+    def set_resource_state(self, d: SetResourceState, later=None) -> None:
         """``server_on_pstate_modification``: the request's group, its rows, then host by host.
         ``later(k, fn)``: Batsim's actor model (:mod:`.netserver`), where each host's
         ``set_pstate`` (a pstate change) or ``Actor::create`` (a switching actor, whose
@@ -547,20 +597,20 @@ class HostsMixin:
             return
         for hid in hids:
             if not 0 <= hid < len(self.hosts):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {hid} does not exist "
+                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} does not exist "
                                   f"(platform has {len(self.hosts)} compute hosts)")
             if not 0 <= target < len(self.hosts[hid].spec.speeds):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {hid} "
+                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} "
                                   f"({self.hosts[hid].spec.name}) has no pstate {target}")
         group = SwitchGroup(hosts=hids, waiting=set(hids), target=target)
         self._switch_groups.setdefault(target, []).append(group)
-        self._energy_row("p", decided=True)
+        self.energy_row("p", decided=True)
         target_kind = self.hosts[hids[0]].pstate_kind(target)
         if self.trace:
             transition = {"computation": -1, "sleep": -2}.get(target_kind, -42)
-            self.rows["pstates"].append((self.now, str(ProcSet(*hids)), transition))
-        self._nb_grouped_switches += 1
-        self._nb_machine_switches += len(hids)
+            self.rows["pstates"].append((self.clock.now, str(ProcSet(*hids)), transition))
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hids)
         dvfs = []
         k = 0   # the server's simcalls so far (with later)
         for hid in hids:
@@ -571,20 +621,20 @@ class HostsMixin:
                     dvfs.append(hid)
                 else:
                     k += 1
-                    later(k, lambda hid=hid: self._dvfs([hid], target))
+                    later(k, lambda hid=hid: self.dvfs([hid], target))
             elif cur == "computation" and want == "sleep":
                 if h.jobs:
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} runs jobs "
+                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} runs jobs "
                                       f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
-                self._set_state(h, HostState.SWITCHING_OFF)
+                self.set_state(h, HostState.SWITCHING_OFF)
                 k += 1
                 self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[target][0], target)
             elif cur == "sleep":
                 if want != "computation":
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.now}: host {h.spec.name} is asleep in "
+                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} is asleep in "
                                       f"pstate {h.pstate}; it can only be switched to a computation pstate, "
                                       f"not {target} (Batsim aborts)")
-                self._set_state(h, HostState.SWITCHING_ON)
+                self.set_state(h, HostState.SWITCHING_ON)
                 k += 1
                 self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[h.pstate][1], target)
             else:
@@ -592,10 +642,10 @@ class HostsMixin:
                 import logging   # (imported when needed: gridsched starts sooner)
                 logging.getLogger("schedulers.engine").warning(
                     "t=%s: SET_RESOURCE_STATE ignored for host %d (%s): it %s; Batsim logs an error and the "
-                    "request never completes", self.now, hid, h.spec.name, what)
+                    "request never completes", self.clock.now, hid, h.spec.name, what)
         if dvfs:
-            self._dvfs(dvfs, target)
-        self._later_or_now(later, k, self._machine_row)
+            self.dvfs(dvfs, target)
+        self._later_or_now(later, k, self.machine_row)
 
     @staticmethod
     def _later_or_now(later, k: int, fn, *args) -> None:
@@ -610,40 +660,40 @@ class HostsMixin:
         speed = h.spec.speeds[virtual]
         if speed <= 0:
             raise EngineError(f"host {h.spec.name}: virtual pstate {virtual} has speed 0; the switch never ends")
-        self._set_pstate(h, virtual)
+        self.set_pstate(h, virtual)
         h.load = 1.0   # the flop keeps one core busy
-        self._set_power(h)
-        self._switching += 1
-        if self._steps:   # the switch actor's 1-flop execution at the virtual pstate's speed
-            self._queue.work(1.0, speed, Kind.SWITCH, (hid, target))
+        self.set_power(h)
+        self.switching += 1
+        if self.steps:   # the switch actor's 1-flop execution at the virtual pstate's speed
+            self.timers.work(1.0, speed, Kind.SWITCH, (hid, target))
         else:
-            self._queue.push(at(self.now + 1.0 / speed), Kind.SWITCH, (hid, target))
+            self.timers.push(at(self.clock.now + 1.0 / speed), Kind.SWITCH, (hid, target))
 
-    def _on_switched(self, hid: int, target: int) -> None:
+    def on_switched(self, hid: int, target: int) -> None:
         """A machine reached ``target`` at the end of its switch (``server_on_switched``)."""
-        self._switching -= 1
-        self._switch_reached(hid, target)
-        self._mark_switch_done(hid, target, machine_row=True)
+        self.switching -= 1
+        self.switch_reached(hid, target)
+        self.mark_switch_done(hid, target, machine_row=True)
 
-    def _switch_reached(self, hid: int, target: int, state: bool = True) -> None:
+    def switch_reached(self, hid: int, target: int, state: bool = True) -> None:
         """The switch actor's side (``switch_on/off_machine_process``, ``src/pstate.cpp``): the
         flop is computed, the host takes ``target`` (``set_pstate``, a simcall) and then its new
-        machine state (``update_machine_state``; ``state`` False: later, :meth:`_switch_state`)."""
+        machine state (``update_machine_state``; ``state`` False: later, :meth:`switch_state`)."""
         if self.platform.uncoordinated:
-            self._routed((hid,), "its SWITCHED_ON/OFF message")
+            self.routed((hid,), "its SWITCHED_ON/OFF message")
         h = self.hosts[hid]
-        self._set_pstate(h, target)
+        self.set_pstate(h, target)
         h.load = 0.0
-        self._set_power(h)
+        self.set_power(h)
         if state:
-            self._switch_state(hid, target)
+            self.switch_state(hid, target)
 
-    def _switch_state(self, hid: int, target: int) -> None:
+    def switch_state(self, hid: int, target: int) -> None:
         """The machine state a switch ends in (``Machine::update_machine_state``)."""
         h = self.hosts[hid]
-        self._set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
+        self.set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
 
-    def _mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> bool:
+    def mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> bool:
         """``CurrentSwitches::mark_switch_as_done``: the first pending group towards ``target``
         holding ``hid`` loses it; a group left empty is reported (returns True)."""
         groups = self._switch_groups.get(target, [])
@@ -654,11 +704,11 @@ class HostsMixin:
                     del groups[k]
                     res = ProcSet(*g.hosts)
                     if self.trace:
-                        self.rows["pstates"].append((self.now, str(res), g.target))
-                    self._energy_row("p")
+                        self.rows["pstates"].append((self.clock.now, str(res), g.target))
+                    self.energy_row("p")
                     if machine_row:
-                        self._machine_row()
-                    self._buffer.append(ResourceStateChanged(self.now, resources=res, state=str(g.target)))
+                        self.machine_row()
+                    self.post(ResourceStateChanged(self.clock.now, resources=res, state=str(g.target)))
                     return True
                 return False
         raise EngineError(f"internal: host {hid} reached pstate {target} that no request asked for")

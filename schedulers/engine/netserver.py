@@ -331,7 +331,7 @@ class NetworkServerMixin:
         """One sub-round of a reader (:meth:`_read_energy`): read the hosts already updated,
         stop at the first that is not (a simcall) or finish."""
         r = self._round
-        if hosts.read(self._upd_now, self._walked, self._walked_all, r):
+        if hosts.read(self.machines.upd_now, self._walked, self._walked_all, r):
             self._later.setdefault(r + 1, []).append(_Walk(self, hosts, then, extra))
         else:
             self._after(extra, then)
@@ -342,14 +342,14 @@ class NetworkServerMixin:
         finishes, at once; that one is played by :meth:`_walk_round`.
 
         The same reads as :meth:`_read_on` sub-round by sub-round: at the start of a sub-round
-        every host is updated (in ``_upd_now`` or marked at an earlier sub-round) or not yet
+        every host is updated (in ``Machines.upd_now`` or marked at an earlier sub-round) or not yet
         touched at this instant (``free``); in the sub-round each reader passes the updated hosts
         and stops at the first host of ``free`` from its position (marked by it or by a reader
         before it in this sub-round), whatever the readers' order; those hosts are then marked.
         Readers at one position move together, one host of ``free`` a sub-round; the readers
         behind catch up, passing the hosts marked ahead of them."""
         r = self._round
-        upd, walked = self._upd_now, self._walked
+        upd, walked = self.machines.upd_now, self._walked
         pos = [w.hosts.sweep_from() for w in walks]
         n = walks[0].hosts.n
         free = [h for h in range(min(pos), n) if h not in upd and h not in walked]
@@ -380,7 +380,7 @@ class NetworkServerMixin:
         (:meth:`_run_rounds`), as :meth:`_read_on` plays it for each in turn (same reads, marks
         and order), the readers that read on kept for the next sub-round as they are."""
         r = self._round
-        upd, walked, every = self._upd_now, self._walked, self._walked_all
+        upd, walked, every = self.machines.upd_now, self._walked, self._walked_all
         nxt = None
         for walk in walks:
             if walk.hosts.read(upd, walked, every, r):
@@ -405,7 +405,7 @@ class NetworkServerMixin:
             # each left is read at its own sub-round r, r + 1, ...: any reader after this one
             # comes at r + left or later and finds them all updated, so r marks them all as well
             k = 0 if hosts.all_left() else hosts.sweep_from()
-            upd = self._upd_now
+            upd = self.machines.upd_now
             if k == 0:
                 left = hosts.n - len(upd | walked.keys())
             else:
@@ -423,14 +423,14 @@ class NetworkServerMixin:
         the row comes in a later sub-round, after the new pstates (its ``wattmin`` counts them);
         else it comes in sub-round 1, before them. Recorded on real Batsim 4.2.1
         (``tests/fixtures/batsim_switch_wattmin``: 570 W, not 690)."""
-        now, sw = self.now, self._instant_switches
-        if self._all_upd >= now:
+        now, sw = self.clock.now, self._instant_switches
+        if self.machines.all_upd >= now:
             return   # every host already read at this instant: no simcall
-        upd = self._upd_now
+        upd = self.machines.upd_now
         if all(h.last >= now or h.hid in upd or h.hid in sw for h in self.hosts):
             return   # every host up to date: the row is written in sub-round 1
         for hid, target in sw.items():
-            self._switch_reached(hid, target, state=False)
+            self.machines.switch_reached(hid, target, state=False)
         self._switches_applied, self._instant_switches = set(sw), None
 
     def _run_rounds(self) -> None:
@@ -488,8 +488,8 @@ class NetworkServerMixin:
         if self._walked:
             self._walked.clear()
         self._walked_all = None
-        if self._upd_now:
-            self._upd_now.clear()
+        if self.machines.upd_now:
+            self.machines.upd_now.clear()
 
     def _on_received(self, msg: tuple, port) -> None:
         mtype, payload, _, then, sender = msg
@@ -500,7 +500,7 @@ class NetworkServerMixin:
             # the message is a ptask-model action on the sender's and the master's hosts: its
             # end updates their energy (host_energy.cpp, on_action_state_change), at the loads
             # of the last solve (its byte still in it)
-            self._updated((sender,))
+            self.machines.updated((sender,))
         self._server_handle(mtype, payload, port)
         if then is not None:
             then()
@@ -520,36 +520,36 @@ class NetworkServerMixin:
             self._ready = True
             if self._closing:   # the ACK of SIMULATION_ENDS: the run is over
                 self._ended = True
-                self._end_clock = self.now
+                self._end_clock = self.clock.now
                 return
         elif mtype == _SUBMITTED:
             for j in payload:
                 j.state = SUBMITTED
                 w = self.workloads_by_name[j.workload]
                 prof = w.profiles[j.profile] if self.forward_profiles else None
-                self._buffer.append(JobSubmitted(self.now, job=Job.from_json(j.id, j.raw, prof)))
+                self._buffer.append(JobSubmitted(self.clock.now, job=Job.from_json(j.id, j.raw, prof)))
         elif mtype == _COMPLETED:
             self._job_completed(payload)
         elif mtype == _SWITCHED:
-            self._switching -= 1
-            if self._mark_switch_done(*payload, machine_row=True) and self.energy:
+            self.machines.switching -= 1
+            if self.machines.mark_switch_done(*payload, machine_row=True) and self.energy:
                 reads = _HostOrder((), len(self.hosts))   # the group's energy row reads every host
         elif mtype == _WAITED:
             self._waiters -= 1
-            self._buffer.append(RequestedCall(self.now))
+            self._buffer.append(RequestedCall(self.clock.now))
         elif mtype == _KILLED:
             self._killers -= 1
             self._killing_done(*payload)
         elif mtype == _BYE:
             self._submitters_left -= 1
             if self._submitters_left == 0:
-                self._buffer.append(Notify(self.now, type="no_more_static_job_to_submit"))
+                self._buffer.append(Notify(self.clock.now, type="no_more_static_job_to_submit"))
         elif mtype == _EVENTS:
             self._events_occurred(payload)
         elif mtype == _EVENTS_BYE:
             self._event_submitters_left -= 1
             if self._event_submitters_left == 0:
-                self._buffer.append(Notify(self.now, type="no_more_external_event_to_occur"))
+                self._buffer.append(Notify(self.clock.now, type="no_more_external_event_to_occur"))
         if reads is not None:
             self._read_energy(reads, lambda: self._server_check(port), simcalls)
         elif simcalls:
@@ -601,7 +601,7 @@ class NetworkServerMixin:
             if self._finished() and self._in_flight == 0 and not self.jobs:
                 # (not self.jobs: every job's JOB_COMPLETED was received, not only its end in the
                 # model; with messages of no duration a job actor may still be reading energy)
-                self._buffer.append(SimulationEnds(self.now))
+                self._buffer.append(SimulationEnds(self.clock.now))
                 ready_at, _ = self._reply_parts(self._exchange(port))
                 # the server leaves its loop when the request-reply actor's SCHED_READY arrives
                 # (server_process): that message's time is SimGrid's final clock
@@ -635,12 +635,12 @@ class NetworkServerMixin:
             ts = decisions[0].timestamp
             if ts is None:   # dated by the reply's now
                 ts = ready_at
-            if not woke and ts > self.now:
-                self._queue.sleep(ts - self.now, Kind.DECISION, (decisions, ready_at, True))
+            if not woke and ts > self.clock.now:
+                self._queue.sleep(ts - self.clock.now, Kind.DECISION, (decisions, ready_at, True))
                 return
             self._post(_DECISION, decisions.popleft(), self._d_master, lambda: self._reqrep(decisions, ready_at))
-        elif not woke and ready_at > self.now:
-            self._queue.sleep(ready_at - self.now, Kind.DECISION, (decisions, ready_at, True))
+        elif not woke and ready_at > self.clock.now:
+            self._queue.sleep(ready_at - self.clock.now, Kind.DECISION, (decisions, ready_at, True))
         else:
             self._post(_READY, None, self._d_master)
 
@@ -654,7 +654,7 @@ class NetworkServerMixin:
         s.k = _due_end(subtimes, k0, s.clock, woke)
         first_read = s.k > k0 and self.energy and self._e_first_sub[0] < 0
         if first_read:
-            self._e_first_sub = self._total_exact()
+            self._e_first_sub = self.machines.total_exact()
         batch = []
         for k in range(k0, s.k):
             job = table.job(k)  # the engine's from now on (state NOT_SUBMITTED until received)
@@ -693,17 +693,17 @@ class NetworkServerMixin:
         without machines does nothing."""
         for ev in events:
             if ev.kind == GENERIC:
-                self._buffer.append(Notify(self.now, type=ev.type,
+                self._buffer.append(Notify(self.clock.now, type=ev.type,
                                            data={k: v for k, v in ev.data.items() if k != "type"}))
             elif ev.resources:
                 available = ev.kind == MACHINE_AVAILABLE
                 try:
-                    self._machines_availability(ev.resources, available)
+                    self.machines.availability(ev.resources, available)
                 except EngineError as exc:   # the events file's fault: name it and the line
                     raise EngineError(f"{ev.source}: {exc}" if ev.source else str(exc)) from None
                 if self._paje is not None:
-                    self._paje.availability(self.now, ev.resources, available)
-                self._buffer.append(Notify(self.now, type="event_machine_available" if available
+                    self._paje.availability(self.clock.now, ev.resources, available)
+                self._buffer.append(Notify(self.clock.now, type="event_machine_available" if available
                                            else "event_machine_unavailable", data={"resources": str(ev.resources)}))
 
     def _net_event(self, kind: int, payload: Any, port) -> None:
@@ -738,23 +738,23 @@ class NetworkServerMixin:
             else:
                 completed()
         elif kind == Kind.SUBMIT:
-            payload.clock = self.now
+            payload.clock = self.clock.now
             self._submit_step(payload, woke=True)
         elif kind == Kind.SWITCH:
             hid, target = payload
             if not (self._switches_applied and hid in self._switches_applied):
-                self._switch_reached(hid, target, state=False)
+                self.machines.switch_reached(hid, target, state=False)
             # switch_on/off_machine_process: set_pstate (a simcall), then the machine state and
             # the message: a job ending at this instant writes its machine-state row first
             # (recorded on Batsim 4.2.1: pybatsim_fcfsSchedSleep_intfix_6pstates, t = 43)
 
             def switched() -> None:
-                self._switch_state(hid, target)
+                self.machines.switch_state(hid, target)
                 self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid)
 
             self._after(1, switched)
         elif kind == Kind.EVENT:
-            payload.clock = self.now
+            payload.clock = self.clock.now
             self._event_step(payload, woke=True)
         elif kind == Kind.WAITER:
             self._post(_WAITED, None, self._d_master)
@@ -787,9 +787,9 @@ class NetworkServerMixin:
             self._waking = True
             z = lone() if lone is not None else None
             if z is not None:   # one message alone in a step of 0 s: _next_instant's work, inlined
-                if self._lazy_hosts:
-                    self._settle_lazy()
-                self._live = self.now
+                if self.machines.lazy_hosts:
+                    self.machines.settle_lazy()
+                self._live = self.clock.now
                 self._net_event(z[1], z[2], port)
             else:
                 entries = self._next_instant()
@@ -802,14 +802,14 @@ class NetworkServerMixin:
                 self._instant_switches = self._switches_applied = None
             self._run_rounds()
             if self.progress is not None:
-                self.progress(self.now, self._finished_jobs, nb_jobs)
+                self.progress(self.clock.now, self._finished_jobs, nb_jobs)
 
     def _start_submitter(self, s: _Submitter) -> None:
-        s.clock = self.now
+        s.clock = self.clock.now
         self._submit_step(s)
 
     def _start_event_submitter(self, s: _EventSubmitter) -> None:
-        s.clock = self.now
+        s.clock = self.clock.now
         self._event_step(s)
 
 

@@ -421,17 +421,17 @@ def build_result(engine: Any, wall: float) -> EngineResult:
     # long double differences and sums, cast to double for printing (export.cpp): exact here
     last, first = engine._e_last_job_end, engine._e_first_sub
     consumed = exact_sum((*last, -first[0], -first[1])) if engine.energy else 0.0
-    t_in = {s: t + engine._time_lo[s] for s, t in engine._time_in.items()}
+    t_in = {s: t + engine.machines.time_lo[s] for s, t in engine.machines.time_in.items()}
     sched = {
         "batsim_version": "v4.2.1", "consumed_joules": consumed, "makespan": makespan,
         "max_slowdown": max(slow, default=0.0), "max_turnaround_time": max(turn, default=0.0),
         "max_waiting_time": max(wait, default=0.0),
         "mean_slowdown": sum(slow) / n if n else 0.0, "mean_turnaround_time": sum(turn) / n if n else 0.0,
         "mean_waiting_time": sum(wait) / n if n else 0.0,
-        "nb_computing_machines": len(engine.hosts) + len(engine.platform.storage), "nb_grouped_switches": engine._nb_grouped_switches,
+        "nb_computing_machines": len(engine.hosts) + len(engine.platform.storage), "nb_grouped_switches": engine.machines.nb_grouped_switches,
         "nb_jobs": n, "nb_jobs_finished": n - rejected, "nb_jobs_killed": executed - success,
         "nb_jobs_rejected": rejected, "nb_jobs_success": success,
-        "nb_machine_switches": engine._nb_machine_switches, "scheduling_time": engine._sched_time,
+        "nb_machine_switches": engine.machines.nb_machine_switches, "scheduling_time": engine._sched_time,
         "simulation_time": wall, "success_rate": success / n if n else 0.0,
         "time_computing": t_in[HostState.COMPUTING], "time_idle": t_in[HostState.IDLE],
         "time_sleeping": t_in[HostState.SLEEPING], "time_switching_off": t_in[HostState.SWITCHING_OFF],
@@ -440,8 +440,8 @@ def build_result(engine: Any, wall: float) -> EngineResult:
     rows = engine.rows
     if isinstance(rows["jobs"], JobRows) and rows["jobs"].in_done_order():
         rows["jobs"] = jobs  # the rows are the result's jobs (always so without a network)
-    total = engine.total_energy(engine.now) if engine.energy else 0.0
+    total = engine.machines.total_energy(engine.clock.now) if engine.energy else 0.0
     return EngineResult(jobs=jobs, makespan=makespan, consumed_joules=consumed, schedule=sched,
                         rows=rows, messages=engine._messages,
-                        end_time=engine.now if engine._end_clock is None else engine._end_clock, total_joules=total,
+                        end_time=engine.clock.now if engine._end_clock is None else engine._end_clock, total_joules=total,
                         platform=engine.platform.source)

@@ -1,6 +1,8 @@
 """Batsim's side of the protocol: its server's mailbox, message grouping, decisions, dynamic jobs.
 
-Part of :class:`schedulers.engine.simulator.Engine` (a mixin; shared state in :mod:`.hosts`).
+Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's job and message
+state; the hosts are the :class:`.hosts.Machines` component, ``self.machines``, the time the
+:class:`.clock.Clock`, ``self.clock``).
 
 Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
     The server handles its internal messages one at a time; after each it sends the events
@@ -95,7 +97,7 @@ class ServerMixin:
     # --------------------------------------------------------------------- internal messages
     def _handle(self, kind: int, payload: Any) -> list:
         """Handle one message reaching Batsim's server; return follow-up messages."""
-        t = self.now
+        t = self.clock.now
         if kind == _SUBMIT:
             # the static submitter's jobs of one subtime: made into EngineJobs now (JobTable.job)
             # (static_job_submitter_process, src/job_submitter.cpp): woken, the submitter takes
@@ -108,7 +110,7 @@ class ServerMixin:
             steps = self._steps
             sub = subtimes[k]
             if self.energy and self._e_first_sub[0] < 0:
-                self._e_first_sub = self._total_exact()
+                self._e_first_sub = self.machines.total_exact()
             woke = True
             while k < n and (woke or (subtimes[k] <= t if steps else subtimes[k] == sub)):
                 woke = False
@@ -142,7 +144,7 @@ class ServerMixin:
                 self._job_completed(end[0])
             return []
         if kind == _SWITCH:
-            self._on_switched(*payload)
+            self.machines.on_switched(*payload)
             return []
         if kind == _WAITER:
             self._waiters -= 1
@@ -179,7 +181,7 @@ class ServerMixin:
         Raises:
             EngineError: a job Batsim deleted since the kill (its end was sent meanwhile): real
                 Batsim 4.2.1 aborts (``Jobs::at``)."""
-        t = self.now
+        t = self.clock.now
         for jid in ids:
             if jid not in self.jobs and jid not in self._unsent_ends:
                 raise EngineError(f"KILL_JOB of job {jid!r}: the job's end was sent to the scheduler before its killer "
@@ -192,7 +194,7 @@ class ServerMixin:
 
     def _job_completed(self, job: EngineJob) -> None:
         """``server_on_job_completed``: the JOB_COMPLETED event and the job's ``out_jobs.csv`` row."""
-        self._buffer.append(JobCompleted(self.now, job_id=job.id, job_state=job.state,
+        self._buffer.append(JobCompleted(self.clock.now, job_id=job.id, job_state=job.state,
                                          return_code=job.return_code, alloc=job.alloc))
         self._write_job_row(job)
         if self._collect:
@@ -233,7 +235,7 @@ class ServerMixin:
                                       f"timestamp {d.timestamp} later than its reply's now={ready_at} "
                                       "(Batsim aborts: timestamps must be <= now)")
         else:
-            ready_at, decisions = self.now, reply
+            ready_at, decisions = self.clock.now, reply
         return ready_at, decisions
 
     def _play_decisions(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
@@ -259,7 +261,7 @@ class ServerMixin:
         """An actor that must act at ``t`` (s) sleeps until then if ``t`` is after the clock
         (``sleep_for(t - clock)``, on SimGrid's step clock; else an event at ``t`` rounded to
         1e-9 s, :func:`.queue.at`); returns whether it sleeps."""
-        now = self.now
+        now = self.clock.now
         if self._steps:
             if not t > now:
                 return False
@@ -284,9 +286,9 @@ class ServerMixin:
         elif isinstance(d, RejectJob):
             job = self._job(d.job_id, "REJECT_JOB")
             if job.state != SUBMITTED:
-                raise EngineError(f"REJECT_JOB {job.id} at t={self.now}: the job is {job.state}, not waiting")
+                raise EngineError(f"REJECT_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
             job.state = REJECTED
-            job.finish = self.now
+            job.finish = self.clock.now
             self._finished_jobs += 1
             job.row = self.done.append(job)
             self._write_job_row(job)
@@ -303,18 +305,18 @@ class ServerMixin:
                 self._killer(ids, really)
         elif isinstance(d, CallMeLater):
             if not math.isfinite(d.at):
-                raise EngineError(f"CALL_ME_LATER at t={self.now}: time {d.at!r} is not a finite number")
-            if not d.at > self.now:
+                raise EngineError(f"CALL_ME_LATER at t={self.clock.now}: time {d.at!r} is not a finite number")
+            if not d.at > self.clock.now:
                 # server_on_call_me_later (src/server.cpp) asserts target_time > clock
-                raise EngineError(f"CALL_ME_LATER at t={self.now}: it asks to be called at {d.at!r}, not after the "
+                raise EngineError(f"CALL_ME_LATER at t={self.clock.now}: it asks to be called at {d.at!r}, not after the "
                                   "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
             self._waiters += 1
             if self._steps:  # waiter_process: sleeps the time left, at least 1e-5 s
-                self._queue.sleep(max(d.at - self.now, WAITER_MIN_SLEEP), _WAITER)
+                self._queue.sleep(max(d.at - self.clock.now, WAITER_MIN_SLEEP), _WAITER)
             else:
-                self._queue.push(max(at(d.at), self.now), _WAITER)
+                self._queue.push(max(at(d.at), self.clock.now), _WAITER)
         elif isinstance(d, SetResourceState):
-            self._set_resource_state(d, None if self.platform.message_delays is None else self._after)
+            self.machines.set_resource_state(d, None if self.platform.message_delays is None else self._after)
         elif isinstance(d, Query):
             for key in d.requests:
                 if key != "consumed_energy":
@@ -322,7 +324,7 @@ class ServerMixin:
                                       "(only consumed_energy)")
                 if not self.energy:
                     raise EngineError("QUERY consumed_energy needs the energy model (-E / --energy)")
-                self._buffer.append(Answer(self.now, data={"consumed_energy": self.total_energy()}))
+                self._buffer.append(Answer(self.clock.now, data={"consumed_energy": self.machines.total_energy()}))
         elif isinstance(d, RegisterProfile):
             self._register_profile(d.workload, d.name, d.profile)
         elif isinstance(d, RegisterJob):
@@ -359,7 +361,7 @@ class ServerMixin:
         ids, really = [], []
         for jid in job_ids:
             job = self.jobs.get(jid)
-            where = f"KILL_JOB at t={self.now!r}: job {jid!r}"
+            where = f"KILL_JOB at t={self.clock.now!r}: job {jid!r}"
             if job is None:
                 job = self._known_job(jid)
                 if job is None and jid.partition("!")[0] not in self.workloads_by_name:
@@ -399,7 +401,7 @@ class ServerMixin:
         if job is None:
             job = self._known_job(jid)
             if job is None:
-                raise EngineError(f"{what} at t={self.now}: unknown job {jid!r}")
+                raise EngineError(f"{what} at t={self.clock.now}: unknown job {jid!r}")
         return job
 
     def _known_job(self, jid: str) -> EngineJob | DoneJob | None:
@@ -421,10 +423,10 @@ class ServerMixin:
     # --------------------------------------------------------------------------- dynamic jobs
     def _check_dynamic(self, what: str) -> None:
         if not self.dynamic_jobs:
-            raise EngineError(f"{what} at t={self.now}: dynamic job registration is disabled; enable it "
+            raise EngineError(f"{what} at t={self.clock.now}: dynamic job registration is disabled; enable it "
                               "with --enable-dynamic-jobs (Batsim aborts)")
         if self._registration_finished:
-            raise EngineError(f"{what} at t={self.now}: the scheduler already sent NOTIFY "
+            raise EngineError(f"{what} at t={self.clock.now}: the scheduler already sent NOTIFY "
                               "registration_finished (Batsim aborts)")
 
     def _register_profile(self, workload: str, name: str, profile: dict) -> None:
@@ -435,16 +437,16 @@ class ServerMixin:
             w = Workload(name=workload, path="dynamic", jobs=JobTable.empty(workload, profiles), profiles=profiles)
             self.workloads_by_name[workload] = w
         if name in w.profiles:
-            raise EngineError(f"REGISTER_PROFILE at t={self.now}: profile {name!r} already exists in workload "
+            raise EngineError(f"REGISTER_PROFILE at t={self.clock.now}: profile {name!r} already exists in workload "
                               f"{workload!r} (Batsim aborts)")
         try:
-            check_profile(f"REGISTER_PROFILE at t={self.now}", name, profile, w.profiles)
+            check_profile(f"REGISTER_PROFILE at t={self.clock.now}", name, profile, w.profiles)
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         w.profiles[name] = profile
 
     def _register_job(self, job_id: str, obj: dict) -> None:
-        where = f"REGISTER_JOB {job_id!r} at t={self.now}"
+        where = f"REGISTER_JOB {job_id!r} at t={self.clock.now}"
         self._check_dynamic(where)
         wname, sep, jname = job_id.partition("!")
         if not sep or not wname or not jname:
@@ -467,7 +469,7 @@ class ServerMixin:
         sub = obj.get("subtime")
         if "subtime" not in obj or isinstance(sub, bool) or not isinstance(sub, (int, float)) or not math.isfinite(sub):
             raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
-                              f"submission time, e.g. the current time {self.now}")
+                              f"submission time, e.g. the current time {self.clock.now}")
         prof = obj.get("profile")
         if isinstance(prof, str) and prof in w.unreferenced:
             raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was removed when the workload was "
@@ -493,12 +495,12 @@ class ServerMixin:
         self.nb_jobs += 1
         if self.acknowledge_dynamic_jobs:
             fwd = w.profiles[prof] if self.forward_profiles else None
-            self._buffer.append(JobSubmitted(self.now, job=Job.from_json(job_id, job.raw, fwd)))
+            self._buffer.append(JobSubmitted(self.clock.now, job=Job.from_json(job_id, job.raw, fwd)))
 
     # --------------------------------------------------------------------------- the scheduler
     def _finished(self) -> bool:
         return (self._submitters_left == 0 and self._event_submitters_left == 0 and self._running == 0
-                and self._switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
+                and self.machines.switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
                 and (not self.dynamic_jobs or self._registration_finished))
 
     def _exchange(self, port) -> list[Decision] | Reply:
@@ -513,7 +515,7 @@ class ServerMixin:
         self._messages += 1
         self._check_livelock(port)
         t0 = _time.perf_counter()
-        reply = port.exchange(self.now, events)
+        reply = port.exchange(self.clock.now, events)
         self._sched_time += _time.perf_counter() - t0
         return reply
 
@@ -539,13 +541,13 @@ class ServerMixin:
         zone), so a scheduler that keeps the simulation at one printed instant creeps forward
         instead of repeating one time."""
         start = self._same_instant[0]
-        if not 0.0 <= self.now - start < LIVELOCK_SPAN:  # the usual case: the first exchange of an instant
-            self._same_instant = [self.now, None, 0]
+        if not 0.0 <= self.clock.now - start < LIVELOCK_SPAN:  # the usual case: the first exchange of an instant
+            self._same_instant = [self.clock.now, None, 0]
             return
-        sig = (self._finished_jobs, self._running, self.nb_jobs, self._nb_grouped_switches, self._switching,
+        sig = (self._finished_jobs, self._running, self.nb_jobs, self.machines.nb_grouped_switches, self.machines.switching,
                self._killers, len(self._queue))
         if sig != self._same_instant[1]:  # (None at the second exchange of an instant)
-            self._same_instant = [self.now, sig, 0]
+            self._same_instant = [self.clock.now, sig, 0]
             return
         self._same_instant[2] += 1
         if self._same_instant[2] >= LIVELOCK_EXCHANGES:
@@ -569,13 +571,13 @@ class ServerMixin:
                 self._flush(pending)
                 continue
             if self._finished() and not self._ended:
-                self._buffer.append(SimulationEnds(self.now))
+                self._buffer.append(SimulationEnds(self.clock.now))
                 ready_at, _ = self._reply_parts(self._exchange(port))
                 self._ended = True
                 # the request-reply actor sleeps until the reply's now, then its SCHED_READY
                 # (of no duration here) ends the server's loop: SimGrid's final clock
-                if ready_at > self.now:
-                    self._end_clock = self.now + (ready_at - self.now)
+                if ready_at > self.clock.now:
+                    self._end_clock = self.clock.now + (ready_at - self.clock.now)
             return
 
     def _flush(self, pending: list) -> None:
@@ -634,7 +636,7 @@ class ServerMixin:
                             f"walltime (e.g. {'; '.join(where(j) for j in running[:3])})")
         if not problems:
             problems.append("the simulation cannot end")
-        msg = f"deadlock at t={self.now}: nothing left to simulate but " + "; ".join(problems)
+        msg = f"deadlock at t={self.clock.now}: nothing left to simulate but " + "; ".join(problems)
         # (asleep: switched off, or declared at a sleep pstate, where Batsim counts the machine idle)
         asleep = sum(1 for h in self.hosts if h.state is HostState.SLEEPING or h.pstate_kind(h.pstate) == "sleep")
         if asleep and waiting:
@@ -702,23 +704,23 @@ class ServerMixin:
         while not self._ended:
             self._process_instant(self._next_instant(), port)
             if self.progress is not None:
-                self.progress(self.now, self._finished_jobs, nb_jobs)
+                self.progress(self.clock.now, self._finished_jobs, nb_jobs)
 
     def _next_instant(self) -> list:
-        """End the current instant (its lazy energy charges, :meth:`_settle_lazy`), move the
+        """End the current instant (its lazy energy charges, :meth:`.hosts.Machines.settle_lazy`), move the
         clock to the next one and return its queue entries; a run with nothing left to
         simulate before its end is a deadlock (:meth:`_deadlock`)."""
         if not self._queue:
             # what is left was stale timers (a stage end or latency re-armed since): SimGrid's
             # clock stopped at the last instant at which something happened
-            self.now = self._live
+            self.clock.now = self._live
             raise self._deadlock()
-        if self._lazy_hosts:
-            self._settle_lazy()
-        self.now, entries = self._queue.pop_instant()
+        if self.machines.lazy_hosts:
+            self.machines.settle_lazy()
+        self.clock.now, entries = self._queue.pop_instant()
         for kind, _ in entries:
             if kind != _JOB_END and kind != _LATENCY:  # those two may be stale
-                self._live = self.now
+                self._live = self.clock.now
                 break
         return entries
 

@@ -1,11 +1,14 @@
 """The embedded Batsim-compatible engine: Batsim's side of the protocol, in Python.
 
 Semantics follow real Batsim 4.2.1 + SimGrid 3.32 for compute-only platforms. The engine is one
-class, :class:`Engine`, put together from modules that each read alone:
+class, :class:`Engine`, composed of components that own their state (``docs/engine/architecture.md``)
+and of modules that each read alone:
 
+* :mod:`.clock` — the current time (:class:`.clock.Clock`, the component every other reads);
 * :mod:`.lazysteps` — SimGrid's step clock on compute-only platforms (how time moves; :mod:`.queue`
   names the timers, and keeps a clock rounded to 1e-9 s for Full zones of unknown routing);
-* :mod:`.hosts` — machine states, power and energy, pstate switching;
+* :mod:`.hosts` — the :class:`.hosts.Machines` component: machine states, power and energy, pstate
+  switching;
 * :mod:`.execution` — profile stages, parallel tasks, compute sharing, walltime, kills;
 * :mod:`.sharing` — SimGrid's ``ptask_L07`` sharing of hosts between tasks;
 * :mod:`.server` — Batsim's server: message grouping, decisions, decision delays, dynamic jobs,
@@ -55,7 +58,8 @@ from typing import Any, Callable
 
 from .execution import ExecutionMixin
 from .extevents import EventList
-from .hosts import HostRun, HostsMixin, MACHINE_STATES
+from .clock import Clock
+from .hosts import HostRun, Machines, MACHINE_STATES
 from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
 from .paje import ScheduleTraceRows
@@ -72,7 +76,7 @@ __all__ = ["Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort",
            "MACHINE_STATES", "NULL_RUNTIME_EPSILON", "LIVELOCK_EXCHANGES", "execution_time"]
 
 
-class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
+class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
     """Simulate workloads on a platform, driving a scheduler through a :class:`SchedulerPort`.
 
     Args:
@@ -159,7 +163,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         # the row in ``done`` of each static job (-1: not ended), by workload and submission index
         self._done_rows = {w.name: array("q", [-1]) * len(w.jobs) for w in workloads}
         self._done_dynamic: dict[str, int] = {}  # the row of each ended registered job
-        self.now = 0.0
+        self.clock = Clock()
         self._live = 0.0                 # the last instant at which something happened (s)
         # SimGrid's step-by-step clock: with a network it decides the order of messages (.steps);
         # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
@@ -197,12 +201,16 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         self._quiet: dict = {}           # message bytes alone on their links (.netserver._flow_starts)
         self._nheld = 0                  # held tasks in the system (execution.HeldTask)
         # energy at the first job submission / last job end (Batsim's context), J
-        # (double, remainder) as HostsMixin._total_exact; -1 until then, as Batsim's
+        # (double, remainder) as Machines.total_exact; -1 until then, as Batsim's
         self._e_first_sub = (-1.0, 0.0)
         self._e_last_job_end = (-1.0, 0.0)
         # outputs
         self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
-        self._init_hosts()
+        self.machines = Machines(platform, energy=energy, trace=trace_outputs, rows=self.rows, nb_jobs=self.nb_jobs,
+                                 clock=self.clock, timers=self._queue, steps=self._steps, post=self._post_event,
+                                 dvfs=self._dvfs, routed=self._routed)
+        #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
+        self.hosts = self.machines.hosts
         # the Pajé schedule trace (out_schedule.trace): job starts and ends, or None
         self._paje: ScheduleTraceRows | None = None
         if trace_outputs:
@@ -225,9 +233,32 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin, HostsMixin):
         w = self.workloads_by_name[job.workload]
         return self._workload_index[job.workload] << 40 | w.jobs.file_index(job.pos)
 
+    @property
+    def now(self) -> float:
+        """The current simulation time (s), :attr:`clock`'s."""
+        return self.clock.now
+
+    def total_energy(self, t: float | None = None) -> float:
+        """Energy consumed by all compute hosts since time 0 (J): :meth:`.hosts.Machines.total_energy`
+        (Batsim's read, which updates every host).
+
+        Raises:
+            EngineError: ``t`` given and not the current time.
+        """
+        return self.machines.total_energy(t)
+
+    def energy_so_far(self) -> float:
+        """Energy consumed by all compute hosts from time 0 to now (J), read without updating any
+        host: :meth:`.hosts.Machines.energy_so_far` (for observers of a paused run)."""
+        return self.machines.energy_so_far()
+
+    def _post_event(self, event: Any) -> None:
+        """Add ``event`` to the next message to the scheduler."""
+        self._buffer.append(event)
+
     def _result(self, wall: float) -> EngineResult:
-        if self._lazy_hosts:
-            self._settle_lazy()
+        if self.machines.lazy_hosts:
+            self.machines.settle_lazy()
         return build_result(self, wall)
 
 
