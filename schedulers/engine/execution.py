@@ -684,7 +684,7 @@ class ExecutionMixin:
         if held:
             self._reshare(hids, solve=True)
         for hid in hids:
-            self.machines.mark_switch_done(hid, target, machine_row=False)
+            self.switches.mark_switch_done(hid, target, machine_row=False)
 
     # -------------------------------------------------------------------------- progress/end
     def _job_progress(self, job: EngineJob) -> dict[str, Any]:

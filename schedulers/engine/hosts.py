@@ -1,11 +1,10 @@
-"""Hosts: machine states, power and energy, pstate switching (Batsim 4.2.1 + SimGrid 3.32).
+"""Hosts: machine states, power and energy (Batsim 4.2.1 + SimGrid 3.32).
 
 A component of :class:`schedulers.engine.simulator.Engine`: :class:`Machines` owns the compute
 hosts' run-time state (:class:`HostRun`: pstate, machine state, load, power, energy), the
-platform's energy sums, the time spent in each machine state and the pending switch groups. It
-asks of the others, through what it is given at construction: the current time (the
-:class:`.clock.Clock`), the event queue to arm a switch's execution on, a way to post an event
-to the scheduler, the executions' DVFS re-pacing and a route check (:class:`Machines`).
+platform's energy sums and the time spent in each machine state; it writes the rows of
+``out_machine_states.csv`` and ``out_consumed_energy.csv``. It asks the others for nothing but
+the current time (the :class:`.clock.Clock` it is given at construction).
 
 Energy
     SimGrid's host-energy plugin (:mod:`schedulers.engine.platform`): a host whose busy load is
@@ -61,26 +60,10 @@ Machine states
     ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
     ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
     state (Batsim's ``machine_state_tracer`` and ``time_*`` columns of ``out_schedule.csv``).
-Switching (``server_on_pstate_modification`` in ``src/server.cpp`` and ``src/pstate.cpp``)
-    A SET_RESOURCE_STATE request becomes one *switch group* (``CurrentSwitches::add_switch``);
-    it writes an energy row ``p`` and a transition row (-1 towards a computation pstate, -2
-    towards a sleep pstate, -42 towards any other) at once, and counts one grouped switch and one
-    machine switch per host. Per host:
-
-    * computation -> computation pstate (DVFS): instantaneous; running computations change pace;
-    * computation -> sleep pstate ``S``: the host computes 1 flop at ``S``'s virtual switch-off
-      pstate (``sleep_pstates="S:OFF:ON"``, one triple per sleep pstate, comma-separated:
-      :func:`.platform.classify_sleep_pstates`), then reaches ``S`` (Batsim aborts if jobs run
-      there);
-    * sleep pstate ``S`` -> computation pstate: 1 flop at ``S``'s virtual switch-on pstate;
-    * a host in a virtual pstate (still switching) or a request for a virtual pstate: Batsim
-      logs an error and does nothing for that host — the request's group then never completes
-      (no RESOURCE_STATE_CHANGED), and the host stays where its running switch takes it;
-    * sleep -> sleep: Batsim aborts; so does the engine (:class:`EngineError`).
-
-    A host that reaches its target completes the *first* pending group towards that pstate that
-    contains it (``CurrentSwitches::mark_switch_as_done``); when a group has no host left, Batsim
-    writes the pstate rows and sends RESOURCE_STATE_CHANGED for the whole group.
+Switching
+    SET_RESOURCE_STATE requests and the switches of machines between pstates are the
+    :class:`.switching.Switches` component, which asks this one for pstate, power and state
+    changes and energy rows.
 """
 
 from __future__ import annotations
@@ -88,17 +71,13 @@ from __future__ import annotations
 from math import fsum, isfinite, ulp
 from operator import sub
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from procset import ProcSet
-
-from ..core.events import ResourceStateChanged, SetResourceState
 from ..core.model import HostState
 from ..core.power import PowerRange, watts
 from .clock import Clock
 from .platform import HostSpec, PlatformSpec
 from .ports import EngineError
-from .queue import Kind, at
 
 
 def exact_sum(values) -> float:
@@ -183,15 +162,6 @@ class HostRun:
         return self.spec.pstate_kinds.get(pstate, "computation")
 
 
-@dataclass(slots=True)
-class SwitchGroup:
-    """One SET_RESOURCE_STATE request: its hosts, those still switching, the target pstate."""
-
-    hosts: list[int]
-    waiting: set[int]
-    target: int
-
-
 def _ranges(h: HostRun) -> list[PowerRange]:
     """The power ranges of ``h``'s pstates (energy runs: the engine refuses ``-E`` on a platform
     whose compute hosts lack them, :class:`.simulator.Engine`)."""
@@ -202,8 +172,8 @@ def _ranges(h: HostRun) -> list[PowerRange]:
 
 
 class Machines:
-    """Power, energy, machine states and pstate switching of the compute hosts (Batsim's
-    ``Machines`` with SimGrid's host-energy plugin; see the module docstring).
+    """Power, energy and machine states of the compute hosts (Batsim's ``Machines`` with
+    SimGrid's host-energy plugin; see the module docstring).
 
     Args:
         platform: the platform (its compute hosts become :attr:`hosts`, in Batsim's id order).
@@ -213,30 +183,19 @@ class Machines:
         nb_jobs: jobs of the workloads (with the host count, chooses exact energy sums,
             :data:`EXACT_WORK`).
         clock: the simulation clock (:class:`.clock.Clock`), read for the current time (s).
-        timers: the event queue (:mod:`.queue`, :mod:`.steps` or :mod:`.lazysteps`) where a
-            switch's 1-flop execution is armed (``Kind.SWITCH``, payload ``(host id, target)``).
-        steps: ``timers`` is SimGrid's step clock (``work``), not timed events (``push``).
-        post: called with each event for the scheduler (RESOURCE_STATE_CHANGED).
-        dvfs: ``dvfs(host ids, pstate)``: change computation pstates now (the executions
-            re-pace their tasks, :meth:`.execution.ExecutionMixin._dvfs`).
-        routed: ``routed(host ids, what)``: check that messages of those hosts can be timed
-            (:meth:`.execution.ExecutionMixin._routed`; called only on platforms with
-            ``uncoordinated`` hosts).
+        steps: the clock is SimGrid's step clock (:mod:`.steps`, :mod:`.lazysteps`); False: the
+            clock rounded to 1e-9 s of Full zones of unknown routing (:mod:`.queue`), whose energy
+            rows approximate Batsim's message intervals (:meth:`energy_row`).
     """
 
     def __init__(self, platform: PlatformSpec, *, energy: bool, trace: bool, rows: dict[str, Any], nb_jobs: int,
-                 clock: Clock, timers: Any, steps: bool, post: Callable[[Any], None],
-                 dvfs: Callable[[list[int], int], None], routed: Callable[[Any, str], None]) -> None:
+                 clock: Clock, steps: bool) -> None:
         self.platform = platform
         self.energy = energy
         self.trace = trace
         self.rows = rows
         self.clock = clock
-        self.timers = timers
         self.steps = steps
-        self.post = post
-        self.dvfs = dvfs
-        self.routed = routed
         self.hosts = [HostRun(spec=h, pstate=h.pstate, hid=i) for i, h in enumerate(platform.compute)]
         # (unavailable: external events, .extevents; not a column of out_machine_states.csv)
         self.counts = dict.fromkeys(_ALL_STATES, 0)
@@ -251,10 +210,6 @@ class Machines:
         self._e_acc = 0.0       # J, all hosts up to _e_last
         self._e_last = 0.0
         self._wattmin = 0.0     # W, Batsim's wattmin: sum of Epsilon of the current pstates
-        self.switching = 0     # machines switching (Batsim's nb_switching_machines)
-        self._switch_groups: dict[int, list[SwitchGroup]] = {}
-        self.nb_grouped_switches = 0
-        self.nb_machine_switches = 0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
         self._last_energy_row: tuple = (0.0, [0.0] * len(self.hosts) if self._exact else 0.0)
         self.all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
@@ -575,140 +530,3 @@ class Machines:
                 x = h.energy + c * (t_last - last) if last < t_last else h.energy
                 incs.append((x + c * dt) - x)
         return exact_sum(incs) / dt
-
-    # ----------------------------------------------------------------------------- switching
-    def set_resource_state(self, d: SetResourceState, later=None) -> None:
-        """``server_on_pstate_modification``: the request's group, its rows, then host by host.
-        ``later(k, fn)``: Batsim's actor model (:mod:`.netserver`), where each host's
-        ``set_pstate`` (a pstate change) or ``Actor::create`` (a switching actor, whose
-        ``set_pstate`` to the virtual pstate comes a sub-round later) is a simcall of the
-        server: the ``k``-th host's change is done ``k`` sub-rounds on, and the machine-state row
-        after the last one, so that an actor running at this instant (a job ending) sees the
-        hosts before their change (recorded on real Batsim 4.2.1,
-        ``tests/fixtures/batsim_zero_work_order``); None: all at once."""
-        if not self.energy:
-            raise EngineError("SET_RESOURCE_STATE needs the energy model (-E / --energy), as in Batsim")
-        try:
-            target = int(d.state)
-        except ValueError:
-            raise EngineError(f"SET_RESOURCE_STATE: state {d.state!r} is not a pstate number") from None
-        hids = list(d.resources)
-        if not hids:
-            return
-        for hid in hids:
-            if not 0 <= hid < len(self.hosts):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} does not exist "
-                                  f"(platform has {len(self.hosts)} compute hosts)")
-            if not 0 <= target < len(self.hosts[hid].spec.speeds):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} "
-                                  f"({self.hosts[hid].spec.name}) has no pstate {target}")
-        group = SwitchGroup(hosts=hids, waiting=set(hids), target=target)
-        self._switch_groups.setdefault(target, []).append(group)
-        self.energy_row("p", decided=True)
-        target_kind = self.hosts[hids[0]].pstate_kind(target)
-        if self.trace:
-            transition = {"computation": -1, "sleep": -2}.get(target_kind, -42)
-            self.rows["pstates"].append((self.clock.now, str(ProcSet(*hids)), transition))
-        self.nb_grouped_switches += 1
-        self.nb_machine_switches += len(hids)
-        dvfs = []
-        k = 0   # the server's simcalls so far (with later)
-        for hid in hids:
-            h = self.hosts[hid]
-            cur, want = h.pstate_kind(h.pstate), h.pstate_kind(target)
-            if cur == "computation" and want == "computation":
-                if later is None:
-                    dvfs.append(hid)
-                else:
-                    k += 1
-                    later(k, lambda hid=hid: self.dvfs([hid], target))
-            elif cur == "computation" and want == "sleep":
-                if h.jobs:
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} runs jobs "
-                                      f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
-                self.set_state(h, HostState.SWITCHING_OFF)
-                k += 1
-                self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[target][0], target)
-            elif cur == "sleep":
-                if want != "computation":
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} is asleep in "
-                                      f"pstate {h.pstate}; it can only be switched to a computation pstate, "
-                                      f"not {target} (Batsim aborts)")
-                self.set_state(h, HostState.SWITCHING_ON)
-                k += 1
-                self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[h.pstate][1], target)
-            else:
-                what = "is still switching" if cur == "transition" else f"cannot go to virtual pstate {target}"
-                import logging   # (imported when needed: gridsched starts sooner)
-                logging.getLogger("schedulers.engine").warning(
-                    "t=%s: SET_RESOURCE_STATE ignored for host %d (%s): it %s; Batsim logs an error and the "
-                    "request never completes", self.clock.now, hid, h.spec.name, what)
-        if dvfs:
-            self.dvfs(dvfs, target)
-        self._later_or_now(later, k, self.machine_row)
-
-    @staticmethod
-    def _later_or_now(later, k: int, fn, *args) -> None:
-        if later is None:
-            fn(*args)
-        else:
-            later(k, lambda: fn(*args))
-
-    def _start_switch(self, h: HostRun, hid: int, virtual: int, target: int) -> None:
-        """Batsim's switch actor (the machine already in its switching state): compute 1 flop
-        at the virtual pstate, then reach ``target``."""
-        speed = h.spec.speeds[virtual]
-        if speed <= 0:
-            raise EngineError(f"host {h.spec.name}: virtual pstate {virtual} has speed 0; the switch never ends")
-        self.set_pstate(h, virtual)
-        h.load = 1.0   # the flop keeps one core busy
-        self.set_power(h)
-        self.switching += 1
-        if self.steps:   # the switch actor's 1-flop execution at the virtual pstate's speed
-            self.timers.work(1.0, speed, Kind.SWITCH, (hid, target))
-        else:
-            self.timers.push(at(self.clock.now + 1.0 / speed), Kind.SWITCH, (hid, target))
-
-    def on_switched(self, hid: int, target: int) -> None:
-        """A machine reached ``target`` at the end of its switch (``server_on_switched``)."""
-        self.switching -= 1
-        self.switch_reached(hid, target)
-        self.mark_switch_done(hid, target, machine_row=True)
-
-    def switch_reached(self, hid: int, target: int, state: bool = True) -> None:
-        """The switch actor's side (``switch_on/off_machine_process``, ``src/pstate.cpp``): the
-        flop is computed, the host takes ``target`` (``set_pstate``, a simcall) and then its new
-        machine state (``update_machine_state``; ``state`` False: later, :meth:`switch_state`)."""
-        if self.platform.uncoordinated:
-            self.routed((hid,), "its SWITCHED_ON/OFF message")
-        h = self.hosts[hid]
-        self.set_pstate(h, target)
-        h.load = 0.0
-        self.set_power(h)
-        if state:
-            self.switch_state(hid, target)
-
-    def switch_state(self, hid: int, target: int) -> None:
-        """The machine state a switch ends in (``Machine::update_machine_state``)."""
-        h = self.hosts[hid]
-        self.set_state(h, HostState.SLEEPING if h.pstate_kind(target) == "sleep" else HostState.IDLE)
-
-    def mark_switch_done(self, hid: int, target: int, *, machine_row: bool) -> bool:
-        """``CurrentSwitches::mark_switch_as_done``: the first pending group towards ``target``
-        holding ``hid`` loses it; a group left empty is reported (returns True)."""
-        groups = self._switch_groups.get(target, [])
-        for k, g in enumerate(groups):
-            if hid in g.waiting:
-                g.waiting.discard(hid)
-                if not g.waiting:
-                    del groups[k]
-                    res = ProcSet(*g.hosts)
-                    if self.trace:
-                        self.rows["pstates"].append((self.clock.now, str(res), g.target))
-                    self.energy_row("p")
-                    if machine_row:
-                        self.machine_row()
-                    self.post(ResourceStateChanged(self.clock.now, resources=res, state=str(g.target)))
-                    return True
-                return False
-        raise EngineError(f"internal: host {hid} reached pstate {target} that no request asked for")

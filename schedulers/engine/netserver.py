@@ -430,7 +430,7 @@ class NetworkServerMixin:
         if all(h.last >= now or h.hid in upd or h.hid in sw for h in self.hosts):
             return   # every host up to date: the row is written in sub-round 1
         for hid, target in sw.items():
-            self.machines.switch_reached(hid, target, state=False)
+            self.switches.switch_reached(hid, target, state=False)
         self._switches_applied, self._instant_switches = set(sw), None
 
     def _run_rounds(self) -> None:
@@ -531,8 +531,8 @@ class NetworkServerMixin:
         elif mtype == _COMPLETED:
             self._job_completed(payload)
         elif mtype == _SWITCHED:
-            self.machines.switching -= 1
-            if self.machines.mark_switch_done(*payload, machine_row=True) and self.energy:
+            self.switches.switching -= 1
+            if self.switches.mark_switch_done(*payload, machine_row=True) and self.energy:
                 reads = _HostOrder((), len(self.hosts))   # the group's energy row reads every host
         elif mtype == _WAITED:
             self._waiters -= 1
@@ -743,13 +743,13 @@ class NetworkServerMixin:
         elif kind == Kind.SWITCH:
             hid, target = payload
             if not (self._switches_applied and hid in self._switches_applied):
-                self.machines.switch_reached(hid, target, state=False)
+                self.switches.switch_reached(hid, target, state=False)
             # switch_on/off_machine_process: set_pstate (a simcall), then the machine state and
             # the message: a job ending at this instant writes its machine-state row first
             # (recorded on Batsim 4.2.1: pybatsim_fcfsSchedSleep_intfix_6pstates, t = 43)
 
             def switched() -> None:
-                self.machines.switch_state(hid, target)
+                self.switches.switch_state(hid, target)
                 self._post(_SWITCHED, (hid, target), self._d_host[hid], sender=hid)
 
             self._after(1, switched)

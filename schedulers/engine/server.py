@@ -144,7 +144,7 @@ class ServerMixin:
                 self._job_completed(end[0])
             return []
         if kind == _SWITCH:
-            self.machines.on_switched(*payload)
+            self.switches.on_switched(*payload)
             return []
         if kind == _WAITER:
             self._waiters -= 1
@@ -316,7 +316,7 @@ class ServerMixin:
             else:
                 self._queue.push(max(at(d.at), self.clock.now), _WAITER)
         elif isinstance(d, SetResourceState):
-            self.machines.set_resource_state(d, None if self.platform.message_delays is None else self._after)
+            self.switches.set_resource_state(d, None if self.platform.message_delays is None else self._after)
         elif isinstance(d, Query):
             for key in d.requests:
                 if key != "consumed_energy":
@@ -500,7 +500,7 @@ class ServerMixin:
     # --------------------------------------------------------------------------- the scheduler
     def _finished(self) -> bool:
         return (self._submitters_left == 0 and self._event_submitters_left == 0 and self._running == 0
-                and self.machines.switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
+                and self.switches.switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
                 and (not self.dynamic_jobs or self._registration_finished))
 
     def _exchange(self, port) -> list[Decision] | Reply:
@@ -544,7 +544,7 @@ class ServerMixin:
         if not 0.0 <= self.clock.now - start < LIVELOCK_SPAN:  # the usual case: the first exchange of an instant
             self._same_instant = [self.clock.now, None, 0]
             return
-        sig = (self._finished_jobs, self._running, self.nb_jobs, self.machines.nb_grouped_switches, self.machines.switching,
+        sig = (self._finished_jobs, self._running, self.nb_jobs, self.switches.nb_grouped_switches, self.switches.switching,
                self._killers, len(self._queue))
         if sig != self._same_instant[1]:  # (None at the second exchange of an instant)
             self._same_instant = [self.clock.now, sig, 0]

@@ -7,7 +7,8 @@ and of modules that each read alone:
 * :mod:`.clock` — the current time (:class:`.clock.Clock`, the component every other reads);
 * :mod:`.lazysteps` — SimGrid's step clock on compute-only platforms (how time moves; :mod:`.queue`
   names the timers, and keeps a clock rounded to 1e-9 s for Full zones of unknown routing);
-* :mod:`.hosts` — the :class:`.hosts.Machines` component: machine states, power and energy, pstate
+* :mod:`.hosts` — the :class:`.hosts.Machines` component: machine states, power and energy;
+* :mod:`.switching` — the :class:`.switching.Switches` component: SET_RESOURCE_STATE, pstate
   switching;
 * :mod:`.execution` — profile stages, parallel tasks, compute sharing, walltime, kills;
 * :mod:`.sharing` — SimGrid's ``ptask_L07`` sharing of hosts between tasks;
@@ -67,6 +68,7 @@ from .platform import PlatformSpec, old_power_names, sleep_error
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
+from .switching import Switches
 from .lazysteps import LazyStepQueue
 from .results import NULL_RUNTIME_EPSILON, DoneJobs, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
@@ -207,8 +209,9 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         # outputs
         self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
         self.machines = Machines(platform, energy=energy, trace=trace_outputs, rows=self.rows, nb_jobs=self.nb_jobs,
-                                 clock=self.clock, timers=self._queue, steps=self._steps, post=self._post_event,
-                                 dvfs=self._dvfs, routed=self._routed)
+                                 clock=self.clock, steps=self._steps)
+        self.switches = Switches(self.machines, clock=self.clock, timers=self._queue, steps=self._steps,
+                                 post=self._post_event, dvfs=self._dvfs, routed=self._routed)
         #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
         self.hosts = self.machines.hosts
         # the Pajé schedule trace (out_schedule.trace): job starts and ends, or None
