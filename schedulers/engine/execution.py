@@ -248,7 +248,7 @@ class ExecutionMixin:
             job.energy_start = self.machines.energy_of(hosts)
         self.machines.machine_row()
         if self._paje is not None:
-            self._paje.run(now, job, self._load_rank(job) if self.sharing else 0)  # (one job per machine)
+            self._paje.run(now, job, self.book.load_rank(job, len(self._paje)) if self.sharing else 0)  # (one job per machine)
         self.machines.energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
@@ -832,6 +832,6 @@ class ExecutionMixin:
             self._e_last_job_end = self.machines.total_exact() if e is None else e
         else:
             job.energy = -1.0
-        job.row = self.done.append(job)
+        self.book.ended(job)
         if paje is not None:
             paje.ended(job)

@@ -194,6 +194,11 @@ class _Walk:
 class NetworkServerMixin:
     """Batsim's actors and server with message delays (see the module docstring)."""
 
+    # switches ending at this instant (host id -> target pstate) and those already applied
+    # (as :class:`.execution.ExecutionMixin` declares them)
+    _instant_switches: dict | None = None
+    _switches_applied: set | None = None
+
     # ------------------------------------------------------------------------------ mailbox
     def _net_init(self) -> None:
         d = self.platform.message_delays

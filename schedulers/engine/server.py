@@ -204,12 +204,8 @@ class ServerMixin:
         """The job's end reached the server (completed, killed, rejected): its ``out_jobs.csv``
         row is written, and the engine forgets the :class:`EngineJob` (its execution state and
         JSON object): what is left of it is its row in ``done`` (recorded when it ended)."""
-        del self.jobs[job.id]
+        self.book.forget(job)
         self._unsent_ends.add(job.id)
-        if job.pos >= 0:
-            self._done_rows[job.workload][job.pos] = job.row
-        else:
-            self._done_dynamic[job.id] = job.row
         if self.trace:
             self.rows["jobs"].append(job.row)
 
@@ -290,7 +286,7 @@ class ServerMixin:
             job.state = REJECTED
             job.finish = self.clock.now
             self._finished_jobs += 1
-            job.row = self.done.append(job)
+            self.book.ended(job)
             self._write_job_row(job)
             if self._collect:
                 self._to_delete.append(job)
@@ -363,7 +359,7 @@ class ServerMixin:
             job = self.jobs.get(jid)
             where = f"KILL_JOB at t={self.clock.now!r}: job {jid!r}"
             if job is None:
-                job = self._known_job(jid)
+                job = self.book.known(jid)
                 if job is None and jid.partition("!")[0] not in self.workloads_by_name:
                     raise EngineError(f"{where}: there is no workload {jid.partition('!')[0]!r}; real Batsim 4.2.1 "
                                       "aborts (an uncaught std::out_of_range: map::at)")
@@ -392,33 +388,17 @@ class ServerMixin:
 
     def _job(self, jid: str, what: str) -> EngineJob | DoneJob:
         """The job ``jid`` a decision names: running or waiting (the engine's own), or else
-        :meth:`_known_job`.
+        :meth:`.jobs.JobBook.known`.
 
         Raises:
             EngineError: no such job.
         """
         job = self.jobs.get(jid)
         if job is None:
-            job = self._known_job(jid)
+            job = self.book.known(jid)
             if job is None:
                 raise EngineError(f"{what} at t={self.clock.now}: unknown job {jid!r}")
         return job
-
-    def _known_job(self, jid: str) -> EngineJob | DoneJob | None:
-        """A job that is not the engine's now: ended (its :class:`~.results.DoneJob` record),
-        not submitted yet (a new :class:`EngineJob`, state ``NOT_SUBMITTED``, that the engine
-        does not keep), or None when no workload has it."""
-        row = self._done_dynamic.get(jid)
-        if row is None:
-            wname, _, name = jid.partition("!")
-            w = self.workloads_by_name.get(wname)
-            k = w.jobs.find(name) if w is not None and name else None
-            if k is None:
-                return None
-            row = self._done_rows[wname][k] if wname in self._done_rows else -1
-            if row < 0:
-                return w.jobs.job(k)
-        return self.done[row]
 
     # --------------------------------------------------------------------------- dynamic jobs
     def _check_dynamic(self, what: str) -> None:
@@ -455,7 +435,7 @@ class ServerMixin:
         if w is None:
             raise EngineError(f"{where}: workload {wname!r} does not exist; register a profile in it first "
                               "(REGISTER_PROFILE) or use an existing workload (Batsim aborts)")
-        if job_id in self.jobs or self._known_job(job_id) is not None:
+        if job_id in self.jobs or self.book.known(job_id) is not None:
             raise EngineError(f"{where}: job {job_id!r} already exists (Batsim aborts)")
         if not isinstance(obj, dict) or "id" not in obj:
             raise EngineError(f"{where}: the job object has no 'id' field")
@@ -618,8 +598,7 @@ class ServerMixin:
         or a missing NOTIFY registration_finished."""
         # the engine's jobs in workload order (static jobs by workload, then submission order;
         # registered jobs after them, in registration order)
-        index = self._workload_index
-        live = sorted(self.jobs.values(), key=lambda j: (0, index[j.workload], j.pos) if j.pos >= 0 else (1, 0, 0))
+        live = self.book.in_load_order()
         waiting = [j.id for j in live if j.state == SUBMITTED]
         running = [j for j in live if j.state == RUNNING]
         problems = []

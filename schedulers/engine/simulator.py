@@ -22,7 +22,7 @@ reaches their ``subtime``; only then is a job's :class:`~.workload.EngineJob` ma
 JSON object JOB_SUBMITTED forwards). ``Engine.jobs`` holds the jobs submitted and not ended;
 once a job's end reaches the server (its ``out_jobs.csv`` row), the engine keeps only its row
 in :class:`~.results.DoneJobs` (about 120 bytes). A decision naming a job that is not there
-(ended, or not submitted yet) still finds it (``ServerMixin._known_job``), as Batsim does.
+(ended, or not submitted yet) still finds it (:meth:`.jobs.JobBook.known`), as Batsim does.
 
 On platforms with network links Batsim's internal messages (a job's completion, a switch's end,
 a CALL_ME_LATER's wake-up, each decision) take their route's time: :mod:`.netroute` computes the
@@ -54,7 +54,6 @@ with real Batsim 4.2.1 with the actor model forced everywhere.
 from __future__ import annotations
 
 import dataclasses
-from array import array
 from typing import Any, Callable
 
 from .execution import ExecutionMixin
@@ -69,10 +68,11 @@ from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
 from .switching import Switches
+from .jobs import JobBook
 from .lazysteps import LazyStepQueue
-from .results import NULL_RUNTIME_EPSILON, DoneJobs, EngineResult, build_result, execution_time, output_rows
+from .results import NULL_RUNTIME_EPSILON, EngineResult, build_result, execution_time, output_rows
 from .server import LIVELOCK_EXCHANGES, ServerMixin
-from .workload import EngineJob, Workload
+from .workload import Workload
 
 __all__ = ["Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort", "Reply", "SchedulerPort", "HostRun",
            "MACHINE_STATES", "NULL_RUNTIME_EPSILON", "LIVELOCK_EXCHANGES", "execution_time"]
@@ -109,7 +109,7 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
 
     def __init__(self, platform: PlatformSpec, workloads: list[Workload], *, energy: bool = False,
                  compute_sharing: bool = False, forward_profiles: bool = False, dynamic_jobs: bool = False,
-                 acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, events: list[EventList] = (),
+                 acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, events: list[EventList] | tuple[()] = (),
                  forward_unknown_events: bool = False, trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None) -> None:
         if platform.vivaldi_error is not None:
@@ -154,23 +154,21 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self._to_delete: list = []
         self.trace = trace_outputs
         self.progress = progress
-        self.workloads_by_name = {w.name: w for w in workloads}
-        self._workload_index = {w.name: i for i, w in enumerate(workloads)}
-        # The jobs the engine holds as EngineJob: submitted (posted, with a network) and not yet
-        # finished. Jobs not submitted stay in their workload's JobTable; an ended job becomes
+        # The jobs (.jobs): held as EngineJob when submitted (posted, with a network) and not yet
+        # finished; not submitted, they stay in their workload's JobTable; an ended job becomes
         # a row of ``done`` once its out_jobs.csv row is written (:meth:`_write_job_row`).
-        self.jobs: dict[str, EngineJob] = {}
-        self.nb_jobs = sum(len(w.jobs) for w in workloads)
-        self.done = DoneJobs()           # ended jobs, in the order they ended (the result's jobs)
-        # the row in ``done`` of each static job (-1: not ended), by workload and submission index
-        self._done_rows = {w.name: array("q", [-1]) * len(w.jobs) for w in workloads}
-        self._done_dynamic: dict[str, int] = {}  # the row of each ended registered job
+        self.book = JobBook(workloads)
+        self.workloads_by_name = self.book.by_name
+        self.jobs = self.book.live
+        self.nb_jobs = self.book.nb_jobs
+        self.done = self.book.done       # ended jobs, in the order they ended (the result's jobs)
         self.clock = Clock()
         self._live = 0.0                 # the last instant at which something happened (s)
         # SimGrid's step-by-step clock: with a network it decides the order of messages (.steps);
         # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
         # the reader does not know keeps the clock rounded to 1e-9 s (.queue, server.py)
         self._steps = platform.message_delays is not None or not platform.master_loopback
+        self._queue: EventQueue | StepQueue | LazyStepQueue
         if not self._steps:
             self._queue = EventQueue()
         elif platform.routes is not None or platform.master_loopback:   # links, or the loopback: timed messages
@@ -226,15 +224,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.batsim_config: dict[str, Any] = {}
         if self.events and forward_unknown_events:   # (Batsim ignores the flag without events)
             self.batsim_config["forward-unknown-events"] = True
-
-    def _load_rank(self, job: EngineJob) -> int:
-        """The order in which Batsim created ``job`` (workloads in order, each in file order, then
-        the registered jobs): the first of the jobs sharing a machine in Batsim's
-        ``std::set<JobPtr>`` (by address) is shown in the Pajé trace."""
-        if job.pos < 0:
-            return (1 << 62) + len(self._paje)
-        w = self.workloads_by_name[job.workload]
-        return self._workload_index[job.workload] << 40 | w.jobs.file_index(job.pos)
 
     @property
     def now(self) -> float:
