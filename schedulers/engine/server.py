@@ -1,4 +1,4 @@
-"""Batsim's side of the protocol: its server's mailbox, message grouping, decisions, dynamic jobs.
+"""Batsim's side of the protocol: its server's mailbox, message grouping, decisions.
 
 Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's job and message
 state; the hosts are the :class:`.hosts.Machines` component, ``self.machines``, the time the
@@ -16,18 +16,9 @@ Decision delays (``JsonProtocolReader::parse_and_apply_message``, ``src/protocol
     A reply's decisions reach the server at their ``timestamp`` (at once when it is not later
     than the clock), in order; the scheduler is ready again at the reply's ``now``. Meanwhile the
     simulation goes on and events are gathered, then sent together.
-Dynamic jobs (``--enable-dynamic-jobs``, ``handle_register_job``/``handle_register_profile``)
-    REGISTER_PROFILE adds a profile to a workload, created if new (an existing profile is an
-    error); REGISTER_JOB adds a job to an existing workload with the checks of Batsim's
-    ``Job::from_json`` (``subtime`` required: Batsim 4.2.1 aborts without it, the engine says
-    so); with ``--acknowledge-dynamic-jobs`` the server answers JOB_SUBMITTED at once. The
-    simulation ends only after NOTIFY ``registration_finished`` (``is_simulation_finished``).
-Profile garbage collection (``server_process``, ``Jobs::delete_job``, ``Profiles::remove_profile``)
-    Once a message carrying a job's end (completed, killed or rejected) has been sent, Batsim
-    deletes the job and, unless ``--enable-profile-reuse``, empties its profile's entry (and the
-    sub-profiles of a ``composed`` one): the name stays taken (REGISTER_PROFILE of it aborts) but a
-    later REGISTER_JOB naming it aborts ("it existed some time ago but is no longer accessible"),
-    even if other jobs still run with it. The engine refuses the same, with that reason.
+Dynamic jobs and profile garbage collection
+    :class:`.dynamic.DynamicJobs` (REGISTER_PROFILE, REGISTER_JOB, NOTIFY
+    ``registration_finished``).
 Kills and zero-work jobs on compute-only platforms (no links: messages take 0 s, or 1e-10 s on
     a Full-routing zone's loopback)
     The request-reply actor posts a reply's decisions to the server one message at a time, and
@@ -197,8 +188,7 @@ class ServerMixin:
         self._buffer.append(JobCompleted(self.clock.now, job_id=job.id, job_state=job.state,
                                          return_code=job.return_code, alloc=job.alloc))
         self._write_job_row(job)
-        if self._collect:
-            self._to_delete.append(job)
+        self.dynamic.ended(job)
 
     def _write_job_row(self, job: EngineJob) -> None:
         """The job's end reached the server (completed, killed, rejected): its ``out_jobs.csv``
@@ -288,8 +278,7 @@ class ServerMixin:
             self._finished_jobs += 1
             self.book.ended(job)
             self._write_job_row(job)
-            if self._collect:
-                self._to_delete.append(job)
+            self.dynamic.ended(job)
         elif isinstance(d, KillJobs):
             ids, really = self._kill_request(d.job_ids)
             if not ids:   # every job's kill was asked before: no killer, no JOB_KILLED
@@ -322,14 +311,14 @@ class ServerMixin:
                     raise EngineError("QUERY consumed_energy needs the energy model (-E / --energy)")
                 self._buffer.append(Answer(self.clock.now, data={"consumed_energy": self.machines.total_energy()}))
         elif isinstance(d, RegisterProfile):
-            self._register_profile(d.workload, d.name, d.profile)
+            self.dynamic.register_profile(d.workload, d.name, d.profile)
         elif isinstance(d, RegisterJob):
-            self._register_job(d.job_id, d.job)
+            self.dynamic.register_job(d.job_id, d.job)
         elif isinstance(d, NotifyBatsim):
             if d.type == "registration_finished":
-                self._registration_finished = True
+                self.dynamic.registration_finished = True
             elif d.type == "continue_registration":
-                self._registration_finished = False
+                self.dynamic.registration_finished = False
             else:
                 raise EngineError(f"NOTIFY {d.type!r} from the scheduler: unknown type (Batsim aborts)")
         elif isinstance(d, GenericDecision):
@@ -400,88 +389,11 @@ class ServerMixin:
                 raise EngineError(f"{what} at t={self.clock.now}: unknown job {jid!r}")
         return job
 
-    # --------------------------------------------------------------------------- dynamic jobs
-    def _check_dynamic(self, what: str) -> None:
-        if not self.dynamic_jobs:
-            raise EngineError(f"{what} at t={self.clock.now}: dynamic job registration is disabled; enable it "
-                              "with --enable-dynamic-jobs (Batsim aborts)")
-        if self._registration_finished:
-            raise EngineError(f"{what} at t={self.clock.now}: the scheduler already sent NOTIFY "
-                              "registration_finished (Batsim aborts)")
-
-    def _register_profile(self, workload: str, name: str, profile: dict) -> None:
-        self._check_dynamic(f"REGISTER_PROFILE {workload}/{name}")
-        w = self.workloads_by_name.get(workload)
-        if w is None:
-            profiles: dict[str, dict] = {}
-            w = Workload(name=workload, path="dynamic", jobs=JobTable.empty(workload, profiles), profiles=profiles)
-            self.workloads_by_name[workload] = w
-        if name in w.profiles:
-            raise EngineError(f"REGISTER_PROFILE at t={self.clock.now}: profile {name!r} already exists in workload "
-                              f"{workload!r} (Batsim aborts)")
-        try:
-            check_profile(f"REGISTER_PROFILE at t={self.clock.now}", name, profile, w.profiles)
-        except WorkloadError as exc:
-            raise EngineError(str(exc)) from None
-        w.profiles[name] = profile
-
-    def _register_job(self, job_id: str, obj: dict) -> None:
-        where = f"REGISTER_JOB {job_id!r} at t={self.clock.now}"
-        self._check_dynamic(where)
-        wname, sep, jname = job_id.partition("!")
-        if not sep or not wname or not jname:
-            raise EngineError(f"{where}: job_id must be 'workload!name'")
-        w = self.workloads_by_name.get(wname)
-        if w is None:
-            raise EngineError(f"{where}: workload {wname!r} does not exist; register a profile in it first "
-                              "(REGISTER_PROFILE) or use an existing workload (Batsim aborts)")
-        if job_id in self.jobs or self.book.known(job_id) is not None:
-            raise EngineError(f"{where}: job {job_id!r} already exists (Batsim aborts)")
-        if not isinstance(obj, dict) or "id" not in obj:
-            raise EngineError(f"{where}: the job object has no 'id' field")
-        raw_id = obj["id"]
-        try:
-            own = f"{wname}!{job_name(where, wname, raw_id)}"
-        except WorkloadError as exc:
-            raise EngineError(str(exc)) from None
-        if own != job_id:
-            raise EngineError(f"{where}: the job object's id {raw_id!r} names another job than {job_id!r}")
-        sub = obj.get("subtime")
-        if "subtime" not in obj or isinstance(sub, bool) or not isinstance(sub, (int, float)) or not math.isfinite(sub):
-            raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
-                              f"submission time, e.g. the current time {self.clock.now}")
-        prof = obj.get("profile")
-        if isinstance(prof, str) and prof in w.unreferenced:
-            raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was removed when the workload was "
-                              "loaded, because no job of it used the profile (Batsim 4.2.1 removes such profiles, "
-                              "then aborts: 'it existed some time ago but is no longer accessible'); register the "
-                              "profile under a new name (REGISTER_PROFILE)")
-        if isinstance(prof, str) and prof in w.collected:
-            raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was garbage-collected when a job "
-                              "using it ended (Batsim 4.2.1 aborts: 'it existed some time ago but is no longer "
-                              "accessible'); register a new profile, or enable profile reuse "
-                              "(--enable-profile-reuse)")
-        if isinstance(prof, str) and prof not in w.profiles:
-            raise EngineError(f"{where}: profile {prof!r} does not exist in workload {wname!r} "
-                              "(register it first with REGISTER_PROFILE)")
-        try:
-            job = build_job(where, wname, jname, obj, float(sub), w.profiles, None)
-        except WorkloadError as exc:
-            raise EngineError(str(exc)) from None
-        job.state = SUBMITTED
-        # not in w.jobs: that table is the static submitter's, walked by index until its last
-        # arrival; a registered job there would be submitted a second time
-        self.jobs[job_id] = job
-        self.nb_jobs += 1
-        if self.acknowledge_dynamic_jobs:
-            fwd = w.profiles[prof] if self.forward_profiles else None
-            self._buffer.append(JobSubmitted(self.clock.now, job=Job.from_json(job_id, job.raw, fwd)))
-
     # --------------------------------------------------------------------------- the scheduler
     def _finished(self) -> bool:
         return (self._submitters_left == 0 and self._event_submitters_left == 0 and self._running == 0
                 and self.switches.switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
-                and (not self.dynamic_jobs or self._registration_finished))
+                and (not self.dynamic_jobs or self.dynamic.registration_finished))
 
     def _exchange(self, port) -> list[Decision] | Reply:
         events, self._buffer = self._buffer, []
@@ -489,29 +401,13 @@ class ServerMixin:
             if self._kill_requested:
                 self._kill_requested -= self._unsent_ends
             self._unsent_ends = set()
-        if self._to_delete:
-            self._collect_profiles(self._to_delete)
-            self._to_delete = []
+        self.dynamic.collect()
         self._messages += 1
         self._check_livelock(port)
         t0 = _time.perf_counter()
         reply = port.exchange(self.clock.now, events)
         self._sched_time += _time.perf_counter() - t0
         return reply
-
-    def _collect_profiles(self, jobs) -> None:
-        """Batsim's garbage collection of the profiles of ended jobs (see the module docstring)."""
-        for job in jobs:
-            w = self.workloads_by_name[job.workload]
-            todo = [job.profile]
-            while todo:
-                name = todo.pop()
-                if name in w.collected or name not in w.profiles:
-                    continue
-                w.collected.add(name)
-                prof = w.profiles[name]
-                if prof.get("type") == "composed":
-                    todo.extend(str(s) for s in prof.get("seq", ()))
 
     def _check_livelock(self, port) -> None:
         """Stop a run whose clock no longer moves: :data:`LIVELOCK_EXCHANGES` exchanges within
@@ -620,7 +516,7 @@ class ServerMixin:
         asleep = sum(1 for h in self.hosts if h.state is HostState.SLEEPING or h.pstate_kind(h.pstate) == "sleep")
         if asleep and waiting:
             msg += f"; {asleep} of {len(self.hosts)} hosts are asleep and the policy never woke them"
-        if self.dynamic_jobs and not self._registration_finished:
+        if self.dynamic_jobs and not self.dynamic.registration_finished:
             msg += ("; dynamic jobs are enabled and the scheduler never sent NOTIFY registration_finished "
                     "(Batsim waits for it before ending)")
         return Deadlock(msg)

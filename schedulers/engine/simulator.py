@@ -10,9 +10,12 @@ and of modules that each read alone:
 * :mod:`.hosts` — the :class:`.hosts.Machines` component: machine states, power and energy;
 * :mod:`.switching` — the :class:`.switching.Switches` component: SET_RESOURCE_STATE, pstate
   switching;
+* :mod:`.jobs` — the :class:`.jobs.JobBook` component: the jobs held, ended and forgotten;
+* :mod:`.dynamic` — the :class:`.dynamic.DynamicJobs` component: REGISTER_PROFILE, REGISTER_JOB,
+  profile garbage collection;
 * :mod:`.execution` — profile stages, parallel tasks, compute sharing, walltime, kills;
 * :mod:`.sharing` — SimGrid's ``ptask_L07`` sharing of hosts between tasks;
-* :mod:`.server` — Batsim's server: message grouping, decisions, decision delays, dynamic jobs,
+* :mod:`.server` — Batsim's server: message grouping, decisions, decision delays,
   livelock detection, SIMULATION_BEGINS/ENDS;
 * :mod:`.results` and :mod:`.outputs` — the run's metrics and Batsim's output files.
 
@@ -68,6 +71,7 @@ from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
 from .steps import StepQueue
 from .switching import Switches
+from .dynamic import DynamicJobs
 from .jobs import JobBook
 from .lazysteps import LazyStepQueue
 from .results import NULL_RUNTIME_EPSILON, EngineResult, build_result, execution_time, output_rows
@@ -148,10 +152,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.dynamic_jobs = dynamic_jobs
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
         self.profile_reuse = profile_reuse
-        # Batsim's profile garbage collection only shows through REGISTER_JOB: track ended jobs
-        # (Batsim's jobs_to_be_deleted) only when the scheduler can register jobs
-        self._collect = dynamic_jobs and not profile_reuse
-        self._to_delete: list = []
         self.trace = trace_outputs
         self.progress = progress
         # The jobs (.jobs): held as EngineJob when submitted (posted, with a network) and not yet
@@ -160,7 +160,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.book = JobBook(workloads)
         self.workloads_by_name = self.book.by_name
         self.jobs = self.book.live
-        self.nb_jobs = self.book.nb_jobs
         self.done = self.book.done       # ended jobs, in the order they ended (the result's jobs)
         self.clock = Clock()
         self._live = 0.0                 # the last instant at which something happened (s)
@@ -181,7 +180,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self._ended = False
         self._closing = False  # SIMULATION_ENDS sent, its acknowledgement not received yet (.netserver)
         self._end_clock: float | None = None  # SimGrid's final clock when later than the last instant (s)
-        self._registration_finished = False
         self._same_instant = [0.0, None, 0]
         # Batsim's server counters
         self._finished_jobs = 0
@@ -208,6 +206,9 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
         self.machines = Machines(platform, energy=energy, trace=trace_outputs, rows=self.rows, nb_jobs=self.nb_jobs,
                                  clock=self.clock, steps=self._steps)
+        self.dynamic = DynamicJobs(self.book, clock=self.clock, post=self._post_event, enabled=dynamic_jobs,
+                                   acknowledge=acknowledge_dynamic_jobs, forward_profiles=forward_profiles,
+                                   profile_reuse=profile_reuse)
         self.switches = Switches(self.machines, clock=self.clock, timers=self._queue, steps=self._steps,
                                  post=self._post_event, dvfs=self._dvfs, routed=self._routed)
         #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
@@ -224,6 +225,11 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.batsim_config: dict[str, Any] = {}
         if self.events and forward_unknown_events:   # (Batsim ignores the flag without events)
             self.batsim_config["forward-unknown-events"] = True
+
+    @property
+    def nb_jobs(self) -> int:
+        """Jobs of the run so far: the workloads' and the registered ones (:attr:`book`'s)."""
+        return self.book.nb_jobs
 
     @property
     def now(self) -> float:
