@@ -1,10 +1,13 @@
 """The simulation clock: the current time of the run, shared by the engine's components.
 
 :class:`Clock` owns ``now`` (s), the instant the engine is playing: SimGrid's clock as Batsim's
-actors read it (``simgrid::s4u::Engine::get_clock``). Only the engine's main loop moves it
+actors read it (``simgrid::s4u::Engine::get_clock``), the last instant at which something
+happened (``live``: where SimGrid's clock stops when what is left are stale timers) and the
+run's final clock when it ends later than its last instant (``end``: the scheduler's last reply
+is later, SIMULATION_ENDS acknowledged after it). Only the engine's main loop moves ``now``
 (:meth:`.server.ServerMixin._next_instant`, from the event queue of :mod:`.queue`,
 :mod:`.steps` or :mod:`.lazysteps`); the components (:class:`.hosts.Machines`, the executions,
-the server) read it.
+the server) read it. It asks the others for nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +18,22 @@ class Clock:
 
     Attributes:
         now: the current instant (s, a float >= 0), 0 at the start of the run.
+        live: the last instant at which something happened (s): a job, a host, a message or a
+            timer changed (stage ends and latencies may be stale and do not count).
+        end: the run's final clock (s) when it is later than its last instant, else None.
     """
 
-    __slots__ = ("now",)
+    __slots__ = ("now", "live", "end")
 
     def __init__(self) -> None:
         self.now = 0.0
+        self.live = 0.0
+        self.end: float | None = None
+
+    def mark_live(self) -> None:
+        """Something happened now (:attr:`live`)."""
+        self.live = self.now
+
+    def end_time(self) -> float:
+        """The run's end time (s): :attr:`end` if set, else :attr:`now`."""
+        return self.now if self.end is None else self.end

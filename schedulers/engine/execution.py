@@ -418,7 +418,7 @@ class ExecutionMixin:
         is enabled (``System::enable_var`` puts it first, as if created now) and bounded."""
         if version != job.version or job.state != RUNNING or not job.pending:
             return
-        self._live = self.clock.now
+        self.clock.mark_live()
         job.pending = False
         self._ptasks += 1
         job.index = self._ptasks
@@ -652,7 +652,7 @@ class ExecutionMixin:
     def _held_ended(self, held: HeldTask, version: int) -> None:
         """A held task's end timer fired: it completed its work before its release."""
         if version == held.version and not held.done:
-            self._live = self.clock.now
+            self.clock.mark_live()
             self._release_task(held)
 
     def _progress_compute(self, job: EngineJob) -> None:
@@ -711,7 +711,7 @@ class ExecutionMixin:
         next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing)."""
         if version != job.version or job.state != RUNNING:
             return False
-        self._live = self.clock.now
+        self.clock.mark_live()
         # the stage's action ends (or is cancelled at the walltime): SimGrid updates the energy of
         # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep)
         self.machines.updated(job.hosts if job.flops else (min(job.hosts),))

@@ -525,7 +525,7 @@ class NetworkServerMixin:
             self._ready = True
             if self._closing:   # the ACK of SIMULATION_ENDS: the run is over
                 self._ended = True
-                self._end_clock = self.clock.now
+                self.clock.end = self.clock.now
                 return
         elif mtype == _SUBMITTED:
             for j in payload:
@@ -794,7 +794,7 @@ class NetworkServerMixin:
             if z is not None:   # one message alone in a step of 0 s: _next_instant's work, inlined
                 if self.machines.lazy_hosts:
                     self.machines.settle_lazy()
-                self._live = self.clock.now
+                self.clock.mark_live()
                 self._net_event(z[1], z[2], port)
             else:
                 entries = self._next_instant()

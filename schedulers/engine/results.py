@@ -443,5 +443,5 @@ def build_result(engine: Any, wall: float) -> EngineResult:
     total = engine.machines.total_energy(engine.clock.now) if engine.energy else 0.0
     return EngineResult(jobs=jobs, makespan=makespan, consumed_joules=consumed, schedule=sched,
                         rows=rows, messages=engine._messages,
-                        end_time=engine.clock.now if engine._end_clock is None else engine._end_clock, total_joules=total,
+                        end_time=engine.clock.end_time(), total_joules=total,
                         platform=engine.platform.source)

@@ -453,7 +453,7 @@ class ServerMixin:
                 # the request-reply actor sleeps until the reply's now, then its SCHED_READY
                 # (of no duration here) ends the server's loop: SimGrid's final clock
                 if ready_at > self.clock.now:
-                    self._end_clock = self.clock.now + (ready_at - self.clock.now)
+                    self.clock.end = self.clock.now + (ready_at - self.clock.now)
             return
 
     def _flush(self, pending: list) -> None:
@@ -588,14 +588,14 @@ class ServerMixin:
         if not self._queue:
             # what is left was stale timers (a stage end or latency re-armed since): SimGrid's
             # clock stopped at the last instant at which something happened
-            self.clock.now = self._live
+            self.clock.now = self.clock.live
             raise self._deadlock()
         if self.machines.lazy_hosts:
             self.machines.settle_lazy()
         self.clock.now, entries = self._queue.pop_instant()
         for kind, _ in entries:
             if kind != _JOB_END and kind != _LATENCY:  # those two may be stale
-                self._live = self.clock.now
+                self.clock.mark_live()
                 break
         return entries
 

@@ -162,7 +162,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.jobs = self.book.live
         self.done = self.book.done       # ended jobs, in the order they ended (the result's jobs)
         self.clock = Clock()
-        self._live = 0.0                 # the last instant at which something happened (s)
         # SimGrid's step-by-step clock: with a network it decides the order of messages (.steps);
         # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
         # the reader does not know keeps the clock rounded to 1e-9 s (.queue, server.py)
@@ -179,7 +178,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self._ready = True               # Batsim's sched_ready
         self._ended = False
         self._closing = False  # SIMULATION_ENDS sent, its acknowledgement not received yet (.netserver)
-        self._end_clock: float | None = None  # SimGrid's final clock when later than the last instant (s)
         self._same_instant = [0.0, None, 0]
         # Batsim's server counters
         self._finished_jobs = 0
