@@ -187,8 +187,6 @@ class ExecutionMixin:
     #: ``set_pstate`` a job end's energy row may see, and those already applied
     #: (:meth:`.netserver.NetworkServerMixin._switches_before_row`); None elsewhere.
     _instant_switches: dict | None = None
-    #: the Pajé trace's job starts and ends (:class:`.paje.ScheduleTraceRows`), None without outputs
-    _paje: Any = None
     _switches_applied: set | None = None
 
     # ------------------------------------------------------------------------------ starting
@@ -247,8 +245,8 @@ class ExecutionMixin:
         if self.energy:
             job.energy_start = self.machines.energy_of(hosts)
         self.machines.machine_row()
-        if self._paje is not None:
-            self._paje.run(now, job, self.book.load_rank(job, len(self._paje)) if self.sharing else 0)  # (one job per machine)
+        if self.record.paje is not None:
+            self.record.paje.run(now, job, self.book.load_rank(job, len(self.record.paje)) if self.sharing else 0)  # (one job per machine)
         self.machines.energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
@@ -818,7 +816,7 @@ class ExecutionMixin:
         if had_load:
             self._reshare(job.hosts, links=links)
         self.machines.machine_row()
-        paje = self._paje
+        paje = self.record.paje
         if paje is not None:   # (the kill Batsim traces: walltime, or a cancelled parallel task)
             paje.end(self.clock.now, job, state == COMPLETED_WALLTIME_REACHED or (state == COMPLETED_KILLED and code == -2))
         if self.energy:
@@ -829,7 +827,7 @@ class ExecutionMixin:
             job.energy_start = ()
             # Batsim keeps the total its energy row read (EnergyConsumptionTracer::add_job_end)
             e = self.machines.energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
-            self._e_last_job_end = self.machines.total_exact() if e is None else e
+            self.record.last_job_end = self.machines.total_exact() if e is None else e
         else:
             job.energy = -1.0
         self.book.ended(job)

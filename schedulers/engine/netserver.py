@@ -657,9 +657,9 @@ class NetworkServerMixin:
         table, subtimes = s.w.jobs, s.w.jobs.subtimes
         k0 = s.k
         s.k = _due_end(subtimes, k0, s.clock, woke)
-        first_read = s.k > k0 and self.energy and self._e_first_sub[0] < 0
+        first_read = s.k > k0 and self.energy and self.record.first_submission[0] < 0
         if first_read:
-            self._e_first_sub = self.machines.total_exact()
+            self.record.first_submission = self.machines.total_exact()
         batch = []
         for k in range(k0, s.k):
             job = table.job(k)  # the engine's from now on (state NOT_SUBMITTED until received)
@@ -706,8 +706,8 @@ class NetworkServerMixin:
                     self.machines.availability(ev.resources, available)
                 except EngineError as exc:   # the events file's fault: name it and the line
                     raise EngineError(f"{ev.source}: {exc}" if ev.source else str(exc)) from None
-                if self._paje is not None:
-                    self._paje.availability(self.clock.now, ev.resources, available)
+                if self.record.paje is not None:
+                    self.record.paje.availability(self.clock.now, ev.resources, available)
                 self._buffer.append(Notify(self.clock.now, type="event_machine_available" if available
                                            else "event_machine_unavailable", data={"resources": str(ev.resources)}))
 

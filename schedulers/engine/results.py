@@ -17,12 +17,20 @@ from dataclasses import dataclass
 from math import isfinite
 from itertools import compress
 from operator import add, sub as _minus, truediv
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from procset import ProcSet
 
 from ..core.model import HostState
+from .paje import ScheduleTraceRows
 from .workload import EngineJob
+
+if TYPE_CHECKING:
+    from .clock import Clock
+    from .hosts import Machines
+    from .jobs import JobBook
+    from .platform import PlatformSpec
+    from .switching import Switches
 from .hosts import exact_sum
 
 #: Batsim replaces a null execution time by this epsilon in out_jobs.csv (s).
@@ -362,6 +370,42 @@ def output_rows(done: DoneJobs | None = None) -> dict[str, Any]:
             "energy": EnergyRows(), "pstates": []}
 
 
+class RunRecord:
+    """What a run records besides its jobs and hosts: the output tables, Batsim's energy context
+    of ``out_schedule.csv`` and the exchanges with the scheduler.
+
+    A component of :class:`schedulers.engine.simulator.Engine`, filled by the others (the
+    server, the executions, :class:`.hosts.Machines`, :class:`.switching.Switches`) and read by
+    :func:`build_result`. It asks the others for nothing.
+
+    Args:
+        done: the ended jobs (:attr:`.jobs.JobBook.done`), whose rows ``out_jobs.csv`` lists.
+        trace: keep the output rows (needed to write files); otherwise the tables stay empty.
+        machine_names: every machine's name in Batsim's id order (compute, then storage), for
+            the Pajé trace.
+
+    Attributes:
+        rows: the output tables (:func:`output_rows`, with ``schedule_trace`` when ``trace``).
+        paje: the Pajé schedule trace (``out_schedule.trace``) or None without ``trace``.
+        first_submission, last_job_end: the platform's energy (J) when the first job was
+            submitted and at the last job end, as ``(double, remainder)`` of Batsim's
+            ``long double`` (:meth:`.hosts.Machines.total_exact`); ``(-1, 0)`` until then, as
+            Batsim's ``consumed_joules`` context (``export.cpp``, ``JobsTracer::finalize``).
+        messages: messages sent to the scheduler.
+        sched_time: wall time spent in the scheduler (s).
+    """
+
+    def __init__(self, done: DoneJobs, *, trace: bool, machine_names: list[str]) -> None:
+        self.rows: dict[str, Any] = output_rows(done if trace else None)
+        self.paje: ScheduleTraceRows | None = None
+        if trace:
+            self.paje = self.rows["schedule_trace"] = ScheduleTraceRows(machine_names)
+        self.first_submission = (-1.0, 0.0)
+        self.last_job_end = (-1.0, 0.0)
+        self.messages = 0
+        self.sched_time = 0.0
+
+
 def execution_time(job: EngineJob) -> float:
     """The execution time Batsim reports for a finished job (s): its runtime, or
     :data:`NULL_RUNTIME_EPSILON` when the job took no time."""
@@ -386,7 +430,7 @@ class EngineResult:
         platform: the platform file it ran on (for error messages), "" when not known.
     """
 
-    jobs: Sequence[DoneJob]
+    jobs: DoneJobs | Sequence[DoneJob]
     makespan: float
     consumed_joules: float
     schedule: dict[str, Any]
@@ -397,9 +441,13 @@ class EngineResult:
     platform: str = ""
 
 
-def build_result(engine: Any, wall: float) -> EngineResult:
-    """The :class:`EngineResult` of a finished ``engine`` run that took ``wall`` seconds."""
-    jobs: DoneJobs = engine.done
+def build_result(record: RunRecord, book: JobBook, machines: Machines, switches: Switches, clock: Clock,
+                 platform: PlatformSpec, energy: bool, wall: float) -> EngineResult:
+    """The :class:`EngineResult` of a finished run that took ``wall`` seconds (s): its jobs
+    (``book.done``), the ``out_schedule.csv`` values (Batsim's ``JobsTracer::finalize``,
+    ``export.cpp``) from the ``record``, the ``machines`` (time in each state, energy read now,
+    which updates every host) and the ``switches`` (switch counts), its end time (``clock``)."""
+    jobs: DoneJobs = book.done
     n = len(jobs)
     floats, states = jobs._floats, jobs._ints[2::6]
     rejected_code, success_code = _STATE_CODE["REJECTED"], _STATE_CODE["COMPLETED_SUCCESSFULLY"]
@@ -419,29 +467,30 @@ def build_result(engine: Any, wall: float) -> EngineResult:
     success = states.count(success_code)
     rejected = n - executed
     # long double differences and sums, cast to double for printing (export.cpp): exact here
-    last, first = engine._e_last_job_end, engine._e_first_sub
-    consumed = exact_sum((*last, -first[0], -first[1])) if engine.energy else 0.0
-    t_in = {s: t + engine.machines.time_lo[s] for s, t in engine.machines.time_in.items()}
+    last, first = record.last_job_end, record.first_submission
+    consumed = exact_sum((*last, -first[0], -first[1])) if energy else 0.0
+    t_in = {s: t + machines.time_lo[s] for s, t in machines.time_in.items()}
     sched = {
         "batsim_version": "v4.2.1", "consumed_joules": consumed, "makespan": makespan,
         "max_slowdown": max(slow, default=0.0), "max_turnaround_time": max(turn, default=0.0),
         "max_waiting_time": max(wait, default=0.0),
         "mean_slowdown": sum(slow) / n if n else 0.0, "mean_turnaround_time": sum(turn) / n if n else 0.0,
         "mean_waiting_time": sum(wait) / n if n else 0.0,
-        "nb_computing_machines": len(engine.hosts) + len(engine.platform.storage), "nb_grouped_switches": engine.switches.nb_grouped_switches,
+        "nb_computing_machines": len(machines.hosts) + len(platform.storage),
+        "nb_grouped_switches": switches.nb_grouped_switches,
         "nb_jobs": n, "nb_jobs_finished": n - rejected, "nb_jobs_killed": executed - success,
         "nb_jobs_rejected": rejected, "nb_jobs_success": success,
-        "nb_machine_switches": engine.switches.nb_machine_switches, "scheduling_time": engine._sched_time,
+        "nb_machine_switches": switches.nb_machine_switches, "scheduling_time": record.sched_time,
         "simulation_time": wall, "success_rate": success / n if n else 0.0,
         "time_computing": t_in[HostState.COMPUTING], "time_idle": t_in[HostState.IDLE],
         "time_sleeping": t_in[HostState.SLEEPING], "time_switching_off": t_in[HostState.SWITCHING_OFF],
         "time_switching_on": t_in[HostState.SWITCHING_ON], "time_unavailable": t_in[HostState.UNAVAILABLE],
     }
-    rows = engine.rows
+    rows = record.rows
     if isinstance(rows["jobs"], JobRows) and rows["jobs"].in_done_order():
         rows["jobs"] = jobs  # the rows are the result's jobs (always so without a network)
-    total = engine.machines.total_energy(engine.clock.now) if engine.energy else 0.0
+    total = machines.total_energy(clock.now) if energy else 0.0
     return EngineResult(jobs=jobs, makespan=makespan, consumed_joules=consumed, schedule=sched,
-                        rows=rows, messages=engine._messages,
-                        end_time=engine.clock.end_time(), total_joules=total,
-                        platform=engine.platform.source)
+                        rows=rows, messages=record.messages,
+                        end_time=clock.end_time(), total_joules=total,
+                        platform=platform.source)

@@ -100,8 +100,8 @@ class ServerMixin:
             n = len(subtimes)
             steps = self._steps
             sub = subtimes[k]
-            if self.energy and self._e_first_sub[0] < 0:
-                self._e_first_sub = self.machines.total_exact()
+            if self.energy and self.record.first_submission[0] < 0:
+                self.record.first_submission = self.machines.total_exact()
             woke = True
             while k < n and (woke or (subtimes[k] <= t if steps else subtimes[k] == sub)):
                 woke = False
@@ -402,11 +402,11 @@ class ServerMixin:
                 self._kill_requested -= self._unsent_ends
             self._unsent_ends = set()
         self.dynamic.collect()
-        self._messages += 1
+        self.record.messages += 1
         self._check_livelock(port)
         t0 = _time.perf_counter()
         reply = port.exchange(self.clock.now, events)
-        self._sched_time += _time.perf_counter() - t0
+        self.record.sched_time += _time.perf_counter() - t0
         return reply
 
     def _check_livelock(self, port) -> None:

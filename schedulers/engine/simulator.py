@@ -65,7 +65,6 @@ from .clock import Clock
 from .hosts import HostRun, Machines, MACHINE_STATES
 from .netroute import instant_messages
 from .netserver import NetworkServerMixin, network_refusal
-from .paje import ScheduleTraceRows
 from .platform import PlatformSpec, old_power_names, sleep_error
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .queue import EventQueue
@@ -74,7 +73,7 @@ from .switching import Switches
 from .dynamic import DynamicJobs
 from .jobs import JobBook
 from .lazysteps import LazyStepQueue
-from .results import NULL_RUNTIME_EPSILON, EngineResult, build_result, execution_time, output_rows
+from .results import NULL_RUNTIME_EPSILON, EngineResult, RunRecord, build_result, execution_time
 from .server import LIVELOCK_EXCHANGES, ServerMixin
 from .workload import Workload
 
@@ -190,18 +189,14 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self._submitters_left = 0
         self.events = list(events)
         self._event_submitters_left = 0
-        self._messages = 0
-        self._sched_time = 0.0
         self._ptasks = 0                 # parallel tasks created so far
         self._link_users: dict = {}      # link (netroute._Link) -> {job id: job} loading it
         self._quiet: dict = {}           # message bytes alone on their links (.netserver._flow_starts)
         self._nheld = 0                  # held tasks in the system (execution.HeldTask)
-        # energy at the first job submission / last job end (Batsim's context), J
-        # (double, remainder) as Machines.total_exact; -1 until then, as Batsim's
-        self._e_first_sub = (-1.0, 0.0)
-        self._e_last_job_end = (-1.0, 0.0)
-        # outputs
-        self.rows: dict[str, Any] = output_rows(self.done if trace_outputs else None)  # compact tables (.results)
+        # outputs: the tables, the Pajé trace, Batsim's energy context, the exchanges (.results)
+        self.record = RunRecord(self.done, trace=trace_outputs,
+                                machine_names=[h.name for h in platform.compute] + [h.name for h in platform.storage])
+        self.rows = self.record.rows
         self.machines = Machines(platform, energy=energy, trace=trace_outputs, rows=self.rows, nb_jobs=self.nb_jobs,
                                  clock=self.clock, steps=self._steps)
         self.dynamic = DynamicJobs(self.book, clock=self.clock, post=self._post_event, enabled=dynamic_jobs,
@@ -211,11 +206,6 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
                                  post=self._post_event, dvfs=self._dvfs, routed=self._routed)
         #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
         self.hosts = self.machines.hosts
-        # the Pajé schedule trace (out_schedule.trace): job starts and ends, or None
-        self._paje: ScheduleTraceRows | None = None
-        if trace_outputs:
-            self._paje = self.rows["schedule_trace"] = ScheduleTraceRows(
-                [h.spec.name for h in self.hosts] + [h.name for h in platform.storage])
         #: Batsim's ``--disable-storage-sharing`` (only said in SIMULATION_BEGINS: the engine runs
         #: no storage job) and the ``config`` entries of its command line (``sched-config``,
         #: ``redis-*``, ``forward-unknown-events``) that SIMULATION_BEGINS forwards
@@ -255,7 +245,8 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
     def _result(self, wall: float) -> EngineResult:
         if self.machines.lazy_hosts:
             self.machines.settle_lazy()
-        return build_result(self, wall)
+        return build_result(self.record, self.book, self.machines, self.switches, self.clock, self.platform,
+                            self.energy, wall)
 
 
 #: The profile types that compute (``cpu`` flops per host).
