@@ -101,7 +101,7 @@ class JobTable:
         prof = raw["profile"]
         top = self._profiles[prof]
         if top["type"] == "composed":
-            stages: Sequence[tuple[str, dict]] | None = self._composed.get(prof)
+            stages: Any = self._composed.get(prof)
             if stages is None:
                 stages = self._composed[prof] = Stages(prof, self._profiles, self._memo)
         else:
@@ -120,15 +120,16 @@ class JobTable:
 
     def find(self, name: str) -> int | None:
         """The submission index of the job named ``name``, or None."""
-        if self._hash is None:
+        hs, pos = self._hash, self._hpos
+        if hs is None or pos is None:
             hashes = [hash(self.name(k)) for k in range(len(self))]
             by_hash = sorted(range(len(hashes)), key=hashes.__getitem__)
-            self._hash = array("q", (hashes[k] for k in by_hash))
-            self._hpos = array("q", by_hash)
+            self._hash = hs = array("q", (hashes[k] for k in by_hash))
+            self._hpos = pos = array("q", by_hash)
         h = hash(name)
-        i = bisect_left(self._hash, h)
-        while i < len(self._hash) and self._hash[i] == h:
-            k = self._hpos[i]
+        i = bisect_left(hs, h)
+        while i < len(hs) and hs[i] == h:
+            k = pos[i]
             if self.name(k) == name:
                 return k
             i += 1

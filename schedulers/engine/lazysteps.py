@@ -220,7 +220,7 @@ class LazyStepQueue:
         when no action of the heap can end in it (none is within rounding of its threshold) its
         actions are those of no duration alone, taken without the heap."""
         if self._zero:
-            live = self._live_zero()
+            live: list | None = self._live_zero()
             heap = self._heap
             if live and heap:
                 est, now = heap[0][0], self.now

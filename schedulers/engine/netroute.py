@@ -299,7 +299,7 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
                                      "clusters (SimGrid 3.32: FLAT, TORUS, FAT_TREE, DRAGONFLY)")
         z = _Zone(id=cid, parent=parent, star=True)
         bb = None
-        bb_bw = parse_bandwidth(e.get("bb_bw"), where) if e.get("bb_bw") else 0.0
+        bb_bw = parse_bandwidth(e.get("bb_bw") or "", where) if e.get("bb_bw") else 0.0
         bb_lat = parse_latency(e.get("bb_lat"), where)
         if bb_bw > 0 or bb_lat > 0:
             bb_policy = e.get("bb_sharing_policy", "SHARED")
@@ -309,9 +309,9 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
             bb = _Link(bb_lat, bb_bw, bb_policy == "FATPIPE")
         bw = parse_bandwidth(e.get("bw", ""), where)
         lat = parse_latency(e.get("lat"), where)
-        lb_bw = parse_bandwidth(e.get("loopback_bw"), where) if e.get("loopback_bw") else 0.0
+        lb_bw = parse_bandwidth(e.get("loopback_bw") or "", where) if e.get("loopback_bw") else 0.0
         lb_lat = parse_latency(e.get("loopback_lat"), where)
-        lim = parse_bandwidth(e.get("limiter_link"), where) if e.get("limiter_link") else 0.0
+        lim = parse_bandwidth(e.get("limiter_link") or "", where) if e.get("limiter_link") else 0.0
         from .platform import _expand_radical  # noqa: PLC0415 - one radical reader
         prefix, suffix = e.get("prefix", ""), e.get("suffix", "")
         # private links (sg_platf_new_cluster_flat): a split-duplex link for SPLITDUPLEX and its old
@@ -433,7 +433,7 @@ def platform_routes(root: ET.Element, src: str) -> Routes:
             # a nested cluster (StarZone::get_local_route)
             cluster(c, None)
 
-    def path(z: _Zone) -> list[_Zone]:
+    def path(z: _Zone | None) -> list[_Zone]:
         out = []
         while z is not None:
             out.append(z)

@@ -28,7 +28,7 @@ from array import array
 from fractions import Fraction
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..outfiles import atomic_output
 from ..core.metrics import RunSummary, summarize_columns
@@ -321,7 +321,7 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     if energy:
         files["consumed_energy.csv"] = _iter_energy_rows
         files["pstate_changes.csv"] = pstate_rows
-    paje = result.rows.get("schedule_trace")
+    paje: Any = result.rows.get("schedule_trace")
     if schedule_trace and paje is not None:
         files["schedule.trace"] = lambda r: paje.lines(r.jobs, r.end_time)
     paths = []

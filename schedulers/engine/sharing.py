@@ -117,6 +117,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 __all__ = ["MAXMIN_PRECISION", "SURF_PRECISION", "REMAINS_PRECISION", "double_update",
            "fair_bottleneck", "l07_bound", "l07_rates", "components", "cpu_load", "host_power"]
@@ -190,7 +191,7 @@ def fair_bottleneck(capacity: Mapping[Hashable, float],
     mu = [0.0] * n
     bound = [b for _, b in variables]
     # per constraint: list of (variable index, weight), newest element first
-    index_of: dict[int, int] = {}
+    index_of: dict[Hashable, int] = {}
     celems: list[list[tuple[int, float]]] = []
     velems: list[list[tuple[int, float]]] = []  # per variable: (local constraint, weight > 0)
     in_play = [False] * n
@@ -380,7 +381,7 @@ def l07_bound(hosts: Sequence[int], flops: Sequence[float], speed: Mapping[int, 
 
 def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
               hosts: Mapping[int, tuple[int, float]],
-              net: Sequence[tuple[Sequence[tuple[object, float]], float]] | None = None,
+              net: Sequence[tuple[Sequence[tuple[Any, float]], float]] | None = None,
               ) -> tuple[list[float], dict[int, float]]:
     """Rates of running parallel tasks as SimGrid's ``ptask_L07`` model gives them.
 
@@ -404,15 +405,16 @@ def l07_rates(tasks: Sequence[tuple[Sequence[int], Sequence[float]]],
         once); ``usage[h]`` is ``Constraint::get_usage()`` of every host of ``tasks``, flops/s
         (divide by ``speed`` for busy cores), what the energy plugin reads.
     """
-    capacity = {}
-    speed = {}
+    capacity: dict[Any, float] = {}
+    speed: dict[int, float] = {}
     for hs, _ in tasks:
         for h in hs:
             if h not in capacity:
                 cores, s = hosts[h]
                 speed[h] = s
                 capacity[h] = cores * s
-    variables = [(list(zip(hs, fs)), l07_bound(hs, fs, speed)) for hs, fs in tasks]
+    variables: list[tuple[list[tuple[Any, float]], float]] = [(list(zip(hs, fs)), l07_bound(hs, fs, speed))
+                                                               for hs, fs in tasks]
     fatpipe = set()
     if net is not None:
         for (elems, b), (links, nb) in zip(variables, net):

@@ -57,6 +57,7 @@ with real Batsim 4.2.1 with the actor model forced everywhere.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any, Callable
 
 from .execution import ExecutionMixin
@@ -199,11 +200,24 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.rows = self.record.rows
         self.machines = Machines(platform, energy=energy, trace=trace_outputs, rows=self.rows, nb_jobs=self.nb_jobs,
                                  clock=self.clock, steps=self._steps)
-        self.dynamic = DynamicJobs(self.book, clock=self.clock, post=self._post_event, enabled=dynamic_jobs,
+        # the components' calls into the engine's own parts go through a weak proxy: no reference
+        # cycle, so that an engine (and the jobs it holds) is freed as soon as it is dropped
+        me = weakref.proxy(self)
+
+        def post(event: Any) -> None:
+            me._post_event(event)
+
+        def dvfs(hids: list[int], target: int) -> None:
+            me._dvfs(hids, target)
+
+        def routed(hids: Any, what: str) -> None:
+            me._routed(hids, what)
+
+        self.dynamic = DynamicJobs(self.book, clock=self.clock, post=post, enabled=dynamic_jobs,
                                    acknowledge=acknowledge_dynamic_jobs, forward_profiles=forward_profiles,
                                    profile_reuse=profile_reuse)
         self.switches = Switches(self.machines, clock=self.clock, timers=self._queue, steps=self._steps,
-                                 post=self._post_event, dvfs=self._dvfs, routed=self._routed)
+                                 post=post, dvfs=dvfs, routed=routed)
         #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
         self.hosts = self.machines.hosts
         #: Batsim's ``--disable-storage-sharing`` (only said in SIMULATION_BEGINS: the engine runs
