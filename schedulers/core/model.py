@@ -237,6 +237,11 @@ class PolicyError(RuntimeError):
     the policy's own mistake: the run stops with the message. Also importable from
     :mod:`schedulers.core.policy`."""
 
+    #: ``(callback, file, line)`` of the policy's code that raised it (each None when unknown),
+    #: once :func:`~schedulers.core.failure.located` has added them to the message (the
+    #: attribute is absent before).
+    policy_location: tuple[str | None, str | None, int | None]
+
 
 class PolicyInputError(PolicyError):
     """The inputs lack what a policy needs (a job without the ``user`` field an owner-share policy

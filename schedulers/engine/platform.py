@@ -54,6 +54,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 
 from ..core.model import parse_sleep_pstates
@@ -444,7 +445,7 @@ def vivaldi_routes(coords: dict[str, str | None], master: str, compute: list[str
                                  host_routes={h: (latency(h, master), math.inf) for h in compute})
 
 
-def read_platform(path: str | Path, master_host: str = "master_host", *,
+def read_platform(path: str | PathLike[str], master_host: str = "master_host", *,
                   text: str | bytes | None = None, roles: dict[str, str] | None = None,
                   mmax: int = 0, sg_config: list[str] | tuple[str, ...] = ()) -> PlatformSpec:
     """Read a SimGrid platform file.
