@@ -321,7 +321,7 @@ class BUCEasy(BUCOrder, EASY):
         super().__init__(options)
         self.waiting_jobs = GroupedQueue()
 
-    @property  # type: ignore[override]
+    @property  # type: ignore[misc]
     def queue(self) -> list[Job]:
         """The waiting jobs in Sf order now, head first (a merge of the groups, ``O(queue log
         groups)``: for reading, the passes do not use it)."""
@@ -335,7 +335,7 @@ class BUCEasy(BUCOrder, EASY):
             return
         self.waiting_jobs.add(job, (job.user or "", job.walltime))
 
-    def waiting(self) -> MergedView:
+    def waiting(self) -> MergedView:  # type: ignore[override]
         """The queue in Sf order now, as a pass reads it (:class:`~schedulers.core.grouped_queue.
         MergedView`)."""
         return self.waiting_jobs.view(self.now, self.sf_offsets)

@@ -74,7 +74,7 @@ class _Progress:
     """tqdm progress bar over jobs, showing simulated time; refreshed at most 10 times a second."""
 
     def __init__(self, total: int, enabled: bool) -> None:
-        self.bar = None
+        self.bar: Any = None   # a tqdm bar when enabled
         self.last = 0.0
         self.done = 0
         if enabled and total:
@@ -323,8 +323,8 @@ def _interrupted(engine: Any, out: Path, prepared: list[_Prepared], exc: BaseExc
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """``gridsched run``. Every input is checked before the output folder is touched; a bad one
-    stops the run with one line (:func:`main`, exit status 2).
+    """``gridsched run`` (its steps: :mod:`schedulers.run_command`). Every input is checked before
+    the output folder is touched; a bad one stops the run with one line (:func:`main`, exit status 2).
 
     The cyclic garbage collector is off for the whole command: reading the workload, the run and
     the summary allocate many long-lived objects and no cycles (about 25 % faster, and on a large
@@ -334,168 +334,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run(args)
+        from .run_command import run
+        return run(args)
     finally:
         if enabled:
             gc.enable()
-
-
-def _run(args: argparse.Namespace) -> int:
-    import shutil
-    import tempfile
-
-    from .core.model import PolicyError, PolicyInputError
-    from .core.metrics import summarize_outputs
-    from .engine import Deadlock, InProcessPort, write_outputs
-    from .outfiles import atomic_write_text, not_written
-    from .engine.outputs import JobColumns
-    from .engine.extevents import read_events
-    from .engine.platform import check_compute_speeds, read_platform
-    from .engine.simulator import Engine
-    from .core.policy import batsim_flags, engine_flags
-    from .registry import PolicyOptionError, check_options, get_policy, policy_class
-
-    _check_numbers(args)
-    out = Path(args.output)
-    _refuse_own_inputs(args, out)
-    previous = _previous_run(out, args.overwrite)
-    missing = [w for w in args.workload if not Path(w).exists()]
-    if missing and args.fallback_workload:
-        print(f"note: {', '.join(missing)} not found (is ../shared beside the project?); "
-              f"running the shipped scenario {args.fallback_workload} instead", file=sys.stderr)
-        args.workload = [args.fallback_workload]
-    options = _policy_options(args.policy_options)
-    policy = None
-    try:
-        if args.engine == "embedded":
-            policy = get_policy(args.policy, options)
-        else:
-            check_options(args.policy, options)
-    except PolicyOptionError:
-        raise
-    except (ValueError, OSError) as exc:
-        raise RunInputError(f"policy {args.policy!r}: {exc}") from None
-    if options.get("idle_timeout") is not None and not args.energy:  # Batsim aborts on SET_RESOURCE_STATE
-        raise RunInputError("policy option 'idle_timeout' switches hosts to their sleep pstate, which Batsim "
-                            "allows only with its energy model: add --energy (-E)")
-    spec = read_platform(args.platform)
-    check_compute_speeds(spec, args.energy)
-    nb_hosts = len(spec.compute)
-    events = [read_events(f, f"we{i}", args.forward_unknown_events, nb_hosts + len(spec.storage))
-              for i, f in enumerate(args.events or ())]
-    cores = min(h.cores for h in spec.compute)
-    engine = None
-    with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
-        prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
-        if args.engine == "embedded":
-            wls = [_load(w, f"w{i}", nb_hosts, args.fit == "error") for i, w in enumerate(prepared)]
-            features = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
-            features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
-            engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, events=events,
-                            forward_unknown_events=args.forward_unknown_events, **features)
-        elif args.fit == "error":
-            for w in prepared:
-                _refuse_oversized(w, nb_hosts)
-        # Every input is good: now the output folder.
-        created = not out.exists()
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            for f in previous:
-                f.unlink()
-        except OSError as exc:
-            raise RunInputError(f"{out}: cannot prepare the output folder: {exc.strerror or exc}") from None
-        if previous:
-            print(f"--overwrite: removed the previous run's files from {out}/: "
-                  f"{', '.join(f.name for f in previous)}", file=sys.stderr)
-        workloads = []
-        for i, w in enumerate(prepared):
-            if w.staged is None:
-                workloads.append(w.source)
-                continue
-            final = out / w.staged.name
-            try:
-                shutil.move(str(w.staged), final)   # (a copy when /tmp is another file system)
-            except OSError as exc:
-                final.unlink(missing_ok=True)
-                raise not_written(final, exc) from None
-            if w.note:   # name the file kept, not the staging folder removed after the run
-                w.note = w.note.replace(str(w.staged), str(final))
-            w.staged = final
-            workloads.append(str(final))
-            if engine is not None:
-                engine.workloads[i].path = str(final)
-    for w in prepared:
-        if w.note:
-            print(w.note, file=sys.stderr)
-    prefix = str(out / "out_")
-    if args.engine == "batsim":
-        from .batsim.runner import batsim_kwargs_from_args, events_args, run_with_batsim
-        kw = batsim_kwargs_from_args(args)
-        kw["extra_batsim_args"] += tuple(f for f in batsim_flags(policy_class(args.policy))
-                                         if f not in kw["extra_batsim_args"])
-        kw["extra_batsim_args"] += events_args([lst.path for lst in events], args.forward_unknown_events)
-        run_with_batsim(args.platform, workloads, args.policy, options, prefix, energy=args.energy, **kw)
-    else:
-        progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
-        engine.progress = progress if progress.bar is not None else None  # (called at every instant)
-        try:
-            result = engine.run(InProcessPort(policy))
-        except KeyboardInterrupt as exc:   # (Ctrl-C, or SIGTERM: exits.Terminated)
-            progress.close()
-            return _interrupted(engine, out, prepared, exc)
-        except PolicyError as exc:   # the policy's own code: kept as on Ctrl-C, then its line (main)
-            progress.close()
-            if isinstance(exc, PolicyInputError):   # (bad input: nothing kept, as any input error)
-                _undo_output(out, created, prepared)
-                raise
-            exc.args = (f"{exc.args[0]}; the run stopped {_keep_done(engine, out, prepared)}", *exc.args[1:])
-            raise
-        except Deadlock as dead:  # Batsim's files up to the deadlock, then the error line (main)
-            write_outputs(dead.result, prefix, energy=args.energy)
-            raise Deadlock(f"{dead}; the files real Batsim 4.2.1 writes at a deadlock (the jobs that "
-                           f"ended, the clock at the deadlock) are in {out}/, without summary.json") from None
-        except Exception:
-            _undo_output(out, created, prepared)
-            raise
-        finally:
-            progress.close()
-        columns = JobColumns()   # (what the summary reads of out_jobs.csv, kept as it is written)
-        try:
-            write_outputs(result, prefix, energy=args.energy, columns=columns)
-        except Exception:   # e.g. a time that overflowed: nothing was written
-            _undo_output(out, created, prepared)
-            raise
-    if args.engine == "batsim":
-        summary = summarize_outputs(prefix, nb_hosts)
-    else:   # (the same summary as of the files just written, without reading them back)
-        summary = columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
-    from .core.owner_share import OwnerSharePolicy
-    if issubclass(policy_class(args.policy), OwnerSharePolicy):   # tasks, restarts, preemptions
-        from dataclasses import replace
-
-        from .core.metrics import task_counts
-        summary = replace(summary, **task_counts(prefix + "jobs.csv"))
-    values = summary.as_dict()
-    bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
-    if bad:
-        raise RunInputError(f"{out}/summary.json: {', '.join(f'{k} = {values[k]}' for k in bad)}: the run's "
-                            "times or energies are too large to sum; Batsim's files are in the folder")
-    text = json.dumps(values, indent=2, allow_nan=False)  # strict JSON: no NaN/Infinity tokens
-    atomic_write_text(out / "summary.json", text + "\n")
-    print(f"policy {args.policy} on {Path(args.platform).name} ({nb_hosts} hosts), "
-          f"{args.engine} engine; outputs in {out}/")
-    print(summary.format())
-    return 0
-
-
-def _undo_output(out: Path, created: bool, prepared) -> None:
-    """A run that failed leaves nothing in its output folder: the workloads it converted there
-    are removed, and the folder too when the run created it and it is left empty."""
-    for w in prepared:
-        if w.staged is not None and Path(w.staged).parent == out:
-            Path(w.staged).unlink(missing_ok=True)
-    if created and out.is_dir() and not any(out.iterdir()):
-        out.rmdir()
 
 
 #: Batsim 4.2.1's verbosity levels (``verbosity_level_from_string``, src/batsim.cpp).
@@ -518,9 +361,12 @@ def _batsim_options(args: argparse.Namespace) -> dict[str, Any]:
                               ("--no-sched", args.no_sched, "Batsim without scheduler (batexec)")):
         if given and not (flag == "--enable-redis" and args.dump_execution_context):
             raise RunInputError(f"{flag}: {what}: not simulated by the embedded engine; run real Batsim 4.2.1")
+    lead = re.match(r"\s*[+-]?\d+", args.mmax)   # std::stoi: a leading integer
     try:
-        mmax = int(re.match(r"\s*[+-]?\d+", args.mmax).group())   # std::stoi: a leading integer
-    except (AttributeError, ValueError):
+        if lead is None:
+            raise ValueError(args.mmax)
+        mmax = int(lead.group())
+    except ValueError:
         raise RunInputError(f"--mmax {args.mmax!r}: Batsim 4.2.1 refuses it (\"Cannot read <M_max> "
                             f"'{args.mmax}' as an integer.\")") from None
     try:
@@ -592,7 +438,7 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           forward_unknown_events=args.forward_unknown_events)
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config = opts["config"]
-    files = {"schedule_trace": not args.disable_schedule_tracing,
+    files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,
              "machine_states": not args.disable_machine_state_tracing}
     port = ZmqPort(args.socket_endpoint, timeout=timeout)
     try:
@@ -634,7 +480,7 @@ class _TermSignal:
     can install a handler: elsewhere (the engine run from a test's thread) nothing changes."""
 
     def __init__(self) -> None:
-        self._old = None
+        self._old: Any = None   # the SIGTERM handler replaced
         self._defer = False
         self.pending = False
 
@@ -949,4 +795,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # (`python -m schedulers.cli`: the main of the module schedulers.run_command imports from, so
+    # that its RunInputError is the class main catches)
+    from schedulers.cli import main as _imported_main
+    sys.exit(_imported_main())

@@ -318,7 +318,7 @@ class Conservative(EASY):
                     # do not, nor in any later profile of the walk (which only loses free time):
                     # they are placed without a search, and with no such job the walk is over
                     limits, caps = prof.free_now_steps()
-                    s = waiting.first(waiting.slot(job), now, limits, caps)
+                    s = waiting.first(waiting.slot(job), now, limits, caps)  # type: ignore[union-attr]
                     if s < 0:
                         self._stop = (limits, caps, guard)
                         return

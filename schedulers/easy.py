@@ -85,7 +85,7 @@ class EASY(Policy):
     name = "easy"
     summary = ("First come, first served with EASY backfilling: the first waiting job gets a reservation, and "
                "later jobs may start early when they do not delay it.")
-    references = ("easy", "conservative")
+    references: ClassVar[tuple[str, ...]] = ("easy", "conservative")
     forget_finished_jobs = True
 
     #: True when :meth:`queue_key` depends on the state (e.g. BUC's Sf): the queue is then re-sorted
@@ -197,7 +197,7 @@ class EASY(Policy):
         """Until when (s) the running ``job`` holds its hosts in :meth:`profile`: ``start_time +
         walltime`` (``inf`` without walltime). None: it no longer holds them (overlap policies,
         :mod:`schedulers.green`, once a job's allowed overlap has begun)."""
-        return job.start_time + job.walltime if job.has_walltime else INF
+        return job.start_time + job.walltime if job.has_walltime else INF  # type: ignore[operator]  # running
 
     def fits_gap(self, job: Job, now: float, resv: Reservation) -> bool:
         """EASY's gap test (step 3): ``job`` started ``now`` (s) ends by the reservation's start,

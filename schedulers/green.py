@@ -42,7 +42,7 @@ I/O-bound one most; the paper gives no formula, this linear one is ours).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .core.backfilling import INF, Reservation, ReservationProfile, procset_to_mask
 from .core.model import Job, Platform, PolicyInputError
@@ -50,7 +50,7 @@ from .core.policy import Option, PolicyOptionError, option_flag, option_number
 from .easy import EASY
 from .heft import HEFT
 
-OPTION_DOCS = {
+OPTION_DOCS: dict[str, str] = {
     "delta": Option("overlap rate Δ of eq. 4, in % of the job's walltime", type="number in [0, 100)",
                     default="10"),
     "per_gap": Option("take Δ from the CPU load of the job running during the overlap (Fig. 5): delta at "
@@ -63,8 +63,8 @@ OPTION_DOCS = {
 class _Overlap:
     """Δ options and overlap bookkeeping shared by :class:`GreenEASY` and :class:`GreenHEFT`."""
 
-    name: str
-    option_docs = OPTION_DOCS
+    name: ClassVar[str]
+    option_docs: ClassVar[dict[str, str]] = OPTION_DOCS
 
     def _read_options(self, options: dict[str, Any]) -> None:
         self.delta = option_number(self.name, options, "delta", 10.0, low=0.0, high=100.0, high_open=True)

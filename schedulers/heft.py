@@ -44,7 +44,7 @@ first-fit search and one reservation, ``O(S)`` each on ``S`` slices, until no ho
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration, lowest_bits
 from .core.model import Job, Platform
@@ -64,7 +64,7 @@ class HEFT(EASY):
     name = "heft"
     summary = ("HEFT for batch jobs: at each pass the waiting jobs, by decreasing mean cost, are placed where "
                "they finish earliest, in any idle slot.")
-    references = ("heft",)
+    references: ClassVar[tuple[str, ...]] = ("heft",)
     needs_speeds = True
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:

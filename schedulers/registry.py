@@ -177,6 +177,8 @@ def _user_policy(name: str) -> type[Policy]:
         what = str(path)
         try:
             spec = importlib.util.spec_from_file_location(modname, path)
+            if spec is None or spec.loader is None:   # (a file name without the .py suffix)
+                raise ImportError("Python imports only files named *.py")
             module = importlib.util.module_from_spec(spec)
             sys.modules[modname] = module   # (dataclasses, pickling and dask workers look it up)
             spec.loader.exec_module(module)

@@ -305,10 +305,11 @@ class _PyBatsimGlue:
         now = bs.time()
         for d in decisions:
             ts = d.timestamp
-            shifted = ts is not None and float(ts) != float(now)
+            at = None if ts is None else float(ts)
+            shifted = at is not None and at != float(now)
             if shifted:
                 # pybatsim stamps every event with bs.time(); it has no per-event timestamp argument.
-                bs._current_time = float(ts)
+                bs._current_time = at
             try:
                 self._apply_one(d)
             finally:

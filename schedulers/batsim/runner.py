@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
+    import subprocess
+
     from ..core.policy import Policy
     from .server import ServeStats
 

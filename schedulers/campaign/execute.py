@@ -46,10 +46,14 @@ def summary_of_result(result: Any, nb_hosts: int, energy: bool) -> dict[str, Any
         sub.append(_printed(j.subtime))
         res.append(j.res)
         if j.state == "REJECTED":
-            start.append(0.0), ex.append(0.0), fin.append(0.0)
+            start.append(0.0)
+            ex.append(0.0)
+            fin.append(0.0)
             continue
         e = execution_time(j)
-        start.append(_printed(j.start)), ex.append(_printed(e)), fin.append(_printed(j.start + e))
+        start.append(_printed(j.start))
+        ex.append(_printed(e))
+        fin.append(_printed(j.start + e))
     consumed = _printed(result.consumed_joules) if energy else None  # out_schedule.csv's printed value
     return summarize_columns(state, sub, start, ex, fin, res, nb_hosts, consumed).as_dict()
 
@@ -62,9 +66,9 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
     policy = get_policy(spec.policy_name, spec.policy_options)
     energy = spec.engine["energy"]
     events, forward = _events(spec)
+    flags: dict[str, Any] = engine_flags(policy)
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=spec.engine["compute_sharing"],
-                          trace_outputs=outputs is not None, events=events, forward_unknown_events=forward,
-                          **engine_flags(policy))
+                          trace_outputs=outputs is not None, events=events, forward_unknown_events=forward, **flags)
     result = engine.run(InProcessPort(policy))
     if outputs is not None:
         write_outputs(result, str(outputs / "out_"), energy=energy)
@@ -87,7 +91,7 @@ def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: P
     return summarize_outputs(outputs / "out_").as_dict(), policy
 
 
-def _events(spec: RunSpec) -> tuple[list[Path], bool]:
+def _events(spec: RunSpec) -> tuple[list[str | Path], bool]:
     """A file scenario's Batsim events files (paths) and its ``forward_unknown_events``."""
     base = Path(spec.base_dir)
     return [base / e for e in spec.scenario.get("events", ())], bool(spec.scenario.get("forward_unknown_events"))
@@ -160,16 +164,18 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
     files = batsim or bool(spec.metrics)  # inputs and outputs as files
     work = Path(tempfile.mkdtemp(prefix=f"gridsched-{spec.id}-")) if files or keep else None
     try:
-        outputs = None
+        outputs: Path | None = None
         if work is not None:
             outputs = work / "outputs"
             outputs.mkdir()
         platform, workloads = _scenario(spec, work if files else None)
         if batsim:
+            assert outputs is not None   # (real Batsim: files, in the work folder)
             summary, policy = _batsim_run(spec, platform, workloads, outputs)
         else:
             summary, policy = _engine_run(spec, platform, workloads, outputs if keep or files else None)
         for name in spec.metrics:
+            assert outputs is not None   # (metrics: files, in the work folder)
             from .run_metrics import RUN_METRICS
             fn = RUN_METRICS[name]
             kw = {"policy_options": spec.policy_options} if getattr(fn, "takes_policy_options", False) else {}
@@ -178,6 +184,7 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
         record["summary"] = _finite(summary, "summary metric")
         record["policy_metrics"] = _finite({k: v for k, v in metrics.items()}, "policy metric")
         if keep:
+            assert out_dir is not None and outputs is not None   # (keep: an out_dir, and a work folder)
             final = Path(out_dir) / "outputs" / spec.id
             final.parent.mkdir(parents=True, exist_ok=True)
             if final.exists():

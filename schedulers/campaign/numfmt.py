@@ -7,7 +7,7 @@ significant digits, a unit, and no ``nan`` (a missing value is an en dash).
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, TypeGuard
 
 __all__ = ["MISSING", "energy", "pct", "signed_pct", "interval", "seed_ranges", "count", "seconds"]
 
@@ -15,13 +15,13 @@ __all__ = ["MISSING", "energy", "pct", "signed_pct", "interval", "seed_ranges", 
 MISSING = "–"
 
 
-def _bad(x: float | None) -> bool:
-    return x is None or not math.isfinite(x)
+def _finite(x: float | None) -> TypeGuard[float]:
+    return x is not None and math.isfinite(x)
 
 
 def energy(joules: float | None, digits: int = 4) -> str:
     """``joules`` with an SI prefix and ``digits`` significant digits: ``"1.234 MJ"``, ``"16.2 kJ"``."""
-    if _bad(joules):
+    if not _finite(joules):
         return MISSING
     x = float(joules)
     for scale, unit in ((1e12, "TJ"), (1e9, "GJ"), (1e6, "MJ"), (1e3, "kJ")):
@@ -39,7 +39,7 @@ def _sig(x: float, digits: int) -> str:
 
 def pct(x: float | None, decimals: int | None = None) -> str:
     """A percentage: 2 decimals below 10, 1 below 100, none above (or ``decimals``): ``"0.12 %"``."""
-    if _bad(x):
+    if not _finite(x):
         return MISSING
     if decimals is None:
         decimals = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
@@ -60,9 +60,9 @@ def signed_pct(x: float | None, decimals: int | None = None) -> str:
 def interval(mean: float | None, low: float | None, high: float | None, fmt=pct) -> str:
     """``mean [low, high]`` with ``fmt``; a zero-width interval as ``mean (same in every seed)``,
     a missing one (one seed) as the mean alone."""
-    if _bad(mean):
+    if not _finite(mean):
         return MISSING
-    if _bad(low) or _bad(high):
+    if not _finite(low) or not _finite(high):
         return fmt(mean)
     if fmt(low) == fmt(high):
         return f"{fmt(mean)} (every seed)"
@@ -87,11 +87,11 @@ def seed_ranges(seeds: Iterable[int]) -> str:
 
 def count(n: float | None) -> str:
     """An integer count with thousands separators."""
-    return MISSING if _bad(n) else f"{int(round(n)):,}"
+    return MISSING if not _finite(n) else f"{int(round(n)):,}"
 
 
 def seconds(s: float | None) -> str:
     """A duration: ``"37.0 s"``, ``"4,203 s"``, with one decimal below 1,000 s."""
-    if _bad(s):
+    if not _finite(s):
         return MISSING
     return f"{s:,.1f} s" if abs(s) < 1000 else f"{s:,.0f} s"

@@ -265,6 +265,7 @@ class Campaign:
             check_options(pol.name, options)
         except PolicyOptionError as exc:
             raise CampaignError(f"{where}: {exc}") from None
+        scenario: dict[str, Any]
         if sc.generator is not None:
             try:
                 scenario = {"generator": sc.generator, "params": check_params(sc.generator, gen_params)}
@@ -569,7 +570,9 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
                 raise c.fail(key, "this axis is given twice")
             names.add(name)
             kind, opt = _route(c, name, key, policies, scenarios)
-            ns.append(name), kinds.append(kind), keys.append(opt)
+            ns.append(name)
+            kinds.append(kind)
+            keys.append(opt)
             cols.append(_axis_values(c, value, key))
             fixed = [f"policy[{i}].options" for i, p in enumerate(policies) if opt in p.options] if kind == "policy" \
                 else [f"scenario[{i}].params" for i, s in enumerate(scenarios) if opt in s.params] \

@@ -131,7 +131,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..inputs.errors import PlatformError, WorkloadError
 from .model import Host
@@ -164,12 +164,12 @@ class Grid:
         """Users owning at least one host, sorted."""
         return sorted({h.owner for h in self.hosts if h.owner})
 
-    def power(self, ids: list[int] | None = None) -> float:
+    def power(self, ids: Sequence[int] | None = None) -> float:
         """Nominal power (flops/s) of hosts ``ids`` (all when None)."""
         ids = range(len(self.hosts)) if ids is None else ids
         return math.fsum(host_power(self.hosts[i]) for i in ids)
 
-    def watts(self, ids: list[int] | None = None) -> float:
+    def watts(self, ids: Sequence[int] | None = None) -> float:
         """Full-load power (W) of hosts ``ids`` (all when None)."""
         ids = range(len(self.hosts)) if ids is None else ids
         return math.fsum(self.full_w[i] for i in ids)
@@ -298,6 +298,18 @@ def host_energies(run: RunFiles, grid: Grid, energies: dict[str, float], end: fl
     return out
 
 
+def _defined(x: float | None) -> float:
+    """``x``, a factor of S or S itself where S is defined (:class:`UserReading`'s factors are
+    None only all together, when S is not defined).
+
+    Raises:
+        ValueError: ``x`` is None there (a reading built with some factors only).
+    """
+    if x is None:
+        raise ValueError("ehosep reading: a factor of S is undefined where S is defined")
+    return x
+
+
 @dataclass(frozen=True)
 class UserReading:
     """One user's terms of eq. (1) (see the module docstring); the factors and ``S`` are None when
@@ -333,9 +345,10 @@ class UserReading:
                              f"{', '.join(ENERGY_FACTORS)}, got {ideal!r}, {energy!r}")
         if self.time_factor is None:
             return None
-        time = self.time_factor if ideal == "share" else self.time_factor_grid
-        factor = self.energy_factor if energy == "printed" else 1.0 + self.energy_factor
-        return 100.0 * time * self.share_factor * factor
+        time = _defined(self.time_factor if ideal == "share" else self.time_factor_grid)
+        ef = _defined(self.energy_factor)
+        factor = ef if energy == "printed" else 1.0 + ef
+        return 100.0 * time * _defined(self.share_factor) * factor
 
 
 @dataclass(frozen=True)
@@ -423,12 +436,12 @@ def ehosep_metrics(out_jobs: str | Path, workloads: list[str | Path | dict], pla
         if s is not None:
             out[f"{prefix}.S.{u}"] = s
             out[f"{prefix}.S_sum.{u}"] = s * r.tasks
-            out[f"{prefix}.S_grid.{u}"] = r.reading("grid")
-            out[f"{prefix}.S_ispd.{u}"] = r.reading("grid", "ispd")
-            out[f"{prefix}.time_factor_grid.{u}"] = r.time_factor_grid
-            out[f"{prefix}.time_factor.{u}"] = r.time_factor
-            out[f"{prefix}.share_factor.{u}"] = r.share_factor
-            out[f"{prefix}.energy_factor.{u}"] = r.energy_factor
+            out[f"{prefix}.S_grid.{u}"] = _defined(r.reading("grid"))
+            out[f"{prefix}.S_ispd.{u}"] = _defined(r.reading("grid", "ispd"))
+            out[f"{prefix}.time_factor_grid.{u}"] = _defined(r.time_factor_grid)
+            out[f"{prefix}.time_factor.{u}"] = _defined(r.time_factor)
+            out[f"{prefix}.share_factor.{u}"] = _defined(r.share_factor)
+            out[f"{prefix}.energy_factor.{u}"] = _defined(r.energy_factor)
         if u in reading.csp:
             out[f"{prefix}.CSP.{u}"] = reading.csp[u]
         out[f"{prefix}.energy.{u}"] = r.energy

@@ -64,7 +64,7 @@ class _Group:
         for i in range(size - 1, 0, -1):
             a, b = res[2 * i], res[2 * i + 1]
             res[i] = a if a < b else b
-        self.jobs: list[Job | None] = jobs
+        self.jobs: list[Job | None] = jobs  # type: ignore[assignment]  # its slots become None as jobs leave
         self.ranks = ranks
         self.front = 0
         self.live = n
@@ -198,7 +198,7 @@ class GroupedQueue:
         # (slots are kept, as an open view counts on them: the next add() that runs out of
         # slots reclaims them, and a group is dropped with its last job)
 
-    def ordered(self, now: float, offset: Mapping[Hashable, float]) -> list[Job]:
+    def ordered(self, now: float, offset: Mapping[Any, float]) -> list[Job]:
         """Every queued job in queue order at ``now`` (s): priority ``offset(group) + (now -
         subtime)`` (s) larger first, then earlier subtime, then smaller id; a merge of the
         groups, ``O(n log groups)``."""
@@ -209,7 +209,7 @@ class GroupedQueue:
                          for j in g.jobs[g.front:] if j is not None])
         return [j for _, j in heapq.merge(*runs)]
 
-    def view(self, now: float, offset: Mapping[Hashable, float]) -> MergedView:
+    def view(self, now: float, offset: Mapping[Any, float]) -> MergedView:
         """A :class:`MergedView` of the queue at ``now`` (s) with the groups' offsets (s, by
         group; read once per group), for one pass: the queue must not change while it is open,
         but by :meth:`remove` of the jobs the pass starts."""
@@ -241,7 +241,7 @@ class MergedView:
     __slots__ = ("_groups", "_now", "_offs", "_cur", "_heads", "_labels", "_label_group", "_after", "_cand",
                  "_pending", "_limits", "_caps")
 
-    def __init__(self, groups: list[_Group], now: float, offset: Mapping[Hashable, float]) -> None:
+    def __init__(self, groups: list[_Group], now: float, offset: Mapping[Any, float]) -> None:
         self._groups = groups
         self._now = now
         self._offs = offs = [offset[g.name] for g in groups]

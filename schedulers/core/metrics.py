@@ -235,7 +235,9 @@ def summarize_jobs(jobs: pd.DataFrame, nb_hosts: int, energy_joules: float | Non
         raise ValueError(f"out_jobs table lacks columns {sorted(missing)}")
     state = jobs["final_state"].tolist()
     cols = [jobs[c].to_numpy(dtype=float, na_value=0.0) for c in need[1:]]
-    return summarize_columns(state, *cols, nb_hosts=nb_hosts, energy_joules=energy_joules, tau=tau)
+    submission, starting, execution, finish, res = cols
+    return summarize_columns(state, submission, starting, execution, finish, res, nb_hosts=nb_hosts,
+                             energy_joules=energy_joules, tau=tau)
 
 
 def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSummary:
@@ -274,4 +276,6 @@ def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSum
             energy = float(sched["consumed_joules"])
     if nb_hosts is None:
         raise ValueError(f"{prefix}schedule.csv is missing: give nb_hosts")
-    return summarize_columns(state, *cols, nb_hosts=nb_hosts, energy_joules=energy)
+    submission, starting, execution, finish, res = cols
+    return summarize_columns(state, submission, starting, execution, finish, res, nb_hosts=nb_hosts,
+                             energy_joules=energy)

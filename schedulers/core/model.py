@@ -209,7 +209,7 @@ def parse_sleep_pstates(raw: str) -> tuple[tuple[int, int, int], ...]:
     parsed = _SLEEP_PSTATES.get(raw)
     if parsed is not None:
         return parsed
-    out = []
+    out: list[tuple[int, int, int]] = []
     for part in re.split(r",+", raw):
         nums = re.split(r":+", part)
         if len(nums) != 3:
@@ -223,7 +223,7 @@ def parse_sleep_pstates(raw: str) -> tuple[tuple[int, int, int], ...]:
                                  "to convert the pstates to unsigned integers")
             v = int(n) % (1 << 32)
             triple.append(v - (1 << 32) if v >= 1 << 31 else v)   # unsigned int, then static_cast<int>
-        out.append(tuple(triple))
+        out.append((triple[0], triple[1], triple[2]))
     parsed = tuple(out)
     if len(_SLEEP_PSTATES) < 1024:
         _SLEEP_PSTATES[raw] = parsed
@@ -236,6 +236,11 @@ class PolicyError(RuntimeError):
     policy.first_hosts`)... Raised by the decisions of :class:`~schedulers.core.policy.Policy`,
     the policy's own mistake: the run stops with the message. Also importable from
     :mod:`schedulers.core.policy`."""
+
+    #: ``(callback, file, line)`` of the policy's code that raised it (each None when unknown),
+    #: once :func:`~schedulers.core.failure.located` has added them to the message (the
+    #: attribute is absent before).
+    policy_location: tuple[str | None, str | None, int | None]
 
 
 class PolicyInputError(PolicyError):
@@ -292,8 +297,8 @@ class Host:
                  pstate: int = 0, state: HostState = HostState.IDLE) -> None:
         self.id = id
         self.name = name
-        self.speeds = speeds  # type: ignore[assignment]  # the setters normalise None / [] to unknown
-        self.cores = cores  # type: ignore[assignment]
+        self.speeds = speeds  # the setters normalise None / [] to unknown
+        self.cores = cores
         self.properties: dict[str, str] = {} if properties is None else properties
         self.zone_properties: dict[str, str] = {} if zone_properties is None else zone_properties
         self.pstate = pstate

@@ -99,7 +99,7 @@ class OwnerSharePolicy(Policy):
         self.checkpointing = option_flag(self.name, o, "checkpoint")
         self.block = option_number(self.name, o, "block", 600.0, low=0.0, low_open=True, high_open=True)
         self.maxt = 0
-        self.own: Ownership | None = None
+        self.own: Ownership = None  # type: ignore[assignment]  # set at SIMULATION_BEGINS, before any hook
         self.tasks: dict[str, Task] = {}
         self._task_of: dict[str, Task] = {}              # Batsim job id (original or restart) -> task
         self._ready: dict[str, dict[str, Task]] = {}     # user -> runnable waiting tasks
@@ -303,6 +303,7 @@ class OwnerSharePolicy(Policy):
         free_mask = self.available_mask & ~reserved
         while free_mask and any(self._ready.values()):
             free = [i for i in range(free_mask.bit_length()) if free_mask >> i & 1]
+            hosts: tuple[int, ...]
             pick, hosts = None, ()
             for user in self.idle_user_order(self.users_with_ready()):
                 for task in self.ready_tasks(user):

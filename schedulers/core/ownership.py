@@ -72,13 +72,13 @@ this module is deterministic.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Protocol, cast
 
 from procset import ProcSet
 
 from .model import Host, Job, PolicyError, PolicyInputError
 
-__all__ = ["MissingUserError", "Ownership", "OwnershipError", "host_power", "relative"]
+__all__ = ["MissingUserError", "Owned", "Ownership", "OwnershipError", "host_power", "relative"]
 
 
 class OwnershipError(PolicyError):
@@ -115,7 +115,20 @@ def relative(x: float, provided: float) -> float:
     return math.inf if x > 0 else 0.0
 
 
-def _job_user(job: Job) -> str:
+class Owned(Protocol):
+    """What the accounting reads of a job: its Batsim ``id`` and its workload field ``user``
+    (a :class:`~schedulers.core.model.Job`, or a preemptive policy's
+    :class:`~schedulers.core.preemption.Task`; :meth:`Ownership.start` reads the job's
+    ``allocation`` when it is given no hosts)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def user(self) -> str | None: ...
+
+
+def _job_user(job: Owned) -> str:
     user = job.user
     if user is None:
         raise MissingUserError(f"job {job.id!r} has no workload field 'user': owner-share policies need "
@@ -219,7 +232,7 @@ class Ownership:
         return self.provided(user) / self._total
 
     # ------------------------------------------------------------------ job life cycle
-    def _remember(self, job: Job) -> str:
+    def _remember(self, job: Owned) -> str:
         user = self._user_of.get(job.id)
         if user is None:
             user = _job_user(job)
@@ -227,7 +240,7 @@ class Ownership:
             self._users.add(user)
         return user
 
-    def submit(self, job: Job) -> None:
+    def submit(self, job: Owned) -> None:
         """``job`` arrives: it waits for a host (counts in ``user``'s unmet demand).
 
         Raises:
@@ -238,7 +251,7 @@ class Ownership:
             raise OwnershipError(f"job {job.id!r} submitted twice")
         self._waiting.setdefault(user, {})[job.id] = None
 
-    def start(self, job: Job, hosts: ProcSet | Iterable[int] | None = None) -> None:
+    def start(self, job: Owned, hosts: ProcSet | Iterable[int] | None = None) -> None:
         """``job`` starts on ``hosts`` (default: ``job.allocation``); it leaves the waiting tasks
         if it was there (a job never submitted here is accepted too).
 
@@ -246,7 +259,7 @@ class Ownership:
             OwnershipError: no ``user``, no hosts, an unknown host id, or the job already running.
         """
         user = self._remember(job)
-        alloc = job.allocation if hosts is None else hosts
+        alloc = cast(Job, job).allocation if hosts is None else hosts
         ids = tuple(sorted(set(alloc))) if alloc is not None else ()
         if not ids:
             raise OwnershipError(f"job {job.id!r} started on no host")
@@ -262,7 +275,7 @@ class Ownership:
             self._on_host.setdefault(i, []).append(job.id)
         self._alloc = None
 
-    def _stop(self, job: Job, what: str) -> str:
+    def _stop(self, job: Owned, what: str) -> str:
         ids = self._running.pop(job.id, None)
         if ids is None:
             raise OwnershipError(f"job {job.id!r} {what} but it is not running")
@@ -276,7 +289,7 @@ class Ownership:
         self._alloc = None
         return user
 
-    def end(self, job: Job) -> None:
+    def end(self, job: Owned) -> None:
         """``job`` is over (completed, killed for good): its hosts are released.
 
         Raises:
@@ -284,7 +297,7 @@ class Ownership:
         """
         self._stop(job, "ended")
 
-    def preempt(self, job: Job) -> None:
+    def preempt(self, job: Owned) -> None:
         """``job`` is stopped and waits again (OSEP's "Vacate job", 000 Fig. 1 L165; HOSEP's
         "Preempt job", Fig. 2 L341): its hosts are released and it counts in the unmet demand, at
         the end of its user's waiting tasks.
@@ -295,7 +308,7 @@ class Ownership:
         user = self._stop(job, "preempted")
         self._waiting.setdefault(user, {})[job.id] = None
 
-    def withdraw(self, job: Job) -> None:
+    def withdraw(self, job: Owned) -> None:
         """A waiting ``job`` leaves for good (rejected).
 
         Raises:

@@ -391,6 +391,7 @@ class Policy:
         return out
 
     def _dispatch(self, ev: Event) -> None:
+        job: Job | None
         if isinstance(ev, JobSubmitted):
             job = ev.job
             if job.id in self._tracked:  # the acknowledgement of a job registered with track=True

@@ -288,7 +288,9 @@ class IdleShutdown:
         groups: dict[tuple[int, float], int] = {}
         for i in sorted(expired, reverse=True)[:surplus]:
             h = hosts[i]
-            key = (h.sleep_pstates[0], self.off_delay[i])
+            sp = h.sleep_pstates
+            assert sp is not None, "a managed host has sleep pstates"
+            key = (sp[0], self.off_delay[i])
             groups[key] = groups.get(key, 0) | 1 << i
             self._wake_to[i] = h.pstate
             self._ready_at[i] = now + self.off_delay[i] + self.on_delay[i]

@@ -121,7 +121,7 @@ class _ClassTree:
             a, b = wall[2 * i], wall[2 * i + 1]
             wall[i] = a if a < b else b
         self.size, self.used, self.res, self.wall = size, n, res, wall
-        self.jobs: list[Job | None] = jobs
+        self.jobs: list[Job | None] = jobs  # type: ignore[assignment]  # its slots become None as jobs leave
         self.order = order  # the index's slot of each local slot, increasing
         self.live = n
 
@@ -249,9 +249,9 @@ class WaitingIndex:
         self._classes = [None] * (max(by_class) + 1 if by_class else 0)
         self._low = [class_low(c) for c in range(len(self._classes))]
         self._where = {}
-        for c, (members, order) in by_class.items():
-            self._classes[c] = _ClassTree(members, order)
-            for local, job in enumerate(members):
+        for c, (class_jobs, order) in by_class.items():
+            self._classes[c] = _ClassTree(class_jobs, order)
+            for local, job in enumerate(class_jobs):
                 self._where[job.id] = (c, local)
         self._at = {s: (job, key) for s, (job, key) in enumerate(zip(jobs, keys))}
         self._next = len(jobs)

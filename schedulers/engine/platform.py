@@ -54,6 +54,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 
 from ..core.model import parse_sleep_pstates
@@ -407,6 +408,15 @@ def _refuse_huge(data: bytes, src: str) -> None:
                             f"at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)") from None
 
 
+def _coordinate(part: str) -> float:
+    """One number of a Vivaldi ``coordinates`` attribute, read as ``std::stod`` reads it (its
+    leading number; the attribute was checked by :func:`vivaldi_error`)."""
+    m = _STOD.match(part)
+    if m is None:
+        raise ValueError(f"not a coordinate: {part!r}")
+    return float(m.group(0))
+
+
 def vivaldi_routes(coords: dict[str, str | None], master: str, compute: list[str]) -> tuple[Routes, MessageDelays]:
     """The routes of a platform whose master and compute hosts are all in one ``Vivaldi`` zone
     without links (their ``coordinates`` checked by :func:`vivaldi_error`): a route has no link
@@ -420,7 +430,7 @@ def vivaldi_routes(coords: dict[str, str | None], master: str, compute: list[str
     xyz: dict[str, list[float]] = {}
     for name, text in coords.items():
         if text is not None:
-            xyz[name] = [float(_STOD.match(part).group(0)) for part in text.split(" ")]
+            xyz[name] = [_coordinate(part) for part in text.split(" ")]
 
     def latency(a: str, b: str) -> float:
         p, q = xyz.get(a), xyz.get(b)
@@ -435,7 +445,7 @@ def vivaldi_routes(coords: dict[str, str | None], master: str, compute: list[str
                                  host_routes={h: (latency(h, master), math.inf) for h in compute})
 
 
-def read_platform(path: str | Path, master_host: str = "master_host", *,
+def read_platform(path: str | PathLike[str], master_host: str = "master_host", *,
                   text: str | bytes | None = None, roles: dict[str, str] | None = None,
                   mmax: int = 0, sg_config: list[str] | tuple[str, ...] = ()) -> PlatformSpec:
     """Read a SimGrid platform file.
@@ -464,6 +474,64 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             master hosts), ``mmax`` above the number of compute hosts.
     """
     src = str(path)
+    root, data = _parse_xml(src, text)
+    check_structure(root, data, src)  # simgrid.dtd, as SimGrid's parser enforces it (real Batsim aborts)
+    read_config(root, src, check_cli(list(sg_config)) if sg_config else frozenset())  # SimGrid options: unknown keys and values the engine does not model refused
+    # what SimGrid refuses while it builds the platform (real Batsim aborts), and each host's routing model
+    built = check_build(root, data, src, MAX_HOSTS)
+    found = _HostWalk(src)
+    try:
+        found.walk(root, {})
+    except RecursionError:
+        raise PlatformError(f"{src}: zones nested too deeply to read") from None
+    hosts = found.hosts
+    seen: set[str] = set()
+    for h in hosts:
+        if h.name in seen:
+            raise PlatformError(f"{src}: duplicate host id {h.name!r}")
+        seen.add(h.name)
+    master, compute, storage = _roles(hosts, master_host, roles, src)
+    if not compute:
+        raise PlatformError(f"{src}: no compute host (every host is the master or a storage)")
+    if mmax:
+        _keep_first(compute, mmax, src)
+    if master is not None:
+        why = built.start_error(src, master.name)  # SimGrid routes Batsim's first message, at t = 0
+        if why:
+            raise PlatformError(why)
+    compute.sort(key=lambda h: h.name)
+    for h in compute:
+        if "role" not in h.properties:
+            h.properties = {"role": "", **h.properties}
+        _parse_power(h, src)
+    for h in hosts:   # (Batsim reads every host's, the master's and storage hosts' too)
+        classify_sleep_pstates(h, src)
+    if master is None:
+        raise PlatformError(f"{src}: no master host: no host named {master_host!r} (--master-host) nor with role "
+                            "'master'; real Batsim 4.2.1 aborts (\"Cannot find the \"master\" role in the platform "
+                            "file\"): add <host id=\"master_host\" speed=\"1Gf\"/>, Batsim's own host")
+    loopback = found.routing_of.get(master.name) == "Full"
+    routes, delays, net_error = _message_routes(root, src, master, compute, found.has_network, loopback)
+    viv_error = None
+    coords = found.coords
+    if coords:
+        viv_error, timed = _vivaldi(src, found, master, compute, delays is None)
+        if timed is not None:
+            routes, delays = timed
+    return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=found.has_network,
+                        master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
+                        vivaldi_error=viv_error,
+                        uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
+                        unsimulated=traces_error(root, src))
+
+
+def _parse_xml(src: str, text: str | bytes | None) -> tuple[ET.Element, bytes]:
+    """The platform's XML tree and bytes (the file ``src``, or ``text``).
+
+    Raises:
+        PlatformError: not a regular file, unreadable, too many hosts, malformed XML, a root
+            element other than ``<platform>``.
+    """
     try:
         if text is None:
             regular_file(src, "platform", PlatformError)   # (a FIFO would block the read)
@@ -477,95 +545,105 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
         raise PlatformError(f"{src}: cannot read platform: {exc.strerror or exc}") from None
     if _tag(root) != "platform":
         raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
-    check_structure(root, data, src)  # simgrid.dtd, as SimGrid's parser enforces it (real Batsim aborts)
-    read_config(root, src, check_cli(list(sg_config)) if sg_config else frozenset())  # SimGrid options: unknown keys and values the engine does not model refused
-    # what SimGrid refuses while it builds the platform (real Batsim aborts), and each host's routing model
-    built = check_build(root, data, src, MAX_HOSTS)
+    return root, data
 
-    hosts: list[HostSpec] = []
-    has_network = False
 
-    routing_of: dict[str, str] = {}
-    coords: dict[str, str | None] = {}   # hosts of Vivaldi zones: their coordinates
-    vzone: dict[str, int] = {}           # hosts of Vivaldi zones: their zone
+class _HostWalk:
+    """The hosts of a platform tree in document order (``<host>``, ``<cluster>``, ``<cabinet>``),
+    each with its zones' properties, and what the network reading needs: whether there are links,
+    each host's routing model, the coordinates and zone of the hosts of Vivaldi zones."""
 
-    def walk(elem: ET.Element, zprops: dict[str, str]) -> None:
-        nonlocal has_network
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.hosts: list[HostSpec] = []
+        self.has_network = False
+        self.routing_of: dict[str, str] = {}
+        self.coords: dict[str, str | None] = {}   # hosts of Vivaldi zones: their coordinates
+        self.vzone: dict[str, int] = {}           # hosts of Vivaldi zones: their zone
+
+    def walk(self, elem: ET.Element, zprops: dict[str, str]) -> None:
+        """Read the children of the zone ``elem`` whose (inherited) properties are ``zprops``."""
         for child in elem:
             t = _tag(child)
             if t in ("zone", "AS"):
                 z = dict(zprops)
                 z.update(_props(child))
-                walk(child, z)
+                self.walk(child, z)
             elif t == "host":
-                if len(hosts) >= MAX_HOSTS:
-                    raise PlatformError(f"{src}: host {child.get('id', '')!r}: more than {MAX_HOSTS:,} hosts; a "
-                                        f"platform may have at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)")
-                model = routing_model(elem.get("routing"))  # SimGrid compares without case ("full" is Full)
-                routing_of[child.get("id", "")] = model or ""
-                if model == "Vivaldi":
-                    coords[child.get("id", "")] = child.get("coordinates")
-                    vzone[child.get("id", "")] = id(elem)
-                hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
-                                        child.get("pstate"), _props(child), zprops, src))
+                self.host(elem, child, zprops)
             elif t == "cluster":
-                prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
-                radical = child.get("radical")
-                if radical is None:
-                    raise PlatformError(f"{src}: cluster {child.get('id')!r} has no radical")
-                props = _props(child)
-                for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}", MAX_HOSTS - len(hosts)):
-                    # a <cluster> is a zone of its own whose properties are the cluster's
-                    # (sg_platf_new_cluster_flat); Batsim passes a host its zones' properties,
-                    # the innermost winning (Machines::attach_zone_properties_to_machines)
-                    hosts.append(_host_from(f"{prefix}{r}{suffix}", child.get("speed"), child.get("core"),
-                                            None, props, {**zprops, **props}, src))
-                if child.get("bw") or child.get("bb_bw"):
-                    has_network = True
+                self.cluster(child, zprops)
             elif t == "cabinet":
-                # SimGrid 3.32 builds a routing="Cluster" zone's cabinets when the zone ends
-                # (sg_platf_build_cabinet): hosts prefix + radical + suffix, of one speed and one
-                # core, without properties (their zones' properties apply), each with its own
-                # links (.netroute)
-                if routing_model(elem.get("routing")) != "Cluster":
-                    raise PlatformError(f"{src}: cabinet {child.get('id', '')!r} in zone {elem.get('id', '')!r}, of "
-                                        f"routing {elem.get('routing', '')!r}: the embedded engine reads cabinets "
-                                        "only in a routing=\"Cluster\" zone (SimGrid 3.32 builds them when such a "
-                                        "zone ends); use real Batsim (--engine batsim)")
-                prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
-                for r in _expand_radical(child.get("radical", ""), f"{src}: cabinet {child.get('id')!r}",
-                                         MAX_HOSTS - len(hosts)):
-                    name = f"{prefix}{r}{suffix}"
-                    routing_of[name] = "Cluster"
-                    hosts.append(_host_from(name, child.get("speed"), "1", None, {}, zprops, src))
-                has_network = True
+                self.cabinet(elem, child, zprops)
             elif t == "link" and _props(child).get("virtual") == "yes":
                 continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
             elif t in ("link", "backbone", "peer"):
-                has_network = True
-            elif t in ("route", "zoneRoute", "ASroute", "bypassRoute", "link_ctn", "config", "prop",
-                       "router", "storage", "storage_type", "mount", "trace", "trace_connect",
-                       "actor", "process", "disk"):
-                continue
-            else:
-                continue
+                self.has_network = True
+            # other elements (route, zoneRoute, ASroute, bypassRoute, link_ctn, config, prop, router,
+            # storage, storage_type, mount, trace, trace_connect, actor, process, disk): no host
 
-    try:
-        walk(root, {})
-    except RecursionError:
-        raise PlatformError(f"{src}: zones nested too deeply to read") from None
-    seen: set[str] = set()
-    for h in hosts:
-        if h.name in seen:
-            raise PlatformError(f"{src}: duplicate host id {h.name!r}")
-        seen.add(h.name)
+    def host(self, zone: ET.Element, child: ET.Element, zprops: dict[str, str]) -> None:
+        src, hosts = self.src, self.hosts
+        if len(hosts) >= MAX_HOSTS:
+            raise PlatformError(f"{src}: host {child.get('id', '')!r}: more than {MAX_HOSTS:,} hosts; a "
+                                f"platform may have at most {MAX_HOSTS:,} (schedulers.engine.platform.MAX_HOSTS)")
+        model = routing_model(zone.get("routing"))  # SimGrid compares without case ("full" is Full)
+        self.routing_of[child.get("id", "")] = model or ""
+        if model == "Vivaldi":
+            self.coords[child.get("id", "")] = child.get("coordinates")
+            self.vzone[child.get("id", "")] = id(zone)
+        hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
+                                child.get("pstate"), _props(child), zprops, src))
 
+    def cluster(self, child: ET.Element, zprops: dict[str, str]) -> None:
+        src, hosts = self.src, self.hosts
+        prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
+        radical = child.get("radical")
+        if radical is None:
+            raise PlatformError(f"{src}: cluster {child.get('id')!r} has no radical")
+        props = _props(child)
+        for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}", MAX_HOSTS - len(hosts)):
+            # a <cluster> is a zone of its own whose properties are the cluster's
+            # (sg_platf_new_cluster_flat); Batsim passes a host its zones' properties,
+            # the innermost winning (Machines::attach_zone_properties_to_machines)
+            hosts.append(_host_from(f"{prefix}{r}{suffix}", child.get("speed"), child.get("core"),
+                                    None, props, {**zprops, **props}, src))
+        if child.get("bw") or child.get("bb_bw"):
+            self.has_network = True
+
+    def cabinet(self, zone: ET.Element, child: ET.Element, zprops: dict[str, str]) -> None:
+        # SimGrid 3.32 builds a routing="Cluster" zone's cabinets when the zone ends
+        # (sg_platf_build_cabinet): hosts prefix + radical + suffix, of one speed and one
+        # core, without properties (their zones' properties apply), each with its own
+        # links (.netroute)
+        src, hosts = self.src, self.hosts
+        if routing_model(zone.get("routing")) != "Cluster":
+            raise PlatformError(f"{src}: cabinet {child.get('id', '')!r} in zone {zone.get('id', '')!r}, of "
+                                f"routing {zone.get('routing', '')!r}: the embedded engine reads cabinets "
+                                "only in a routing=\"Cluster\" zone (SimGrid 3.32 builds them when such a "
+                                "zone ends); use real Batsim (--engine batsim)")
+        prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
+        for r in _expand_radical(child.get("radical", ""), f"{src}: cabinet {child.get('id')!r}",
+                                 MAX_HOSTS - len(hosts)):
+            name = f"{prefix}{r}{suffix}"
+            self.routing_of[name] = "Cluster"
+            hosts.append(_host_from(name, child.get("speed"), "1", None, {}, zprops, src))
+        self.has_network = True
+
+
+def _roles(hosts: list[HostSpec], master_host: str, roles: dict[str, str] | None,
+           src: str) -> tuple[HostSpec | None, list[HostSpec], list[HostSpec]]:
+    """``(master, compute, storage)`` by the hosts' roles, as Batsim 4.2.1 gives them
+    (``Machines::create_machines``, src/permissions.cpp): the master host's name and each
+    ``-r HOSTS:ROLE`` give a role, appended to the host's own ``role`` property after a comma;
+    the role must then be "", compute_node, master or storage.
+
+    Raises:
+        PlatformError: another role, or two master hosts.
+    """
     master = None
     compute: list[HostSpec] = []
     storage: list[HostSpec] = []
-    # Batsim 4.2.1 (Machines::create_machines, src/permissions.cpp): the master host's name and
-    # each -r HOSTS:ROLE give a role, appended to the host's own 'role' property after a comma;
-    # the role must then be "", compute_node, master or storage
     given = {master_host: "master", **(roles or {})}
     for h in hosts:
         role = h.properties.get("role")
@@ -587,67 +665,61 @@ def read_platform(path: str | Path, master_host: str = "master_host", *,
             storage.append(h)
         else:
             compute.append(h)
-    if not compute:
-        raise PlatformError(f"{src}: no compute host (every host is the master or a storage)")
-    if mmax:
-        compute.sort(key=lambda h: h.name)
-        if mmax > len(compute):
-            raise PlatformError(f"{src}: --mmax {mmax}: the platform has {len(compute)} compute hosts; real Batsim "
-                                f"4.2.1 aborts (\"Impossible to compute on M={mmax} machines: only {len(compute)} "
-                                "machines are described in the PLATFORM_FILE.\")")
-        del compute[mmax:]   # the first hosts by name; the others are left unused (no role, no id)
-    if master is not None:
-        why = built.start_error(src, master.name)  # SimGrid routes Batsim's first message, at t = 0
-        if why:
-            raise PlatformError(why)
+    return master, compute, storage
+
+
+def _keep_first(compute: list[HostSpec], mmax: int, src: str) -> None:
+    """Batsim's ``--mmax``: keep the first ``mmax`` compute hosts by name (the others are left
+    unused: no role, no id).
+
+    Raises:
+        PlatformError: fewer compute hosts than ``mmax`` (real Batsim 4.2.1 aborts).
+    """
     compute.sort(key=lambda h: h.name)
-    for h in compute:
-        if "role" not in h.properties:
-            h.properties = {"role": "", **h.properties}
-        _parse_power(h, src)
-    for h in hosts:   # (Batsim reads every host's, the master's and storage hosts' too)
-        classify_sleep_pstates(h, src)
-    if master is None:
-        raise PlatformError(f"{src}: no master host: no host named {master_host!r} (--master-host) nor with role "
-                            "'master'; real Batsim 4.2.1 aborts (\"Cannot find the \"master\" role in the platform "
-                            "file\"): add <host id=\"master_host\" speed=\"1Gf\"/>, Batsim's own host")
-    loopback = master is not None and routing_of.get(master.name) == "Full"
-    delays, net_error, routes = None, None, None
-    if has_network and master is None:
-        net_error = f"{src}: no master host {master_host!r}: Batsim's messages have nowhere to go"
-    elif has_network or loopback:
-        # Without links, the master host's Full zone still routes it to itself through the
-        # loopback: Batsim's internal messages take 1e-10 s there, and their order decides ties
-        # that the step clock of compute-only platforms cannot see (walltimes ending with a timer,
-        # kills in the reply that starts a job, message grouping). They are timed on SimGrid's
-        # clock as on networks. The jobs' communications from a host to itself cross that
-        # loopback too (a FATPIPE link of 10 GBps, shared with the messages: ``routes``); others
-        # have no route and take no time (``FullZone::get_local_route``).
-        try:
-            found = platform_routes(root, src)
-            delays = message_delays(found, src, master.name, [h.name for h in compute])
-        except NetworkUnsupported as exc:
-            if has_network:
-                net_error = str(exc)
-            # else a routing the reader does not know: messages grouped as on Vivaldi zones
-        else:
-            routes = found
-    viv_error = None
-    if coords:
-        # one Vivaldi zone without links holding the master and every compute host: the engine
-        # times its coordinates' latencies (vivaldi_routes)
-        timed = (not has_network and master is not None and delays is None
-                 and len({vzone.get(h) for h in [master.name, *(c.name for c in compute)]}) == 1
-                 and master.name in vzone)
-        viv_error = vivaldi_error(src, coords, master.name if master else "", timed)
-        if timed and viv_error is None and any(v != 0 for t in coords.values() if t is not None
-                                               for v in (float(_STOD.match(x).group(0)) for x in t.split(" "))):
-            routes, delays = vivaldi_routes(coords, master.name, [h.name for h in compute])
-    return PlatformSpec(source=src, compute=compute, master=master, storage=storage, has_network=has_network,
-                        master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
-                        vivaldi_error=viv_error,
-                        uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
-                        unsimulated=traces_error(root, src))
+    if mmax > len(compute):
+        raise PlatformError(f"{src}: --mmax {mmax}: the platform has {len(compute)} compute hosts; real Batsim "
+                            f"4.2.1 aborts (\"Impossible to compute on M={mmax} machines: only {len(compute)} "
+                            "machines are described in the PLATFORM_FILE.\")")
+    del compute[mmax:]
+
+
+def _vivaldi(src: str, found: _HostWalk, master: HostSpec, compute: list[HostSpec],
+             untimed: bool) -> tuple[str | None, tuple[Routes, MessageDelays] | None]:
+    """``(vivaldi_error, (routes, delays) or None)`` of a platform with Vivaldi zones: when one
+    Vivaldi zone without links holds the master and every compute host (``untimed``: no other
+    message delays), the engine times its coordinates' latencies (:func:`vivaldi_routes`)."""
+    coords = found.coords
+    timed = (not found.has_network and untimed
+             and len({found.vzone.get(h) for h in [master.name, *(c.name for c in compute)]}) == 1
+             and master.name in found.vzone)
+    viv_error = vivaldi_error(src, coords, master.name, timed)
+    if timed and viv_error is None and any(v != 0 for t in coords.values() if t is not None
+                                           for v in (_coordinate(x) for x in t.split(" "))):
+        return viv_error, vivaldi_routes(coords, master.name, [h.name for h in compute])
+    return viv_error, None
+
+
+def _message_routes(root: ET.Element, src: str, master: HostSpec, compute: list[HostSpec], has_network: bool,
+                    loopback: bool) -> tuple[Routes | None, MessageDelays | None, str | None]:
+    """``(routes, message delays, network error)`` of a platform with links, or whose master
+    host is in a Full zone (its loopback), else ``(None, None, None)``.
+
+    Without links, the master host's Full zone still routes it to itself through the loopback:
+    Batsim's internal messages take 1e-10 s there, and their order decides ties that the step
+    clock of compute-only platforms cannot see (walltimes ending with a timer, kills in the reply
+    that starts a job, message grouping). They are timed on SimGrid's clock as on networks. The
+    jobs' communications from a host to itself cross that loopback too (a FATPIPE link of
+    10 GBps, shared with the messages: ``routes``); others have no route and take no time
+    (``FullZone::get_local_route``)."""
+    if not (has_network or loopback):
+        return None, None, None
+    try:
+        found = platform_routes(root, src)
+        delays = message_delays(found, src, master.name, [h.name for h in compute])
+    except NetworkUnsupported as exc:
+        # without links: a routing the reader does not know, messages grouped as on Vivaldi zones
+        return None, None, str(exc) if has_network else None
+    return found, delays, None
 
 
 #: Attributes that attach a SimGrid trace (a profile of speed, availability, bandwidth or

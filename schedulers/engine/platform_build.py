@@ -78,6 +78,7 @@ import xml.etree.ElementTree as ET
 import xml.parsers.expat
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NoReturn
 
 from ..inputs.errors import PlatformError
 
@@ -349,10 +350,17 @@ class _Builder:
         self.int_cache: dict[str, int | str] = {}
 
     # ---------------------------------------------------------------- helpers
-    def fail(self, what: str, words: str, hint: str = "") -> None:
+    @property
+    def zone(self) -> _Zone:
+        """The zone being read: every element but a top-level zone or cluster is in one
+        (simgrid.dtd, :func:`.platform_dtd.check_structure`)."""
+        assert self.current is not None, "an element outside any zone"
+        return self.current
+
+    def fail(self, what: str, words: str, hint: str = "") -> NoReturn:
         raise _Abort(self.index, f"{what}: real Batsim 4.2.1 aborts (\"{words}\"){hint}")
 
-    def crash(self, what: str) -> None:
+    def crash(self, what: str) -> NoReturn:
         raise _Abort(self.index, f"{what}: real Batsim 4.2.1 crashes (Segmentation fault)")
 
     @staticmethod
@@ -480,7 +488,7 @@ class _Builder:
             who = f"host {name!r}"
             self.speeds(who, a.get("speed", ""))
             core = self.integer(f"{who}: core={a.get('core', '1')!r}", a.get("core", "1"))
-            self.new_host(name, self.current, who)
+            self.new_host(name, self.zone, who)
             coords = a.get("coordinates", "")
             if coords:
                 err = _coords_error(name, coords)
@@ -490,7 +498,7 @@ class _Builder:
                 self.fail(f"{who}: core={a.get('core')!r}", f"Host {name} must have at least one core, not 0.")
         elif tag == "router":
             name = a.get("id", "")
-            self.new_router(name, self.current, f"router {name!r}")
+            self.new_router(name, self.zone, f"router {name!r}")
             coords = a.get("coordinates", "")
             if coords:
                 err = _coords_error(name, coords)
@@ -526,9 +534,9 @@ class _Builder:
     def end(self, e: ET.Element, tag: str) -> None:
         a = e.attrib
         if tag in ("zone", "AS"):
-            if self.current.model == "Cluster":
-                self.populate(self.current)
-            self.current = self.current.parent
+            if self.zone.model == "Cluster":
+                self.populate(self.zone)
+            self.current = self.zone.parent
         elif tag == "host":
             name = a.get("id", "")
             pstate = self.integer(f"host {name!r}: pstate={a.get('pstate', '0.0')!r}", a.get("pstate", "0.0"))
@@ -640,7 +648,7 @@ class _Builder:
         what = f"link {lid!r}"
         bws = [self.value(f"{what}: bandwidth", _bandwidth, part) for part in re.split(r"[;,]", a.get("bandwidth", ""))]
         self.value(f"{what}: latency", _time, a.get("latency", ""))
-        z = self.current
+        z = self.zone
         if z.model == "Wifi":
             if not z.models:
                 self.new_link(lid, z, what)
@@ -663,7 +671,7 @@ class _Builder:
         self.value(f"{what}: speed", lambda t: _value(t, _SPEED, "f"), a.get("speed", ""))
         self.value(f"{what}: bw_in", _bandwidth, a.get("bw_in", ""))
         self.value(f"{what}: bw_out", _bandwidth, a.get("bw_out", ""))
-        z = self.current
+        z = self.zone
         if z.model != "Vivaldi":
             self.fail(f"{what} in zone {z.id!r}, of routing {z.model!r}", "<peer> tag can only be used in Vivaldi netzones.")
         self.new_host(pid, z, what)
@@ -698,36 +706,47 @@ class _Builder:
     def add_route(self, a: dict[str, str], tag: str) -> None:
         """``sg_platf_new_route`` -> the zone's ``add_route`` (``RoutedZone::add_route_check_params``,
         ``FullZone``/``FloydZone``/``DijkstraZone``, ``StarZone``, ``NetZoneImpl``)."""
-        z = self.current
+        z = self.zone
         s, d = a.get("src", ""), a.get("dst", "")
         gws = tag != "route"
-        gs, gd = (a.get("gw_src", ""), a.get("gw_dst", "")) if gws else (None, None)
+        gs, gd = (a.get("gw_src", ""), a.get("gw_dst", "")) if gws else ("", "")   # (read only when gws)
         what = f"<{tag} src={s!r} dst={d!r}>"
         sp, dp = self.points[s], self.points[d]
-        links = self.route_links
         if z.model in ("None", "Wifi"):
             self.fail(f"{what} in zone {z.id!r}, of routing {z.model!r}, which has no routing table",
                       f"NetZone '{z.id}' does not accept new routes (wrong class).")
         if z.model in ("Star", "Cluster", "Vivaldi"):
-            if s != d:
-                self.fail(f"{what} in the {'cluster' if z.model == 'Star' else z.model + ' zone'} {z.id!r}, a star "
-                          "where a route goes from one point to every other or from a point to itself",
-                          f"Cannot add route from {s} to {d}. In a StarZone, route must be:  i) from source netpoint "
-                          "to everyone, ii) from everyone to a single netpoint or iii) loopback, same source and "
-                          "destination")
-            if sp[0] == _ZONE and not gws:
-                self.fail(f"{what}: {s!r} is a zone", f"StarZone::add_route(): source {s} is a netzone but gw_src isn't "
-                          "configured")
-            if sp[0] == _ZONE:
-                gp = self.points[gs]
-                if gp[0] == _ZONE:
-                    self.fail(what, f"StarZone::add_route(): src({s}) is a netzone, gw_src({gs}) cannot be a netzone")
-                if not self.inside(gp, sp[2]):
-                    self.fail(f"{what}: gateway {gs!r} is not inside zone {s!r}",
-                              f"Invalid NetzoneRoute from {s}@{gs} to {d}: gw_src {gs} belongs to {gp[1].id}, not "
-                              f"to {s}.")
+            self._star_route(z, what, s, d, sp, gs, gws)
             return
-        # RoutedZone::get_route_check_params
+        self._same_zone(z, what, s, d, sp, dp)
+        if not gws:
+            self._host_route(what, s, d, sp, dp)
+        else:
+            self._zone_route(a, what, s, d, sp, dp, gs, gd)
+        self._record_route(z, a, what, s, d, gs, gd, gws)
+
+    def _star_route(self, z: _Zone, what: str, s: str, d: str, sp: tuple, gs: str, gws: bool) -> None:
+        """``StarZone::add_route``: from a point to every other, or to itself."""
+        if s != d:
+            self.fail(f"{what} in the {'cluster' if z.model == 'Star' else z.model + ' zone'} {z.id!r}, a star "
+                      "where a route goes from one point to every other or from a point to itself",
+                      f"Cannot add route from {s} to {d}. In a StarZone, route must be:  i) from source netpoint "
+                      "to everyone, ii) from everyone to a single netpoint or iii) loopback, same source and "
+                      "destination")
+        if sp[0] == _ZONE and not gws:
+            self.fail(f"{what}: {s!r} is a zone", f"StarZone::add_route(): source {s} is a netzone but gw_src isn't "
+                      "configured")
+        if sp[0] == _ZONE:
+            gp = self.points[gs]
+            if gp[0] == _ZONE:
+                self.fail(what, f"StarZone::add_route(): src({s}) is a netzone, gw_src({gs}) cannot be a netzone")
+            if not self.inside(gp, sp[2]):
+                self.fail(f"{what}: gateway {gs!r} is not inside zone {s!r}",
+                          f"Invalid NetzoneRoute from {s}@{gs} to {d}: gw_src {gs} belongs to {gp[1].id}, not "
+                          f"to {s}.")
+
+    def _same_zone(self, z: _Zone, what: str, s: str, d: str, sp: tuple, dp: tuple) -> None:
+        """``RoutedZone::get_route_check_params``: both ends in the zone ``z`` itself."""
         sz, dz = sp[1], dp[1]
         if sz is None or dz is None:
             self.crash(f"{what} names the root zone {s if sz is None else d!r}")
@@ -741,37 +760,47 @@ class _Builder:
                       "own zone)",
                       f"Internal error: route destination {s}@{d} is not in netzone {sz.id} as expected (route source: "
                       f"{dz.id}@{z.id}). Please report that bug.")
-        if not gws:
-            if not links:
-                self.fail(f"{what} has no <link_ctn>", f"Empty route (between {s} and {d}) forbidden.")
-            for name, p in ((s, sp), (d, dp)):
-                if p[0] == _ZONE:
-                    role = "src" if name == s else "dst"
-                    self.fail(f"{what}: {name!r} is a zone",
-                              f"When defining a route, {role} cannot be a netzone such as '{name}'. Did you meant to "
-                              "have a NetzoneRoute?")
-        else:
-            for role, name, p in (("src", s, sp), ("dst", d, dp)):
-                if p[0] != _ZONE:
-                    self.fail(f"{what}: {role} {name!r} is a {p[0]}, not a zone",
-                              f"When defining a NetzoneRoute, {role} must be a netzone but '{name}' is not")
-            gsp, gdp = self.points[gs], self.points[gd]
-            for role, gp, name in (("gw_src", gsp, s), ("gw_dst", gdp, d)):
-                if gp[0] == _ZONE:
-                    self.fail(f"{what}: {role} {a.get(role)!r} is a zone, not a host or router",
-                              f"When defining a NetzoneRoute, {role} must be a host or a router but '{name}' is not.")
-            if gs == gd:
-                self.fail(f"{what}: gw_src and gw_dst are both {gs!r}",
-                          f"Cannot define a NetzoneRoute from '{gs}' to itself")
-            if not links:
-                self.fail(f"{what} has no <link_ctn>", f"Empty route (between {s}@{gs} and {d}@{gd}) forbidden.")
-            for role, gw, gp, name, own in (("gw_src", gs, gsp, s, sp[2]), ("gw_dst", gd, gdp, d, dp[2])):
-                if not self.inside(gp, own):
-                    self.fail(f"{what}: {role} {gw!r} is not inside zone {name!r}",
-                              f"Invalid NetzoneRoute from {s}@{gs} to {d}@{gd}: {role} {gw} belongs to {gp[1].id}, not "
-                              f"to {name}.")
+
+    def _host_route(self, what: str, s: str, d: str, sp: tuple, dp: tuple) -> None:
+        """A ``<route>``: links, and hosts or routers at both ends."""
+        if not self.route_links:
+            self.fail(f"{what} has no <link_ctn>", f"Empty route (between {s} and {d}) forbidden.")
+        for name, p in ((s, sp), (d, dp)):
+            if p[0] == _ZONE:
+                role = "src" if name == s else "dst"
+                self.fail(f"{what}: {name!r} is a zone",
+                          f"When defining a route, {role} cannot be a netzone such as '{name}'. Did you meant to "
+                          "have a NetzoneRoute?")
+
+    def _zone_route(self, a: dict[str, str], what: str, s: str, d: str, sp: tuple, dp: tuple, gs: str,
+                    gd: str) -> None:
+        """A ``<zoneRoute>``: zones at both ends, two different gateways (hosts or routers) inside
+        them, links."""
+        for role, name, p in (("src", s, sp), ("dst", d, dp)):
+            if p[0] != _ZONE:
+                self.fail(f"{what}: {role} {name!r} is a {p[0]}, not a zone",
+                          f"When defining a NetzoneRoute, {role} must be a netzone but '{name}' is not")
+        gsp, gdp = self.points[gs], self.points[gd]
+        for role, gp, name in (("gw_src", gsp, s), ("gw_dst", gdp, d)):
+            if gp[0] == _ZONE:
+                self.fail(f"{what}: {role} {a.get(role)!r} is a zone, not a host or router",
+                          f"When defining a NetzoneRoute, {role} must be a host or a router but '{name}' is not.")
+        if gs == gd:
+            self.fail(f"{what}: gw_src and gw_dst are both {gs!r}",
+                      f"Cannot define a NetzoneRoute from '{gs}' to itself")
+        if not self.route_links:
+            self.fail(f"{what} has no <link_ctn>", f"Empty route (between {s}@{gs} and {d}@{gd}) forbidden.")
+        for role, gw, gp, name, own in (("gw_src", gs, gsp, s, sp[2]), ("gw_dst", gd, gdp, d, dp[2])):
+            if not self.inside(gp, own):
+                self.fail(f"{what}: {role} {gw!r} is not inside zone {name!r}",
+                          f"Invalid NetzoneRoute from {s}@{gs} to {d}@{gd}: {role} {gw} belongs to {gp[1].id}, not "
+                          f"to {name}.")
+
+    def _record_route(self, z: _Zone, a: dict[str, str], what: str, s: str, d: str, gs: str, gd: str,
+                      gws: bool) -> None:
+        """The route (and its symmetrical twin) in the zone's table, refused when there already
+        (``FullZone``/``FloydZone``: SimGrid's words; ``DijkstraZone``: a crash)."""
         symmetrical = a.get("symmetrical", "YES") in ("YES", "yes")
-        at = (lambda x, g: f"{x}@{g}") if gws else (lambda x, g: x)
         if z.model in ("Dijkstra", "DijkstraCache"):
             if (s, d) in z.routes or (symmetrical and ((d, s) in z.routes or s == d)):
                 self.crash(f"{what}: the route from {s!r} to {d!r} or its symmetrical twin exists already (SimGrid "
@@ -782,6 +811,10 @@ class _Builder:
             if not gws:
                 self.dijkstra_routed.update((s, d))
             return
+
+        def at(x: str, g: str) -> str:
+            return f"{x}@{g}" if gws else x
+
         if (s, d) in z.routes:
             self.fail(f"{what}: a route from {s!r} to {d!r} exists already (a route is symmetrical unless "
                       "symmetrical=\"NO\")",
@@ -799,7 +832,7 @@ class _Builder:
 
     def add_bypass(self, a: dict[str, str], tag: str) -> None:
         """``NetZoneImpl::add_bypass_route``."""
-        z = self.current
+        z = self.zone
         s, d = a.get("src", ""), a.get("dst", "")
         what = f"<{tag} src={s!r} dst={d!r}>"
         ends = f"{s} and {d}" if tag == "bypassRoute" else f"{s}@{a.get('gw_src')} and {d}@{a.get('gw_dst')}"

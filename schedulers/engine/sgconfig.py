@@ -66,7 +66,7 @@ import math
 import re
 import sys
 import xml.etree.ElementTree as ET
-from typing import Callable
+from typing import AbstractSet, Any, Callable
 
 from ..inputs.errors import PlatformError
 
@@ -196,7 +196,7 @@ IGNORED_UNDER_L07: dict[str, tuple[str, ...] | None] = {
 #: Keys that change nothing the engine outputs: key -> (the values accepted, what they are). Recorded
 #: on real Batsim 4.2.1: stack-size 16 (Batsim's examples) and 12 ran, 8 crashed (SIGSEGV);
 #: guard-size 0 (Batsim's examples) and 1 (the default); nthreads 2 and 4, outputs equal.
-FREE: dict[str, tuple[Callable[[object], bool], str]] = {
+FREE: dict[str, tuple[Callable[[Any], bool], str]] = {
     "path": (lambda v: True, "any"),
     "tracing": (lambda v: True, "any"),
     "tracing/filename": (lambda v: True, "any"),
@@ -222,6 +222,7 @@ def _parse(kind: str, text: str) -> object:
         if text in ("no", "off", "false", "0"):
             return False
         raise ValueError("not a boolean (yes/on/true/1 or no/off/false/0)")
+    v: float   # (an int for "int")
     if kind == "int":
         m = _INT.match(text)
         if not m:
@@ -312,7 +313,7 @@ def check_cli(items: list[str]) -> set[str]:
     return keys
 
 
-def read_config(root: ET.Element, src: str, preset: set[str] = frozenset()) -> dict[str, str]:
+def read_config(root: ET.Element, src: str, preset: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """Check the ``<config>`` tags of the platform ``root`` (read from ``src``) as SimGrid 3.32
     applies them under Batsim 4.2.1 (module docstring); return the keys applied and their values.
     ``preset``: keys set on the command line (:func:`check_cli`), skipped unread.

@@ -38,7 +38,7 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence, cast
 
 from ..inputs.errors import WorkloadError
 
@@ -76,7 +76,7 @@ class EngineJob:
     energy: float = -1.0
     energy_start: tuple = ()  # its hosts' energies at its start (J), HostsMixin._energy_of
     # execution state
-    stages: Sequence[tuple[str, dict]] = ()  # a Stages (composed profiles), or a tuple of the one stage
+    stages: Stages | Sequence[tuple[str, dict]] = ()  # a Stages (composed profiles), or a tuple of the one stage
     stage: int = 0
     stage_start: float = 0.0
     remaining: float = 1.0   # fraction of the current compute stage left
@@ -198,6 +198,19 @@ def oversized(where: str, res: int, nb_hosts: int) -> WorkloadError:
 
 
 def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:
+    """Refuse a profile the engine cannot run as Batsim 4.2.1 would (``Profile::from_json``,
+    ``src/profiles.cpp``): not an object with a ``type``, a ``ret`` that is not a 32-bit integer,
+    a type Batsim does not know or the engine does not simulate, or fields its type does not
+    accept.
+
+    Args:
+        src: the workload file (or the message) named in errors.
+        name: the profile's name; ``p``: the profile; ``profiles``: the workload's profiles (the
+            names a ``composed`` profile's ``seq`` may use).
+
+    Raises:
+        WorkloadError: one line naming ``src``, the profile and what is wrong.
+    """
     where = f"{src}: profile {name!r}"
     if not isinstance(p, dict) or "type" not in p:
         raise WorkloadError(f"{where}: a profile must be an object with a 'type'")
@@ -207,39 +220,65 @@ def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:
         raise WorkloadError(f"{where}: 'ret' (the return code of a profile, Batsim 4.2.1) must be a 32-bit "
                             f"integer, got {ret!r}")
     if t not in SUPPORTED_PROFILES:
-        if t in BATSIM_ONLY_PROFILES or (isinstance(t, str) and isinstance(p.get("trace"), str)):
-            raise WorkloadError(
-                f"{where}: profile type {t!r} is not simulated by the embedded engine "
-                f"(supported: {', '.join(SUPPORTED_PROFILES)}); run it on real Batsim (--engine batsim)")
-        hint = " (Batsim 4.2.1's name for it is 'composed')" if t == "sequence" else ""
+        _refuse_type(where, t, p)
+    _FIELD_CHECKS[t](where, p, profiles)
+
+
+def _refuse_type(where: str, t: Any, p: dict) -> NoReturn:
+    """The error of a profile type the engine does not simulate (one real Batsim runs, or one it
+    does not know)."""
+    if t in BATSIM_ONLY_PROFILES or (isinstance(t, str) and isinstance(p.get("trace"), str)):
         raise WorkloadError(
-            f"{where}: unknown profile type {t!r}{hint}; real Batsim 4.2.1 reads an unknown type as "
-            f"'usage_trace' and aborts: the profile has no 'trace' field (known types: "
-            f"{', '.join(SUPPORTED_PROFILES + BATSIM_ONLY_PROFILES)})")
-    if t == "delay":
-        if not _time(p.get("delay")) or p["delay"] <= 0:  # Batsim refuses non-positive delays
-            raise WorkloadError(f"{where}: 'delay' must be a number of seconds > 0 and <= {MAX_TIME:.0f} "
-                                f"(2**33), got {p.get('delay')!r}")
-    elif t in ("parallel_homogeneous", "parallel_homogeneous_total"):
-        for k in ("cpu", "com"):
-            if not _num(p.get(k)) or p[k] < 0:
-                raise WorkloadError(f"{where}: '{k}' must be a number >= 0, got {p.get(k)!r}")
-    elif t == "parallel":
-        cpu, com = p.get("cpu"), p.get("com")
-        if not isinstance(cpu, list) or not all(_num(x) and x >= 0 for x in cpu):
-            raise WorkloadError(f"{where}: 'cpu' must be a list of numbers >= 0")
-        if not isinstance(com, list) or len(com) != len(cpu) ** 2 or not all(_num(x) and x >= 0 for x in com):
-            raise WorkloadError(f"{where}: 'com' must be a list of {len(cpu)}x{len(cpu)} numbers >= 0")
-    else:  # composed
-        seq = p.get("seq")
-        if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
-            raise WorkloadError(f"{where}: 'seq' must be a non-empty list of profile names")
-        for s in seq:
-            if s not in profiles:
-                raise WorkloadError(f"{where}: 'seq' names missing profile {s!r}")
-        rep = p.get("repeat", 1)
-        if not isinstance(rep, int) or isinstance(rep, bool) or rep < 1:
-            raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
+            f"{where}: profile type {t!r} is not simulated by the embedded engine "
+            f"(supported: {', '.join(SUPPORTED_PROFILES)}); run it on real Batsim (--engine batsim)")
+    hint = " (Batsim 4.2.1's name for it is 'composed')" if t == "sequence" else ""
+    raise WorkloadError(
+        f"{where}: unknown profile type {t!r}{hint}; real Batsim 4.2.1 reads an unknown type as "
+        f"'usage_trace' and aborts: the profile has no 'trace' field (known types: "
+        f"{', '.join(SUPPORTED_PROFILES + BATSIM_ONLY_PROFILES)})")
+
+
+def _check_delay(where: str, p: dict, profiles: dict) -> None:
+    if not _time(p.get("delay")) or p["delay"] <= 0:  # Batsim refuses non-positive delays
+        raise WorkloadError(f"{where}: 'delay' must be a number of seconds > 0 and <= {MAX_TIME:.0f} "
+                            f"(2**33), got {p.get('delay')!r}")
+
+
+def _check_homogeneous(where: str, p: dict, profiles: dict) -> None:
+    for k in ("cpu", "com"):
+        if not _num(p.get(k)) or p[k] < 0:
+            raise WorkloadError(f"{where}: '{k}' must be a number >= 0, got {p.get(k)!r}")
+
+
+def _check_parallel(where: str, p: dict, profiles: dict) -> None:
+    cpu, com = p.get("cpu"), p.get("com")
+    if not isinstance(cpu, list) or not all(_num(x) and x >= 0 for x in cpu):
+        raise WorkloadError(f"{where}: 'cpu' must be a list of numbers >= 0")
+    if not isinstance(com, list) or len(com) != len(cpu) ** 2 or not all(_num(x) and x >= 0 for x in com):
+        raise WorkloadError(f"{where}: 'com' must be a list of {len(cpu)}x{len(cpu)} numbers >= 0")
+
+
+def _check_composed(where: str, p: dict, profiles: dict) -> None:
+    seq = p.get("seq")
+    if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
+        raise WorkloadError(f"{where}: 'seq' must be a non-empty list of profile names")
+    for s in seq:
+        if s not in profiles:
+            raise WorkloadError(f"{where}: 'seq' names missing profile {s!r}")
+    rep = p.get("repeat", 1)
+    if not isinstance(rep, int) or isinstance(rep, bool) or rep < 1:
+        raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
+
+
+#: The fields each profile type of :data:`SUPPORTED_PROFILES` needs, checked as Batsim 4.2.1
+#: reads them: ``(where, profile, profiles) -> None``, raising WorkloadError.
+_FIELD_CHECKS: dict[str, Callable[[str, dict, dict], None]] = {
+    "delay": _check_delay,
+    "parallel_homogeneous": _check_homogeneous,
+    "parallel_homogeneous_total": _check_homogeneous,
+    "parallel": _check_parallel,
+    "composed": _check_composed,
+}
 
 
 #: The :class:`Stages` memo entry of a leaf profile, which the memo does not store: one stage,
@@ -340,7 +379,7 @@ class Stages:
         if not 0 <= i < self._len:
             raise IndexError(f"stage {i} of profile {self.name!r}, which has {self._len}")
         n, profiles, memo = self.name, self._profiles, self._memo
-        out = []
+        out: list[tuple[str, int]] = []
         while True:
             p = profiles[n]
             prefix = memo.get(n, _LEAF)[1]
@@ -616,7 +655,7 @@ class JobChecks:
 _CHECKED_TYPES = frozenset(("parallel", "composed"))
 
 
-def check_job(where: str, j: dict[str, Any], profiles: dict[str, dict], nb_hosts: int,
+def check_job(where: str, j: dict[str, Any], profiles: dict[str, dict], nb_hosts: int | None,
               composed: dict[str, Stages], memo: dict[str, tuple[int, list[int]]]) -> str:
     """Check the ``walltime``, ``res`` and ``profile`` of job ``j`` (:func:`check_job_fields`
     then :func:`check_job_profile`); return its profile name.
@@ -698,9 +737,9 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
     for pname, p in profiles.items():
         check_profile(src, pname, p, profiles)
     check_composed(src, profiles)
-    checks = None
+    checks: JobChecks | None = None
     if isinstance(jobs_in, PackedJobs):  # checked as they were read: what the checks kept goes now
-        checks, jobs_in.checks = jobs_in.checks, None
+        checks, jobs_in.checks = cast("JobChecks | None", jobs_in.checks), None
     if checks is None:  # a workload given parsed, or read by read_json
         checks = JobChecks(src, name, limit)
         for k, j in enumerate(jobs_in):
@@ -708,13 +747,13 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
     checks.finish(profiles)
     unused = _unreached(profiles, checks.unused)
     subtimes = checks.subtimes
-    order = submission_order(subtimes, checks.names)
+    order = submission_order(subtimes, cast(Sequence[str], checks.names))   # (a compact sequence of str)
     del checks
     # a copy of a caller's profiles: registrations and Batsim's profile garbage collection change the
     # engine's profiles, never the caller's workload (a dict given to simulate() twice gives the same run twice)
     engine_profiles = profiles if own else dict(profiles)
     packed = isinstance(jobs_in, PackedJobs)
-    table = JobTable(name, jobs_in if packed else tuple(jobs_in), copy=not (packed or own), order=order,
+    table = JobTable(name, cast(Sequence[Any], jobs_in) if packed else tuple(jobs_in), copy=not (packed or own), order=order,
                      subtimes=array("d", (subtimes[i] for i in order)), profiles=engine_profiles)
     return Workload(name=name, path=src, jobs=table, profiles=engine_profiles, collected=set(unused),
                     unreferenced=unused)

@@ -63,7 +63,7 @@ class ZmqPort:
     def __init__(self, endpoint: str = "tcp://localhost:28000", timeout: float | None = 60.0) -> None:
         self.endpoint = endpoint
         self.timeout = check_timeout(timeout)
-        self._ctx = zmq.Context.instance()
+        self._ctx: zmq.Context = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REQ)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.connect(endpoint)

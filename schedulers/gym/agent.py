@@ -127,8 +127,10 @@ class AgentPolicy(Policy):
     def bounded_slowdown(self, job: Job) -> float:
         """``max(1, (finish - subtime) / max(finish - start, tau))`` of an ended job (Feitelson et
         al., "Theory and practice in parallel job scheduling", JSSPP 1997; tau = :attr:`bsld_tau`)."""
-        run = job.finish_time - job.start_time
-        return max(1.0, (job.finish_time - job.subtime) / max(run, self.bsld_tau))
+        start, finish = job.start_time, job.finish_time
+        assert start is not None and finish is not None, "an ended job has its start and finish times"
+        run = finish - start
+        return max(1.0, (finish - job.subtime) / max(run, self.bsld_tau))
 
     # ---------------------------------------------------------------------------- decisions
     def waiting_total(self, now: float) -> float:
@@ -183,7 +185,9 @@ class AgentPolicy(Policy):
         if h.state == HostState.SLEEPING:
             self.set_pstate(hid, self._on_pstate_of.get(hid, 0))
         else:
-            self.set_pstate(hid, h.sleep_pstates[0])
+            sp = h.sleep_pstates
+            assert sp is not None, "the agent switches only hosts with sleep pstates"
+            self.set_pstate(hid, sp[0])
 
     def _stalled(self) -> bool:
         """Nothing but the agent can move the simulation on (see the module docstring)."""

@@ -129,7 +129,7 @@ class BatsimEnv(gymnasium.Env):
         self.result = None
         self.policy: AgentPolicy | None = None
         self._run: EngineThread | None = None
-        self._engine = None
+        self._engine: Any = None   # the episode's Engine
         self._users: dict[str, int] = {}
         self._costs = Costs(self.weights)
         self._steps = 0
@@ -140,14 +140,19 @@ class BatsimEnv(gymnasium.Env):
     def _scenario(self, seed: int):
         from ..inputs.generators import generate
 
+        assert self.scenario is not None   # (called only with a scenario generator)
         return generate(self.scenario, self.scenario_params, seed)
 
     def _platform_spec(self, sc):
         if sc is None:
-            return read_platform(self.platform_path)
+            return read_platform(self._platform_file())
         if sc.platform_xml is not None:
             return read_platform(f"<generator {self.scenario}>", text=sc.platform_xml)
         return read_platform(sc.platform)
+
+    def _platform_file(self) -> str | os.PathLike:
+        assert self.platform_path is not None   # (without a scenario generator the constructor asks for one)
+        return self.platform_path
 
     # ------------------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None,
@@ -181,7 +186,7 @@ class BatsimEnv(gymnasium.Env):
                 raise ValueError(f"scenario {self.scenario!r} seed {sseed}: {len(spec.compute)} hosts, the "
                                  f"environment was built for {self._nb_hosts} (the spaces cannot change)")
         else:
-            spec = read_platform(self.platform_path)
+            spec = read_platform(self._platform_file())
             workloads = _as_list(options["workload"]) if "workload" in options else self.workloads
         engine = self._engine = build_engine(spec, workloads, energy=self.energy,
                                              trace_outputs=self.export_prefix is not None)
@@ -249,6 +254,7 @@ class BatsimEnv(gymnasium.Env):
     # ----------------------------------------------------------------------------------- internals
     def _observe(self) -> tuple[dict, float, dict]:
         p, run = self.policy, self._run
+        assert p is not None and run is not None   # (an episode is under way)
         if run.done:
             self.result = run.result
             if self.export_prefix is not None and self.result is not None:

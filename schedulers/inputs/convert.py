@@ -170,7 +170,7 @@ def _time_origin(text: str) -> str | float:
         raise argparse.ArgumentTypeError(f"expected 'first', 'zero' or seconds, got {text!r}") from None
 
 
-def add_convert_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> argparse.ArgumentParser:
+def add_convert_parser(subparsers: "argparse._SubParsersAction[Any]") -> argparse.ArgumentParser:
     """Register the ``convert`` sub-command on ``subparsers`` (from ``add_subparsers()``).
 
     The parser's default ``func`` is :func:`run_convert`. Options left unset are not passed to

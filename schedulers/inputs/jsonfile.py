@@ -161,9 +161,12 @@ def json_problem(text: str, parse_float: Callable[[str], float] = _float) -> str
     appears twice in jobs[0] (id 1)..."`` (the text is parsed again, once)."""
     try:
         value = json.loads(text, object_pairs_hook=_marking_pairs, parse_constant=_constant, parse_float=parse_float)
-        path, obj = _find(value, lambda v: type(v) is _Marked, [])
+        found = _find(value, lambda v: type(v) is _Marked, [])
     except Exception:  # noqa: BLE001 -- (the caller's first parse already found the repeat)
+        found = None
+    if found is None:
         return "a key appears twice in one object; a key may appear once in a JSON object"
+    path, obj = found
     return f"key {_quoted(obj.key)} appears twice in {_label(path, obj)}; a key may appear once in a JSON object"
 
 

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator
 
 from .jsonfile import _GZIP_MAGIC, _SURROGATE_ESCAPE, _constant, batsim_number, read_json, regular_file
 
-_scanstring = json.decoder.scanstring  # (text, index after the opening quote) -> (str, end); strict
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # (not in typeshed) (text, index after the opening quote) -> (str, end); strict
 
 __all__ = ["PackedJobs", "read_workload_json", "share_delays"]
 
@@ -72,7 +72,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_constant,
                             parse_float=batsim_number)  # Batsim's numbers
-_SCAN = _DECODER.scan_once
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # (not in typeshed)
 
 
 class PackedJobs:
@@ -151,7 +151,7 @@ class _Reader:
     def peek(self) -> str:
         """The next non-whitespace character ('' at the end of the file), not consumed."""
         while True:
-            self.i = _WS.match(self.buf, self.i).end()
+            self.i = _WS.match(self.buf, self.i).end()  # type: ignore[union-attr]  # (_WS matches "")
             if self.i < len(self.buf):
                 return self.buf[self.i]
             if self.eof:
@@ -227,7 +227,7 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
     size = CHUNK
     while True:
         buf = r.buf
-        i = r.i = _WS.match(buf, r.i).end()  # whitespace after a comma may start the next chunk
+        i = r.i = _WS.match(buf, r.i).end()  # type: ignore[union-attr]  # whitespace after a comma may start the next chunk
         key = None
         try:
             if member:

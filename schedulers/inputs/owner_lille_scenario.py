@@ -122,7 +122,8 @@ def owner_lille_scenario(params: dict[str, Any], seed: int) -> Scenario:
         t = min(TEAMS, key=lambda t: (load[t] / share[t], t))
         team_of[u] = t
         load[t] += demand[u]
-    jobs, profiles = [], {}
+    jobs: list[dict[str, Any]] = []
+    profiles: dict[str, dict[str, Any]] = {}
     for j, r in zip(jobs_in, used):
         pname = f"cpu_{r:g}"
         profiles.setdefault(pname, {"type": "parallel_homogeneous", "cpu": r * s_ref, "com": 0.0})

@@ -79,7 +79,8 @@ def rescale_workload(
 
     report = ConversionReport(source=source, format="batsim-json")
     result = copy.deepcopy(data)
-    profiles = result.get("profiles") if isinstance(result.get("profiles"), dict) else {}
+    given = result.get("profiles")
+    profiles = given if isinstance(given, dict) else {}
     nb_res = data.get("nb_res")
     if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res < 1:
         nb_res = max((job["res"] for job in jobs), default=1)

@@ -250,10 +250,9 @@ def _check_options(
     for name, (value, allowed) in choices.items():
         if value not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-    for name, value in (("start", start), ("end", end)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value)):
-            raise ValueError(f"{name} must be a finite number of seconds (trace time), got {value!r}")
+    for bound, t in (("start", start), ("end", end)):
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
+            raise ValueError(f"{bound} must be a finite number of seconds (trace time), got {t!r}")
     if start is not None and end is not None and end <= start:
         raise ValueError(f"end ({end}) must be greater than start ({start})")
 
@@ -520,7 +519,7 @@ class TraceConversion:
         del kept[self._cut(len(kept)):]
         origin = self._origin(kept[0][0] if kept else None)
         profiles: dict[float, str] = {}
-        jobs = []
+        jobs: list[dict[str, Any]] = []
         for submit, runtime, job_id, res, wall, extra, notes in kept:
             name = profiles.get(runtime)
             if name is None:
@@ -571,7 +570,7 @@ class TraceConversion:
                 name = names.get(runtime)
                 if name is None:
                     name = names[runtime] = dumps(f"delay_{_compact(runtime)}")
-                more = ""
+                more: str | None = ""
                 if extra:
                     key = tuple(extra.items())
                     more = extras.get(key)

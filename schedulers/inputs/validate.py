@@ -18,7 +18,10 @@ import json
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jsonschema
 
 from .errors import WorkloadError
 from .jsonfile import read_json
@@ -88,7 +91,8 @@ def _schema_problems(data: dict[str, Any]) -> list[str]:
 
 def _reference_problems(data: dict[str, Any]) -> list[str]:
     problems = []
-    profiles = data.get("profiles") if isinstance(data.get("profiles"), dict) else {}
+    given = data.get("profiles")
+    profiles = given if isinstance(given, dict) else {}
     nb_res = data.get("nb_res")
     seen: dict[str, int] = {}
     for index, job in enumerate(data.get("jobs") or []):

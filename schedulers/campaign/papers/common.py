@@ -58,7 +58,8 @@ def cell(summary: pd.DataFrame, metric: str, **where: Any) -> Cell:
     for j in range(len(summary)):
         if all(k in summary.columns and _same(scalar(summary[k].iat[j]), v) for k, v in where.items()):
             row = summary.iloc[j]
-            return Cell(*(scalar(row[f"{metric}_{s}"]) for s in ("mean", "ci95_low", "ci95_high")), int(row["n"]))
+            mean, low, high = (scalar(row[f"{metric}_{s}"]) for s in ("mean", "ci95_low", "ci95_high"))
+            return Cell(mean, low, high, int(row["n"]))
     return Cell(None, None, None, 0)
 
 

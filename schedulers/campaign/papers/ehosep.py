@@ -21,6 +21,7 @@ Table 1's power efficiencies (GFlops/W) are set beside the platform's (the CSP's
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -57,27 +58,31 @@ def _claims(summary: pd.DataFrame, limits: list[float]) -> list[str]:
         if not limits or any(v is None for k, v in s.items() if k[1] == "user1"):
             rows.append([name] + ["not testable: user1's limit sweep not run"] * 5)
             continue
+
+        def user1(policy: str, lim: float) -> float:
+            return cast(float, s[(policy, "user1", lim)])   # (known: checked above)
+
         top = [lim for lim in limits if s[("EHOSEP", "user1", lim)] is not None and
-               all(s[("EHOSEP", "user1", lim)] > (s[("EHOSEP", u, lim)] or -1) for u in USERS[1:])]
+               all(user1("EHOSEP", lim) > (s[("EHOSEP", u, lim)] or -1) for u in USERS[1:])]
         best_other = {lim: max((s[("EHOSEP", u, lim)] or 0.0) for u in USERS[1:]) for lim in limits}
         first, last = limits[0], limits[-1]
-        e1 = [s[("EHOSEP", "user1", lim)] for lim in limits]
-        h1 = [s[("HOSEP", "user1", lim)] for lim in limits]
+        e1 = [user1("EHOSEP", lim) for lim in limits]
+        h1 = [user1("HOSEP", lim) for lim in limits]
         falls = all(b <= a * 1.02 for a, b in zip(e1, e1[1:])) and e1[-1] < e1[0]
         at150 = 150.0 in limits
-        fall150_e = at150 and s[("EHOSEP", "user1", last)] < s[("EHOSEP", "user1", 150.0)]
-        fall150_h = at150 and s[("HOSEP", "user1", last)] < s[("HOSEP", "user1", 150.0)]
+        fall150_e = at150 and user1("EHOSEP", last) < user1("EHOSEP", 150.0)
+        fall150_h = at150 and user1("HOSEP", last) < user1("HOSEP", 150.0)
         rows.append([
             name,
             f"{'**yes**' if len(top) == len(limits) else '**no**'}: user1 the most satisfied at {len(top)} of "
             f"{len(limits)} limits (at {first:g} %: user1 {_n(e1[0])}, best other {_n(best_other[first])})",
             f"{'**yes**' if falls else '**no**'}: user1's S from {_n(e1[0])} ({first:g} %) to {_n(e1[-1])} ({last:g} %)",
             ("not testable: 150 % not run" if not at150 else
-             f"{'**yes**' if fall150_e else '**no**'}: {_n(s[('EHOSEP', 'user1', 150.0)])} at 150 %, "
-             f"{_n(s[('EHOSEP', 'user1', last)])} at {last:g} %"),
+             f"{'**yes**' if fall150_e else '**no**'}: {_n(user1('EHOSEP', 150.0))} at 150 %, "
+             f"{_n(user1('EHOSEP', last))} at {last:g} %"),
             ("not testable" if not at150 else
-             f"{'**also**' if fall150_h else '**not**'} under HOSEP: {_n(s[('HOSEP', 'user1', 150.0)])} at 150 %, "
-             f"{_n(s[('HOSEP', 'user1', last)])} at {last:g} %"),
+             f"{'**also**' if fall150_h else '**not**'} under HOSEP: {_n(user1('HOSEP', 150.0))} at 150 %, "
+             f"{_n(user1('HOSEP', last))} at {last:g} %"),
             f"HOSEP: user1's S from {_n(h1[0])} to {_n(h1[-1])}; S x limit from {_n(h1[0] * first)} to "
             f"{_n(h1[-1] * last)}",
         ])

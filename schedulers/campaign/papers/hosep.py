@@ -29,6 +29,7 @@ invariance), which is why Definition 5 cannot show satisfaction "proportional to
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -56,12 +57,14 @@ def _n(v: float | None) -> str:
 
 def _check(summary: pd.DataFrame, reading: str) -> list[tuple[str, str, bool | None, str]]:
     """``(claim, source, holds, numbers)`` of every claim under one reading (module docstring)."""
-    osep = {d: _means(summary, reading, "OSEP", "user1", d) for d in DEMANDS}
-    hosep = {d: _means(summary, reading, "HOSEP", "user1", d) for d in DEMANDS}
-    if any(v is None for d in DEMANDS for m in (osep[d], hosep[d]) for v in m.values()):
+    osep_or_none = {d: _means(summary, reading, "OSEP", "user1", d) for d in DEMANDS}
+    hosep_or_none = {d: _means(summary, reading, "HOSEP", "user1", d) for d in DEMANDS}
+    if any(v is None for d in DEMANDS for m in (osep_or_none[d], hosep_or_none[d]) for v in m.values()):
         missing = "OSEP and HOSEP with user1 late, every demand, not all run"
         return [(c, s, None, missing) for c, s in CLAIMS]
-    out = []
+    osep = cast(dict[str, dict[str, float]], osep_or_none)   # (no None: checked above)
+    hosep = cast(dict[str, dict[str, float]], hosep_or_none)
+    out: list[tuple[str, str, bool | None, str]] = []
     eq = [abs(osep[d]["user1"] - osep[d]["user2"]) <= 0.1 * osep[d]["user2"] for d in DEMANDS]
     out.append((*CLAIMS[0], all(eq), "; ".join(f"{d}: {_n(osep[d]['user1'])} vs {_n(osep[d]['user2'])}"
                                                 for d in DEMANDS)))
