@@ -74,7 +74,7 @@ class EngineJob:
     hosts: tuple[int, ...] = ()
     return_code: int = 0
     energy: float = -1.0
-    energy_start: tuple = ()  # its hosts' energies at its start (J), HostsMixin._energy_of
+    energy_start: tuple = ()  # its hosts' energies at its start (J), Machines.energy_of
     # execution state
     stages: Stages | Sequence[tuple[str, dict]] = ()  # a Stages (composed profiles), or a tuple of the one stage
     stage: int = 0
