@@ -89,8 +89,9 @@ from bisect import bisect_left, bisect_right, insort
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
+from .core.kept_reservations import KeptReservations
 from .core.policy import Option, PolicyOptionError
-from .core.model import Job
+from .core.model import Job, JobState
 from .core.waiting import QueueScan, walltime_key
 from .easy import EASY
 
@@ -195,9 +196,16 @@ class Conservative(EASY):
     references = ("conservative",)
 
     option_docs = {
-        "reservations": Option("how many waiting jobs, in queue order, get a reservation at each pass; "
-                               "1 makes the same decisions as easy", type="integer >= 1",
+        "reservations": Option("how many waiting jobs, in queue order, get a reservation; the others start "
+                               "only when they fit now without delaying any; 1 makes the same decisions "
+                               "as easy (with rjms_delay 0)", type="integer >= 1",
                                default="every waiting job"),
+        "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
+                             "job's hold (batsched's --rjms_delay, applied to every job it reads); "
+                             "ignored with recompute", type="number >= 0 (s)", default="5 (batsched's)"),
+        "recompute": Option("true: rebuild every reservation in queue order at each pass from the running "
+                            "jobs (a compression that may push a later job back) instead of keeping them "
+                            "and compressing each in turn", type="boolean", default="false"),
     }
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
@@ -206,10 +214,156 @@ class Conservative(EASY):
         if limit is not None and (type(limit) is not int or limit < 1):
             raise PolicyOptionError(f"policy 'conservative': option 'reservations' must be an integer "
                                     f">= 1 (or absent: every job), got {limit!r}")
+        recompute = self.options.get("recompute", False)
+        if type(recompute) is not bool:
+            raise PolicyOptionError(f"policy 'conservative': option 'recompute' must be true or false, "
+                                    f"got {recompute!r}")
+        delay = self.options.get("rjms_delay", 5.0)
+        if type(delay) not in (int, float) or not 0 <= delay < INF:
+            raise PolicyOptionError(f"policy 'conservative': option 'rjms_delay' must be a finite number "
+                                    f">= 0 (s), got {delay!r}")
         self.reservation_limit: int | None = limit
+        self.recompute: bool = recompute
+        self.rjms_delay: float = 0.0 if recompute else float(delay)
         self._quiet: _Quiet | None = None  # what the last pass left (see _nothing_starts)
         self._stop: tuple[list[float], list[int], float] | None = None  # set by _walk
         self._changes = 0  # job starts and completions so far
+        self._kept: KeptReservations | None = None  # classic: the kept schedule (None: rebuilt)
+        self._ended: list[str] = []  # classic: jobs ended since the last pass
+        self._new: list[Job] = []  # classic: jobs queued since the last pass, in arrival order
+        self._no_walltime: set[str] = set()  # queued or running jobs without walltime
+
+    # ------------------------------------------------------------------- classic (kept) variant
+    def _duration(self, job: Job) -> float:
+        """Reserved duration of ``job`` (s): walltime + ``rjms_delay``, ``inf`` without walltime."""
+        return job.walltime + self.rjms_delay if job.has_walltime else INF
+
+    def _classic_applies(self) -> bool:
+        """Kept reservations need the plain profile (running jobs until their walltimes, the
+        available hosts free now), no host waking up and every queued or running job with a
+        walltime; otherwise the pass is a rebuild (:meth:`EASY.schedule`, the walk)."""
+        return not self._no_walltime and self._plain_profile and not self.waking_hosts()
+
+    def _rebuild(self) -> KeptReservations:
+        """A kept schedule holding the running jobs (from their real starts, for walltime +
+        ``rjms_delay``), no reservation yet."""
+        busy = 0
+        for job in self.running.values():
+            busy |= self.running_mask(job)
+        kept = KeptReservations(ReservationProfile(self.now, self.available_mask | busy))
+        for job in self.running.values():
+            end = job.start_time + self._duration(job)
+            kept.hold(job.id, self.now, max(end - self.now, 0.0), self.running_mask(job))
+        return kept
+
+    def schedule(self) -> None:
+        """One pass. ``recompute``: :meth:`EASY.schedule` with :meth:`backfill_pass` (the walk).
+        Classic (module docstring): the kept schedule loses the rest of each ended job's hold;
+        after a completion every waiting job is compressed in queue order
+        (:meth:`KeptReservations.compress <schedulers.core.kept_reservations.KeptReservations.
+        compress>`), else only the new jobs are inserted first fit in arrival order; a job
+        whose start is now starts."""
+        if self.recompute:
+            super().schedule()
+            return
+        ended, self._ended = self._ended, []
+        new, self._new = self._new, []
+        self.reservation = None
+        if self.dynamic_queue_order and len(self._q) > self._front:
+            self._resort()
+        kept = self._kept
+        if not self._classic_applies():
+            self._kept = None
+            super().schedule()
+            return
+        now = self.now
+        compress = bool(ended)
+        if kept is not None:
+            kept.advance(now)
+            for job_id in ended:
+                kept.end(job_id)
+            if kept.overdue(now) or kept.prof.free_mask_at(now) != self.available_mask:
+                kept = None
+        if kept is None:
+            kept = self._kept = self._rebuild()
+            compress = True
+        started = self._classic_pass(kept, compress, new)
+        if started:
+            if started[-1] != len(started) - 1:
+                self.backfilled_jobs += sum(1 for j, k in enumerate(started) if k != j)
+            self._drop(started)
+
+    def _classic_pass(self, kept: KeptReservations, compress: bool, new: list[Job]) -> list[int]:
+        """Compress (or insert the ``new`` jobs), start the jobs whose start is now; returns
+        their queue positions, ascending."""
+        now = self.now
+        queue = self.queue
+        limit = self.reservation_limit
+        started: list[int] = []
+        if not compress and limit is None:
+            ids = set()
+            for job in new:
+                if job.state is not JobState.SUBMITTED or job.id in kept.reservations:
+                    continue  # rejected
+                r = kept.insert(job, self._duration(job), self.host_choice(job))
+                if r.start == now:
+                    self.start_job(job, r.hosts_mask)
+                    ids.add(job.id)
+            k = len(queue)
+            while ids:  # new jobs are near the end of the queue (at it in arrival order)
+                k -= 1
+                if queue[k].id in ids:
+                    ids.discard(queue[k].id)
+                    started.append(k)
+            started.reverse()
+            self._set_reservation(kept, queue, started)
+            return started
+        left = len(queue) if limit is None else limit
+        k = 0
+        for k, job in enumerate(queue):
+            if left <= 0:
+                break
+            dur = self._duration(job)
+            choose = self.host_choice(job)
+            if compress:
+                r = kept.compress(job, dur, choose)
+            else:
+                r = kept.reservations.get(job.id) or kept.insert(job, dur, choose)
+            if r.start == now:
+                self.start_job(job, r.hosts_mask)
+                started.append(k)
+            elif r.start != INF:
+                left -= 1
+                if self.reservation is None:
+                    self.reservation = r
+        else:
+            return started
+        # beyond the limit: jobs start now when they fit without delaying a reservation
+        prof = kept.prof
+        if len(kept.reservations) > limit:  # jobs moved behind the limit by the queue order
+            for job in queue[k:]:
+                kept.drop(job.id)
+        for k2 in range(k, len(queue)):
+            if not prof.free_mask_at(now):
+                break
+            job = queue[k2]
+            dur = self._duration(job)
+            hosts = prof.fits_now_mask(job.res, dur, self.host_choice(job))
+            if hosts is not None:
+                kept.hold(job.id, now, dur, hosts)
+                self.start_job(job, hosts)
+                started.append(k2)
+        return started
+
+    def _set_reservation(self, kept: KeptReservations, queue: list[Job], started: list[int]) -> None:
+        """:attr:`reservation`: that of the first queued job not started by this pass."""
+        k = 0
+        for s in started:
+            if s != k:
+                break
+            k += 1
+        if k < len(queue):
+            self.reservation = kept.reservations.get(queue[k].id)
 
     def backfill_pass(self) -> list[int]:
         """One conservative pass (module docstring): start the jobs whose earliest start is now.
@@ -268,12 +422,20 @@ class Conservative(EASY):
         """EASY's queueing; a job queued ahead of a waiting job ends the last pass's shortcut
         (:meth:`_nothing_starts`)."""
         super().on_job_submitted(job)
+        if job.state is JobState.SUBMITTED:
+            self._new.append(job)
+            if not job.has_walltime:
+                self._no_walltime.add(job.id)
         if self._quiet is not None and self.queue and self.queue[-1] is not job:
             self._quiet = None
 
     def on_job_completed(self, job: Job) -> None:
+        """EASY's bookkeeping; the classic variant frees the rest of the job's hold at the
+        next pass."""
         super().on_job_completed(job)
         self._changes += 1
+        self._ended.append(job.id)
+        self._no_walltime.discard(job.id)
 
     def start_job(self, job: Job, alloc: int) -> None:
         super().start_job(job, alloc)
@@ -290,7 +452,11 @@ class Conservative(EASY):
     def planned_reservations(self) -> list[Reservation]:
         """The reservations a pass would give the waiting jobs now, in queue order: every job (up
         to the ``reservations`` option), with its start (s; ``inf`` when none) and hosts. Starts
-        are later than now right after a pass."""
+        are later than now right after a pass. Classic variant: the kept reservations."""
+        kept = self._kept
+        if not self.recompute and kept is not None:
+            res = kept.reservations
+            return [res[j.id] for j in self.queue if j.id in res]
         return [r for _, r in self._walk(self.profile(), stop_when_full=False)]
 
     def _walk(self, prof: ReservationProfile, stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:

@@ -1,0 +1,187 @@
+"""Reservations kept between scheduling passes: classic conservative backfilling's schedule.
+
+Classic conservative backfilling (Mu'alem & Feitelson 2001, "Utilization, predictability,
+workloads, and user runtime estimates in scheduling the IBM SP2 with backfilling", IEEE TPDS
+12(6):529-543, section 2) keeps one profile of the future (:class:`~schedulers.core.backfilling.
+ReservationProfile`) from pass to pass: the running jobs' hosts until their expected ends and one
+reservation per waiting job. :class:`KeptReservations` owns that profile, each running job's hold
+and each waiting job's reservation, and the three operations the algorithm is made of:
+
+* :meth:`KeptReservations.insert`: a new job's first fit, no reservation moves;
+* :meth:`KeptReservations.end`: a job ended, the rest of its hold (from now to its expected
+  end) is free again;
+* :meth:`KeptReservations.compress`: the job's reservation is removed and the job inserted again
+  first fit while every other stays in place. Its old window is free once it is removed, so the
+  new start is never later than the old one (a job is never moved later); at the same start the
+  host choice is made again among the hosts free over the window (batsched's
+  ``conservative_bf`` makes the same removal and first-fit re-insertion,
+  ``src/algo/conservative_bf.cpp``, ``Schedule::add_job_first_fit`` in ``src/schedule.cpp``).
+
+Cost, and what keeps a compression cheap: the first fit of a job of ``res`` hosts starts from
+:meth:`KeptReservations._first_slice_with`, a lower bound, kept per ``res``, of the first time
+at which ``res`` hosts are free (only a removal can lower it; the search then refreshes it).
+When that time is not before the job's start, the job cannot start earlier, and with the
+default host choice (lowest ids) it keeps its hosts unless a host below its highest one is free
+at its start: then the job is left in place without any search (:meth:`compress`). Otherwise a
+compression costs one removal, one first fit and one reservation, ``O(S)`` each on ``S`` slices.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_right
+
+from .backfilling import INF, HostChoice, Reservation, ReservationProfile
+from .model import Job
+
+__all__ = ["KeptReservations"]
+
+
+class KeptReservations:
+    """The kept profile, running jobs' holds and waiting jobs' reservations (module docstring).
+
+    Args:
+        prof: the profile to keep, every usable host free (its origin is the current time, s);
+            running jobs are added with :meth:`hold`, waiting jobs with :meth:`insert`.
+
+    Attributes:
+        prof: the kept :class:`~schedulers.core.backfilling.ReservationProfile`.
+        reservations: waiting job id -> its :class:`~schedulers.core.backfilling.Reservation`
+            (start > now after a pass, s).
+        holds: running job id -> ``(expected end (s), hosts bit mask)``.
+    """
+
+    __slots__ = ("prof", "reservations", "holds", "_ends", "_lb")
+
+    def __init__(self, prof: ReservationProfile) -> None:
+        self.prof = prof
+        self.reservations: dict[str, Reservation] = {}
+        self.holds: dict[str, tuple[float, int]] = {}
+        self._ends: list[tuple[float, str]] = []  # heap of holds' expected ends
+        self._lb: dict[int, float] = {}  # res -> lower bound of the first time res hosts are free
+
+    # --------------------------------------------------------------------------- running jobs
+    def hold(self, job_id: str, start: float, duration: float, hosts: int) -> None:
+        """A job starts at ``start`` (s, the profile's origin) on ``hosts`` for ``duration`` s
+        (``inf``: for ever): its hosts are held until ``start + duration``.
+
+        Raises:
+            ValueError: a host not free during the window (as ``ReservationProfile.hold_mask``).
+        """
+        self.prof.hold_mask(start, duration, hosts)
+        end = start + duration if duration > 0 else math.nextafter(start, INF)
+        self.holds[job_id] = (end, hosts)
+        if end != INF:
+            heapq.heappush(self._ends, (end, job_id))
+
+    def end(self, job_id: str) -> None:
+        """The running job ``job_id`` ended: its hosts are free from now to its expected end
+        (nothing when unknown, e.g. started before this profile was built)."""
+        h = self.holds.pop(job_id, None)
+        if h is None:
+            return
+        end, hosts = h
+        now = self.prof.now
+        if end > now:
+            self.prof.release_mask(now, end - now, hosts)
+            self._freed(now)
+
+    def overdue(self, now: float) -> bool:
+        """Whether a running job is past its expected end at ``now`` (s) and not reported ended:
+        Batsim kills a job at its walltime, but its completion may come a few 1e-10 s later
+        than the start the hold was computed from; its hosts are then free in the profile while
+        still busy (the caller rebuilds the profile from the jobs' real starts)."""
+        ends, holds = self._ends, self.holds
+        while ends:
+            end, job_id = ends[0]
+            h = holds.get(job_id)
+            if h is None or h[0] != end:
+                heapq.heappop(ends)  # ended already
+                continue
+            return end <= now
+        return False
+
+    def advance(self, now: float) -> None:
+        """Move the profile's origin to ``now`` (s); see :meth:`~schedulers.core.backfilling.
+        ReservationProfile.advance`."""
+        self.prof.advance(now)
+
+    # -------------------------------------------------------------------------- reservations
+    def _freed(self, t: float) -> None:
+        """Hosts became free from ``t`` (s) on: every lower bound drops to ``t`` at most."""
+        lb = self._lb
+        for r, v in lb.items():
+            if v > t:
+                lb[r] = t
+
+    def _first_slice_with(self, res: int) -> float:
+        """The first slice start (s) at which at least ``res`` hosts are free (``inf``: never),
+        searched from the kept lower bound."""
+        prof = self.prof
+        starts, free = prof._starts, prof._free
+        t = self._lb.get(res, prof.now)
+        i = bisect_right(starts, t) - 1 if t > prof.now else 0
+        n = len(starts)
+        while i < n and free[i].bit_count() < res:
+            i += 1
+        t = INF if i == n else (starts[i] if i > 0 else prof.now)
+        self._lb[res] = t
+        return t
+
+    def insert(self, job: Job, duration: float, choose: HostChoice | None) -> Reservation:
+        """First fit of ``job`` (``job.res`` hosts, ``duration`` s) in the kept profile, reserved
+        there (a start at now is a hold: the caller starts the job). No other reservation moves.
+
+        Returns:
+            The reservation; start ``inf`` (nothing reserved) when the hosts never become free
+            for that long (hosts held for ever).
+        """
+        prof = self.prof
+        low = self._first_slice_with(job.res)
+        found = None if low == INF else prof.find_earliest_mask(job.res, duration, low, choose)
+        if found is None:
+            return Reservation(job, INF, duration, prof.final_free_mask)
+        start, hosts = found
+        r = Reservation(job, start, duration, hosts)
+        if start == prof.now:
+            self.hold(job.id, start, duration, hosts)
+        else:
+            prof.reserve_mask(start, duration, hosts)
+            self.reservations[job.id] = r
+        return r
+
+    def drop(self, job_id: str) -> None:
+        """Cancel the reservation of ``job_id`` (if any): its window is free again."""
+        r = self.reservations.pop(job_id, None)
+        if r is not None and r.start != INF:
+            self.prof.release_mask(r.start, r.duration, r.hosts_mask)
+            self._freed(r.start)
+
+    def compress(self, job: Job, duration: float, choose: HostChoice | None) -> Reservation:
+        """Remove ``job``'s reservation and insert it again first fit, every other reservation in
+        place (module docstring): never later than before. A job without a reservation is
+        inserted (:meth:`insert`, ``duration`` s); one with a reservation keeps its duration.
+
+        Skipped without changing anything when provably the same start and hosts: no slice
+        before its start has ``job.res`` free hosts, and (lowest-ids choice, ``choose`` None) no
+        host with a lower id than its highest reserved one is free at its start.
+        """
+        r = self.reservations.get(job.id)
+        if r is None:
+            return self.insert(job, duration, choose)
+        if self._first_slice_with(job.res) >= r.start and choose is None:
+            prof = self.prof
+            i = bisect_right(prof._starts, r.start) - 1
+            below = (1 << r.hosts_mask.bit_length()) - 1
+            if not prof._free[i] & below:
+                return r
+        saved = dict(self._lb)
+        del self.reservations[job.id]
+        self.prof.release_mask(r.start, r.duration, r.hosts_mask)
+        self._freed(r.start)
+        new = self.insert(job, r.duration, choose)
+        if new.start == r.start and new.hosts_mask == r.hosts_mask:
+            self._lb = saved  # the profile is as before: its bounds still hold
+        return new
+
