@@ -11,34 +11,73 @@ Sources:
     no longer be postponed (the anchor on the time axis of Figure 3). The paper words it for the
     first job of the queue; Mu'alem & Feitelson's definition, every queued job, is the one here.
 
-One scheduling pass (after every Batsim message), over the shared reservation profile
-(:mod:`schedulers.core.backfilling`):
+Classic variant (the default): the reservations are kept from pass to pass
+(:mod:`schedulers.core.kept_reservations`), in one profile holding each running job's hosts
+until ``start + walltime + rjms_delay`` and each waiting job's window. After every Batsim
+message:
+
+1. each job that ended frees the rest of its hold (from now to its expected end);
+2. if a job ended, *compression*: every waiting job, in queue order (arrival by default,
+   :meth:`EASY.queue_key <schedulers.easy.EASY.queue_key>`), has its reservation removed and is
+   inserted again first fit while all the others stay in place. Its old window is free once it
+   is removed, so its new start is never later (a job is never moved later), and at the same
+   start its hosts are chosen again among those free over the window;
+3. otherwise only the jobs submitted since the last pass are inserted, first fit in arrival
+   order, without moving anyone;
+4. a job whose reservation starts now starts now.
+
+First fit is the earliest start at which ``res`` hosts stay free for the reserved duration,
+on the hosts :meth:`EASY.select_hosts <schedulers.easy.EASY.select_hosts>` picks among those
+free during the whole window (lowest ids by default)
+(:meth:`~schedulers.core.backfilling.ReservationProfile.find_earliest_mask`).
+
+These are the decisions of batsched 1.4.0's ``conservative_bf`` (``src/algo/conservative_bf.cpp``:
+finished jobs removed from the schedule, then either every queued job removed and added first
+fit in queue order when a job ended, or the released jobs added first fit; ``Schedule::
+add_job_first_fit`` in ``src/schedule.cpp``; host choice ``BasicResourceSelector``, the lowest
+ids of the free ones, ``src/locality.cpp``), with these facts of batsched kept:
+
+* ``rjms_delay`` (default 5 s, batsched's ``--rjms_delay``) is added to every job's walltime in
+  its reservation and in its hold once running (batsched adds it to the walltime of every job it
+  reads, ``Workload::add_job``, ``src/json_workload.cpp``). A job killed at its walltime therefore
+  always ends ``rjms_delay`` before its hold does, and its completion compresses.
+* compression follows every completion, whether or not the job ended before its hold;
+* batsched computes times as exact rationals (``mpq_rational``, ``src/exact_numbers.hpp``);
+  here they are floats. Both agree whenever the sums ``start + walltime + rjms_delay`` are
+  exact in binary (whole or half seconds, millisecond times below 2**40 ms...); otherwise two
+  instants batsched finds equal may differ by 1 ulp here, which can only change a tie between a
+  reservation's end and another's start.
+
+Where this differs from batsched: a job asking for more hosts than the platform has is rejected
+by both, but batsched also rejects every job without walltime, which this policy runs (below).
+
+Recompute variant (``recompute=true``), the policy's former algorithm, kept as an option since it
+is faster under a long backlog (below) and compresses further: one scheduling pass (after every
+Batsim message), over the shared reservation profile (:mod:`schedulers.core.backfilling`):
 
 1. rebuild the profile from the running jobs: each holds its hosts until ``start_time +
    walltime`` (s) (:meth:`EASY.profile <schedulers.easy.EASY.profile>`);
-2. walk the queue in queue order (arrival by default, :meth:`EASY.queue_key
-   <schedulers.easy.EASY.queue_key>`); each job gets the earliest start at which its ``res``
+2. walk the queue in queue order; each job gets the earliest start at which its ``res``
    hosts stay free for its walltime in the profile, i.e. the earliest start that delays no
    reservation made before it in this walk (first fit, :meth:`EASY.find_reservation
    <schedulers.easy.EASY.find_reservation>`), on the hosts :meth:`EASY.select_hosts
-   <schedulers.easy.EASY.select_hosts>` picks among those free during its whole window (lowest
-   ids by default);
+   <schedulers.easy.EASY.select_hosts>` picks;
 3. a job whose earliest start is now starts now; any other job's window is reserved in the
    profile before the next job is placed.
 
-Compression: rebuilding the profile at every pass is the compression Mu'alem & Feitelson ask for
-when a job ends before its walltime (section 2): its remaining time is free at the next pass and
-the reservations of the jobs behind it move earlier. A rebuild recomputes every reservation from
-the running jobs and the jobs ahead in the queue only, so no job is ever delayed by a job queued
-after it; when every job runs exactly its walltime, every job starts when the first pass that saw
-it said.
-It is not a compression that only ever moves reservations earlier: when a job ends early, a job
-ahead in the queue can move into time that a later job had reserved, which pushes that later job
-back (``tests/test_conservative.py`` shows one such case, worked by hand). The head of the queue
-never starts later than the reservation it had when it became head (runtimes <= walltimes), as
-with EASY.
+Rebuilding at every pass recomputes every reservation from the running jobs and the jobs ahead
+in the queue only, so no job is ever delayed by a job queued after it; when every job runs
+exactly its walltime, every job starts when the first pass that saw it said. But it is not a
+compression that only ever moves reservations earlier: when a job ends early, a job ahead in
+the queue can move into time that a later job had reserved, which pushes that later job back
+(``tests/test_conservative.py``, ``test_rebuild_can_push_a_later_reservation_back``; the classic
+variant on the same jobs, ``test_classic_compression_never_pushes_a_job_back``). The head of the
+queue never starts later than the reservation it had when it became head (runtimes <=
+walltimes), as with EASY. ``rjms_delay`` does not apply (0).
 
-Jobs without walltime (Batsim's ``-1``) are treated as EASY treats them (:mod:`schedulers.easy`):
+Jobs without walltime (Batsim's ``-1``) are treated as EASY treats them (:mod:`schedulers.easy`);
+while one waits or runs, every pass is the recompute walk (the kept schedule is rebuilt after,
+as after a change of the usable hosts or with idle-host shutdown waking hosts):
 running, they hold their hosts forever; waiting, they need hosts free forever from their start,
 so their reservation is open-ended and no job placed after them may use those hosts after that
 start. A job that gets no finite reservation (hosts held forever leave too few) gets ``start =
@@ -46,11 +85,18 @@ inf`` and bars every job without walltime placed after it (those cannot start ei
 with a walltime may still start on any free host, as behind EASY's head in that case.
 
 Option ``reservations`` (see :attr:`Conservative.option_docs`): only the first ``reservations``
-waiting jobs in queue order get a reservation; the others start now if they fit without delaying
-any of them. ``1`` gives EASY's decisions; the default is every job.
+waiting jobs in queue order get a reservation (kept, and compressed after a completion, in the
+classic variant); the others start now if they fit without delaying any of them. ``1`` gives
+EASY's decisions (with ``rjms_delay`` 0); the default is every job.
 
-Cost of a pass, and what keeps it down under a backlog (same decisions as the walk above, checked
-against it in ``tests/test_policy_backlog.py``):
+Cost of a classic pass: a submission costs one first fit and one reservation, ``O(S)`` on ``S``
+slices; a completion compresses every waiting job, each skipped in ``O(log S)`` when provably
+unmoved (:meth:`KeptReservations.compress <schedulers.core.kept_reservations.KeptReservations.
+compress>`), else a removal, a first fit and a reservation. Under a long backlog this is
+quadratic in the queue length (``benchmarks/results/conservative.md``).
+
+Cost of a recompute pass, and what keeps it down under a backlog (same decisions as the walk
+above, checked against it in ``tests/test_policy_backlog.py``):
 
 * the walk stops when no later job can start now. Once a job has been left waiting, the walk
   asks EASY's index of the queue (:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`,

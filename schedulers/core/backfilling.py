@@ -401,9 +401,12 @@ class ReservationProfile:
             raise ValueError(f"duration must be >= 0 s, got {duration}")
 
     def find_earliest_mask(self, res: int, duration: float, not_before: float | None = None,
-                           choose: HostChoice | None = None, within: int = -1) -> tuple[float, int] | None:
+                           choose: HostChoice | None = None, within: int = -1,
+                           not_after: float = INF) -> tuple[float, int] | None:
         """Mask version of :meth:`find_earliest`; ``within`` (mask, default every host) restricts
-        the search to those hosts (HEFT's search per host speed class, :mod:`schedulers.heft`)."""
+        the search to those hosts (HEFT's search per host speed class, :mod:`schedulers.heft`);
+        ``not_after`` (s) bounds the start: None when no window starts by then (the first fit of
+        classic conservative's compression, :mod:`schedulers.core.kept_reservations`)."""
         self._check_request(res, duration)
         if res > (self.hosts_mask & within).bit_count():
             return None
@@ -416,6 +419,8 @@ class ReservationProfile:
                 i += 1
                 continue
             start = starts[i] if starts[i] > t0 else t0
+            if start > not_after:
+                return None
             m, j = self._window(i, start, duration, res, within)
             if j < 0:
                 return start, (lowest_bits(m, res) if choose is None else _chosen(choose, m, res))
