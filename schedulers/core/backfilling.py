@@ -518,14 +518,15 @@ class ReservationProfile:
                 del free[k]
             k -= 1
 
-    def _range(self, start: float, duration: float) -> tuple[int, int]:
+    def _range(self, start: float, duration: float, end: float | None = None) -> tuple[int, int]:
         if not start >= self.now:
             raise ValueError(f"start {start} is before the profile's origin {self.now}")
         if start == INF:
             raise ValueError("cannot reserve at an infinite start")
         if not duration >= 0:
             raise ValueError(f"duration must be >= 0 s, got {duration}")
-        end = start + duration
+        if end is None:
+            end = start + duration
         i = self._split(start)
         j = self._split(end) if end != INF else len(self._starts)
         return i, j
@@ -568,11 +569,13 @@ class ReservationProfile:
         """
         self.reserve_mask(start, duration, procset_to_mask(hosts))
 
-    def release_mask(self, start: float, duration: float, hosts: int) -> None:
-        """Mask version of :meth:`release`."""
+    def release_mask(self, start: float, duration: float, hosts: int, end: float | None = None) -> None:
+        """Mask version of :meth:`release`; ``end`` (s, optional) is the window's end when known
+        as an instant (a hold made from an earlier start: ``start + duration`` may be 1 ulp off
+        it, and no float duration may hit it exactly)."""
         if hosts & ~self.hosts_mask:
             raise ValueError(f"hosts {mask_to_procset(hosts & ~self.hosts_mask)} are not usable")
-        i, j = self._range(start, duration)
+        i, j = self._range(start, duration, end)
         free = self._free
         for k in range(i, j):
             if free[k] & hosts:

@@ -38,6 +38,7 @@ from .model import Job
 __all__ = ["KeptReservations"]
 
 
+
 class KeptReservations:
     """The kept profile, running jobs' holds and waiting jobs' reservations (module docstring).
 
@@ -84,7 +85,7 @@ class KeptReservations:
         end, hosts = h
         now = self.prof.now
         if end > now:
-            self.prof.release_mask(now, end - now, hosts)
+            self.prof.release_mask(now, end - now, hosts, end=end)
             self._freed(now)
 
     def overdue(self, now: float) -> bool:
