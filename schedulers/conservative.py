@@ -290,6 +290,16 @@ class Conservative(EASY):
         walltime; otherwise the pass is a rebuild (:meth:`EASY.schedule`, the walk)."""
         return not self._no_walltime and self._plain_profile and not self.waking_hosts()
 
+    def _same_hosts(self, kept: KeptReservations) -> bool:
+        """The kept profile still describes the hosts: the usable ones (available or running a
+        job) are its hosts, and none it has free now is busy (a host that failed or was
+        switched off changes the first, :meth:`KeptReservations.overdue
+        <schedulers.core.kept_reservations.KeptReservations.overdue>` catches the second)."""
+        usable = self.available_mask
+        for _, hosts in kept.holds.values():
+            usable |= hosts
+        return usable == kept.prof.hosts_mask and not kept.prof.free_mask_at(self.now) & ~self.available_mask
+
     def _rebuild(self) -> KeptReservations:
         """A kept schedule holding the running jobs (from their real starts, for walltime +
         ``rjms_delay``), no reservation yet."""
@@ -328,7 +338,7 @@ class Conservative(EASY):
             kept.advance(now)
             for job_id in ended:
                 kept.end(job_id)
-            if kept.overdue(now) or kept.prof.free_mask_at(now) != self.available_mask:
+            if kept.overdue(now) or not self._same_hosts(kept):
                 kept = None
         if kept is None:
             kept = self._kept = self._rebuild()

@@ -53,7 +53,7 @@ class KeptReservations:
         holds: running job id -> ``(expected end (s), hosts bit mask)``.
     """
 
-    __slots__ = ("prof", "reservations", "holds", "_ends", "_lb")
+    __slots__ = ("prof", "reservations", "holds", "_ends", "_lb", "_placed", "_seq", "_lo", "_hi")
 
     def __init__(self, prof: ReservationProfile) -> None:
         self.prof = prof
@@ -61,6 +61,13 @@ class KeptReservations:
         self.holds: dict[str, tuple[float, int]] = {}
         self._ends: list[tuple[float, str]] = []  # heap of holds' expected ends
         self._lb: dict[int, float] = {}  # res -> lower bound of the first time res hosts are free
+        # release log (see _released): releases are numbered; _lo holds (number, start) with
+        # starts increasing, _hi (number, end) with ends decreasing, so that the earliest start
+        # and the latest end of the releases after a given number are one bisection away
+        self._seq = 0
+        self._lo: tuple[list[int], list[float]] = ([], [])
+        self._hi: tuple[list[int], list[float]] = ([], [])
+        self._placed: dict[str, int] = {}  # waiting job id -> release number when last placed
 
     # --------------------------------------------------------------------------- running jobs
     def hold(self, job_id: str, start: float, duration: float, hosts: int) -> None:
@@ -86,7 +93,7 @@ class KeptReservations:
         now = self.prof.now
         if end > now:
             self.prof.release_mask(now, end - now, hosts, end=end)
-            self._freed(now)
+            self._released(now, end)
 
     def overdue(self, now: float) -> bool:
         """Whether a running job is past its expected end at ``now`` (s) and not reported ended:
@@ -109,12 +116,37 @@ class KeptReservations:
         self.prof.advance(now)
 
     # -------------------------------------------------------------------------- reservations
-    def _freed(self, t: float) -> None:
-        """Hosts became free from ``t`` (s) on: every lower bound drops to ``t`` at most."""
+    def _released(self, a: float, b: float) -> None:
+        """Hosts became free during ``[a, b)`` (s): logged, and every lower bound of
+        :meth:`_first_slice_with` drops to ``a`` at most."""
         lb = self._lb
         for r, v in lb.items():
-            if v > t:
-                lb[r] = t
+            if v > a:
+                lb[r] = a
+        self._seq += 1
+        seq = self._seq
+        nums, vals = self._lo
+        while vals and vals[-1] >= a:
+            nums.pop()
+            vals.pop()
+        nums.append(seq)
+        vals.append(a)
+        nums, vals = self._hi
+        while vals and vals[-1] <= b:
+            nums.pop()
+            vals.pop()
+        nums.append(seq)
+        vals.append(b)
+
+    def _released_since(self, seq: int) -> tuple[float, float]:
+        """The earliest start and the latest end (s) of the releases numbered after ``seq``
+        (``(inf, -inf)``: none)."""
+        nums, vals = self._lo
+        i = bisect_right(nums, seq)
+        if i == len(nums):
+            return INF, -INF
+        nums2, vals2 = self._hi
+        return vals[i], vals2[bisect_right(nums2, seq)]
 
     def _first_slice_with(self, res: int) -> float:
         """The first slice start (s) at which at least ``res`` hosts are free (``inf``: never),
@@ -147,42 +179,85 @@ class KeptReservations:
         r = Reservation(job, start, duration, hosts)
         if start == prof.now:
             self.hold(job.id, start, duration, hosts)
+            self._placed.pop(job.id, None)
         else:
             prof.reserve_mask(start, duration, hosts)
             self.reservations[job.id] = r
+            self._placed[job.id] = self._seq
         return r
 
     def drop(self, job_id: str) -> None:
         """Cancel the reservation of ``job_id`` (if any): its window is free again."""
         r = self.reservations.pop(job_id, None)
+        self._placed.pop(job_id, None)
         if r is not None and r.start != INF:
             self.prof.release_mask(r.start, r.duration, r.hosts_mask)
-            self._freed(r.start)
+            self._released(r.start, r.start + r.duration)
+
+    def _kept(self, r: Reservation) -> Reservation:
+        """``r`` stays as it is, confirmed as the job's first fit now; one that starts now
+        becomes a hold (the caller starts the job)."""
+        job_id = r.job.id
+        if r.start == self.prof.now:
+            del self.reservations[job_id]
+            self._placed.pop(job_id, None)
+            end = r.start + r.duration
+            self.holds[job_id] = (end, r.hosts_mask)
+            if end != INF:
+                heapq.heappush(self._ends, (end, job_id))
+        else:
+            self._placed[job_id] = self._seq
+        return r
 
     def compress(self, job: Job, duration: float, choose: HostChoice | None) -> Reservation:
         """Remove ``job``'s reservation and insert it again first fit, every other reservation in
         place (module docstring): never later than before. A job without a reservation is
         inserted (:meth:`insert`, ``duration`` s); one with a reservation keeps its duration.
 
-        Skipped without changing anything when provably the same start and hosts: no slice
-        before its start has ``job.res`` free hosts, and (lowest-ids choice, ``choose`` None) no
-        host with a lower id than its highest reserved one is free at its start.
+        Only what a release made possible is searched. When the job was last placed (inserted
+        or compressed), its window was the first fit of the profile without it; since then that
+        profile only lost free time, except for the releases logged since (a job's end, a
+        reservation moved or dropped). A window free now but not then meets one of those
+        releases, ``[a, b)``: it starts before the latest ``b`` and ends after the earliest
+        ``a``. So the search covers the starts from ``max(a - duration, first time job.res
+        hosts are free)`` to ``min(b, start)``; with no window there the job keeps its start,
+        and its hosts unless a release meets its own window (then the host choice is made again
+        at the same start). With no release since, nothing is searched.
         """
         r = self.reservations.get(job.id)
         if r is None:
             return self.insert(job, duration, choose)
-        if self._first_slice_with(job.res) >= r.start and choose is None:
-            prof = self.prof
-            i = bisect_right(prof._starts, r.start) - 1
-            below = (1 << r.hosts_mask.bit_length()) - 1
-            if not prof._free[i] & below:
-                return r
-        saved = dict(self._lb)
+        a, b = self._released_since(self._placed[job.id])
+        start, dur = r.start, r.duration
+        end = start + dur
+        lo = max(a - dur, self.prof.now)
+        earlier = lo < start and lo < b
+        if earlier:
+            lo = max(lo, self._first_slice_with(job.res))
+            earlier = lo < start and lo < b
+        same = a < end and b > start  # a release meets the job's own window
+        if not earlier and not same:
+            return self._kept(r)
+        prof = self.prof
+        prof.release_mask(start, dur, r.hosts_mask)
+        found = None
+        if earlier:
+            found = prof.find_earliest_mask(job.res, dur, lo, choose, not_after=min(b, start))
+        if found is None:
+            found = prof.find_earliest_mask(job.res, dur, start, choose, not_after=start)
+        new_start, hosts = found  # its own window is free again: never None
+        if new_start == start and hosts == r.hosts_mask:
+            prof.reserve_mask(start, dur, hosts)
+            return self._kept(r)
         del self.reservations[job.id]
-        self.prof.release_mask(r.start, r.duration, r.hosts_mask)
-        self._freed(r.start)
-        new = self.insert(job, r.duration, choose)
-        if new.start == r.start and new.hosts_mask == r.hosts_mask:
-            self._lb = saved  # the profile is as before: its bounds still hold
+        new = Reservation(job, new_start, dur, hosts)
+        if new_start == prof.now:
+            self.hold(job.id, new_start, dur, hosts)
+            self._placed.pop(job.id, None)
+        else:
+            prof.reserve_mask(new_start, dur, hosts)
+            self.reservations[job.id] = new
+        self._released(start, end)  # its old window (what the new one covers is a reduction)
+        if new_start != prof.now:
+            self._placed[job.id] = self._seq
         return new
-
