@@ -90,10 +90,12 @@ classic variant); the others start now if they fit without delaying any of them.
 EASY's decisions (with ``rjms_delay`` 0); the default is every job.
 
 Cost of a classic pass: a submission costs one first fit and one reservation, ``O(S)`` on ``S``
-slices; a completion compresses every waiting job, each skipped in ``O(log S)`` when provably
-unmoved (:meth:`KeptReservations.compress <schedulers.core.kept_reservations.KeptReservations.
-compress>`), else a removal, a first fit and a reservation. Under a long backlog this is
-quadratic in the queue length (``benchmarks/results/conservative.md``).
+slices; a completion compresses every waiting job, each left in place without a search when no
+release since its last placement can have opened a window for it (:meth:`KeptReservations.
+compress <schedulers.core.kept_reservations.KeptReservations.compress>`), else a removal, a
+first fit and a reservation. Under a long backlog most jobs need the search, and a completion
+pass costs ``O(Q S)`` for ``Q`` waiting jobs: far slower than EASY and than the recompute walk
+(``benchmarks/results/conservative/backlog.md``).
 
 Cost of a recompute pass, and what keeps it down under a backlog (same decisions as the walk
 above, checked against it in ``tests/test_policy_backlog.py``):

@@ -17,13 +17,15 @@ and each waiting job's reservation, and the three operations the algorithm is ma
   ``conservative_bf`` makes the same removal and first-fit re-insertion,
   ``src/algo/conservative_bf.cpp``, ``Schedule::add_job_first_fit`` in ``src/schedule.cpp``).
 
-Cost, and what keeps a compression cheap: the first fit of a job of ``res`` hosts starts from
-:meth:`KeptReservations._first_slice_with`, a lower bound, kept per ``res``, of the first time
-at which ``res`` hosts are free (only a removal can lower it; the search then refreshes it).
-When that time is not before the job's start, the job cannot start earlier, and with the
-default host choice (lowest ids) it keeps its hosts unless a host below its highest one is free
-at its start: then the job is left in place without any search (:meth:`compress`). Otherwise a
-compression costs one removal, one first fit and one reservation, ``O(S)`` each on ``S`` slices.
+Cost, and what keeps a compression cheap: a job's first fit can change only where the profile
+gained free time since the job was last placed, so the releases (a job's end, a reservation
+moved or dropped) are logged and a compression searches only the starts such a release can
+have opened (:meth:`KeptReservations.compress`), from a lower bound, kept per ``res``, of the
+first time at which ``res`` hosts are free; with no release since, the job is left in place
+without any search. A search costs one removal, one first fit and one reservation, ``O(S)`` each
+on ``S`` slices. Under a long backlog most jobs still need the search after a completion (the
+releases of the jobs moved before them span the whole profile): a completion pass stays
+``O(Q S)`` for ``Q`` waiting jobs.
 """
 
 from __future__ import annotations
