@@ -507,6 +507,17 @@ class Conservative(EASY):
         return (cls.busy_until is EASY.busy_until and cls.free_now_mask is EASY.free_now_mask
                 and cls.profile is EASY.profile and not self.dynamic_queue_order)
 
+    def head_reservation(self) -> Reservation | None:
+        """The queue head's reservation: in the classic variant the kept one (the head never
+        starts later, runtimes <= walltimes + ``rjms_delay``), else :meth:`EASY.head_reservation
+        <schedulers.easy.EASY.head_reservation>`."""
+        kept = self._kept
+        if not self.recompute and kept is not None and len(self._q) > self._front:
+            r = kept.reservations.get(self._q[self._front].id)
+            if r is not None:
+                return r
+        return super().head_reservation()
+
     def planned_reservations(self) -> list[Reservation]:
         """The reservations a pass would give the waiting jobs now, in queue order: every job (up
         to the ``reservations`` option), with its start (s; ``inf`` when none) and hosts. Starts
