@@ -11,34 +11,73 @@ Sources:
     no longer be postponed (the anchor on the time axis of Figure 3). The paper words it for the
     first job of the queue; Mu'alem & Feitelson's definition, every queued job, is the one here.
 
-One scheduling pass (after every Batsim message), over the shared reservation profile
-(:mod:`schedulers.core.backfilling`):
+Classic variant (the default): the reservations are kept from pass to pass
+(:mod:`schedulers.core.kept_reservations`), in one profile holding each running job's hosts
+until ``start + walltime + rjms_delay`` and each waiting job's window. After every Batsim
+message:
+
+1. each job that ended frees the rest of its hold (from now to its expected end);
+2. if a job ended, *compression*: every waiting job, in queue order (arrival by default,
+   :meth:`EASY.queue_key <schedulers.easy.EASY.queue_key>`), has its reservation removed and is
+   inserted again first fit while all the others stay in place. Its old window is free once it
+   is removed, so its new start is never later (a job is never moved later), and at the same
+   start its hosts are chosen again among those free over the window;
+3. otherwise only the jobs submitted since the last pass are inserted, first fit in arrival
+   order, without moving anyone;
+4. a job whose reservation starts now starts now.
+
+First fit is the earliest start at which ``res`` hosts stay free for the reserved duration,
+on the hosts :meth:`EASY.select_hosts <schedulers.easy.EASY.select_hosts>` picks among those
+free during the whole window (lowest ids by default)
+(:meth:`~schedulers.core.backfilling.ReservationProfile.find_earliest_mask`).
+
+These are the decisions of batsched 1.4.0's ``conservative_bf`` (``src/algo/conservative_bf.cpp``:
+finished jobs removed from the schedule, then either every queued job removed and added first
+fit in queue order when a job ended, or the released jobs added first fit; ``Schedule::
+add_job_first_fit`` in ``src/schedule.cpp``; host choice ``BasicResourceSelector``, the lowest
+ids of the free ones, ``src/locality.cpp``), with these facts of batsched kept:
+
+* ``rjms_delay`` (default 5 s, batsched's ``--rjms_delay``) is added to every job's walltime in
+  its reservation and in its hold once running (batsched adds it to the walltime of every job it
+  reads, ``Workload::add_job``, ``src/json_workload.cpp``). A job killed at its walltime therefore
+  always ends ``rjms_delay`` before its hold does, and its completion compresses.
+* compression follows every completion, whether or not the job ended before its hold;
+* batsched computes times as exact rationals (``mpq_rational``, ``src/exact_numbers.hpp``);
+  here they are floats. Both agree whenever the sums ``start + walltime + rjms_delay`` are
+  exact in binary (whole or half seconds, millisecond times below 2**40 ms...); otherwise two
+  instants batsched finds equal may differ by 1 ulp here, which can only change a tie between a
+  reservation's end and another's start.
+
+Where this differs from batsched: a job asking for more hosts than the platform has is rejected
+by both, but batsched also rejects every job without walltime, which this policy runs (below).
+
+Recompute variant (``recompute=true``), the policy's former algorithm, kept as an option since it
+is faster under a long backlog (below) and compresses further: one scheduling pass (after every
+Batsim message), over the shared reservation profile (:mod:`schedulers.core.backfilling`):
 
 1. rebuild the profile from the running jobs: each holds its hosts until ``start_time +
    walltime`` (s) (:meth:`EASY.profile <schedulers.easy.EASY.profile>`);
-2. walk the queue in queue order (arrival by default, :meth:`EASY.queue_key
-   <schedulers.easy.EASY.queue_key>`); each job gets the earliest start at which its ``res``
+2. walk the queue in queue order; each job gets the earliest start at which its ``res``
    hosts stay free for its walltime in the profile, i.e. the earliest start that delays no
    reservation made before it in this walk (first fit, :meth:`EASY.find_reservation
    <schedulers.easy.EASY.find_reservation>`), on the hosts :meth:`EASY.select_hosts
-   <schedulers.easy.EASY.select_hosts>` picks among those free during its whole window (lowest
-   ids by default);
+   <schedulers.easy.EASY.select_hosts>` picks;
 3. a job whose earliest start is now starts now; any other job's window is reserved in the
    profile before the next job is placed.
 
-Compression: rebuilding the profile at every pass is the compression Mu'alem & Feitelson ask for
-when a job ends before its walltime (section 2): its remaining time is free at the next pass and
-the reservations of the jobs behind it move earlier. A rebuild recomputes every reservation from
-the running jobs and the jobs ahead in the queue only, so no job is ever delayed by a job queued
-after it; when every job runs exactly its walltime, every job starts when the first pass that saw
-it said.
-It is not a compression that only ever moves reservations earlier: when a job ends early, a job
-ahead in the queue can move into time that a later job had reserved, which pushes that later job
-back (``tests/test_conservative.py`` shows one such case, worked by hand). The head of the queue
-never starts later than the reservation it had when it became head (runtimes <= walltimes), as
-with EASY.
+Rebuilding at every pass recomputes every reservation from the running jobs and the jobs ahead
+in the queue only, so no job is ever delayed by a job queued after it; when every job runs
+exactly its walltime, every job starts when the first pass that saw it said. But it is not a
+compression that only ever moves reservations earlier: when a job ends early, a job ahead in
+the queue can move into time that a later job had reserved, which pushes that later job back
+(``tests/test_conservative.py``, ``test_rebuild_can_push_a_later_reservation_back``; the classic
+variant on the same jobs, ``test_classic_compression_never_pushes_a_job_back``). The head of the
+queue never starts later than the reservation it had when it became head (runtimes <=
+walltimes), as with EASY. ``rjms_delay`` does not apply (0).
 
-Jobs without walltime (Batsim's ``-1``) are treated as EASY treats them (:mod:`schedulers.easy`):
+Jobs without walltime (Batsim's ``-1``) are treated as EASY treats them (:mod:`schedulers.easy`);
+while one waits or runs, every pass is the recompute walk (the kept schedule is rebuilt after,
+as after a change of the usable hosts or with idle-host shutdown waking hosts):
 running, they hold their hosts forever; waiting, they need hosts free forever from their start,
 so their reservation is open-ended and no job placed after them may use those hosts after that
 start. A job that gets no finite reservation (hosts held forever leave too few) gets ``start =
@@ -46,11 +85,20 @@ inf`` and bars every job without walltime placed after it (those cannot start ei
 with a walltime may still start on any free host, as behind EASY's head in that case.
 
 Option ``reservations`` (see :attr:`Conservative.option_docs`): only the first ``reservations``
-waiting jobs in queue order get a reservation; the others start now if they fit without delaying
-any of them. ``1`` gives EASY's decisions; the default is every job.
+waiting jobs in queue order get a reservation (kept, and compressed after a completion, in the
+classic variant); the others start now if they fit without delaying any of them. ``1`` gives
+EASY's decisions (with ``rjms_delay`` 0); the default is every job.
 
-Cost of a pass, and what keeps it down under a backlog (same decisions as the walk above, checked
-against it in ``tests/test_policy_backlog.py``):
+Cost of a classic pass: a submission costs one first fit and one reservation, ``O(S)`` on ``S``
+slices; a completion compresses every waiting job, each left in place without a search when no
+release since its last placement can have opened a window for it (:meth:`KeptReservations.
+compress <schedulers.core.kept_reservations.KeptReservations.compress>`), else a removal, a
+first fit and a reservation. Under a long backlog most jobs need the search, and a completion
+pass costs ``O(Q S)`` for ``Q`` waiting jobs: far slower than EASY and than the recompute walk
+(``benchmarks/results/conservative/backlog.md``).
+
+Cost of a recompute pass, and what keeps it down under a backlog (same decisions as the walk
+above, checked against it in ``tests/test_policy_backlog.py``):
 
 * the walk stops when no later job can start now. Once a job has been left waiting, the walk
   asks EASY's index of the queue (:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`,
@@ -89,8 +137,9 @@ from bisect import bisect_left, bisect_right, insort
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
+from .core.kept_reservations import KeptReservations
 from .core.policy import Option, PolicyOptionError
-from .core.model import Job
+from .core.model import Job, JobState
 from .core.waiting import QueueScan, walltime_key
 from .easy import EASY
 
@@ -195,9 +244,16 @@ class Conservative(EASY):
     references = ("conservative",)
 
     option_docs = {
-        "reservations": Option("how many waiting jobs, in queue order, get a reservation at each pass; "
-                               "1 makes the same decisions as easy", type="integer >= 1",
+        "reservations": Option("how many waiting jobs, in queue order, get a reservation; the others start "
+                               "only when they fit now without delaying any; 1 makes the same decisions "
+                               "as easy (with rjms_delay 0)", type="integer >= 1",
                                default="every waiting job"),
+        "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
+                             "job's hold (batsched's --rjms_delay, applied to every job it reads); "
+                             "ignored with recompute", type="number >= 0 (s)", default="5 (batsched's)"),
+        "recompute": Option("true: rebuild every reservation in queue order at each pass from the running "
+                            "jobs (a compression that may push a later job back) instead of keeping them "
+                            "and compressing each in turn", type="boolean", default="false"),
     }
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
@@ -206,10 +262,166 @@ class Conservative(EASY):
         if limit is not None and (type(limit) is not int or limit < 1):
             raise PolicyOptionError(f"policy 'conservative': option 'reservations' must be an integer "
                                     f">= 1 (or absent: every job), got {limit!r}")
+        recompute = self.options.get("recompute", False)
+        if type(recompute) is not bool:
+            raise PolicyOptionError(f"policy 'conservative': option 'recompute' must be true or false, "
+                                    f"got {recompute!r}")
+        delay = self.options.get("rjms_delay", 5.0)
+        if type(delay) not in (int, float) or not 0 <= delay < INF:
+            raise PolicyOptionError(f"policy 'conservative': option 'rjms_delay' must be a finite number "
+                                    f">= 0 (s), got {delay!r}")
         self.reservation_limit: int | None = limit
+        self.recompute: bool = recompute
+        self.rjms_delay: float = 0.0 if recompute else float(delay)
         self._quiet: _Quiet | None = None  # what the last pass left (see _nothing_starts)
         self._stop: tuple[list[float], list[int], float] | None = None  # set by _walk
         self._changes = 0  # job starts and completions so far
+        self._kept: KeptReservations | None = None  # classic: the kept schedule (None: rebuilt)
+        self._ended: list[str] = []  # classic: jobs ended since the last pass
+        self._new: list[Job] = []  # classic: jobs queued since the last pass, in arrival order
+        self._no_walltime: set[str] = set()  # queued or running jobs without walltime
+
+    # ------------------------------------------------------------------- classic (kept) variant
+    def _duration(self, job: Job) -> float:
+        """Reserved duration of ``job`` (s): walltime + ``rjms_delay``, ``inf`` without walltime."""
+        return job.walltime + self.rjms_delay if job.has_walltime else INF
+
+    def _classic_applies(self) -> bool:
+        """Kept reservations need the plain profile (running jobs until their walltimes, the
+        available hosts free now), no host waking up and every queued or running job with a
+        walltime; otherwise the pass is a rebuild (:meth:`EASY.schedule`, the walk)."""
+        return not self._no_walltime and self._plain_profile and not self.waking_hosts()
+
+    def _same_hosts(self, kept: KeptReservations) -> bool:
+        """The kept profile still describes the hosts: the usable ones (available or running a
+        job) are its hosts, and none it has free now is busy (a host that failed or was
+        switched off changes the first, :meth:`KeptReservations.overdue
+        <schedulers.core.kept_reservations.KeptReservations.overdue>` catches the second)."""
+        usable = self.available_mask
+        for _, hosts in kept.holds.values():
+            usable |= hosts
+        return usable == kept.prof.hosts_mask and not kept.prof.free_mask_at(self.now) & ~self.available_mask
+
+    def _rebuild(self) -> KeptReservations:
+        """A kept schedule holding the running jobs (from their real starts, for walltime +
+        ``rjms_delay``), no reservation yet."""
+        busy = 0
+        for job in self.running.values():
+            busy |= self.running_mask(job)
+        kept = KeptReservations(ReservationProfile(self.now, self.available_mask | busy))
+        for job in self.running.values():
+            end = job.start_time + self._duration(job)
+            kept.hold(job.id, self.now, max(end - self.now, 0.0), self.running_mask(job))
+        return kept
+
+    def schedule(self) -> None:
+        """One pass. ``recompute``: :meth:`EASY.schedule` with :meth:`backfill_pass` (the walk).
+        Classic (module docstring): the kept schedule loses the rest of each ended job's hold;
+        after a completion every waiting job is compressed in queue order
+        (:meth:`KeptReservations.compress <schedulers.core.kept_reservations.KeptReservations.
+        compress>`), else only the new jobs are inserted first fit in arrival order; a job
+        whose start is now starts."""
+        if self.recompute:
+            super().schedule()
+            return
+        ended, self._ended = self._ended, []
+        new, self._new = self._new, []
+        self.reservation = None
+        if self.dynamic_queue_order and len(self._q) > self._front:
+            self._resort()
+        kept = self._kept
+        if not self._classic_applies():
+            self._kept = None
+            super().schedule()
+            return
+        now = self.now
+        compress = bool(ended)
+        if kept is not None:
+            kept.advance(now)
+            for job_id in ended:
+                kept.end(job_id)
+            if kept.overdue(now) or not self._same_hosts(kept):
+                kept = None
+        if kept is None:
+            kept = self._kept = self._rebuild()
+            compress = True
+        started = self._classic_pass(kept, compress, new)
+        if started:
+            if started[-1] != len(started) - 1:
+                self.backfilled_jobs += sum(1 for j, k in enumerate(started) if k != j)
+            self._drop(started)
+
+    def _classic_pass(self, kept: KeptReservations, compress: bool, new: list[Job]) -> list[int]:
+        """Compress (or insert the ``new`` jobs), start the jobs whose start is now; returns
+        their queue positions, ascending."""
+        now = self.now
+        queue = self.queue
+        limit = self.reservation_limit
+        started: list[int] = []
+        if not compress and limit is None:
+            ids = set()
+            for job in new:
+                if job.state is not JobState.SUBMITTED or job.id in kept.reservations:
+                    continue  # rejected
+                r = kept.insert(job, self._duration(job), self.host_choice(job))
+                if r.start == now:
+                    self.start_job(job, r.hosts_mask)
+                    ids.add(job.id)
+            k = len(queue)
+            while ids:  # new jobs are near the end of the queue (at it in arrival order)
+                k -= 1
+                if queue[k].id in ids:
+                    ids.discard(queue[k].id)
+                    started.append(k)
+            started.reverse()
+            self._set_reservation(kept, queue, started)
+            return started
+        left = len(queue) if limit is None else limit
+        k = 0
+        for k, job in enumerate(queue):
+            if left <= 0:
+                break
+            dur = self._duration(job)
+            choose = self.host_choice(job)
+            if compress:
+                r = kept.compress(job, dur, choose)
+            else:
+                r = kept.reservations.get(job.id) or kept.insert(job, dur, choose)
+            if r.start == now:
+                self.start_job(job, r.hosts_mask)
+                started.append(k)
+            elif r.start != INF:
+                left -= 1
+                if self.reservation is None:
+                    self.reservation = r
+        else:
+            return started
+        # beyond the limit: jobs start now when they fit without delaying a reservation
+        prof = kept.prof
+        if len(kept.reservations) > limit:  # jobs moved behind the limit by the queue order
+            for job in queue[k:]:
+                kept.drop(job.id)
+        for k2 in range(k, len(queue)):
+            if not prof.free_mask_at(now):
+                break
+            job = queue[k2]
+            dur = self._duration(job)
+            hosts = prof.fits_now_mask(job.res, dur, self.host_choice(job))
+            if hosts is not None:
+                kept.hold(job.id, now, dur, hosts)
+                self.start_job(job, hosts)
+                started.append(k2)
+        return started
+
+    def _set_reservation(self, kept: KeptReservations, queue: list[Job], started: list[int]) -> None:
+        """:attr:`reservation`: that of the first queued job not started by this pass."""
+        k = 0
+        for s in started:
+            if s != k:
+                break
+            k += 1
+        if k < len(queue):
+            self.reservation = kept.reservations.get(queue[k].id)
 
     def backfill_pass(self) -> list[int]:
         """One conservative pass (module docstring): start the jobs whose earliest start is now.
@@ -268,12 +480,20 @@ class Conservative(EASY):
         """EASY's queueing; a job queued ahead of a waiting job ends the last pass's shortcut
         (:meth:`_nothing_starts`)."""
         super().on_job_submitted(job)
+        if job.state is JobState.SUBMITTED:
+            self._new.append(job)
+            if not job.has_walltime:
+                self._no_walltime.add(job.id)
         if self._quiet is not None and self.queue and self.queue[-1] is not job:
             self._quiet = None
 
     def on_job_completed(self, job: Job) -> None:
+        """EASY's bookkeeping; the classic variant frees the rest of the job's hold at the
+        next pass."""
         super().on_job_completed(job)
         self._changes += 1
+        self._ended.append(job.id)
+        self._no_walltime.discard(job.id)
 
     def start_job(self, job: Job, alloc: int) -> None:
         super().start_job(job, alloc)
@@ -287,10 +507,25 @@ class Conservative(EASY):
         return (cls.busy_until is EASY.busy_until and cls.free_now_mask is EASY.free_now_mask
                 and cls.profile is EASY.profile and not self.dynamic_queue_order)
 
+    def head_reservation(self) -> Reservation | None:
+        """The queue head's reservation: in the classic variant the kept one (the head never
+        starts later, runtimes <= walltimes + ``rjms_delay``), else :meth:`EASY.head_reservation
+        <schedulers.easy.EASY.head_reservation>`."""
+        kept = self._kept
+        if not self.recompute and kept is not None and len(self._q) > self._front:
+            r = kept.reservations.get(self._q[self._front].id)
+            if r is not None:
+                return r
+        return super().head_reservation()
+
     def planned_reservations(self) -> list[Reservation]:
         """The reservations a pass would give the waiting jobs now, in queue order: every job (up
         to the ``reservations`` option), with its start (s; ``inf`` when none) and hosts. Starts
-        are later than now right after a pass."""
+        are later than now right after a pass. Classic variant: the kept reservations."""
+        kept = self._kept
+        if not self.recompute and kept is not None:
+            res = kept.reservations
+            return [res[j.id] for j in self.queue if j.id in res]
         return [r for _, r in self._walk(self.profile(), stop_when_full=False)]
 
     def _walk(self, prof: ReservationProfile, stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:

@@ -27,6 +27,9 @@ from schedulers.engine import simulate
 from schedulers.registry import POLICIES, PolicyOptionError, get_policy
 
 INF = math.inf
+#: The hand-worked schedules below reserve exactly the walltime (batsched's rjms_delay, 5 s by
+#: default, is tested in tests/test_conservative_classic.py).
+EXACT = {"rjms_delay": 0}
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -154,7 +157,7 @@ def test_conservative_reserves_on_the_hosts_its_select_hosts_picks():
     #   J2 (2, wt 10): at 10 on 2-3.      profile [0, 10): 0; [10, 20): 0-1; [20, inf): 0-3
     #   J3 (1, wt 100): [0, 100) only host 0 is free throughout -> starts now on 0.
     # (Lowest ids would reserve 0-1 for J2, and J3 could not start before 20.)
-    p = new(HighestFirstConservative(), 4)
+    p = new(HighestFirstConservative(EXACT), 4)
     assert run(p, 0.0, sub(0, 1, 3, 10), sub(0, 2, 2, 10), sub(0, 3, 1, 100)) == [("1", "1-3"), ("3", "0")]
     assert plan(p) == [("2", 10.0, "2-3")]
     assert run(p, 10.0, done(10, 1, "1-3")) == [("2", "2-3")]
@@ -197,7 +200,7 @@ def _second_job_pass(policy):
 def test_easy_backfills_a_job_that_conservative_holds_back():
     _, easy = _second_job_pass(EASY())
     assert easy == [("1", "0-1"), ("4", "3"), ("5", "2")]
-    p, cons = _second_job_pass(Conservative())
+    p, cons = _second_job_pass(Conservative(EXACT))
     assert cons == [("1", "0-1"), ("5", "2")]
     assert plan(p) == [("2", 10.0, "0-2"), ("3", 20.0, "0-3"), ("4", 30.0, "0")]
     assert (p.reservation.job.name, p.reservation.start) == ("2", 10.0)
@@ -215,7 +218,7 @@ def test_second_job_schedules_in_the_engine(tmp_path):
     easy = engine_run(tmp_path, EASY(), jobs)
     assert easy == {"1": (0, 10, "0-1"), "2": (10, 20, "0-2"), "3": (30, 40, "0-3"),
                     "4": (0, 30, "3"), "5": (0, 10, "2")}
-    pol = get_policy("conservative")
+    pol = get_policy("conservative", EXACT)
     cons = engine_run(tmp_path, pol, jobs)
     assert cons == {"1": (0, 10, "0-1"), "2": (10, 20, "0-2"), "3": (20, 30, "0-3"),
                     "4": (30, 60, "0"), "5": (0, 10, "2")}
@@ -226,8 +229,8 @@ def test_reservation_limit_option():
     # reservations=1: only the head (J2) is protected, as in EASY: J4 starts at 0 on host 3.
     # reservations=2: J2 and J3 are protected; J4 (third waiting job) may only start now, and
     # cannot without delaying J3; J5 still can.
-    assert _second_job_pass(Conservative({"reservations": 1}))[1] == [("1", "0-1"), ("4", "3"), ("5", "2")]
-    p, decided = _second_job_pass(get_policy("conservative", {"reservations": 2}))
+    assert _second_job_pass(Conservative({"reservations": 1, **EXACT}))[1] == [("1", "0-1"), ("4", "3"), ("5", "2")]
+    p, decided = _second_job_pass(get_policy("conservative", {"reservations": 2, **EXACT}))
     assert decided == [("1", "0-1"), ("5", "2")]
     assert p.reservation_limit == 2
     assert plan(p) == [("2", 10.0, "0-2"), ("3", 20.0, "0-3")]  # J4 gets no reservation
@@ -241,8 +244,9 @@ def test_reservation_limit_must_be_a_positive_integer(bad):
 
 def test_registry_and_command_line_listing(capsys):
     assert POLICIES["conservative"] is Conservative
-    assert Conservative.option_docs.keys() == {"reservations", "idle_timeout"}  # + the base option
-    with pytest.raises(PolicyOptionError, match="has no option 'depth'; its options: idle_timeout, reservations$"):
+    assert Conservative.option_docs.keys() == {"reservations", "rjms_delay", "recompute", "idle_timeout"}
+    with pytest.raises(PolicyOptionError,
+                       match="has no option 'depth'; its options: idle_timeout, recompute, reservations, rjms_delay$"):
         get_policy("conservative", {"depth": 1})
     assert main(["policies"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -256,11 +260,14 @@ def test_registry_and_command_line_listing(capsys):
 # Pass at 0: J1 on 0-1, J2 on 2-3.       [0, 50): none; [50, 100): 2-3; [100, inf): 0-3
 #   J3 (3, wt 10): at 100 on 0-2.        ...; [100, 110): 3; [110, inf): 0-3
 #   J4 (1, wt 30): [50, 80) on 2 fits in [50, 100): at 50 on 2.
-# J1 ends at 20, 80 s before its walltime. Pass at 20 (rebuilt from the running J2 only):
-#                                        [20, 50): 0-1; [50, inf): 0-3
-#   J3: at 50 on 0-2 (compressed from 100).
-#   J4: [20, 50) on 0 ends when J3 starts: starts now (its reservation was 50).
-# At 50 (J2 and J4 end): J3 on 0-2, until 60.
+# J1 ends at 20, 80 s before its walltime. Pass at 20: [20, 100) on 0-1 is free again;
+#                                        [20, 50): 0-1; [50, 80): 0-1 3; [80, 100): 0-3; ...
+# Compression in queue order, each job removed and inserted again first fit, the others in place:
+#   J3 (3, wt 10): at 20 only 0-1 are free; at 50 hosts 0-1 and 3 (J4 keeps host 2 until 80):
+#   at 50 on 0-1,3 (from 100).           [20, 50): 0-1; [50, 60): none; [60, 80): 0-1 3; ...
+#   J4 (1, wt 30): [20, 50) on 0 ends when J3 starts: starts now (its reservation was 50).
+# At 50 (J2 and J4 end): J3 is removed and inserted again: now, every host free, on the lowest
+# ids 0-2 (the host choice is made again at the same start), until 60.
 #   host 3 | J2 J2 J2 J2 J2 | . .
 #   host 2 | J2 J2 J2 J2 J2 | J3
 #   host 1 | J1 | . . . . . | J3
@@ -270,23 +277,24 @@ COMPRESSION_JOBS = [("1", 2, 100, 20), ("2", 2, 50, 50), ("3", 3, 10, 10), ("4",
 
 
 def test_compression_when_a_job_ends_early():
-    p = new(Conservative(), 4)
+    p = new(Conservative(EXACT), 4)
     assert run(p, 0.0, *(sub(0, int(n), r, wt) for n, r, wt, _ in COMPRESSION_JOBS)) == [
         ("1", "0-1"), ("2", "2-3")]
     assert plan(p) == [("3", 100.0, "0-2"), ("4", 50.0, "2")]
     assert run(p, 20.0, done(20, 1, "0-1")) == [("4", "0")]
-    assert plan(p) == [("3", 50.0, "0-2")]
+    assert plan(p) == [("3", 50.0, "0-1 3")]
     assert run(p, 50.0, done(50, 2, "2-3"), done(50, 4, "0")) == [("3", "0-2")]
     assert p.metrics() == {"backfilled_jobs": 1.0}  # J4, started at 20 while J3 waited
 
 
 def test_compression_in_the_engine(tmp_path):
-    got = engine_run(tmp_path, Conservative(), COMPRESSION_JOBS)
+    got = engine_run(tmp_path, Conservative(EXACT), COMPRESSION_JOBS)
     assert got == {"1": (0, 20, "0-1"), "2": (0, 50, "2-3"), "3": (50, 60, "0-2"), "4": (20, 50, "0")}
 
 
 def test_rebuild_can_push_a_later_reservation_back():
-    # Compression is a rebuild in queue order: a job ahead may take the time a later job had.
+    # recompute=true: compression is a rebuild in queue order, a job ahead may take the time a
+    # later job had.
     # 4 hosts: J1 res 2 wt 100 rt 20, J2 res 2 wt 50, J3 res 4 wt 10, J4 res 2 wt 50.
     # Pass at 0: J1 on 0-1, J2 on 2-3.   [0, 50): none; [50, 100): 2-3; [100, inf): 0-3
     #   J3 (4): at 100 on 0-3; J4 (2, wt 50): [50, 100) on 2-3 fits: at 50.
@@ -294,7 +302,7 @@ def test_rebuild_can_push_a_later_reservation_back():
     #   J3: at 50 on 0-3 (earlier by 50 s)  ...; [50, 60): none; [60, inf): 0-3
     #   J4: any window starting before 60 crosses [50, 60): at 60 on 0-1, 10 s later than its
     #   reservation at 0.
-    p = new(Conservative(), 4)
+    p = new(Conservative({"recompute": True}), 4)
     assert run(p, 0.0, sub(0, 1, 2, 100), sub(0, 2, 2, 50), sub(0, 3, 4, 10), sub(0, 4, 2, 50)) == [
         ("1", "0-1"), ("2", "2-3")]
     assert plan(p) == [("3", 100.0, "0-3"), ("4", 50.0, "2-3")]
@@ -302,6 +310,24 @@ def test_rebuild_can_push_a_later_reservation_back():
     assert plan(p) == [("3", 50.0, "0-3"), ("4", 60.0, "0-1")]
     assert run(p, 50.0, done(50, 2, "2-3")) == [("3", "0-3")]
     assert run(p, 60.0, done(60, 3, "0-3")) == [("4", "0-1")]
+
+
+def test_classic_compression_never_pushes_a_job_back():
+    # The same jobs, classic (kept reservations). J1 ends at 20: [20, 100) on 0-1 is free again.
+    #                                    [20, 50): 0-1; [50, 100): none; [100, 110): none; ...
+    #   J3 (4, wt 10) removed: 4 hosts are free together only from 100 (J4 keeps 2-3 in
+    #   [50, 100)): back at 100 on 0-3, not later.
+    #   J4 (2, wt 50) removed: [20, 70) on 0-1 ends before J3's 100: starts now, 30 s earlier.
+    # J2 ends at 50: J3 removed again, 4 hosts are free from J4's end at 70: at 70 on 0-3.
+    p = new(Conservative(EXACT), 4)
+    assert run(p, 0.0, sub(0, 1, 2, 100), sub(0, 2, 2, 50), sub(0, 3, 4, 10), sub(0, 4, 2, 50)) == [
+        ("1", "0-1"), ("2", "2-3")]
+    assert plan(p) == [("3", 100.0, "0-3"), ("4", 50.0, "2-3")]
+    assert run(p, 20.0, done(20, 1, "0-1")) == [("4", "0-1")]
+    assert plan(p) == [("3", 100.0, "0-3")]
+    assert run(p, 50.0, done(50, 2, "2-3")) == []
+    assert plan(p) == [("3", 70.0, "0-3")]
+    assert run(p, 70.0, done(70, 4, "0-1")) == [("3", "0-3")]
 
 
 # ---------------------------------------------------------------------- jobs without walltime
@@ -313,7 +339,7 @@ def test_waiting_job_without_walltime_is_reserved_forever():
     #   J3 gets start inf; jobs without walltime after it may not start (J5), others may.
     #   J4 res 1 wt 5: [0, 5) on 3: starts now.
     #   J5 res 1, no walltime: barred by J3 (host 3 or 2 would be held for ever).
-    p = new(Conservative(), 4)
+    p = new(Conservative(EXACT), 4)
     assert run(p, 0.0, sub(0, 1, 3, 10), sub(0, 2, 2, -1), sub(0, 3, 3, 5), sub(0, 4, 1, 5),
                sub(0, 5, 1, -1)) == [("1", "0-2"), ("4", "3")]
     assert plan(p) == [("2", 10.0, "0-1"), ("3", INF, "2-3"), ("5", INF, "2-3")]
@@ -330,7 +356,7 @@ def test_running_job_without_walltime_bars_like_easy():
     # 4 hosts. J1 (no walltime) holds 0-2 for ever: J2 (2 hosts) has no finite reservation
     # (start inf, on the hosts that do free: 3). J3 (no walltime) may not start, J4 (wt 1000) may,
     # as behind EASY's head (tests/test_policies.py, same jobs).
-    for policy in (EASY(), Conservative()):
+    for policy in (EASY(), Conservative(EXACT)):
         p = new(policy, 4)
         assert run(p, 0.0, sub(0, 1, 3, -1), sub(0, 2, 2, 10), sub(0, 3, 1, -1), sub(0, 4, 1, 1000)) == [
             ("1", "0-2"), ("4", "3")]
@@ -343,7 +369,7 @@ def test_zero_walltime_job_still_holds_its_hosts_now():
     # Batsim wants walltime > 0 or -1, but a policy may be handed a 0: the job starting now on
     # host 0 must keep the next one off host 0 (an empty window would leave it free in the
     # profile). 1 host, J1 and J2 with walltime 0: J1 starts, J2 waits.
-    for policy in (EASY(), Conservative()):
+    for policy in (EASY(), Conservative(EXACT)):
         p = new(policy, 1)
         assert run(p, 0.0, sub(0, 1, 1, 0), sub(0, 2, 1, 0)) == [("1", "0")]
         assert run(p, 0.0, done(0, 1, "0")) == [("2", "0")]
@@ -417,7 +443,7 @@ def workloads(draw, exact=False, no_walltime=True):
 def test_one_reservation_makes_easy_decisions(w):
     n_hosts, jobs = w
     easy = replay(EASY(), n_hosts, jobs)
-    cons = replay(Conservative({"reservations": 1}), n_hosts, jobs)
+    cons = replay(Conservative({"reservations": 1, **EXACT}), n_hosts, jobs)
     assert cons[0] == easy[0] and cons[1] == easy[1]
 
 
@@ -425,7 +451,7 @@ def test_one_reservation_makes_easy_decisions(w):
 @given(workloads())
 def test_every_job_runs_and_the_head_is_never_delayed(w):
     n_hosts, jobs = w
-    starts, rejected, _, head_bound = replay(Conservative(), n_hosts, jobs)
+    starts, rejected, _, head_bound = replay(Conservative(EXACT), n_hosts, jobs)
     for k, (t, res, _, _) in enumerate(jobs):
         assert (str(k) in rejected) == (res > n_hosts)
         assert (str(k) in starts) == (res <= n_hosts) and (res > n_hosts or starts[str(k)][0] >= t)
@@ -439,7 +465,7 @@ def test_exact_walltimes_every_job_starts_when_first_planned(w):
     # runtimes = walltimes: nothing is compressed, and the start each job got from the first
     # pass that saw it is the start it gets (the predictability of conservative backfilling)
     n_hosts, jobs = w
-    starts, rejected, first_plan, _ = replay(Conservative(), n_hosts, jobs)
+    starts, rejected, first_plan, _ = replay(Conservative(EXACT), n_hosts, jobs)
     assert set(first_plan) == set(starts)
     for name, (start, _) in starts.items():
         assert start == first_plan[name], name

@@ -62,8 +62,8 @@ CASES = [
     ("easy", "easy", None, 3000, False),
     ("green-easy", "green-easy", {"delta": 20}, 3000, True),
     ("buc-easy", "buc-easy", {"rule": "ema"}, 1500, False),
-    ("conservative", "conservative", None, 400, False),
-    ("conservative-r3", "conservative", {"reservations": 3}, 1500, False),
+    ("conservative", "conservative", {"recompute": True}, 400, False),  # the recorded walk
+    ("conservative-r3", "conservative", {"reservations": 3, "recompute": True}, 1500, False),
     ("heft", "heft", None, 400, False),
 ]
 
@@ -311,8 +311,8 @@ def test_conservative_reservation_limit_same_as_scan(tmp_path, monkeypatch, limi
     monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", threshold)
     for seed in range(3):
         wl = backlog_workload(250, 200 + seed, hosts=8, max_res=8)
-        got = _decisions(tmp_path, Conservative({"reservations": limit}), wl, 8)
-        ref = _decisions(tmp_path, ScanConservative({"reservations": limit}), wl, 8)
+        got = _decisions(tmp_path, Conservative({"reservations": limit, "recompute": True}), wl, 8)
+        ref = _decisions(tmp_path, ScanConservative({"reservations": limit, "recompute": True}), wl, 8)
         assert got == ref, _first_difference(got, ref)
 
 

@@ -100,7 +100,7 @@ def test_three_quarter_load_equals_real_batsim(tmp_path, policy):
 
 @pytest.mark.parametrize("policy, options, files", [
     ("green-heft", {"delta": 30, "idle_timeout": 5}, ("jobs", "schedule", "machine_states", "pstate_changes")),
-    ("conservative", {"idle_timeout": 5}, ("jobs", "schedule")),
+    ("conservative", {"idle_timeout": 5, "recompute": True}, ("jobs", "schedule")),  # recorded with the walk
 ])
 def test_half_load_with_idle_shutdown_equals_real_batsim(tmp_path, policy, options, files):
     # 100 jobs at 50 % load (composed profiles): hosts idle 5 s are switched off and woken for

@@ -85,15 +85,19 @@ def _policy(name: str, options):
     return get_policy(name, options)
 
 
+#: conservative's digests are those of its rebuild at every pass (option recompute), the variant
+#: these speed-ups are for; its default, kept reservations, is tested in test_conservative*.py
+RECOMPUTE = {"recompute": True}
+
 #: (case, policy, options, (jobs, seed, hosts, max_res, share without walltime), sharing, cpu_load)
 CASES = [
-    ("conservative-64", "conservative", None, (700, 21, 64, 16, 0.02), False, False),
-    ("conservative-16", "conservative", None, (600, 22, 16, 8, 0.02), False, False),
-    ("conservative-nowall", "conservative", None, (400, 23, 32, 8, 0.4), False, False),
-    ("conservative-128", "conservative", None, (500, 24, 128, 32, 0.02), False, False),
-    ("conservative-high", "conservative-high", None, (500, 25, 32, 12, 0.05), False, False),
-    ("conservative-odd", "conservative-odd", None, (500, 26, 32, 12, 0.05), False, False),
-    ("conservative-r5", "conservative", {"reservations": 5}, (800, 27, 32, 12, 0.05), False, False),
+    ("conservative-64", "conservative", RECOMPUTE, (700, 21, 64, 16, 0.02), False, False),
+    ("conservative-16", "conservative", RECOMPUTE, (600, 22, 16, 8, 0.02), False, False),
+    ("conservative-nowall", "conservative", RECOMPUTE, (400, 23, 32, 8, 0.4), False, False),
+    ("conservative-128", "conservative", RECOMPUTE, (500, 24, 128, 32, 0.02), False, False),
+    ("conservative-high", "conservative-high", RECOMPUTE, (500, 25, 32, 12, 0.05), False, False),
+    ("conservative-odd", "conservative-odd", RECOMPUTE, (500, 26, 32, 12, 0.05), False, False),
+    ("conservative-r5", "conservative", {"reservations": 5, **RECOMPUTE}, (800, 27, 32, 12, 0.05), False, False),
     ("buc-easy-64", "buc-easy", {"rule": "ema"}, (2000, 31, 64, 16, 0.02), False, False),
     ("buc-easy-kp1440", "buc-easy", {"kp": 1440, "rule": "ema"}, (1500, 32, 32, 12, 0.05), False, False),
     ("buc-easy-linear", "buc-easy", {"rule": "linear", "work_ref": 20000}, (1500, 33, 16, 8, 0.1), False,
@@ -209,9 +213,9 @@ def test_conservative_same_decisions_as_the_full_walk(tmp_path, monkeypatch, see
     for threshold in (1, 256):  # index from the first waiting job on, or scans of short queues
         monkeypatch.setattr(easy_module, "INDEX_MIN_QUEUE", threshold)
         wl = backlog_workload(jobs, seed, hosts, max_res, no_walltime=no_walltime)
-        fast = CountingConservative()
+        fast = CountingConservative(RECOMPUTE)
         got = _decisions(tmp_path, fast, wl, hosts)
-        ref = _decisions(tmp_path, FullWalkConservative(), wl, hosts)
+        ref = _decisions(tmp_path, FullWalkConservative(RECOMPUTE), wl, hosts)
         assert len(ref) == jobs and all(s >= 0 for _, s, _ in ref)
         assert got == ref
         assert 0 < fast.walks < 2 * jobs  # some passes were decided without a walk
@@ -220,7 +224,7 @@ def test_conservative_same_decisions_as_the_full_walk(tmp_path, monkeypatch, see
 def test_conservative_reservation_attribute_same_as_full_walk():
     # message by message on 6 hosts: the first waiting job's reservation after every pass
     rng = random.Random(5)
-    fast, full = new(Conservative(), 6), new(FullWalkConservative(), 6)
+    fast, full = new(Conservative(RECOMPUTE), 6), new(FullWalkConservative(RECOMPUTE), 6)
     running: list[tuple[float, int, str]] = []  # (end, job, alloc) in both (same decisions)
     now, n = 0.0, 0
     for _ in range(300):
@@ -250,7 +254,7 @@ def test_conservative_pass_without_walk_hand_worked():
     # 4 hosts. t=0: J1 (3 hosts, wt 100) starts on 0-2; J2 (4 hosts, wt 100) is reserved at 100
     # on 0-3; host 3 stays free now until 100 and the queue ends: the walk records its profile,
     # [0, 100): {3}, [100, 200): {}, [200, inf): all, so free_now_steps = ([100, 200], [1, 0, 0]).
-    p = new(CountingConservative(), 4)
+    p = new(CountingConservative(RECOMPUTE), 4)
     assert run(p, 0.0, sub(0.0, 1, 3, 100), sub(0.0, 2, 4, 100)) == [("1", "0-2")]
     assert p.walks == 1 and (p.reservation.job.name, p.reservation.start) == ("2", 100.0)
     # t=1: J3 (1 host, wt 200) would need host 3 until 201 > 100: no walk, nothing starts, the
@@ -274,7 +278,7 @@ def test_conservative_shortcut_ends_at_the_guard():
     # host 2 is free until 50. The walk's first slice after now starts at 50 (J1's end and J2's
     # start): the guard. Before it, with nothing changed, a pass needs no walk; from it on, it
     # does (the reservations could differ), as after any start or completion.
-    p = new(Conservative(), 3)
+    p = new(Conservative(RECOMPUTE), 3)
     assert run(p, 0.0, sub(0.0, 1, 2, 50), sub(0.0, 2, 3, 100)) == [("1", "0-1")]
     assert p._quiet is not None and p._quiet.guard == 50.0
     p.now = 49.0

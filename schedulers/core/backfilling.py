@@ -401,9 +401,12 @@ class ReservationProfile:
             raise ValueError(f"duration must be >= 0 s, got {duration}")
 
     def find_earliest_mask(self, res: int, duration: float, not_before: float | None = None,
-                           choose: HostChoice | None = None, within: int = -1) -> tuple[float, int] | None:
+                           choose: HostChoice | None = None, within: int = -1,
+                           not_after: float = INF) -> tuple[float, int] | None:
         """Mask version of :meth:`find_earliest`; ``within`` (mask, default every host) restricts
-        the search to those hosts (HEFT's search per host speed class, :mod:`schedulers.heft`)."""
+        the search to those hosts (HEFT's search per host speed class, :mod:`schedulers.heft`);
+        ``not_after`` (s) bounds the start: None when no window starts by then (the first fit of
+        classic conservative's compression, :mod:`schedulers.core.kept_reservations`)."""
         self._check_request(res, duration)
         if res > (self.hosts_mask & within).bit_count():
             return None
@@ -416,6 +419,8 @@ class ReservationProfile:
                 i += 1
                 continue
             start = starts[i] if starts[i] > t0 else t0
+            if start > not_after:
+                return None
             m, j = self._window(i, start, duration, res, within)
             if j < 0:
                 return start, (lowest_bits(m, res) if choose is None else _chosen(choose, m, res))
@@ -513,14 +518,15 @@ class ReservationProfile:
                 del free[k]
             k -= 1
 
-    def _range(self, start: float, duration: float) -> tuple[int, int]:
+    def _range(self, start: float, duration: float, end: float | None = None) -> tuple[int, int]:
         if not start >= self.now:
             raise ValueError(f"start {start} is before the profile's origin {self.now}")
         if start == INF:
             raise ValueError("cannot reserve at an infinite start")
         if not duration >= 0:
             raise ValueError(f"duration must be >= 0 s, got {duration}")
-        end = start + duration
+        if end is None:
+            end = start + duration
         i = self._split(start)
         j = self._split(end) if end != INF else len(self._starts)
         return i, j
@@ -563,11 +569,13 @@ class ReservationProfile:
         """
         self.reserve_mask(start, duration, procset_to_mask(hosts))
 
-    def release_mask(self, start: float, duration: float, hosts: int) -> None:
-        """Mask version of :meth:`release`."""
+    def release_mask(self, start: float, duration: float, hosts: int, end: float | None = None) -> None:
+        """Mask version of :meth:`release`; ``end`` (s, optional) is the window's end when known
+        as an instant (a hold made from an earlier start: ``start + duration`` may be 1 ulp off
+        it, and no float duration may hit it exactly)."""
         if hosts & ~self.hosts_mask:
             raise ValueError(f"hosts {mask_to_procset(hosts & ~self.hosts_mask)} are not usable")
-        i, j = self._range(start, duration)
+        i, j = self._range(start, duration, end)
         free = self._free
         for k in range(i, j):
             if free[k] & hosts:
