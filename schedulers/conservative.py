@@ -95,7 +95,7 @@ release since its last placement can have opened a window for it (:meth:`KeptRes
 compress <schedulers.core.kept_reservations.KeptReservations.compress>`), else a removal, a
 first fit and a reservation. Under a long backlog most jobs need the search, and a completion
 pass costs ``O(Q S)`` for ``Q`` waiting jobs: far slower than EASY and than the recompute walk
-(``benchmarks/results/conservative/backlog.md``).
+(``benchmarks/results/conservative/README.md``).
 
 Cost of a recompute pass, and what keeps it down under a backlog (same decisions as the walk
 above, checked against it in ``tests/test_policy_backlog.py``):
@@ -310,6 +310,7 @@ class Conservative(EASY):
             busy |= self.running_mask(job)
         kept = KeptReservations(ReservationProfile(self.now, self.available_mask | busy))
         for job in self.running.values():
+            assert job.start_time is not None  # a running job has started
             end = job.start_time + self._duration(job)
             kept.hold(job.id, self.now, max(end - self.now, 0.0), self.running_mask(job))
         return kept
@@ -398,7 +399,7 @@ class Conservative(EASY):
             return started
         # beyond the limit: jobs start now when they fit without delaying a reservation
         prof = kept.prof
-        if len(kept.reservations) > limit:  # jobs moved behind the limit by the queue order
+        if limit is not None and len(kept.reservations) > limit:  # jobs moved behind the limit by the queue order
             for job in queue[k:]:
                 kept.drop(job.id)
         for k2 in range(k, len(queue)):

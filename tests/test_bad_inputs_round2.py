@@ -561,3 +561,29 @@ def test_the_exit_status_page_is_the_table_of_the_code() -> None:
     proc = subprocess.run([sys.executable, "-m", "schedulers.cli", "--help"], capture_output=True, text=True,
                           env=ENV, timeout=60)
     assert "exit status:" in proc.stdout and "  143  ended by SIGTERM" in proc.stdout
+
+
+def test_a_stretch_beyond_a_double_is_printed_as_batsim_prints_it(tmp_path: Path) -> None:
+    # Host h0 computes at 1e-300 flops/s: job 0 (1 flop on h0 and h1) ends at t = 1e300 s; job 1
+    # (3 hosts, a 1-s delay) then starts at 1e300 s and, on a clock where 1e300 + 1 = 1e300, runs
+    # 0 s. Batsim takes a runtime of 0 as 1e-5 s (src/jobs_execution.cpp) and divides in long
+    # double: stretch = (1e300 + 1e-5 - 0) / 1e-5 = 1e305, a finite double once cast back, where
+    # the quotient in double would overflow. It used to stop the run with an internal error.
+    watts = "<prop id='wattage_per_state' value='100:120:200'/>"
+    hosts = "".join(f"<host id='h{i}' speed='{'1e-300f' if i == 0 else '100Mf'}' core='1'>{watts}</host>" for i in range(4))
+    plat = tmp_path / "p.xml"
+    plat.write_text("<?xml version='1.0'?><platform version='4.1'><zone id='z' routing='Full'>"
+                    f"<host id='master_host' speed='1Gf'/>{hosts}</zone></platform>")
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 0, "subtime": 0.0, "walltime": -1, "res": 2, "profile": "c"},
+        {"id": 1, "subtime": 0.0, "walltime": -1, "res": 3, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 1.0},
+                     "c": {"type": "parallel_homogeneous", "cpu": 1.0, "com": 0}}}))
+    out = tmp_path / "out"
+    assert main(["run", "--policy", "fcfs", "-p", str(plat), "-w", str(wl), "-o", str(out), "--no-progress"]) == 0
+    with open(out / "out_jobs.csv", newline="") as f:
+        rows = {r["job_id"]: r for r in csv.DictReader(f)}
+    assert float(rows["0"]["finish_time"]) == pytest.approx(1e300, rel=1e-12)
+    assert float(rows["1"]["starting_time"]) == pytest.approx(1e300, rel=1e-12)
+    assert float(rows["1"]["stretch"]) == pytest.approx(1e305, rel=1e-12)

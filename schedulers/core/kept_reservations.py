@@ -247,7 +247,8 @@ class KeptReservations:
             found = prof.find_earliest_mask(job.res, dur, lo, choose, not_after=min(b, start))
         if found is None:
             found = prof.find_earliest_mask(job.res, dur, start, choose, not_after=start)
-        new_start, hosts = found  # its own window is free again: never None
+        assert found is not None  # its own window is free again
+        new_start, hosts = found
         if new_start == start and hosts == r.hosts_mask:
             prof.reserve_mask(start, dur, hosts)
             return self._kept(r)

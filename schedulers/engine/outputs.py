@@ -172,7 +172,9 @@ def _lines_with_texts(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) 
         turn = fin - subtime
         stretch = turn / ex
         f = stretch * 1e6
-        if abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):   # the printed digit hinges on the last bits
+        # the printed digit hinges on the last bits, or the double quotient overflows where Batsim's
+        # long double does not (a job ending 1e300 s after its submission)
+        if f == math.inf or abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):
             stretch = batsim_stretch(subtime, start, finish)
         t_start, t_ex, t_fin = f"{start:f}", f"{ex:f}", f"{fin:f}"
         yield (f"{head},{1 if state == 'COMPLETED_SUCCESSFULLY' else 0},{state},{t_start},{t_ex},{t_fin},"
