@@ -78,6 +78,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar
 
+from .core.backfilling import lowest_bits
 from .core.grouped_queue import GroupedQueue, MergedView
 from .core.model import Job, JobState
 from .core.policy import Option, option_choice, option_number
@@ -290,55 +291,95 @@ class BUCOrder:
         return out
 
 
-class BUC(BUCOrder, FCFS):
-    """BUC over FCFS (the paper's setting): the queue in Sf order, heads started while they fit."""
+class GroupedBUCQueue:
+    """The waiting queue of :class:`BUC` and :class:`BUCEasy`: a :class:`~schedulers.core.
+    grouped_queue.GroupedQueue` by ``(user, walltime)``, each group in submission order
+    (``(subtime, id)``), merged by Sf when a pass reads it (offsets :attr:`BUCOrder.sf_offsets`,
+    the keys of :meth:`BUCOrder.queue_key`): the order of a re-sort of the whole queue, without
+    the re-sort (module docstring). Mixed in before the base policy, whose own queue stays empty.
 
-    name = "buc"
-    summary = ("Orders the queue by BUC's index Sf, which favours users whose walltimes are accurate, and "
-               "starts jobs in that order (no backfilling).")
-    references = ("buc",)
-
-
-class BUCEasy(BUCOrder, EASY):
-    """BUC over EASY backfilling: the queue in Sf order, the head reserved, later jobs backfilled.
-
-    The waiting jobs are kept in a :class:`~schedulers.core.grouped_queue.GroupedQueue` by
-    ``(user, walltime)``, each group in submission order (``(subtime, id)``), instead of EASY's
-    sorted list: a pass merges the groups by Sf (offsets :attr:`BUCOrder.sf_offsets`, the keys
-    of :meth:`queue_key`) and runs EASY's steps on the merged view (step 1 here, steps 2-3
-    :meth:`EASY.backfill_behind <schedulers.easy.EASY.backfill_behind>`), so it makes the
-    decisions of a pass over the re-sorted queue without re-sorting it. EASY's methods that read
-    its list are replaced (:attr:`queue`, :meth:`on_job_submitted`, :meth:`head_reservation`,
-    :meth:`waiting`, :meth:`schedule`, :meth:`backfill_pass`; EASY's list stays empty) and
-    :meth:`start_job` also takes the job out of the groups.
+    Attributes:
+        waiting_jobs: the grouped queue.
     """
 
-    name = "buc-easy"
-    summary = "BUC's queue order (index Sf) over EASY backfilling."
-    references = ("buc", "easy")
-
     def __init__(self, options: dict[str, Any] | None = None) -> None:
-        super().__init__(options)
         self.waiting_jobs = GroupedQueue()
+        super().__init__(options)  # type: ignore[call-arg]
 
-    @property  # type: ignore[override]
+    @property
     def queue(self) -> list[Job]:
         """The waiting jobs in Sf order now, head first (a merge of the groups, ``O(queue log
         groups)``: for reading, the passes do not use it)."""
-        return self.waiting_jobs.ordered(self.now, self.sf_offsets)
+        return self.waiting_jobs.ordered(self.now, self.sf_offsets)  # type: ignore[attr-defined]
+
+    @queue.setter
+    def queue(self, jobs: Any) -> None:
+        # (the base's constructor sets its empty queue; the grouped queue replaces it)
+        if len(jobs):
+            raise AttributeError("the queue of a BUC policy is its grouped queue (waiting_jobs)")
 
     def on_job_submitted(self, job: Job) -> None:
         """Queue the job in its group ``(user, walltime)``, or reject it if larger than the
         platform."""
-        if self.platform.hosts and job.res > len(self.platform.hosts):
-            self.reject(job)
+        if self.platform.hosts and job.res > len(self.platform.hosts):  # type: ignore[attr-defined]
+            self.reject(job)  # type: ignore[attr-defined]
             return
         self.waiting_jobs.add(job, (job.user or "", job.walltime))
 
     def waiting(self) -> MergedView:
         """The queue in Sf order now, as a pass reads it (:class:`~schedulers.core.grouped_queue.
         MergedView`)."""
-        return self.waiting_jobs.view(self.now, self.sf_offsets)
+        return self.waiting_jobs.view(self.now, self.sf_offsets)  # type: ignore[attr-defined]
+
+
+class BUC(GroupedBUCQueue, BUCOrder, FCFS):
+    """BUC over FCFS (the paper's setting): the queue in Sf order, heads started while they fit
+    (on the lowest available ids, as :class:`~schedulers.fcfs.FCFS`).
+
+    The queue is :class:`GroupedBUCQueue`'s: a pass walks the merged view from its head,
+    ``O(groups log groups)`` to open it plus ``O(log groups)`` per job started, with the
+    decisions of FCFS over the re-sorted queue.
+    """
+
+    name = "buc"
+    summary = ("Orders the queue by BUC's index Sf, which favours users whose walltimes are accurate, and "
+               "starts jobs in that order (no backfilling).")
+    references = ("buc",)
+
+    def schedule(self) -> None:
+        """Start the heads of the queue in Sf order while they fit on the available hosts."""
+        queue = self.waiting_jobs
+        if not queue.live:
+            return
+        avail = self.available_mask
+        nfree = avail.bit_count()
+        view = self.waiting()
+        head = view.head()
+        while head is not None and head.res <= nfree:
+            view.take_head()
+            queue.remove(head)
+            alloc = lowest_bits(avail, head.res)
+            self.execute_mask(head, alloc)
+            avail &= ~alloc
+            nfree -= head.res
+            head = view.head()
+
+
+class BUCEasy(GroupedBUCQueue, BUCOrder, EASY):
+    """BUC over EASY backfilling: the queue in Sf order, the head reserved, later jobs backfilled.
+
+    The waiting jobs are kept in :class:`GroupedBUCQueue` instead of EASY's sorted list: a pass
+    runs EASY's steps on the merged view (step 1 here, steps 2-3 :meth:`EASY.backfill_behind
+    <schedulers.easy.EASY.backfill_behind>`), so it makes the decisions of a pass over the
+    re-sorted queue without re-sorting it. EASY's methods that read its list are replaced
+    (:attr:`queue`, :meth:`on_job_submitted`, :meth:`head_reservation`, :meth:`waiting`,
+    :meth:`schedule`, :meth:`backfill_pass`; EASY's list stays empty) and :meth:`start_job` also
+    takes the job out of the groups.
+    """
+
+    name = "buc-easy"
+    summary = "BUC's queue order (index Sf) over EASY backfilling."
+    references = ("buc", "easy")
 
     def head_reservation(self) -> Any:
         """As :meth:`EASY.head_reservation <schedulers.easy.EASY.head_reservation>`, for the
