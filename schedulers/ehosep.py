@@ -258,8 +258,8 @@ class EHOSEP(OwnerSharePolicy):
         ok = [u for u in users if self._budget(u) >= 0]                                # line 3
         return sorted(ok, key=lambda u: (self.own.power_diff(u), u))                   # line 1
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return self.smallest_first(tasks)
+    def ready_key(self, task: Task) -> tuple[float, float, int]:
+        return self.smallest_key(task)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...] | None:
         budget = self._budget(task.user)                                               # line 4

@@ -82,8 +82,8 @@ class HOSEP(OwnerSharePolicy):
     def idle_user_order(self, users: list[str]) -> list[str]:
         return sorted(users, key=lambda u: (self.own.power_diff(u), u))
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return self.smallest_first(tasks)
+    def ready_key(self, task: Task) -> tuple[float, float, int]:
+        return self.smallest_key(task)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
         return tuple(sorted(free, key=lambda i: (-self.own.power(i), i))[:task.res])

@@ -50,8 +50,8 @@ class OSEP(OwnerSharePolicy):
     def idle_user_order(self, users: list[str]) -> list[str]:
         return sorted(users, key=lambda u: (-self.own.osep_f(u), u))
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return sorted(tasks, key=lambda t: (t.arrival, t.index))
+    def ready_key(self, task: Task) -> tuple[float, int]:
+        return (task.arrival, task.index)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
         return tuple(free[:task.res])
