@@ -107,7 +107,5 @@ class HOSEP(OwnerSharePolicy):
             ok = own.pr_aloc(alpha, y) > own.remaining_power(beta, y)
         if not ok:
             return None
-        for task in self.ready_tasks(alpha):                                           # line 5
-            if self.fits(task, y):
-                return victim, task
-        return None
+        task = self.first_ready_fitting(alpha, y)                                       # line 5
+        return None if task is None else (victim, task)

@@ -69,7 +69,5 @@ class OSEP(OwnerSharePolicy):
         u_min = min(pool, key=lambda u: (own.osep_f(u), u))
         victim = min(self.active_tasks(u_min),                                        # line 3
                      key=lambda t: (self.elapsed(t), -t.arrival, -t.index))
-        for task in self.ready_tasks(u_max):                                          # line 5
-            if self.fits(task, victim.hosts):
-                return victim, task
-        return None
+        task = self.first_ready_fitting(u_max, victim.hosts)                          # line 5
+        return None if task is None else (victim, task)

@@ -43,9 +43,10 @@ larger than the platform, and for EHOSEP above their user's power limit) are rej
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_left
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterator
 
 from .backfilling import lowest_bits, procset_to_mask
 from .model import Job, JobState
@@ -150,6 +151,12 @@ class OwnerSharePolicy(Policy):
         ready = self._ready.get(user)
         return ready.tasks if ready is not None else []
 
+    def first_ready_fitting(self, user: str, hosts: tuple[int, ...]) -> Task | None:
+        """``user``'s first ready task (:meth:`ready_key` order) that :meth:`fits` ``hosts``, or
+        None; through :meth:`ReadyTasks.fitting`, not a scan of every ready task."""
+        ready = self._ready.get(user)
+        return None if ready is None else next(ready.fitting(len(hosts)), None)
+
     def users_with_ready(self) -> list[str]:
         """Users with at least one runnable waiting task, sorted by name."""
         return sorted(u for u, ts in self._ready.items() if ts)
@@ -180,7 +187,8 @@ class OwnerSharePolicy(Policy):
 
     @staticmethod
     def fits(task: Task, hosts: tuple[int, ...]) -> bool:
-        """True when ``task`` can run on the hosts a preemption frees (it needs no more of them)."""
+        """True when ``task`` can run on the hosts a preemption frees (it needs no more of them;
+        :meth:`first_ready_fitting` searches by this test)."""
         return task.res <= len(hosts)
 
     # ------------------------------------------------------------------------ idle-host shutdown
@@ -326,12 +334,11 @@ class OwnerSharePolicy(Policy):
             free = [i for i in range(free_mask.bit_length()) if free_mask >> i & 1]
             pick, hosts = None, ()
             for user in self.idle_user_order(self.users_with_ready()):
-                for task in self.ready_tasks(user):
-                    if task.res <= len(free):
-                        chosen = self.choose_idle_hosts(task, free)
-                        if chosen is not None:
-                            pick, hosts = task, tuple(sorted(chosen))
-                            break
+                for task in self._ready[user].fitting(len(free)):
+                    chosen = self.choose_idle_hosts(task, free)
+                    if chosen is not None:
+                        pick, hosts = task, tuple(sorted(chosen))
+                        break
                 if pick is not None:
                     break
             if pick is None:
@@ -446,19 +453,22 @@ class OwnerSharePolicy(Policy):
 
 class ReadyTasks:
     """One user's ready tasks, kept in the order of their keys (:meth:`OwnerSharePolicy.ready_key`,
-    read once per task): adding or removing a task costs a binary search and a list insertion or
-    deletion, where sorting the ready tasks at every pass cost ``O(n log n)`` each time.
+    read once per task), as a whole and by number of hosts asked: adding or removing a task costs
+    binary searches and list insertions or deletions (where sorting the ready tasks at every pass
+    cost ``O(n log n)`` each time), and :meth:`fitting` walks only the tasks that fit a number of
+    hosts (where a scan of every task found, under a backlog, mostly tasks too large).
 
     Attributes:
         tasks: the tasks in key order (smallest first).
     """
 
-    __slots__ = ("keys", "tasks", "_key_of")
+    __slots__ = ("keys", "tasks", "_key_of", "_by_res")
 
     def __init__(self) -> None:
         self.keys: list[Any] = []
         self.tasks: list[Task] = []
         self._key_of: dict[str, Any] = {}
+        self._by_res: dict[int, tuple[list[Any], list[Task]]] = {}  # res -> (keys, tasks), key order
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -474,12 +484,34 @@ class ReadyTasks:
         self.keys.insert(i, key)
         self.tasks.insert(i, task)
         self._key_of[task.id] = key
+        keys, tasks = self._by_res.setdefault(task.res, ([], []))
+        i = bisect_left(keys, key)
+        keys.insert(i, key)
+        tasks.insert(i, task)
 
     def remove(self, task: Task) -> None:
         """Take ``task`` out (KeyError when it is not ready)."""
-        i = bisect_left(self.keys, self._key_of.pop(task.id))
+        key = self._key_of.pop(task.id)
+        i = bisect_left(self.keys, key)
         del self.keys[i]
         del self.tasks[i]
+        keys, tasks = self._by_res[task.res]
+        i = bisect_left(keys, key)
+        del keys[i]
+        del tasks[i]
+
+    def fitting(self, cap: int) -> Iterator[Task]:
+        """The tasks asking for at most ``cap`` hosts, in key order (a merge of the lists by
+        number of hosts, ``O(log r)`` per task on ``r`` distinct numbers). The tasks must not
+        change during the walk."""
+        lists = [(keys, tasks) for r, (keys, tasks) in self._by_res.items() if r <= cap and keys]
+        if len(lists) == 1:
+            return iter(lists[0][1])
+        return (t for _, t in heapq.merge(*(zip(k, t) for k, t in lists), key=_first))
+
+
+def _first(pair: tuple[Any, Task]) -> Any:
+    return pair[0]
 
 
 def _leaf_progress(prog: Any) -> float:
