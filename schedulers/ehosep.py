@@ -112,6 +112,8 @@ class EHOSEP(OwnerSharePolicy):
             self.limit_pct[str(user)] = float(pct)
         self.full_load: dict[int, float] = {}
         self._draws: dict[tuple[int, int, int], float] = {}     # (host, busy cores, pstate) -> W
+        self._cons: dict[str, float] | None = None              # user -> Consumo, during a pass
+        self._cons_at: int | None = None                        # Ownership.changes it was read at
         self._least: dict[int, float] = {}
         self._floor: dict[int, list[float]] = {}
         self._con_max: dict[str, float] = {}
@@ -184,9 +186,30 @@ class EHOSEP(OwnerSharePolicy):
         return math.fsum(self._host_draw(h, busy_parts(task.profile, k)) for k, h in enumerate(hosts))
 
     def consumption(self, user: str) -> float:
-        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now."""
-        return math.fsum(self.task_draw(t, t.hosts) for j in self.own.running_jobs(user)
-                         if (t := self.tasks[j]).hosts)
+        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now. During a pass
+        (:meth:`schedule`, host pstates fixed) kept per user while the running tasks are
+        unchanged (:attr:`Ownership.changes <schedulers.core.ownership.Ownership.changes>`)."""
+        cache = self._cons
+        if cache is not None:
+            if self._cons_at != self.own.changes:
+                cache.clear()
+                self._cons_at = self.own.changes
+            c = cache.get(user)
+            if c is not None:
+                return c
+        c = math.fsum(self.task_draw(t, t.hosts) for j in self.own.running_jobs(user)
+                      if (t := self.tasks[j]).hosts)
+        if cache is not None:
+            cache[user] = c
+        return c
+
+    def schedule(self) -> None:
+        """The skeleton's pass, with :meth:`consumption` kept while it runs."""
+        self._cons, self._cons_at = {}, None
+        try:
+            super().schedule()
+        finally:
+            self._cons = None
 
     def _budget(self, user: str) -> float:
         """``Limite - Consumo`` (W), with the tolerance of the limit tests."""

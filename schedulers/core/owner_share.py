@@ -323,7 +323,7 @@ class OwnerSharePolicy(Policy):
             mask = procset_to_mask(task.hosts)
             if avail & mask == mask:
                 del self._reserved[tid]
-                self.execute(task.job, task.hosts)
+                self.execute_mask(task.job, mask)
 
     def _fill_idle(self) -> None:
         reserved = 0
@@ -347,8 +347,9 @@ class OwnerSharePolicy(Policy):
                 raise PolicyError(f"policy {self.name!r} chose hosts {hosts} for job {pick.job.id} "
                                   f"({pick.res} needed) among the idle {free}")
             self._place(pick, hosts)
-            self.execute(pick.job, hosts)
-            free_mask &= ~procset_to_mask(hosts)
+            mask = procset_to_mask(hosts)
+            self.execute_mask(pick.job, mask)
+            free_mask &= ~mask
 
     def _decide(self) -> None:
         for _ in range(self.maxt):

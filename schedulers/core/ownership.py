@@ -161,6 +161,9 @@ class Ownership:
         self._running_of: dict[str, dict[str, None]] = {}    # user -> running job ids in start order
         self._on_host: dict[int, list[str]] = {}             # host id -> job ids running there
         self._alloc: dict[str, float] | None = None          # user -> Allocated, recomputed lazily
+        #: Count of the changes of the running jobs (:meth:`start`, :meth:`end`, :meth:`preempt`):
+        #: a value computed from them stays right while it is unchanged (EHOSEP's ``Consumo``).
+        self.changes = 0
 
     # ------------------------------------------------------------------ platform facts
     @property
@@ -261,6 +264,7 @@ class Ownership:
         for i in ids:
             self._on_host.setdefault(i, []).append(job.id)
         self._alloc = None
+        self.changes += 1
 
     def _stop(self, job: Job, what: str) -> str:
         ids = self._running.pop(job.id, None)
@@ -274,6 +278,7 @@ class Ownership:
             if not on:
                 del self._on_host[i]
         self._alloc = None
+        self.changes += 1
         return user
 
     def end(self, job: Job) -> None:
