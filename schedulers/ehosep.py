@@ -244,8 +244,8 @@ class EHOSEP(OwnerSharePolicy):
         probe = ready[0] if ready else None
         mine = set(own.running_hosts(user))
         if budget < math.inf:                                                          # ii
-            need = [self._draw_one(probe, y) for y in own.host_ids if y not in mine]
-            if not need or min(need) > budget:
+            # (no other host, or every one above the budget; stops at the first one within it)
+            if not any(self._draw_one(probe, y) <= budget for y in own.host_ids if y not in mine):
                 return True
         return not any(self._may_preempt(user, z, t.hosts)                             # iii
                        for z in own.users if z != user and own.power_diff(z) > 0
