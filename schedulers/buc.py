@@ -53,25 +53,25 @@ second). ``w`` is 1 unless the gaming mitigation is on (option ``work_ref``, hos
 admits (§4, L206-213) that a user can inflate Su with many short, accurate jobs; this weight is
 the mitigation measured in ``campaigns/buc.toml`` (scenario parameter ``gamer``).
 
-The order is plugged into FCFS through its ``queue_key`` / ``dynamic_queue_order`` hooks: ``buc``
-(as the paper, L148-149, L204-205) re-sorts its queue at every pass, ``O(queue)`` keys per pass
-(:meth:`BUCOrder.queue_keys` computes them in one go with Sf's time-free part cached per user and
-walltime, the same floats). ``buc-easy`` (over EASY backfilling) does not re-sort: within one user
-and walltime Sf is ``A(user, Wt) + (now - subtime)`` with one float ``A`` (the time-free part,
+The order is plugged into FCFS and EASY through their ``queue_key`` / ``dynamic_queue_order``
+hooks (:meth:`BUCOrder.queue_keys` computes the keys in one go, with Sf's time-free part cached
+per user and walltime, the same floats). Neither ``buc`` nor ``buc-easy`` re-sorts its queue at
+every pass (as the paper's re-evaluation at every event reads, L123-124): within one user and
+walltime Sf is ``A(user, Wt) + (now - subtime)`` with one float ``A`` (the time-free part,
 :attr:`BUCOrder.sf_offsets`), so their order never changes (earlier submission first, then the id
-string; float addition is monotone); only ``A`` moves, when the user's Su does. Its queue is kept
-as such groups (:class:`~schedulers.core.grouped_queue.GroupedQueue`) and a pass merges them by
-the Sf of their first jobs, searching each group for the next job that fits the free hosts
-(EASY's steps 2-3 over the merged view): the same decisions
-(``tests/test_policy_backlog.py``, ``tests/test_buc_queue.py``) at ``O(groups log groups)`` per
-pass plus ``O(log groups + log queue)`` per job looked at, instead of ``O(queue log queue)``.
+string; float addition is monotone); only ``A`` moves, when the user's Su does. The queue is kept
+as such groups (:class:`GroupedBUCQueue`, a :class:`~schedulers.core.grouped_queue.GroupedQueue`)
+and a pass merges them by the Sf of their first jobs: ``buc`` starts the heads of the merged view
+while they fit, ``buc-easy`` also searches each group for the next job that fits the free hosts
+(EASY's steps 2-3 over the merged view). Same decisions as a re-sorted queue
+(``tests/test_policy_backlog.py``, ``tests/test_buc_queue.py``, and equal schedule digests of
+``benchmarks/bench_backlog.py``) at ``O(groups log groups)`` per pass plus ``O(log groups + log
+queue)`` per job looked at, instead of ``O(queue log queue)``.
 
-Cost (``benchmarks/bench_backlog.py --policies easy,buc-easy --sizes 10000,30000``: jobs of 1-32
-hosts at twice the capacity of 128 hosts, one user and up to 180 walltimes, about 150 groups
-waiting; a shared 2-core machine, two runs, numbers noisy): engine
-time 4.9 s at 10k jobs and 16.0-18.7 s at 30k, 2.5x and 2.6-2.9x EASY in the same invocation
-(``benchmarks/results/backlog_buc.md``); with the re-sorted queue (``backlog_buc_before.md``, one
-run each, same schedules) 37.4 s and 642 s, 18x and 103x EASY.
+Cost (``benchmarks/bench_backlog.py``, jobs of 1-32 hosts at twice the capacity of 128 hosts,
+one user and up to 180 walltimes; results in ``benchmarks/results/backlog.md``): at 10k jobs
+``buc`` went from 47x EASY's engine time (re-sorted queue) to about 2-3x, ``buc-easy`` about
+2-3x, in the same invocation on a shared 2-core machine.
 """
 
 from __future__ import annotations
