@@ -31,7 +31,14 @@ Usage::
 A policy is ``name`` or ``name:key=value:...`` (its options, values read as JSON, else as
 strings; the row's policy column shows the whole spec). ``--sharing`` runs every configuration
 with compute sharing (Batsim's ``--enable-compute-sharing``, which green-easy needs for Δ > 0);
-the rows then say so. ``--append`` adds the rows to those already in ``backlog.json`` instead of
+the rows then say so. ``--owned`` runs every configuration on an owned version of the same
+platform and workload, as the owner-share policies (``osep``, ``hosep``, ``ehosep``) need:
+:data:`NB_OWNERS` users, host ``i`` owned by ``u<i * NB_OWNERS // 128>`` (the host property
+``owner``, 32 consecutive hosts each, as the ``owner-lille`` scenario gives each team a cluster),
+and each job's ``user`` field drawn uniformly among them from a second seeded stream (so the jobs'
+times and sizes are the plain workload's). Every run switches on the Batsim features its policy
+``requires`` (the owner-share policies: dynamic jobs and forwarded profiles, for the restarts of
+preempted jobs). The rows then say ``(owned)``. ``--append`` adds the rows to those already in ``backlog.json`` instead of
 replacing the file (repeated runs of a configuration then give one row each; the ratios to FCFS
 and EASY are taken within one invocation, ``run`` = its start time).
 
@@ -63,6 +70,9 @@ WALLTIME_FACTOR = (1.0, 3.0)
 LOAD = 2.0                          # submitted work / platform capacity
 MEAN_INTERARRIVAL = ((1 + MAX_RES) / 2) * (sum(DELAY_RANGE) / 2) / (LOAD * NB_HOSTS)  # s
 
+#: Owners of the ``--owned`` platform (each owns NB_HOSTS / NB_OWNERS consecutive hosts).
+NB_OWNERS = 4
+
 #: The issue's goals: EASY within 3x of FCFS at 100k jobs, a 1M-job EASY run under 10 min.
 GOAL_RATIO = 3.0
 GOAL_1M_S = 600.0
@@ -85,6 +95,31 @@ def make_workload(n: int, seed: int = 0) -> dict:
         profiles[name] = {"type": "delay", "delay": delay}
         jobs.append({"id": str(i), "subtime": round(t, 3), "walltime": walltime, "res": res, "profile": name})
     return {"nb_res": NB_HOSTS, "jobs": jobs, "profiles": profiles}
+
+
+def add_users(workload: dict, seed: int) -> dict:
+    """``--owned``: each job gets a ``user`` field ``u0``..``u<NB_OWNERS-1>``, uniform, from its own
+    seeded stream (the rest of the workload unchanged)."""
+    rng = random.Random(f"owners-{seed}")
+    for job in workload["jobs"]:
+        job["user"] = f"u{rng.randrange(NB_OWNERS)}"
+    return workload
+
+
+def owned_platform(platform: Path, out: Path) -> Path:
+    """``--owned``: ``platform`` with ``<prop id="owner" value="u<k>"/>`` on its compute hosts
+    ``host<i>`` (``k = i * NB_OWNERS // NB_HOSTS``), written to ``out``."""
+    import re
+
+    def add(m: re.Match) -> str:
+        k = int(m.group(2)) * NB_OWNERS // NB_HOSTS
+        return f'{m.group(1)}\n      <prop id="owner" value="u{k}" />'
+
+    text, n = re.subn(r'(<host id="host(\d+)"[^>]*>)', add, platform.read_text(encoding="utf-8"))
+    if n != NB_HOSTS:
+        raise SystemExit(f"{platform}: {n} compute hosts named host<i> found, {NB_HOSTS} expected")
+    out.write_text(text, encoding="utf-8")
+    return out
 
 
 def schedule_digest(jobs) -> str:
@@ -112,7 +147,7 @@ def parse_policy(spec: str) -> tuple[str, dict | None]:
 
 
 def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = False,
-            sharing: bool = False) -> dict:
+            sharing: bool = False, owned: bool = False) -> dict:
     """Run one configuration in this process and measure it (``policy`` as :func:`parse_policy`)."""
     import gc
     import resource
@@ -121,12 +156,17 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     from schedulers.registry import get_policy
 
     wl = make_workload(size, seed)
+    if owned:
+        add_users(wl, seed)
     gc.collect()
     t0 = time.perf_counter()
-    engine = build_engine(platform, [wl], energy=False, compute_sharing=sharing, trace_outputs=False)
+    pol = get_policy(*parse_policy(policy))
+    needs = getattr(pol, "requires", frozenset())  # the owner-share policies' restarts
+    engine = build_engine(platform, [wl], energy=False, compute_sharing=sharing, trace_outputs=False,
+                          dynamic_jobs="dynamic-jobs" in needs, forward_profiles="forward-profiles" in needs)
     del wl
     t1 = time.perf_counter()
-    port = InProcessPort(get_policy(*parse_policy(policy)))
+    port = InProcessPort(pol)
     if profile:
         import cProfile
         import pstats
@@ -138,7 +178,7 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     t2 = time.perf_counter()
     s = result.schedule
     return {
-        "policy": policy, "size": size, "sharing": sharing, "setup_s": t1 - t0, "run_s": t2 - t1,
+        "policy": policy, "size": size, "sharing": sharing, **({"owned": True} if owned else {}), "setup_s": t1 - t0, "run_s": t2 - t1,
         "jobs_per_s": size / (t2 - t1), "messages": result.messages,
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
         "makespan": s["makespan"], "mean_waiting_time": s["mean_waiting_time"],
@@ -146,19 +186,22 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     }
 
 
-def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool, sharing: bool = False) -> dict:
+def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool, sharing: bool = False,
+           owned: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--platform", str(platform),
            "--policies", policy, "--sizes", str(size), "--seed", str(seed)]
     if profile:
         cmd.append("--profile")
     if sharing:
         cmd.append("--sharing")
+    if owned:
+        cmd.append("--owned")
     return run_worker(cmd, echo_stderr=profile)
 
 
 def _fmt_table(rows: list[dict]) -> list[str]:
     def same(r: dict) -> tuple:  # ratios within one invocation, at one size and sharing
-        return r.get("run", ""), r["size"], r.get("sharing", False)
+        return r.get("run", ""), r["size"], r.get("sharing", False), r.get("owned", False)
 
     fcfs = {same(r): r["run_s"] for r in rows if r["policy"] == "fcfs"}
     easy = {same(r): r["run_s"] for r in rows if r["policy"] == "easy"}
@@ -169,7 +212,7 @@ def _fmt_table(rows: list[dict]) -> list[str]:
     for r in rows:
         ref = fcfs.get(same(r))
         ratio = "-" if ref is None or r["policy"] == "fcfs" else f"{r['run_s'] / ref:.2f}"
-        name = r["policy"] + (" (sharing)" if r.get("sharing") else "")
+        name = r["policy"] + (" (sharing)" if r.get("sharing") else "") + (" (owned)" if r.get("owned") else "")
         ref = easy.get(same(r))
         ratio += " | " + ("-" if ref is None or r["policy"] in ("fcfs", "easy") else f"{r['run_s'] / ref:.2f}")
         out.append(f"| {name} | {r['size']:,} | {r['setup_s']:.2f} | {r['run_s']:.2f} "
@@ -226,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder for backlog.json and backlog.md")
     ap.add_argument("--no-write", action="store_true", help="print the table only")
     ap.add_argument("--sharing", action="store_true", help="compute sharing on (green-easy with delta > 0)")
+    ap.add_argument("--owned", action="store_true",
+                    help="hosts and jobs with owners (osep, hosep, ehosep)")
     ap.add_argument("--append", action="store_true",
                     help="add the rows to those of the existing backlog.json")
     ap.add_argument("--platform", type=Path, help=argparse.SUPPRESS)
@@ -237,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.worker:
         print(json.dumps(run_one(str(args.platform), policies[0], sizes[0], args.seed, args.profile,
-                                 args.sharing)))
+                                 args.sharing, args.owned)))
         return 0
 
     from schedulers.registry import POLICIES, check_options
@@ -254,14 +299,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     with tempfile.TemporaryDirectory(prefix="bench_backlog_") as tmp:
         plat, note = resolve_platform(Path(tmp))
+        if args.owned:
+            plat = owned_platform(plat, Path(tmp) / "owned_platform.xml")
+            note += f", hosts owned by {NB_OWNERS} users (--owned)"
         print(f"platform: {note}", flush=True)
         rows = []
         for size in sizes:
             for policy in policies:
-                r = _spawn(plat, policy, size, args.seed, args.profile, args.sharing)
+                r = _spawn(plat, policy, size, args.seed, args.profile, args.sharing, args.owned)
                 r["run"] = started
                 rows.append(r)
-                print(f"  {policy:5s} {size:>9,} jobs{' sharing' if args.sharing else ''}  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
+                print(f"  {policy:5s} {size:>9,} jobs{' sharing' if args.sharing else ''}{' owned' if args.owned else ''}  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
                       f"peak RSS {r['maxrss_mb']:5.0f} MB  check {r['check']}", flush=True)
     meta = {
         **machine_meta(),

@@ -53,31 +53,32 @@ second). ``w`` is 1 unless the gaming mitigation is on (option ``work_ref``, hos
 admits (§4, L206-213) that a user can inflate Su with many short, accurate jobs; this weight is
 the mitigation measured in ``campaigns/buc.toml`` (scenario parameter ``gamer``).
 
-The order is plugged into FCFS through its ``queue_key`` / ``dynamic_queue_order`` hooks: ``buc``
-(as the paper, L148-149, L204-205) re-sorts its queue at every pass, ``O(queue)`` keys per pass
-(:meth:`BUCOrder.queue_keys` computes them in one go with Sf's time-free part cached per user and
-walltime, the same floats). ``buc-easy`` (over EASY backfilling) does not re-sort: within one user
-and walltime Sf is ``A(user, Wt) + (now - subtime)`` with one float ``A`` (the time-free part,
+The order is plugged into FCFS and EASY through their ``queue_key`` / ``dynamic_queue_order``
+hooks (:meth:`BUCOrder.queue_keys` computes the keys in one go, with Sf's time-free part cached
+per user and walltime, the same floats). Neither ``buc`` nor ``buc-easy`` re-sorts its queue at
+every pass (as the paper's re-evaluation at every event reads, L123-124): within one user and
+walltime Sf is ``A(user, Wt) + (now - subtime)`` with one float ``A`` (the time-free part,
 :attr:`BUCOrder.sf_offsets`), so their order never changes (earlier submission first, then the id
-string; float addition is monotone); only ``A`` moves, when the user's Su does. Its queue is kept
-as such groups (:class:`~schedulers.core.grouped_queue.GroupedQueue`) and a pass merges them by
-the Sf of their first jobs, searching each group for the next job that fits the free hosts
-(EASY's steps 2-3 over the merged view): the same decisions
-(``tests/test_policy_backlog.py``, ``tests/test_buc_queue.py``) at ``O(groups log groups)`` per
-pass plus ``O(log groups + log queue)`` per job looked at, instead of ``O(queue log queue)``.
+string; float addition is monotone); only ``A`` moves, when the user's Su does. The queue is kept
+as such groups (:class:`GroupedBUCQueue`, a :class:`~schedulers.core.grouped_queue.GroupedQueue`)
+and a pass merges them by the Sf of their first jobs: ``buc`` starts the heads of the merged view
+while they fit, ``buc-easy`` also searches each group for the next job that fits the free hosts
+(EASY's steps 2-3 over the merged view). Same decisions as a re-sorted queue
+(``tests/test_policy_backlog.py``, ``tests/test_buc_queue.py``, and equal schedule digests of
+``benchmarks/bench_backlog.py``) at ``O(groups log groups)`` per pass plus ``O(log groups + log
+queue)`` per job looked at, instead of ``O(queue log queue)``.
 
-Cost (``benchmarks/bench_backlog.py --policies easy,buc-easy --sizes 10000,30000``: jobs of 1-32
-hosts at twice the capacity of 128 hosts, one user and up to 180 walltimes, about 150 groups
-waiting; a shared 2-core machine, two runs, numbers noisy): engine
-time 4.9 s at 10k jobs and 16.0-18.7 s at 30k, 2.5x and 2.6-2.9x EASY in the same invocation
-(``benchmarks/results/backlog_buc.md``); with the re-sorted queue (``backlog_buc_before.md``, one
-run each, same schedules) 37.4 s and 642 s, 18x and 103x EASY.
+Cost (``benchmarks/bench_backlog.py``, jobs of 1-32 hosts at twice the capacity of 128 hosts,
+one user and up to 180 walltimes; results in ``benchmarks/results/backlog.md``): at 10k jobs
+``buc`` went from 47x EASY's engine time (re-sorted queue) to about 2-3x, ``buc-easy`` about
+2-3x, in the same invocation on a shared 2-core machine.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, ClassVar
 
+from .core.backfilling import lowest_bits
 from .core.grouped_queue import GroupedQueue, MergedView
 from .core.model import Job, JobState
 from .core.policy import Option, option_choice, option_number
@@ -290,55 +291,95 @@ class BUCOrder:
         return out
 
 
-class BUC(BUCOrder, FCFS):
-    """BUC over FCFS (the paper's setting): the queue in Sf order, heads started while they fit."""
+class GroupedBUCQueue:
+    """The waiting queue of :class:`BUC` and :class:`BUCEasy`: a :class:`~schedulers.core.
+    grouped_queue.GroupedQueue` by ``(user, walltime)``, each group in submission order
+    (``(subtime, id)``), merged by Sf when a pass reads it (offsets :attr:`BUCOrder.sf_offsets`,
+    the keys of :meth:`BUCOrder.queue_key`): the order of a re-sort of the whole queue, without
+    the re-sort (module docstring). Mixed in before the base policy, whose own queue stays empty.
+
+    Attributes:
+        waiting_jobs: the grouped queue.
+    """
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.waiting_jobs = GroupedQueue()
+        super().__init__(options)  # type: ignore[call-arg]
+
+    @property
+    def queue(self) -> list[Job]:
+        """The waiting jobs in Sf order now, head first (a merge of the groups, ``O(queue log
+        groups)``: for reading, the passes do not use it)."""
+        return self.waiting_jobs.ordered(self.now, self.sf_offsets)  # type: ignore[attr-defined]
+
+    @queue.setter
+    def queue(self, jobs: Any) -> None:
+        # (the base's constructor sets its empty queue; the grouped queue replaces it)
+        if len(jobs):
+            raise AttributeError("the queue of a BUC policy is its grouped queue (waiting_jobs)")
+
+    def on_job_submitted(self, job: Job) -> None:
+        """Queue the job in its group ``(user, walltime)``, or reject it if larger than the
+        platform."""
+        if self.platform.hosts and job.res > len(self.platform.hosts):  # type: ignore[attr-defined]
+            self.reject(job)  # type: ignore[attr-defined]
+            return
+        self.waiting_jobs.add(job, (job.user or "", job.walltime))
+
+    def waiting(self) -> MergedView:
+        """The queue in Sf order now, as a pass reads it (:class:`~schedulers.core.grouped_queue.
+        MergedView`)."""
+        return self.waiting_jobs.view(self.now, self.sf_offsets)  # type: ignore[attr-defined]
+
+
+class BUC(GroupedBUCQueue, BUCOrder, FCFS):  # type: ignore[misc]  # the grouped queue replaces FCFS's list
+    """BUC over FCFS (the paper's setting): the queue in Sf order, heads started while they fit
+    (on the lowest available ids, as :class:`~schedulers.fcfs.FCFS`).
+
+    The queue is :class:`GroupedBUCQueue`'s: a pass walks the merged view from its head,
+    ``O(groups log groups)`` to open it plus ``O(log groups)`` per job started, with the
+    decisions of FCFS over the re-sorted queue.
+    """
 
     name = "buc"
     summary = ("Orders the queue by BUC's index Sf, which favours users whose walltimes are accurate, and "
                "starts jobs in that order (no backfilling).")
     references = ("buc",)
 
+    def schedule(self) -> None:
+        """Start the heads of the queue in Sf order while they fit on the available hosts."""
+        queue = self.waiting_jobs
+        if not queue.live:
+            return
+        avail = self.available_mask
+        nfree = avail.bit_count()
+        view = self.waiting()
+        head = view.head()
+        while head is not None and head.res <= nfree:
+            view.take_head()
+            queue.remove(head)
+            alloc = lowest_bits(avail, head.res)
+            self.execute_mask(head, alloc)
+            avail &= ~alloc
+            nfree -= head.res
+            head = view.head()
 
-class BUCEasy(BUCOrder, EASY):
+
+class BUCEasy(GroupedBUCQueue, BUCOrder, EASY):  # type: ignore[misc]  # the grouped queue replaces EASY's index
     """BUC over EASY backfilling: the queue in Sf order, the head reserved, later jobs backfilled.
 
-    The waiting jobs are kept in a :class:`~schedulers.core.grouped_queue.GroupedQueue` by
-    ``(user, walltime)``, each group in submission order (``(subtime, id)``), instead of EASY's
-    sorted list: a pass merges the groups by Sf (offsets :attr:`BUCOrder.sf_offsets`, the keys
-    of :meth:`queue_key`) and runs EASY's steps on the merged view (step 1 here, steps 2-3
-    :meth:`EASY.backfill_behind <schedulers.easy.EASY.backfill_behind>`), so it makes the
-    decisions of a pass over the re-sorted queue without re-sorting it. EASY's methods that read
-    its list are replaced (:attr:`queue`, :meth:`on_job_submitted`, :meth:`head_reservation`,
-    :meth:`waiting`, :meth:`schedule`, :meth:`backfill_pass`; EASY's list stays empty) and
-    :meth:`start_job` also takes the job out of the groups.
+    The waiting jobs are kept in :class:`GroupedBUCQueue` instead of EASY's sorted list: a pass
+    runs EASY's steps on the merged view (step 1 here, steps 2-3 :meth:`EASY.backfill_behind
+    <schedulers.easy.EASY.backfill_behind>`), so it makes the decisions of a pass over the
+    re-sorted queue without re-sorting it. EASY's methods that read its list are replaced
+    (:attr:`queue`, :meth:`on_job_submitted`, :meth:`head_reservation`, :meth:`waiting`,
+    :meth:`schedule`, :meth:`backfill_pass`; EASY's list stays empty) and :meth:`start_job` also
+    takes the job out of the groups.
     """
 
     name = "buc-easy"
     summary = "BUC's queue order (index Sf) over EASY backfilling."
     references = ("buc", "easy")
-
-    def __init__(self, options: dict[str, Any] | None = None) -> None:
-        super().__init__(options)
-        self.waiting_jobs = GroupedQueue()
-
-    @property  # type: ignore[misc]
-    def queue(self) -> list[Job]:
-        """The waiting jobs in Sf order now, head first (a merge of the groups, ``O(queue log
-        groups)``: for reading, the passes do not use it)."""
-        return self.waiting_jobs.ordered(self.now, self.sf_offsets)
-
-    def on_job_submitted(self, job: Job) -> None:
-        """Queue the job in its group ``(user, walltime)``, or reject it if larger than the
-        platform."""
-        if self.platform.hosts and job.res > len(self.platform.hosts):
-            self.reject(job)
-            return
-        self.waiting_jobs.add(job, (job.user or "", job.walltime))
-
-    def waiting(self) -> MergedView:  # type: ignore[override]
-        """The queue in Sf order now, as a pass reads it (:class:`~schedulers.core.grouped_queue.
-        MergedView`)."""
-        return self.waiting_jobs.view(self.now, self.sf_offsets)
 
     def head_reservation(self) -> Any:
         """As :meth:`EASY.head_reservation <schedulers.easy.EASY.head_reservation>`, for the

@@ -112,6 +112,8 @@ class EHOSEP(OwnerSharePolicy):
             self.limit_pct[str(user)] = float(pct)
         self.full_load: dict[int, float] = {}
         self._draws: dict[tuple[int, int, int], float] = {}     # (host, busy cores, pstate) -> W
+        self._cons: dict[str, float] | None = None              # user -> Consumo, during a pass
+        self._cons_at: int | None = None                        # Ownership.changes it was read at
         self._least: dict[int, float] = {}
         self._floor: dict[int, list[float]] = {}
         self._con_max: dict[str, float] = {}
@@ -184,9 +186,30 @@ class EHOSEP(OwnerSharePolicy):
         return math.fsum(self._host_draw(h, busy_parts(task.profile, k)) for k, h in enumerate(hosts))
 
     def consumption(self, user: str) -> float:
-        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now."""
-        return math.fsum(self.task_draw(t, t.hosts) for j in self.own.running_jobs(user)
-                         if (t := self.tasks[j]).hosts)
+        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now. During a pass
+        (:meth:`schedule`, host pstates fixed) kept per user while the running tasks are
+        unchanged (:attr:`Ownership.changes <schedulers.core.ownership.Ownership.changes>`)."""
+        cache = self._cons
+        if cache is not None:
+            if self._cons_at != self.own.changes:
+                cache.clear()
+                self._cons_at = self.own.changes
+            c = cache.get(user)
+            if c is not None:
+                return c
+        c = math.fsum(self.task_draw(t, t.hosts) for j in self.own.running_jobs(user)
+                      if (t := self.tasks[j]).hosts)
+        if cache is not None:
+            cache[user] = c
+        return c
+
+    def schedule(self) -> None:
+        """The skeleton's pass, with :meth:`consumption` kept while it runs."""
+        self._cons, self._cons_at = {}, None
+        try:
+            super().schedule()
+        finally:
+            self._cons = None
 
     def _budget(self, user: str) -> float:
         """``Limite - Consumo`` (W), with the tolerance of the limit tests."""
@@ -221,8 +244,8 @@ class EHOSEP(OwnerSharePolicy):
         probe = ready[0] if ready else None
         mine = set(own.running_hosts(user))
         if budget < math.inf:                                                          # ii
-            need = [self._draw_one(probe, y) for y in own.host_ids if y not in mine]
-            if not need or min(need) > budget:
+            # (no other host, or every one above the budget; stops at the first one within it)
+            if not any(self._draw_one(probe, y) <= budget for y in own.host_ids if y not in mine):
                 return True
         return not any(self._may_preempt(user, z, t.hosts)                             # iii
                        for z in own.users if z != user and own.power_diff(z) > 0
@@ -258,8 +281,8 @@ class EHOSEP(OwnerSharePolicy):
         ok = [u for u in users if self._budget(u) >= 0]                                # line 3
         return sorted(ok, key=lambda u: (self.own.power_diff(u), u))                   # line 1
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return self.smallest_first(tasks)
+    def ready_key(self, task: Task) -> tuple[float, float, int]:
+        return self.smallest_key(task)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...] | None:
         budget = self._budget(task.user)                                               # line 4

@@ -82,8 +82,8 @@ class HOSEP(OwnerSharePolicy):
     def idle_user_order(self, users: list[str]) -> list[str]:
         return sorted(users, key=lambda u: (self.own.power_diff(u), u))
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return self.smallest_first(tasks)
+    def ready_key(self, task: Task) -> tuple[float, float, int]:
+        return self.smallest_key(task)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
         return tuple(sorted(free, key=lambda i: (-self.own.power(i), i))[:task.res])
@@ -107,7 +107,5 @@ class HOSEP(OwnerSharePolicy):
             ok = own.pr_aloc(alpha, y) > own.remaining_power(beta, y)
         if not ok:
             return None
-        for task in self.ready_tasks(alpha):                                           # line 5
-            if self.fits(task, y):
-                return victim, task
-        return None
+        task = self.first_ready_fitting(alpha, y)                                       # line 5
+        return None if task is None else (victim, task)

@@ -50,8 +50,8 @@ class OSEP(OwnerSharePolicy):
     def idle_user_order(self, users: list[str]) -> list[str]:
         return sorted(users, key=lambda u: (-self.own.osep_f(u), u))
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return sorted(tasks, key=lambda t: (t.arrival, t.index))
+    def ready_key(self, task: Task) -> tuple[float, int]:
+        return (task.arrival, task.index)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...]:
         return tuple(free[:task.res])
@@ -69,7 +69,5 @@ class OSEP(OwnerSharePolicy):
         u_min = min(pool, key=lambda u: (own.osep_f(u), u))
         victim = min(self.active_tasks(u_min),                                        # line 3
                      key=lambda t: (self.elapsed(t), -t.arrival, -t.index))
-        for task in self.ready_tasks(u_max):                                          # line 5
-            if self.fits(task, victim.hosts):
-                return victim, task
-        return None
+        task = self.first_ready_fitting(u_max, victim.hosts)                          # line 5
+        return None if task is None else (victim, task)

@@ -46,8 +46,8 @@ class OwnShare(OwnerSharePolicy):
     def idle_user_order(self, users: list[str]) -> list[str]:
         return users
 
-    def ready_order(self, tasks: list[Task]) -> list[Task]:
-        return self.smallest_first(tasks)
+    def ready_key(self, task: Task) -> tuple[float, float, int]:
+        return self.smallest_key(task)
 
     def choose_idle_hosts(self, task: Task, free: list[int]) -> tuple[int, ...] | None:
         own = self.own

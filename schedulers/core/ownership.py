@@ -174,6 +174,11 @@ class Ownership:
         self._running_of: dict[str, dict[str, None]] = {}    # user -> running job ids in start order
         self._on_host: dict[int, list[str]] = {}             # host id -> job ids running there
         self._alloc: dict[str, float] | None = None          # user -> Allocated, recomputed lazily
+        #: Count of the changes of the running jobs (:meth:`start`, :meth:`end`, :meth:`preempt`):
+        #: a value computed from them stays right while it is unchanged (EHOSEP's ``Consumo``).
+        self.changes = 0
+        self._hosts_of: dict[str, tuple[int, ...]] = {}      # user -> running_hosts, at _hosts_at
+        self._hosts_at = 0
 
     # ------------------------------------------------------------------ platform facts
     @property
@@ -274,6 +279,7 @@ class Ownership:
         for i in ids:
             self._on_host.setdefault(i, []).append(job.id)
         self._alloc = None
+        self.changes += 1
 
     def _stop(self, job: Owned, what: str) -> str:
         ids = self._running.pop(job.id, None)
@@ -287,6 +293,7 @@ class Ownership:
             if not on:
                 del self._on_host[i]
         self._alloc = None
+        self.changes += 1
         return user
 
     def end(self, job: Owned) -> None:
@@ -325,8 +332,16 @@ class Ownership:
         return tuple(self._running_of.get(user, {}))
 
     def running_hosts(self, user: str) -> tuple[int, ...]:
-        """Ids of the hosts running a job of ``user``, sorted."""
-        return tuple(sorted({i for j in self.running_jobs(user) for i in self._running[j]}))
+        """Ids of the hosts running a job of ``user``, sorted (kept per user while
+        :attr:`changes` is unchanged)."""
+        if self._hosts_at != self.changes:
+            self._hosts_of.clear()
+            self._hosts_at = self.changes
+        hosts = self._hosts_of.get(user)
+        if hosts is None:
+            hosts = self._hosts_of[user] = tuple(sorted({i for j in self.running_jobs(user)
+                                                         for i in self._running[j]}))
+        return hosts
 
     def jobs_on(self, host_id: int) -> tuple[str, ...]:
         """Ids of the jobs running on ``host_id``."""
@@ -374,6 +389,8 @@ class Ownership:
     def _held(self, user: str, host_id: int) -> float:
         """The part of ``host_id``'s power ``user`` holds (flops/s)."""
         jobs = self._on_host.get(host_id, ())
+        if len(jobs) == 1:  # (the usual case: power * 1 / 1 is power, the same float)
+            return self.power(host_id) if self._user_of[jobs[0]] == user else 0.0
         mine = sum(1 for j in jobs if self._user_of[j] == user)
         return self.power(host_id) * mine / len(jobs) if mine else 0.0
 
