@@ -178,12 +178,17 @@ class KeptReservations:
         if found is None:
             return Reservation(job, INF, duration, prof.final_free_mask)
         start, hosts = found
+        return self._place(job, start, duration, hosts)
+
+    def _place(self, job: Job, start: float, duration: float, hosts: int) -> Reservation:
+        """Put ``job`` at ``start`` (s) on ``hosts`` (bit mask) for ``duration`` (s): held if
+        ``start`` is now (it starts), else reserved and marked placed at the current release count."""
         r = Reservation(job, start, duration, hosts)
-        if start == prof.now:
+        if start == self.prof.now:
             self.hold(job.id, start, duration, hosts)
             self._placed.pop(job.id, None)
         else:
-            prof.reserve_mask(start, duration, hosts)
+            self.prof.reserve_mask(start, duration, hosts)
             self.reservations[job.id] = r
             self._placed[job.id] = self._seq
         return r
@@ -253,13 +258,7 @@ class KeptReservations:
             prof.reserve_mask(start, dur, hosts)
             return self._kept(r)
         del self.reservations[job.id]
-        new = Reservation(job, new_start, dur, hosts)
-        if new_start == prof.now:
-            self.hold(job.id, new_start, dur, hosts)
-            self._placed.pop(job.id, None)
-        else:
-            prof.reserve_mask(new_start, dur, hosts)
-            self.reservations[job.id] = new
+        new = self._place(job, new_start, dur, hosts)
         self._released(start, end)  # its old window (what the new one covers is a reduction)
         if new_start != prof.now:
             self._placed[job.id] = self._seq
