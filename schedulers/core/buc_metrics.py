@@ -82,7 +82,7 @@ def read_jobs(out_jobs: str | Path) -> list[dict[str, Any]]:
             vals = [float(r[c]) for c in cols[2:7]]
         except ValueError:
             raise OutputsError(f"{p}: job {jid}: a time column is not a number") from None
-        rows.append(dict(zip(("id", "sub", "wt", "start", "run", "finish"), [jid] + vals),
+        rows.append(dict(zip(("id", "sub", "wt", "start", "run", "finish"), [jid, *vals]),
                          state=r["final_state"]))
     return rows
 
@@ -120,9 +120,10 @@ def choose_real_users(jobs: dict[str, dict], rule: Callable[[float, float], floa
         for j in js:
             seen.append(su)
             wt, d = float(j.get("walltime", -1)), j.get("delay")
-            p = precision(d, wt) if d is not None else None
-            if p is not None and d < wt:
-                su = rule(su, p)
+            if d is not None and d < wt:
+                p = precision(d, wt)
+                if p is not None:
+                    su = rule(su, p)
         mean = float(np.mean(seen))
         role = "real_low" if mean < 100 / 3 else ("real_mid" if mean < 200 / 3 else "real_high")
         cand = (len(js), u, mean)
@@ -176,7 +177,7 @@ def position_gains(rows: list[dict], users: dict[str, str], kp: float, min_queue
     uidx = {u: i for i, u in enumerate(ulist)}
     owner = np.array([uidx[users.get(r["id"], "")] for r in order])
     ranks = np.arange(n)  # tie-break rank = arrival order (subtime, then id string)
-    updates = sorted((r["finish"], r["id"], users.get(r["id"], ""), precision(r["run"], r["wt"]))
+    updates = sorted((r["finish"], r["id"], users.get(r["id"], ""), _completed_precision(r))
                      for r in rows if r["state"] == "COMPLETED_SUCCESSFULLY" and r["wt"] > 0)
     su = np.full(len(ulist), SU0)
     gains: dict[str, list[float]] = defaultdict(list)
@@ -206,11 +207,18 @@ def _fcfs_rows(workloads: list, platform: Any) -> list[dict]:
         return read_jobs(Path(tmp) / "out_jobs.csv")
 
 
+def _completed_precision(row: dict) -> float:
+    """``P`` (eq. 1) of a row of :func:`read_rows` with a walltime (``wt > 0``: never None)."""
+    p = precision(row["run"], row["wt"])
+    assert p is not None, row["id"]  # the callers keep rows with wt > 0
+    return p
+
+
 def final_scores(rows: list[dict], users: dict[str, str], rule: Callable[[float, float], float]) -> dict[str, float]:
     """Su of every user after the run's last completion (replayed in completion order, module
     docstring); users without an update keep the initial 60."""
     su: dict[str, float] = {}
-    for _, _, u, p in sorted((r["finish"], r["id"], users.get(r["id"], ""), precision(r["run"], r["wt"]))
+    for _, _, u, p in sorted((r["finish"], r["id"], users.get(r["id"], ""), _completed_precision(r))
                              for r in rows if r["state"] == "COMPLETED_SUCCESSFULLY" and r["wt"] > 0):
         su[u] = rule(su.get(u, SU0), p)
     return su
