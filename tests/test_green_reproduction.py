@@ -249,3 +249,11 @@ delta = [0, 10, 20, 30, 40, 50]
     # a page without the markers is one error line, status 2
     page.write_text("nothing\n")
     assert main(["report", str(tmp_path / "out" / "tiny"), "--report", str(rep), "--page", str(page)]) == 2
+    # the same commands under gridsched: the report rewritten from the finished runs, and the same
+    # error (one line, status 2) for the page without markers
+    from schedulers.cli import main as gridsched
+    rep2 = tmp_path / "rep2"
+    assert gridsched(["campaign", "green", "report", str(tmp_path / "out" / "tiny"), "--report", str(rep2)]) == 0
+    assert len(pd.read_csv(rep2 / "runs.csv")) == 24
+    assert gridsched(["campaign", "green", "report", str(tmp_path / "out" / "tiny"), "--report", str(rep2),
+                      "--page", str(page)]) == 2

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CampaignError
+from .green_cli import add_commands as add_green_commands
 
 
 def _out_for(args: argparse.Namespace, name: str) -> Path:
@@ -174,6 +175,11 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
     rp = cs.add_parser("report", help="Markdown report with tables, plots and the paper's numbers")
     rp.add_argument("dir", help="campaign output folder")
     rp.set_defaults(func=cmd_report)
+
+    gr = cs.add_parser("green", help="the green heuristic's reproduction: run its campaigns, write its report",
+                       description="Run the green heuristic's campaigns (campaigns/green_nantes) and write "
+                                   "the report that sets them beside the paper (docs/papers/green.md).")
+    add_green_commands(gr)
 
     g = cs.add_parser("generators", help="list the scenario generators and their parameters")
     g.set_defaults(func=cmd_generators)

@@ -1,6 +1,6 @@
 """The green heuristic's reproduction: run its campaigns and write its report (Pillon et al., 004).
 
-Usage::
+Usage (``gridsched campaign green run|report`` takes the same arguments)::
 
     python -m schedulers.campaign.green_report run [CAMPAIGN ...] [--out DIR] [--report DIR] [--docs DIR]
     python -m schedulers.campaign.green_report report [OUT ...] [--report DIR] [--docs DIR]
@@ -506,30 +506,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line (module docstring); errors are one line on stderr, status 2."""
+    """Command line (module docstring; the same commands as ``gridsched campaign green``); errors
+    are one line on stderr, status 2."""
+    from .green_cli import add_commands
+
     ap = argparse.ArgumentParser(prog="python -m schedulers.campaign.green_report",
                                  description="Run the green heuristic's campaigns and write their report.")
-    sub = ap.add_subparsers(dest="command", required=True)
-    for name, fn, helptext in (("run", cmd_run, "run (or resume) the campaigns, then write the report"),
-                               ("report", cmd_report, "write the report from finished campaign folders")):
-        p = sub.add_parser(name, help=helptext)
-        if name == "run":
-            p.add_argument("campaigns", nargs="*", help=f"campaign files or folders (default {DEFAULT_CAMPAIGNS})")
-            p.add_argument("--no-progress", action="store_true", help="no progress bar")
-        else:
-            p.add_argument("dirs", nargs="*", help="campaign output folders (default: every one in --out)")
-        p.add_argument("--out", type=Path, default=Path("out/green_nantes"),
-                       help="folder of the campaigns' outputs, one sub-folder each (default out/green_nantes)")
-        p.add_argument("--report", type=Path, default=None,
-                       help="where the report goes (default OUT/report)")
-        p.add_argument("--docs", type=Path, default=None,
-                       help="also copy the figures the documentation page shows here (docs/papers/images/green)")
-        p.add_argument("--page", type=Path, default=None,
-                       help="also refresh the generated tables of this documentation page (docs/papers/green.md)")
-        p.set_defaults(func=fn)
+    add_commands(ap, str(DEFAULT_CAMPAIGNS))
     args = ap.parse_args(argv)
-    if args.report is None:
-        args.report = args.out / "report"
     try:
         return args.func(args)
     except (CampaignError, OSError, ValueError) as exc:
