@@ -364,3 +364,37 @@ def test_pybatsim_plugin_against_the_embedded_engine(tmp_path: Path) -> None:
     jobs = (tmp_path / "zmq" / "out_jobs.csv").read_text()
     assert jobs == (tmp_path / "emb" / "out_jobs.csv").read_text()
     assert len(jobs.splitlines()) > 10
+
+
+class _FailsWhenCalled(Policy):
+    """A user's policy with a bug in a hook (for the failure's location)."""
+
+    def on_requested_call(self) -> None:
+        raise ZeroDivisionError("division by zero")  # the line the failure must name
+
+
+class _FailsInInit(Policy):
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        raise ValueError("no such option")
+
+
+@needs_pybatsim
+def test_a_policy_failure_under_pybatsim_names_its_class_hook_file_and_line() -> None:
+    # as under gridsched run and serve: the policy's class, the callback, this file and the raising line
+    from schedulers.core.failure import PolicyFailure
+
+    sched = make_pybatsim_scheduler(_FailsWhenCalled)({})
+    sched.bs = _offline_batsim(3.0, [])
+    sched.onBeforeEvents()
+    sched.onRequestedCall()
+    line = next(n for n, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+                if "the line the failure must name" in text and "raise" in text)
+    with pytest.raises(PolicyFailure) as err:
+        sched.onNoMoreEvents()
+    msg = str(err.value)
+    assert msg.startswith("policy _FailsWhenCalled failed in on_requested_call (")
+    assert f"test_pybatsim_glue.py, line {line}): ZeroDivisionError: division by zero" in msg
+    with pytest.raises(PolicyFailure, match=r"policy _FailsInInit failed in __init__ \(.*test_pybatsim_glue.py, "
+                                            r"line \d+\): ValueError: no such option"):
+        make_pybatsim_scheduler(_FailsInInit)({})

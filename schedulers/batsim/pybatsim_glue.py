@@ -68,6 +68,7 @@ from ..core.events import (
     RejectJob,
     SetResourceState,
 )
+from ..core.failure import located
 from ..core.policy import Policy, PolicyError
 from .platform_file import PlatformFile
 from .protocol import decode_message, encode_decisions
@@ -171,7 +172,13 @@ class _PyBatsimGlue:
             KeyError: unknown policy name, or no ``policy`` option when one is needed.
         """
         if self.policy_class is not None:
-            return self.policy_class(options)
+            try:
+                return self.policy_class(options)
+            except (Exception, SystemExit) as exc:  # the user's constructor: its class, file and line
+                failure = located(self.policy_class, exc, "__init__")
+                if failure is None:
+                    raise
+                raise failure from exc
         from .. import registry
 
         if "policy" not in options:
@@ -201,7 +208,14 @@ class _PyBatsimGlue:
         _, events = decode_message({"now": now, "events": pending})
         if self.platform_file is not None:
             self.platform_file.fill_events(events)
-        decisions = self.policy.decide(now, events)
+        # a failure of the policy's code names its class, callback, file and line (as in run and serve)
+        try:
+            decisions = self.policy.decide(now, events)
+        except (Exception, SystemExit) as exc:
+            failure = located(self.policy, exc)
+            if failure is None:
+                raise
+            raise failure from exc
         self.messages += 1
         self._apply(decisions)
 
