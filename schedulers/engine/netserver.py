@@ -6,20 +6,20 @@ actor model, used when the platform has network links, or when its master host s
 and gridsched's Grid'5000 platforms) (:attr:`PlatformSpec.message_delays`, :mod:`.netroute`), and
 on compute-only platforms where the actors' order shows (every route empty, :mod:`.simulator`).
 It owns the server's mailbox (messages posted and not matched, in flight, whether the server
-waits in ``receive``), the routes of the messages, whether SIMULATION_ENDS was sent, and the
-actors' state (submitters, the request-reply actor, waiters, killers, job and switch actors
-between their end and their message). It drives :class:`.server.Server` (decisions, exchanges,
+waits in ``receive``), the routes of the messages and whether SIMULATION_ENDS was sent, and it
+plays Batsim's actors (submitters, the request-reply actor, waiters, killers, the job and
+switch actors from their end to their message). It drives :class:`.server.Server` (decisions, exchanges,
 counters), asks :class:`.subrounds.Rounds` for the sub-rounds of each instant and the actors'
 energy reads, :class:`.ptasks.ParallelTasks` for the messages' bytes on links, the end timers
 and held tasks, :class:`.execution.Executions` to end stages and kill jobs,
 :class:`.switching.Switches`, :class:`.hosts.Machines` and the event queue (the messages'
-transfers and the actors' sleeps). One simulated instant is :meth:`ActorServer._instant`.
+transfers and the actors' sleeps). One simulated instant is :meth:`ActorServer.play_instant`.
 
 On other compute-only platforms (Vivaldi zones) Batsim's internal messages take no time and
 :mod:`.grouping` reproduces their grouping; here they take the latency of their route (on
 Batsim's ``cluster_energy_128.xml``, 0.6 ms from the master host to itself and 1.6 ms from a
-compute host; 1e-10 s across a loopback), and the order in which Batsim's actors and its server meet decides every time. Recorded on real
-Batsim 4.2.1: the README's KTH-SP2 run (28,467 jobs, EASY, ``g5k_nantes_econome.xml``, ``-E``)
+compute host; 1e-10 s across a loopback), and the order in which Batsim's actors and its
+server meet decides every time. Recorded on real Batsim 4.2.1: the README's KTH-SP2 run (28,467 jobs, EASY, ``g5k_nantes_econome.xml``, ``-E``)
 gives every job the start, end and hosts Batsim gives it; with the messages timed as instantaneous
 (the step clock) 110 jobs started at another time and 151 on other hosts (ties between job ends
 and submissions that these 1e-10 s decide). Time moves as
@@ -529,7 +529,7 @@ class ActorServer:
     # ---------------------------------------------------------------------------------- run
     def run(self, port: SchedulerPort, begins: SimulationBegins) -> None:
         """The simulation loop with message delays, from t = 0 (SIMULATION_BEGINS: ``begins``)
-        to the end, one simulated instant at a time (:meth:`_instant`).
+        to the end, one simulated instant at a time (:meth:`play_instant`).
 
         Raises:
             Deadlock: nothing left to simulate before the end (:meth:`.server.Server.deadlock`).
@@ -552,11 +552,11 @@ class ActorServer:
         server = self.server
         lone = getattr(self.timers, "pop_lone", None)
         while not server.ended:
-            self._instant(port, lone)
+            self.play_instant(port, lone)
             if server.progress is not None:
                 server.progress(self.clock.now, self.book.finished, nb_jobs)
 
-    def _instant(self, port: SchedulerPort, lone: Callable[[], tuple | None] | None) -> None:
+    def play_instant(self, port: SchedulerPort, lone: Callable[[], tuple | None] | None) -> None:
         """One simulated instant of the actor model: the clock moves to the next step of
         SimGrid's clock, the actors its actions wake run (sub-round 1), then the instant's
         further sub-rounds (:meth:`.subrounds.Rounds.run`). ``lone``: the lazy step clock's

@@ -13,10 +13,18 @@ and of modules that each read alone:
 * :mod:`.jobs` — the :class:`.jobs.JobBook` component: the jobs held, ended and forgotten;
 * :mod:`.dynamic` — the :class:`.dynamic.DynamicJobs` component: REGISTER_PROFILE, REGISTER_JOB,
   profile garbage collection;
-* :mod:`.execution` — profile stages, parallel tasks, compute sharing, walltime, kills;
+* :mod:`.execution` — the :class:`.execution.Executions` component: profile stages, walltime,
+  kills, the ends of jobs;
+* :mod:`.ptasks` — the :class:`.ptasks.ParallelTasks` component: SimGrid's parallel tasks in
+  flight (rates, links, messages' bytes, held tasks, end timers);
 * :mod:`.sharing` — SimGrid's ``ptask_L07`` sharing of hosts between tasks;
-* :mod:`.server` — Batsim's server: message grouping, decisions, decision delays,
-  livelock detection, SIMULATION_BEGINS/ENDS;
+* :mod:`.server` — the :class:`.server.Server` component: Batsim's server (decisions, job
+  ends, the exchange with the scheduler, livelock and deadlock detection);
+* :mod:`.grouping` — the :class:`.grouping.GroupedServer` component: the server's messages of
+  one step grouped by the engine itself (compute-only platforms);
+* :mod:`.netserver` and :mod:`.subrounds` — the :class:`.netserver.ActorServer` and
+  :class:`.subrounds.Rounds` components: Batsim's actor model, message by message, and the
+  sub-rounds of each instant;
 * :mod:`.results` and :mod:`.outputs` — the run's metrics and Batsim's output files.
 
 Memory: jobs stream through the engine. A workload's jobs wait in its
@@ -49,7 +57,7 @@ hosts under EASY on ``energy_platform_homogeneous_no_net_128.xml``, 834 rows of
 engine then plays the same actor model as on networks (:mod:`.netserver`, every route empty:
 :func:`.netroute.instant_messages`, over the lazy step clock :mod:`.lazysteps`): with energy,
 dynamic jobs, external events (:mod:`.extevents`), or a computing profile of no flops.
-Otherwise it groups the messages of one step itself (:mod:`.server`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
+Otherwise it groups the messages of one step itself (:mod:`.grouping`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
 engine time), with the same results on every recorded case and on 129 random cases compared
 with real Batsim 4.2.1 with the actor model forced everywhere.
 """
@@ -89,6 +97,18 @@ __all__ = ["Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort",
 
 class Engine:
     """Simulate workloads on a platform, driving a scheduler through a :class:`SchedulerPort`.
+
+    A short composition of components, each owning its state (``docs/engine/architecture.md``):
+    :attr:`clock` (:class:`.clock.Clock`), :attr:`book` (:class:`.jobs.JobBook`), :attr:`record`
+    (:class:`.results.RunRecord`), :attr:`machines` (:class:`.hosts.Machines`), :attr:`ptasks`
+    (:class:`.ptasks.ParallelTasks`), :attr:`dynamic` (:class:`.dynamic.DynamicJobs`),
+    :attr:`switches` (:class:`.switching.Switches`), :attr:`rounds` (:class:`.subrounds.Rounds`),
+    :attr:`executions` (:class:`.execution.Executions`), :attr:`server` (:class:`.server.Server`)
+    and :attr:`delivery`, the server that delivers Batsim's messages:
+    :class:`.netserver.ActorServer` (Batsim's actor model) where messages take time or the actors'
+    order shows, else :class:`.grouping.GroupedServer`. Each is given, at construction, the
+    components it asks, below it (never the engine, nor a component that holds it), so that an
+    engine, with the jobs it holds, is freed as soon as it is dropped.
 
     Args:
         platform: the platform read by :func:`schedulers.engine.platform.read_platform`.
