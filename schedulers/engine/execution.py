@@ -51,7 +51,7 @@ Walltime
     (e.g. ``5 - ((7.3 + 5) - 7.3) = -1.8e-15``; recorded on Batsim 4.2.1, ``tests/test_walltime_left.py``)
     and is killed at once when it comes out 0. The engine keeps the same ``wall_left``. On
     SimGrid's clock the timeout is one sleep action, armed when the stage starts and counted
-    down step by step (:class:`WallTimer`), whatever the task's rate does meanwhile
+    down step by step (:class:`.ptasks.WallTimer`), whatever the task's rate does meanwhile
     (``tests/test_walltime_timer.py``).
 Communications on ``Full`` zones without links
     SimGrid routes a host to itself through the ptask model's one ``__loopback__`` link (10
@@ -65,7 +65,7 @@ Held tasks (networked platforms)
     ``src/task_execution.cpp``) but does not cancel it: the task's action stays in SimGrid's
     system, computing and sharing its hosts, until the actor releases the last reference to it,
     once its JOB_COMPLETED has been received (:mod:`.netserver`). The engine keeps it as a
-    :class:`HeldTask` until then (or until it completes). Recorded on Batsim 4.2.1 with compute
+    :class:`.ptasks.HeldTask` until then (or until it completes). Recorded on Batsim 4.2.1 with compute
     sharing on ``cluster_energy_128.xml``: a job sharing its host with a task killed at its
     walltime runs at half speed for the 1.6 ms of the JOB_COMPLETED message
     (``tests/test_network_held.py``). A KILL_JOB cancels the task (``Exec::cancel``): nothing
@@ -301,7 +301,7 @@ class Executions:
         in the next step (``L07Action``: remains 0), is created by the job actor a few
         sub-rounds after it starts the stage: ``exec_init`` sets the task's flops, bytes and hosts
         (three simcalls) before ``start`` (``s4u_Actor.cpp``, ``s4u_Exec.cpp``, SimGrid 3.32); a
-        first stage starts a sub-round after the server's ``Actor::create`` (:meth:`_execute`). The server meanwhile has received the reply's next decision (its transfer
+        first stage starts a sub-round after the server's ``Actor::create`` (:meth:`execute`). The server meanwhile has received the reply's next decision (its transfer
         created first), so that decision is handled before the job's end, in the next step.
         Recorded on real Batsim 4.2.1 (``tests/fixtures/batsim_zero_work_order``: a zero-work
         job then SET_RESOURCE_STATE: the switch's ``p`` row comes before the job's ``e`` row;

@@ -89,7 +89,7 @@ from collections import deque
 from typing import Any, Callable
 
 from ..core.events import (
-    CallMeLater, Decision, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState,
+    CallMeLater, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState,
     SimulationBegins, SimulationEnds,
 )
 from ..core.model import Job

@@ -419,7 +419,7 @@ class Server:
     def next_instant(self) -> list:
         """End the current instant (its lazy energy charges, :meth:`.hosts.Machines.settle_lazy`), move the
         clock to the next one and return its queue entries; a run with nothing left to
-        simulate before its end is a deadlock (:meth:`_deadlock`)."""
+        simulate before its end is a deadlock (:meth:`deadlock`)."""
         if not self.timers:
             # what is left was stale timers (a stage end or latency re-armed since): SimGrid's
             # clock stopped at the last instant at which something happened
