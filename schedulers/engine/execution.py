@@ -310,7 +310,7 @@ class Executions:
         v = job.version
         self.rounds.after(3, lambda: self.timers.sleep(0.0, Kind.JOB_END, (job, v, False)) if job.version == v else None)
 
-    def _sleep_timer(self, duration: float, kind, payload) -> None:
+    def _sleep_timer(self, duration: float, kind: Kind, payload: Any) -> None:
         """Arm a sleep of ``duration`` s from now: an action on SimGrid's clock (:mod:`.steps`,
         :mod:`.lazysteps`), else (a Full zone the route reader does not know) an event at the
         time rounded to 1e-9 s (:func:`.queue.at`)."""

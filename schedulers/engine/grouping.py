@@ -192,7 +192,7 @@ class GroupedServer:
             for ids, progress in done:
                 self.server.killing_done(ids, progress)
 
-    def _send_loop(self, port, pending: list) -> None:
+    def _send_loop(self, port: SchedulerPort, pending: list) -> None:
         """Batsim's server check after a message: send while ready and there is something to send."""
         while True:
             if not self.server.ready:
@@ -221,7 +221,7 @@ class GroupedServer:
             self._handle(kind, payload)
         pending.clear()
 
-    def _process_instant(self, entries: list, port) -> None:
+    def _process_instant(self, entries: list, port: SchedulerPort) -> None:
         """Deliver the messages of one instant to the server's mailbox, in arming order."""
         if len(entries) == 1:  # the common case: one message reaches the server alone
             kind, payload = entries[0]

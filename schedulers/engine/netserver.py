@@ -86,10 +86,11 @@ below. The model follows Batsim 4.2.1 and SimGrid 3.32 actor by actor:
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from typing import Any, Callable
 
 from ..core.events import (
-    CallMeLater, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState,
+    CallMeLater, Decision, ExecuteJob, JobSubmitted, KillJobs, Notify, RequestedCall, SetResourceState,
     SimulationBegins, SimulationEnds,
 )
 from ..core.model import Job
@@ -121,7 +122,7 @@ class _Submitter:
 
     __slots__ = ("w", "k", "clock")
 
-    def __init__(self, w) -> None:
+    def __init__(self, w: Workload) -> None:
         self.w, self.k, self.clock = w, 0, 0.0
 
 
@@ -132,12 +133,12 @@ class _EventSubmitter:
 
     __slots__ = ("lst", "times", "k", "clock")
 
-    def __init__(self, lst) -> None:
+    def __init__(self, lst: EventList) -> None:
         self.lst, self.k, self.clock = lst, 0, 0.0
         self.times = [e.timestamp for e in lst.events]
 
 
-def _due_end(times, k: int, clock: float, woke: bool) -> int:
+def _due_end(times: list[float], k: int, clock: float, woke: bool) -> int:
     """The index after the items a submitter takes at its clock ``clock`` from index ``k``:
     woken from a sleep (``woke``), the item it slept for even if SimGrid's clock stops short of
     its time (1e-16 s early after a sleep of ``time - clock``: the next item of that time then
@@ -211,7 +212,8 @@ class ActorServer:
         """Whether the run has ended (the sub-rounds left are not played)."""
         return self.server.ended
 
-    def _post(self, mtype: int, payload: Any, delay: tuple, then=None, sender: int = -1) -> None:
+    def _post(self, mtype: int, payload: Any, delay: tuple, then: Callable[[], Any] | None = None,
+              sender: int = -1) -> None:
         """An actor sends a message to the server (``send_message``, ``src/ipp.cpp``): it looks
         the mailbox up (``Mailbox::by_name``, a simcall), then its ``put`` reaches the mailbox
         at the end of the next sub-round. ``then``: what the sender does once the transfer is
@@ -253,7 +255,7 @@ class ActorServer:
             self.ptasks.flow_starts(a)
 
 
-    def _on_received(self, msg: tuple, port) -> None:
+    def _on_received(self, msg: tuple, port: SchedulerPort) -> None:
         mtype, payload, _, then, sender = msg
         flow = self.ptasks.message_received(msg)
         if sender >= 0:
@@ -268,7 +270,7 @@ class ActorServer:
             self.ptasks.flow_ends(flow)
 
     # ------------------------------------------------------------------------------- server
-    def _server_handle(self, mtype: int, payload: Any, port) -> None:
+    def _server_handle(self, mtype: int, payload: Any, port: SchedulerPort) -> None:
         """``server_process``: handle one message; after the handler's simcalls, maybe talk to
         the scheduler, then receive again."""
         self._in_flight -= 1
@@ -320,7 +322,7 @@ class ActorServer:
         else:
             self._server_check(port)
 
-    def _decision_simcalls(self, d) -> tuple[int, Any]:
+    def _decision_simcalls(self, d: Decision) -> tuple[int, Any]:
         """The simcalls Batsim's server makes handling decision ``d`` (``src/server.cpp``):
         an actor created for EXECUTE_JOB (the job), CALL_ME_LATER (its waiter) and KILL_JOB
         (the killer); for SET_RESOURCE_STATE the energy row reads every host, then one
@@ -345,7 +347,7 @@ class ActorServer:
 
         self._after(1, kill)
 
-    def _server_check(self, port) -> None:
+    def _server_check(self, port: SchedulerPort) -> None:
         """Back in ``server_process``'s loop: if the scheduler is ready, look at the mailbox
         (``mailbox_empty``: ``Mailbox::by_name``, a simcall, then the test a sub-round later);
         else receive."""
@@ -354,7 +356,7 @@ class ActorServer:
         else:
             self._receive()
 
-    def _server_test(self, port) -> None:
+    def _server_test(self, port: SchedulerPort) -> None:
         """The mailbox empty (messages posted in this sub-round are not in it yet), send the
         scheduler the events gathered so far, or end the simulation; then receive."""
         if not self._mailbox:
@@ -375,7 +377,7 @@ class ActorServer:
                 return
         self._receive()
 
-    def _send(self, port) -> None:
+    def _send(self, port: SchedulerPort) -> None:
         """``generate_and_send_message``: the request-reply actor talks to the scheduler and
         starts posting its decisions later in this instant."""
         ready_at, decisions = self.server.reply_parts(self.server.exchange(port))
@@ -437,7 +439,8 @@ class ActorServer:
         s.k = _due_end(s.times, k0, s.clock, woke)
         self._submitter_next(s, s.lst.events[k0:s.k], _EVENTS, _EVENTS_BYE, s, s.times, Kind.EVENT)()
 
-    def _submitter_next(self, s, batch: list, msg: int, bye: int, bye_payload: Any, times, wake: Kind):
+    def _submitter_next(self, s: _Submitter | _EventSubmitter, batch: list, msg: int, bye: int, bye_payload: Any,
+                        times: list[float], wake: Kind) -> Callable[[], None]:
         """What a submitter (job or event) does once it has taken ``batch``: post it as one
         message ``msg`` (nothing when empty), then sleep ``times[s.k] - clock of its last
         wake-up`` (``sleep_for``, woken by a ``wake`` entry), or post its goodbye ``bye`` after the
@@ -469,7 +472,7 @@ class ActorServer:
                 self.buffer.append(Notify(self.clock.now, type="event_machine_available" if available
                                            else "event_machine_unavailable", data={"resources": str(ev.resources)}))
 
-    def _net_event(self, kind: int, payload: Any, port) -> None:
+    def _net_event(self, kind: int, payload: Any, port: SchedulerPort) -> None:
         if kind == _RECV:
             self._on_received(payload, port)
         elif kind == Kind.MSG_ACTIVE:
@@ -539,12 +542,12 @@ class ActorServer:
         for w in self.workloads:
             self.server.submitters_left += 1
             s = _Submitter(w)
-            self._post(_HELLO, s.w, self._d_master, lambda s=s: self._start_submitter(s))
+            self._post(_HELLO, s.w, self._d_master, partial(self._start_submitter, s))
         # then the event submitters (created after them, batsim.cpp), one per events file
         for lst in self.events:
             self.server.event_submitters_left += 1
             es = _EventSubmitter(lst)
-            self._post(_HELLO, lst, self._d_master, lambda es=es: self._start_event_submitter(es))
+            self._post(_HELLO, lst, self._d_master, partial(self._start_event_submitter, es))
         self.buffer.append(begins)
         self._send(port)   # (then the server receives)
         self.rounds.run(self._end_round, self._stopped)
@@ -589,7 +592,7 @@ class ActorServer:
         self._event_step(s)
 
 
-def network_refusal(platform) -> EngineError:
+def network_refusal(platform: PlatformSpec) -> EngineError:
     """The error for a networked platform whose message timing the engine cannot compute."""
     return EngineError(f"{platform.network_error}; the embedded engine cannot time Batsim's messages on this "
                        "network: use real Batsim (gridsched run --engine batsim)")

@@ -284,7 +284,7 @@ class Server:
             raise EngineError(f"unsupported decision {d!r}")
         return None
 
-    def _kill_request(self, job_ids) -> tuple[list[str], list[EngineJob]]:
+    def _kill_request(self, job_ids: list[str]) -> tuple[list[str], list[EngineJob]]:
         """KILL_JOB ``job_ids`` as Batsim 4.2.1's server takes it (``server_on_kill_jobs``,
         ``src/server.cpp``): the jobs whose kill was not asked before, in order (one killer, one
         JOB_KILLED for them; a job named twice counts once), and those of them running now.
@@ -360,7 +360,7 @@ class Server:
         self.record.sched_time += _time.perf_counter() - t0
         return reply
 
-    def _check_livelock(self, port) -> None:
+    def _check_livelock(self, port: SchedulerPort) -> None:
         """Stop a run whose clock no longer moves: :data:`LIVELOCK_EXCHANGES` exchanges within
         :data:`LIVELOCK_SPAN` s (the outputs' resolution) with no job, host or timer changing.
         Within a span, not at one instant: where Batsim's messages cross a loopback or a network

@@ -22,7 +22,7 @@ sub-round (see :mod:`.netserver` for what was recorded on Batsim 4.2.1).
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .clock import Clock
 from .hosts import Machines
@@ -36,14 +36,14 @@ class HostOrder:
 
     __slots__ = ("own", "n", "i")
 
-    def __init__(self, own, n: int) -> None:
+    def __init__(self, own: Sequence[int], n: int) -> None:
         self.own, self.n, self.i = own, n, 0
 
     def all_left(self) -> bool:
         """Whether the hosts left to read include every host (the sweep has not begun)."""
         return self.i <= len(self.own)
 
-    def read(self, upd, walked: dict, every, r: int) -> bool:
+    def read(self, upd: set[int], walked: dict[int, int], every: int | None, r: int) -> bool:
         """One sub-round ``r`` of an energy reader going through these hosts
         (:meth:`Rounds.read_on`): pass the hosts updated at this instant before
         ``r`` (in ``upd``, or marked in ``walked``, else ``every``, with a sub-round below
@@ -127,14 +127,14 @@ class Rounds:
         self.instant_switches: dict[int, int] | None = None
         self.switches_applied: set[int] | None = None
 
-    def after(self, k: int, fn) -> None:
+    def after(self, k: int, fn: Callable[[], Any]) -> None:
         """The actor running now does ``fn`` ``k`` sub-rounds later (``k`` simcalls first)."""
         if k <= 0:
             fn()
         else:
             self.later.setdefault(self.round + k, []).append(fn)
 
-    def read_energy(self, hosts: HostOrder, then, extra: int = 0) -> None:
+    def read_energy(self, hosts: HostOrder, then: Callable[[], Any], extra: int = 0) -> None:
         """The actor running now reads the energy of ``hosts`` one by one
         (``sg_host_get_consumed_energy``), then makes ``extra`` other simcalls, then does
         ``then``. Reading a host that nothing updated yet at this instant is a simcall
@@ -150,7 +150,7 @@ class Rounds:
             return
         self.read_on(hosts, then, extra)
 
-    def read_on(self, hosts, then, extra: int) -> None:
+    def read_on(self, hosts: HostOrder, then: Callable[[], Any], extra: int) -> None:
         """One sub-round of a reader (:meth:`read_energy`): read the hosts already updated,
         stop at the first that is not (a simcall) or finish."""
         r = self.round
