@@ -141,12 +141,10 @@ class Server:
         self.submitters_left = 0
         self.event_submitters_left = 0
 
-    def start(self, port: SchedulerPort, progress: Callable[[float, int, int], None] | None) -> None:
-        """The run starts, talking to ``port`` (``progress``: see the attribute); with output
-        rows kept (``trace``), the time-0 rows of
+    def start(self, port: SchedulerPort) -> None:
+        """The run starts, talking to ``port``; with output rows kept (``trace``), the time-0 rows of
         ``out_pstate_changes.csv`` (the hosts by initial pstate)."""
         self.port = port
-        self.progress = progress
         if self.trace:
             by_ps: dict[int, list[int]] = {}
             for i, h in enumerate(self.hosts):

@@ -178,8 +178,6 @@ class Engine:
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
         self.profile_reuse = profile_reuse
         self.trace = trace_outputs
-        #: called as ``progress(now, nb_finished, nb_jobs)`` after each instant
-        self.progress = progress
         self.events = list(events)
         # The jobs (.jobs): held as EngineJob when submitted (posted, with a network) and not yet
         # finished; not submitted, they stay in their workload's JobTable; an ended job becomes
@@ -224,6 +222,7 @@ class Engine:
         self.server = Server(self.book, self.executions, self.switches, self.dynamic, self.machines, self.record,
                              self.rounds, clock=clock, timers=timers, steps=steps, platform=platform, buffer=buffer,
                              energy=energy, dynamic_jobs=dynamic_jobs, trace=trace_outputs)
+        self.server.progress = progress
         #: the server that delivers Batsim's messages: its actor model (:mod:`.netserver`) where
         #: messages take time or actors' order shows, else the engine's own grouping (:mod:`.grouping`)
         self.delivery: ActorServer | GroupedServer
@@ -246,6 +245,16 @@ class Engine:
         self.batsim_config: dict[str, Any] = {}
         if self.events and forward_unknown_events:   # (Batsim ignores the flag without events)
             self.batsim_config["forward-unknown-events"] = True
+
+    @property
+    def progress(self) -> Callable[[float, int, int], None] | None:
+        """Called as ``progress(now, nb_finished, nb_jobs)`` after each instant (None: not
+        called); the :attr:`server`'s, which may be set at any time."""
+        return self.server.progress
+
+    @progress.setter
+    def progress(self, fn: Callable[[float, int, int], None] | None) -> None:
+        self.server.progress = fn
 
     @property
     def nb_jobs(self) -> int:
@@ -282,7 +291,7 @@ class Engine:
         """
         wall0 = _time.perf_counter()
         try:
-            self.server.start(port, self.progress)
+            self.server.start(port)
             self.delivery.run(port, self._simulation_begins())
         except Deadlock as dead:
             dead.result = self._result(_time.perf_counter() - wall0)
