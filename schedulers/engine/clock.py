@@ -5,7 +5,7 @@ actors read it (``simgrid::s4u::Engine::get_clock``), the last instant at which 
 happened (``live``: where SimGrid's clock stops when what is left are stale timers) and the
 run's final clock when it ends later than its last instant (``end``: the scheduler's last reply
 is later, SIMULATION_ENDS acknowledged after it). Only the engine's main loop moves ``now``
-(:meth:`.server.ServerMixin._next_instant`, from the event queue of :mod:`.queue`,
+(:meth:`.server.Server.next_instant`, from the event queue of :mod:`.queue`,
 :mod:`.steps` or :mod:`.lazysteps`); the components (:class:`.hosts.Machines`, the executions,
 the server) read it. It asks the others for nothing.
 """

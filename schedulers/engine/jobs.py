@@ -4,8 +4,10 @@ A component of :class:`schedulers.engine.simulator.Engine`: :class:`JobBook` own
 by name (the static ones, then those REGISTER_PROFILE creates), the jobs the engine holds as
 :class:`~.workload.EngineJob` (submitted and not yet forgotten), and the ended jobs
 (:class:`~.results.DoneJobs`, in the order they ended: the result's jobs) with, for each job, its
-row there. It asks the others for nothing: the server and the executions tell it when a job
-ends (:meth:`JobBook.ended`) and when its end reached the server (:meth:`JobBook.forget`).
+row there. It also keeps Batsim's server counts of the jobs running and finished (the
+executions count a start and an end, the server a rejection). It asks the others for nothing:
+the server and the executions tell it when a job ends (:meth:`JobBook.ended`) and when its end
+reached the server (:meth:`JobBook.forget`).
 
 Batsim behaviour reproduced (``src/jobs.cpp``, ``src/server.cpp`` of Batsim 4.2.1): jobs stream
 through the engine. A workload's jobs wait in its :class:`~.jobtable.JobTable`, packed, until
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from array import array
 
+from .ports import EngineError
 from .results import DoneJob, DoneJobs
 from .workload import EngineJob, Workload
 
@@ -32,7 +35,9 @@ class JobBook:
         by_name: workload name -> :class:`~.workload.Workload` (registered workloads added).
         live: job id -> :class:`~.workload.EngineJob`: the jobs submitted and not forgotten.
         done: the ended jobs, in the order they ended.
-        nb_jobs: jobs of the static workloads.
+        nb_jobs: jobs of the static workloads (registered ones added by :class:`.dynamic.DynamicJobs`).
+        running: jobs started and not ended (Batsim's server count).
+        finished: jobs ended: completed, killed or rejected (Batsim's server count).
     """
 
     def __init__(self, workloads: list[Workload]) -> None:
@@ -44,6 +49,8 @@ class JobBook:
         # the row in ``done`` of each static job (-1: not ended), by workload and submission index
         self._rows = {w.name: array("q", [-1]) * len(w.jobs) for w in workloads}
         self._dynamic: dict[str, int] = {}  # the row of each ended registered job
+        self.running = 0
+        self.finished = 0
 
     def ended(self, job: EngineJob) -> None:
         """``job`` ended (completed, killed or rejected): its row in :attr:`done` (``job.row``)."""
@@ -77,6 +84,21 @@ class JobBook:
             if row < 0:
                 return w.jobs.job(k)
         return self.done[row]
+
+    def named(self, jid: str, what: str, now: float) -> EngineJob | DoneJob:
+        """The job ``jid`` a decision ``what`` (e.g. ``"EXECUTE_JOB"``) names at time ``now``
+        (s): held (running or waiting), or else :meth:`known`.
+
+        Raises:
+            EngineError: no workload has such a job.
+        """
+        job = self.live.get(jid)
+        if job is not None:
+            return job
+        known = self.known(jid)
+        if known is None:
+            raise EngineError(f"{what} at t={now}: unknown job {jid!r}")
+        return known
 
     def load_rank(self, job: EngineJob, registered: int) -> int:
         """The order in which Batsim created ``job`` (workloads in order, each in file order, then

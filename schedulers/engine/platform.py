@@ -159,8 +159,8 @@ class PlatformSpec:
     #: :func:`vivaldi_error`).
     vivaldi_error: str | None = None
     #: Compute hosts of a ``Vivaldi`` zone without ``coordinates``: SimGrid aborts the run when it
-    #: routes a message or a communication from or to one of them (:meth:`.execution.
-    #: ExecutionMixin._routed`); a master host without them is a :attr:`vivaldi_error` (Batsim's
+    #: routes a message or a communication from or to one of them (:meth:`.ptasks.
+    #: ParallelTasks.routed`); a master host without them is a :attr:`vivaldi_error` (Batsim's
     #: first message, at t = 0, is routed from it).
     uncoordinated: frozenset = frozenset()
     #: Why the embedded engine cannot run this platform although Batsim can (SimGrid traces,

@@ -1,17 +1,18 @@
-"""Batsim's side of the protocol: its server's mailbox, message grouping, decisions.
+"""Batsim's server: decisions, job ends, the exchange with the scheduler, livelock, deadlock.
 
-Part of :class:`schedulers.engine.simulator.Engine` (a mixin over the engine's job and message
-state; the hosts are the :class:`.hosts.Machines` component, ``self.machines``, the time the
-:class:`.clock.Clock`, ``self.clock``).
+A component of :class:`schedulers.engine.simulator.Engine`: :class:`Server` owns Batsim's server
+state: the events gathered for the next message to the scheduler (``buffer``), whether the
+scheduler is ready, whether the run has ended, the server's counters (waiters, killers,
+submitters left), the kills asked and the job ends not yet sent. It applies the scheduler's
+decisions, asking :class:`.execution.Executions` to start jobs, :class:`.switching.Switches` to
+switch machines, :class:`.dynamic.DynamicJobs` to register jobs and profiles,
+:class:`.hosts.Machines` for QUERY's energy, :class:`.jobs.JobBook` for the jobs, and, with
+message delays, :class:`.subrounds.Rounds` for the sub-rounds of its actors. How messages reach
+it is the business of the two servers that drive it: :mod:`.grouping` (:class:`.grouping.GroupedServer`,
+the engine groups the messages of a step itself) and :mod:`.netserver`
+(:class:`.netserver.ActorServer`, Batsim's actors message by message); each gives it the
+decisions and kills the jobs a KILL_JOB names its own way.
 
-Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
-    The server handles its internal messages one at a time; after each it sends the events
-    gathered so far to the scheduler when the scheduler is ready, the server's mailbox is empty
-    and there is something to send. Messages of actors woken in one step of SimGrid's clock
-    (:mod:`.lazysteps`) reach the mailbox together, in the order their actions were created, so
-    they go out in one message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
-    other messages were still being handled; simultaneous ends of separate switches are handled
-    one mailbox round each. This reproduces every grouping of the recorded transcripts.
 Decision delays (``JsonProtocolReader::parse_and_apply_message``, ``src/protocol.cpp``)
     A reply's decisions reach the server at their ``timestamp`` (at once when it is not later
     than the clock), in order; the scheduler is ready again at the reply's ``now``. Meanwhile the
@@ -46,27 +47,27 @@ from __future__ import annotations
 
 import math
 import time as _time
-from collections import deque
-from typing import Any
+from typing import Any, Callable
 
 from procset import ProcSet
 
 from ..core.events import (
-    Answer, CallMeLater, Decision, ExecuteJob, GenericDecision, JobCompleted, JobKilled, JobSubmitted,
-    KillJobs, Notify, NotifyBatsim, Query, RegisterJob, RegisterProfile, RejectJob, RequestedCall,
-    SetResourceState, SimulationBegins, SimulationEnds,
+    Answer, CallMeLater, Decision, ExecuteJob, GenericDecision, JobCompleted, JobKilled, KillJobs, NotifyBatsim,
+    Query, RegisterJob, RegisterProfile, RejectJob, SetResourceState,
 )
-from ..core.model import Host, HostState, Job
-from ..inputs.errors import WorkloadError
-from .execution import (
-    COMPLETED_KILLED, REJECTED, RUNNING, SUBMITTED,
-)
-from .ports import Deadlock, EngineError, Reply, describe_scheduler
+from ..core.model import HostState
+from .clock import Clock
+from .dynamic import DynamicJobs
+from .execution import REJECTED, RUNNING, SUBMITTED, Executions
+from .hosts import Machines
+from .jobs import JobBook
+from .platform import PlatformSpec
+from .ports import Deadlock, EngineError, Reply, SchedulerPort, describe_scheduler
 from .queue import Kind, at
-from .steps import PRECISION_TIMING
-from .results import DoneJob, EngineResult
-from .jobtable import JobTable
-from .workload import EngineJob, Workload, build_job, check_profile, job_name
+from .results import DoneJob, RunRecord
+from .subrounds import Rounds
+from .switching import Switches
+from .workload import EngineJob
 
 #: Batsim's waiter sleeps at least this long (``waiter_process``, ``src/jobs_execution.cpp``), s.
 WAITER_MIN_SLEEP = 1e-5
@@ -82,91 +83,76 @@ LIVELOCK_EXCHANGES = 1000
 LIVELOCK_SPAN = 1e-6
 
 
-class ServerMixin:
-    """Batsim's server: handles internal messages, talks to the scheduler, applies decisions."""
+class Server:
+    """Batsim's server (see the module docstring).
 
-    # --------------------------------------------------------------------- internal messages
-    def _handle(self, kind: int, payload: Any) -> list:
-        """Handle one message reaching Batsim's server; return follow-up messages."""
-        t = self.clock.now
-        if kind == _SUBMIT:
-            # the static submitter's jobs of one subtime: made into EngineJobs now (JobTable.job)
-            # (static_job_submitter_process, src/job_submitter.cpp): woken, the submitter takes
-            # the job it slept for, even where SimGrid's clock stops short of its subtime, then
-            # every job whose subtime is not after the clock; then it sleeps
-            # ``next subtime - clock``. (The 1e-9-s clock: the jobs of the same subtime.)
-            w, k = payload
-            table, subtimes = w.jobs, w.jobs.subtimes
-            n = len(subtimes)
-            steps = self._steps
-            sub = subtimes[k]
-            if self.energy and self.record.first_submission[0] < 0:
-                self.record.first_submission = self.machines.total_exact()
-            woke = True
-            while k < n and (woke or (subtimes[k] <= t if steps else subtimes[k] == sub)):
-                woke = False
-                j = table.job(k)
-                j.state = SUBMITTED
-                self.jobs[j.id] = j
-                prof = w.profiles[j.profile] if self.forward_profiles else None
-                self._buffer.append(JobSubmitted(t, job=Job.of_fields(j.id, j.workload, j.subtime, j.walltime, j.res,
-                                                                      j.profile, j.raw, prof)))
-                k += 1
-            if k < n:
-                # a sleep shorter than SimGrid's precision (1e-9 s: the clock stopped an ulp short
-                # of a subtime shared by the next job) ends in the next step even of 0 s, and the
-                # server's exchange with the scheduler about the jobs just submitted makes 0-s
-                # message steps: the next job is submitted at the same clock (recorded on Batsim
-                # 4.2.1: "sleep_for() is smaller than the SimGrid numerical accuracy (3.55271e-15
-                # < 1e-09)", then the job submitted at 22.87037036699999604, before its subtime)
-                if (steps and subtimes[k] - t < PRECISION_TIMING) or \
-                        not self._sleep_until(subtimes[k], _SUBMIT, (w, k)):
-                    self._queue.push(t, _SUBMIT, (w, k))
-                return []
-            return [(_BYE, w)]
-        if kind == _BYE:
-            self._submitters_left -= 1
-            if self._submitters_left == 0:
-                self._buffer.append(Notify(t, type="no_more_static_job_to_submit"))
-            return []
-        if kind == _JOB_END:
-            end = self._job_end_of(payload)
-            if end is not None and self._stage_ended(*end):
-                self._job_completed(end[0])
-            return []
-        if kind == _SWITCH:
-            self.switches.on_switched(*payload)
-            return []
-        if kind == _WAITER:
-            self._waiters -= 1
-            self._buffer.append(RequestedCall(t))
-            return []
-        if kind == _DECISION:
-            self._play_decisions(*payload)
-            return []
-        if kind == _READY:
-            self._ready = True
-            return []
-        if kind == _LATENCY:  # a model event, no message to the server
-            self._latency_paid(*payload)
-            return []
-        raise AssertionError(kind)
+    Args:
+        book, executions, switches, dynamic, machines, record, rounds, clock: the components
+            it asks (see the module docstring).
+        timers: the event queue.
+        steps: whether ``timers`` is SimGrid's step clock.
+        platform: the platform (message delays).
+        buffer: the list the events for the next message are gathered in (the switches and
+            dynamic jobs post there too).
+        energy: Batsim's ``-E``.
+        dynamic_jobs: Batsim's ``--enable-dynamic-jobs``.
+        trace: keep the output rows (``out_jobs.csv``, ``out_pstate_changes.csv``).
 
-    def _kill_running(self, really: list[EngineJob]) -> dict[str, Any]:
-        """Batsim's ``killer_process``: end the jobs of ``really`` still running; return their
-        ``job_progress`` entries by job id."""
-        progress = {}
-        for job in really:
-            if job.state != RUNNING:
-                continue
-            progress[job.id] = self._job_progress(job)
-            # Batsim's killer cancels a running parallel task (return code -2); a job in a delay
-            # has none, its actor is killed and the code keeps its default -1 (jobs_execution.cpp)
-            code = -1 if job.stages[job.stage][1]["type"] == "delay" else -2
-            self._end_job(job, COMPLETED_KILLED, code)
-        return progress
+    Attributes:
+        buffer: the events for the next message to the scheduler.
+        port: the scheduler's port (set by :meth:`start`).
+        progress: called as ``progress(now, nb_finished, nb_jobs)`` after each instant.
+        ready: Batsim's ``sched_ready``.
+        ended: SIMULATION_ENDS acknowledged (the run is over).
+        waiters, killers, submitters_left, event_submitters_left: Batsim's server counters.
+        kill_requested: jobs whose kill was asked, until Batsim deletes them.
+        unsent_ends: jobs whose end reached the server since the last message sent.
+    """
 
-    def _killing_done(self, ids: list[str], progress: dict[str, Any]) -> None:
+    def __init__(self, book: JobBook, executions: Executions, switches: Switches, dynamic: DynamicJobs,
+                 machines: Machines, record: RunRecord, rounds: Rounds, *, clock: Clock, timers: Any, steps: bool,
+                 platform: PlatformSpec, buffer: list[Any], energy: bool, dynamic_jobs: bool, trace: bool) -> None:
+        self.book = book
+        self.jobs = book.live
+        self.executions = executions
+        self.switches = switches
+        self.dynamic = dynamic
+        self.machines = machines
+        self.hosts = machines.hosts
+        self.record = record
+        self.rounds = rounds
+        self.clock = clock
+        self.timers = timers
+        self.steps = steps
+        self.platform = platform
+        self.buffer = buffer
+        self.energy = energy
+        self.dynamic_jobs = dynamic_jobs
+        self.trace = trace
+        self.port: Any = None
+        self.progress: Callable[[float, int, int], None] | None = None
+        self.ready = True
+        self.ended = False
+        self._same_instant: list[Any] = [0.0, None, 0]
+        self.waiters = 0
+        self.killers = 0
+        self.kill_requested: set[str] = set()
+        self.unsent_ends: set[str] = set()
+        self.submitters_left = 0
+        self.event_submitters_left = 0
+
+    def start(self, port: SchedulerPort) -> None:
+        """The run starts, talking to ``port``; with output rows kept (``trace``), the time-0 rows of
+        ``out_pstate_changes.csv`` (the hosts by initial pstate)."""
+        self.port = port
+        if self.trace:
+            by_ps: dict[int, list[int]] = {}
+            for i, h in enumerate(self.hosts):
+                by_ps.setdefault(h.pstate, []).append(i)
+            for ps in sorted(by_ps):
+                self.record.rows["pstates"].append((0.0, str(ProcSet(*by_ps[ps])), ps))
+
+    def killing_done(self, ids: list[str], progress: dict[str, Any]) -> None:
         """``server_on_killing_done``: JOB_COMPLETED for each job really killed, then JOB_KILLED.
 
         Raises:
@@ -174,18 +160,18 @@ class ServerMixin:
                 Batsim 4.2.1 aborts (``Jobs::at``)."""
         t = self.clock.now
         for jid in ids:
-            if jid not in self.jobs and jid not in self._unsent_ends:
+            if jid not in self.jobs and jid not in self.unsent_ends:
                 raise EngineError(f"KILL_JOB of job {jid!r}: the job's end was sent to the scheduler before its killer "
                                   f"reported at t={t!r}: real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job "
                                   f"'{jid}': it does not exist\")")
         for jid in progress:
             job = self.jobs[jid]
-            self._job_completed(job)
-        self._buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
+            self.job_completed(job)
+        self.buffer.append(JobKilled(t, job_ids=list(ids), job_progress=progress))
 
-    def _job_completed(self, job: EngineJob) -> None:
+    def job_completed(self, job: EngineJob) -> None:
         """``server_on_job_completed``: the JOB_COMPLETED event and the job's ``out_jobs.csv`` row."""
-        self._buffer.append(JobCompleted(self.clock.now, job_id=job.id, job_state=job.state,
+        self.buffer.append(JobCompleted(self.clock.now, job_id=job.id, job_state=job.state,
                                          return_code=job.return_code, alloc=job.alloc))
         self._write_job_row(job)
         self.dynamic.ended(job)
@@ -195,99 +181,67 @@ class ServerMixin:
         row is written, and the engine forgets the :class:`EngineJob` (its execution state and
         JSON object): what is left of it is its row in ``done`` (recorded when it ended)."""
         self.book.forget(job)
-        self._unsent_ends.add(job.id)
+        self.unsent_ends.add(job.id)
         if self.trace:
-            self.rows["jobs"].append(job.row)
+            self.record.rows["jobs"].append(job.row)
 
-    # ----------------------------------------------------------------------------- decisions
-    def _play_reply(self, reply: list[Decision] | Reply) -> None:
-        """Play a scheduler's reply received at ``now``: decisions due now are applied at once,
-        later ones when the clock reaches them; the scheduler is busy until the reply's ``now``."""
-        ready_at, decisions = self._reply_parts(reply)
-        if decisions:
-            self._play_decisions(deque(decisions), ready_at)
-        else:   # (no decision: the scheduler is ready again at the reply's now)
-            if self._kills_done:
-                self._killings_reported()
-            self._ready = not self._sleep_until(ready_at, _READY)
-
-    def _reply_parts(self, reply: list[Decision] | Reply) -> tuple[float, list[Decision]]:
+    def reply_parts(self, reply: list[Decision] | Reply) -> tuple[float, list[Decision]]:
         """A reply's ``now`` (s) and decisions, checked as Batsim checks them."""
         if isinstance(reply, Reply):
             ready_at, decisions = reply.now, reply.decisions
             for d in decisions:
                 if d.timestamp is not None and d.timestamp > ready_at:
-                    raise EngineError(f"{describe_scheduler(self._port)}: decision {type(d).__name__} has "
+                    raise EngineError(f"{describe_scheduler(self.port)}: decision {type(d).__name__} has "
                                       f"timestamp {d.timestamp} later than its reply's now={ready_at} "
                                       "(Batsim aborts: timestamps must be <= now)")
         else:
             ready_at, decisions = self.clock.now, reply
         return ready_at, decisions
 
-    def _play_decisions(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
-        """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY
-        at the reply's ``now`` (``JsonProtocolReader::send_message_at_time``: ``sleep_for(when -
-        clock)`` when ``when`` is later than the clock, then the message). ``woke``: such a sleep
-        is over; its message goes even where SimGrid's clock stops short of ``when``."""
-        while decisions:
-            ts = decisions[0].timestamp
-            if ts is None:   # dated by the reply's now (a plain list: the message's)
-                ts = ready_at
-            if not woke and self._sleep_until(ts, _DECISION, (decisions, ready_at, True)):
-                self._ready = False
-                self._killings_reported()
-                return
-            woke = False
-            self._apply(decisions.popleft())
-        if self._kills_done:
-            self._killings_reported()
-        self._ready = woke or not self._sleep_until(ready_at, _READY)
-
-    def _sleep_until(self, t: float, kind: int, payload: Any = None) -> bool:
+    def sleep_until(self, t: float, kind: int, payload: Any = None) -> bool:
         """An actor that must act at ``t`` (s) sleeps until then if ``t`` is after the clock
         (``sleep_for(t - clock)``, on SimGrid's step clock; else an event at ``t`` rounded to
         1e-9 s, :func:`.queue.at`); returns whether it sleeps."""
         now = self.clock.now
-        if self._steps:
+        if self.steps:
             if not t > now:
                 return False
-            self._queue.sleep(t - now, kind, payload)
+            self.timers.sleep(t - now, kind, payload)
         else:
             if not at(t) > now:
                 return False
-            self._queue.push(at(t), kind, payload)
+            self.timers.push(at(t), kind, payload)
         return True
 
-    def _killings_reported(self) -> None:
-        """Compute-only platforms: the KILLING_DONE messages of the killers this reply started
-        reach the server after the reply's decisions (see "Kills and zero-work jobs" above)."""
-        if self._kills_done:
-            done, self._kills_done = self._kills_done, []
-            for ids, progress in done:
-                self._killing_done(ids, progress)
+    def apply(self, d: Decision) -> tuple[list[str], list[EngineJob]] | None:
+        """Batsim's server handles decision ``d`` (``src/server.cpp``, ``server_on_*``) at the
+        current time. Returns, for a KILL_JOB that asks for kills, the ids of the jobs to report
+        killed and those of them running, which the caller kills (None otherwise).
 
-    def _apply(self, d: Decision) -> None:
+        Raises:
+            EngineError: an invalid decision (unknown job or host, a job not in the right
+                state, a CALL_ME_LATER in the past, an unsupported decision or QUERY), where
+                Batsim 4.2.1 aborts."""
         if isinstance(d, ExecuteJob):
-            self._execute(d)
+            ended = self.executions.execute(d)
+            if ended is not None:   # (a first stage without work, see "Kills and zero-work jobs" above)
+                self.job_completed(ended)
         elif isinstance(d, RejectJob):
-            job = self._job(d.job_id, "REJECT_JOB")
+            job = self.book.named(d.job_id, "REJECT_JOB", self.clock.now)
             if job.state != SUBMITTED:
                 raise EngineError(f"REJECT_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
+            assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
             job.state = REJECTED
             job.finish = self.clock.now
-            self._finished_jobs += 1
+            self.book.finished += 1
             self.book.ended(job)
             self._write_job_row(job)
             self.dynamic.ended(job)
         elif isinstance(d, KillJobs):
             ids, really = self._kill_request(d.job_ids)
-            if not ids:   # every job's kill was asked before: no killer, no JOB_KILLED
-                return
-            if self.platform.message_delays is None:  # see "Kills and zero-work jobs" above
-                self._kills_done.append((ids, self._kill_running(really)))
-            else:  # the killer actor runs in the network's sub-rounds (netserver.py)
-                self._killers += 1
-                self._killer(ids, really)
+            if ids:   # (every job's kill asked before: no killer, no JOB_KILLED)
+                # the caller kills them: at once (.grouping), or by a killer actor (.netserver)
+                return ids, really
         elif isinstance(d, CallMeLater):
             if not math.isfinite(d.at):
                 raise EngineError(f"CALL_ME_LATER at t={self.clock.now}: time {d.at!r} is not a finite number")
@@ -295,13 +249,13 @@ class ServerMixin:
                 # server_on_call_me_later (src/server.cpp) asserts target_time > clock
                 raise EngineError(f"CALL_ME_LATER at t={self.clock.now}: it asks to be called at {d.at!r}, not after the "
                                   "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
-            self._waiters += 1
-            if self._steps:  # waiter_process: sleeps the time left, at least 1e-5 s
-                self._queue.sleep(max(d.at - self.clock.now, WAITER_MIN_SLEEP), _WAITER)
+            self.waiters += 1
+            if self.steps:  # waiter_process: sleeps the time left, at least 1e-5 s
+                self.timers.sleep(max(d.at - self.clock.now, WAITER_MIN_SLEEP), _WAITER)
             else:
-                self._queue.push(max(at(d.at), self.clock.now), _WAITER)
+                self.timers.push(max(at(d.at), self.clock.now), _WAITER)
         elif isinstance(d, SetResourceState):
-            self.switches.set_resource_state(d, None if self.platform.message_delays is None else self._after)
+            self.switches.set_resource_state(d, None if self.platform.message_delays is None else self.rounds.after)
         elif isinstance(d, Query):
             for key in d.requests:
                 if key != "consumed_energy":
@@ -309,7 +263,7 @@ class ServerMixin:
                                       "(only consumed_energy)")
                 if not self.energy:
                     raise EngineError("QUERY consumed_energy needs the energy model (-E / --energy)")
-                self._buffer.append(Answer(self.clock.now, data={"consumed_energy": self.machines.total_energy()}))
+                self.buffer.append(Answer(self.clock.now, data={"consumed_energy": self.machines.total_energy()}))
         elif isinstance(d, RegisterProfile):
             self.dynamic.register_profile(d.workload, d.name, d.profile)
         elif isinstance(d, RegisterJob):
@@ -326,8 +280,9 @@ class ServerMixin:
                               "use real Batsim (--engine batsim)")
         else:
             raise EngineError(f"unsupported decision {d!r}")
+        return None
 
-    def _kill_request(self, job_ids) -> tuple[list[str], list[EngineJob]]:
+    def _kill_request(self, job_ids: list[str]) -> tuple[list[str], list[EngineJob]]:
         """KILL_JOB ``job_ids`` as Batsim 4.2.1's server takes it (``server_on_kill_jobs``,
         ``src/server.cpp``): the jobs whose kill was not asked before, in order (one killer, one
         JOB_KILLED for them; a job named twice counts once), and those of them running now.
@@ -343,19 +298,20 @@ class ServerMixin:
                 job waiting or not submitted yet; a job deleted after its end was sent; a
                 rejected job still held (its killer aborts).
         """
-        ids, really = [], []
+        ids: list[str] = []
+        really: list[EngineJob] = []
         for jid in job_ids:
-            job = self.jobs.get(jid)
+            job: EngineJob | DoneJob | None = self.jobs.get(jid)
             where = f"KILL_JOB at t={self.clock.now!r}: job {jid!r}"
             if job is None:
                 job = self.book.known(jid)
-                if job is None and jid.partition("!")[0] not in self.workloads_by_name:
+                if job is None and jid.partition("!")[0] not in self.book.by_name:
                     raise EngineError(f"{where}: there is no workload {jid.partition('!')[0]!r}; real Batsim 4.2.1 "
                                       "aborts (an uncaught std::out_of_range: map::at)")
                 if job is None:
                     raise EngineError(f"{where} does not exist; real Batsim 4.2.1 aborts (\"Trying to kill job "
                                       f"'{jid}' but it does not exist.\")")
-                if isinstance(job, DoneJob) and jid not in self._unsent_ends:
+                if isinstance(job, DoneJob) and jid not in self.unsent_ends:
                     raise EngineError(f"{where} ended at t={job.finish!r} and the message telling it has been sent: "
                                       f"real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job '{jid}': it does "
                                       "not exist\"); kill a job only while it runs")
@@ -364,43 +320,36 @@ class ServerMixin:
                 raise EngineError(f"{where} is {'waiting' if waiting else 'not submitted yet'}: real Batsim 4.2.1 aborts "
                                   f"(\"Invalid KILL_JOB: job_id '{jid}' refers to a job not being executed nor "
                                   "completed.\")" + ("; reject a waiting job instead (REJECT_JOB)" if waiting else ""))
-            if jid in self._kill_requested:
+            if jid in self.kill_requested:
                 continue
             if job.state == REJECTED:
                 raise EngineError(f"{where} was rejected: real Batsim 4.2.1's killer aborts (\"Bad kill: job {jid} "
                                   "has not been started\")")
-            self._kill_requested.add(jid)
+            self.kill_requested.add(jid)
             ids.append(jid)
             if job.state == RUNNING:
+                assert type(job) is EngineJob   # (a running job is held)
                 really.append(job)
         return ids, really
 
-    def _job(self, jid: str, what: str) -> EngineJob | DoneJob:
-        """The job ``jid`` a decision names: running or waiting (the engine's own), or else
-        :meth:`.jobs.JobBook.known`.
-
-        Raises:
-            EngineError: no such job.
-        """
-        job = self.jobs.get(jid)
-        if job is None:
-            job = self.book.known(jid)
-            if job is None:
-                raise EngineError(f"{what} at t={self.clock.now}: unknown job {jid!r}")
-        return job
-
-    # --------------------------------------------------------------------------- the scheduler
-    def _finished(self) -> bool:
-        return (self._submitters_left == 0 and self._event_submitters_left == 0 and self._running == 0
-                and self.switches.switching == 0 and self._waiters == 0 and self._killers == 0 and self._finished_jobs == self.nb_jobs
+    def finished(self) -> bool:
+        return (self.submitters_left == 0 and self.event_submitters_left == 0 and self.book.running == 0
+                and self.switches.switching == 0 and self.waiters == 0 and self.killers == 0 and self.book.finished == self.book.nb_jobs
                 and (not self.dynamic_jobs or self.dynamic.registration_finished))
 
-    def _exchange(self, port) -> list[Decision] | Reply:
-        events, self._buffer = self._buffer, []
-        if self._unsent_ends:   # Batsim deletes the jobs whose end is now sent (jobs_to_be_deleted)
-            if self._kill_requested:
-                self._kill_requested -= self._unsent_ends
-            self._unsent_ends = set()
+    def exchange(self, port: SchedulerPort) -> list[Decision] | Reply:
+        """Send the events gathered so far to the scheduler at the current time (one message);
+        return its reply. Batsim then deletes the jobs whose end it sent and collects profiles.
+
+        Raises:
+            EngineError: a livelock (:meth:`_check_livelock`)."""
+        buf = self.buffer
+        events = buf[:]
+        buf.clear()
+        if self.unsent_ends:   # Batsim deletes the jobs whose end is now sent (jobs_to_be_deleted)
+            if self.kill_requested:
+                self.kill_requested -= self.unsent_ends
+            self.unsent_ends = set()
         self.dynamic.collect()
         self.record.messages += 1
         self._check_livelock(port)
@@ -409,7 +358,7 @@ class ServerMixin:
         self.record.sched_time += _time.perf_counter() - t0
         return reply
 
-    def _check_livelock(self, port) -> None:
+    def _check_livelock(self, port: SchedulerPort) -> None:
         """Stop a run whose clock no longer moves: :data:`LIVELOCK_EXCHANGES` exchanges within
         :data:`LIVELOCK_SPAN` s (the outputs' resolution) with no job, host or timer changing.
         Within a span, not at one instant: where Batsim's messages cross a loopback or a network
@@ -420,8 +369,8 @@ class ServerMixin:
         if not 0.0 <= self.clock.now - start < LIVELOCK_SPAN:  # the usual case: the first exchange of an instant
             self._same_instant = [self.clock.now, None, 0]
             return
-        sig = (self._finished_jobs, self._running, self.nb_jobs, self.switches.nb_grouped_switches, self.switches.switching,
-               self._killers, len(self._queue))
+        sig = (self.book.finished, self.book.running, self.book.nb_jobs, self.switches.nb_grouped_switches, self.switches.switching,
+               self.killers, len(self.timers))
         if sig != self._same_instant[1]:  # (None at the second exchange of an instant)
             self._same_instant = [self.clock.now, sig, 0]
             return
@@ -432,63 +381,7 @@ class ServerMixin:
                 "at this instant with no job, host or timer changing (for instance a CALL_ME_LATER whose time "
                 "t + timeout rounds back to t); the simulation would never advance")
 
-    def _send_loop(self, port, pending: list) -> None:
-        """Batsim's server check after a message: send while ready and there is something to send."""
-        while True:
-            if not self._ready:
-                self._flush(pending)
-                return
-            if self._buffer:
-                reply = self._exchange(port)
-                self._flush(pending)  # messages posted before the reply's decisions reach the server first
-                self._play_reply(reply)
-                continue
-            if pending:
-                self._flush(pending)
-                continue
-            if self._finished() and not self._ended:
-                self._buffer.append(SimulationEnds(self.clock.now))
-                ready_at, _ = self._reply_parts(self._exchange(port))
-                self._ended = True
-                # the request-reply actor sleeps until the reply's now, then its SCHED_READY
-                # (of no duration here) ends the server's loop: SimGrid's final clock
-                if ready_at > self.clock.now:
-                    self.clock.end = self.clock.now + (ready_at - self.clock.now)
-            return
-
-    def _flush(self, pending: list) -> None:
-        for kind, payload in pending:
-            self._handle(kind, payload)
-        pending.clear()
-
-    def _process_instant(self, entries: list, port) -> None:
-        """Deliver the messages of one instant to the server's mailbox, in arming order."""
-        if len(entries) == 1:  # the common case: one message reaches the server alone
-            kind, payload = entries[0]
-            self._send_loop(port, self._handle(kind, payload))
-            return
-        mailbox: deque = deque()
-        deferred_switches: deque = deque()
-        switch_seen = False
-        for kind, payload in entries:
-            if kind == _SWITCH:
-                if switch_seen:
-                    deferred_switches.append((kind, payload))
-                    continue
-                switch_seen = True
-            mailbox.append((kind, payload))
-        while mailbox:
-            kind, payload = mailbox.popleft()
-            follow = self._handle(kind, payload)
-            nxt_switch = [deferred_switches.popleft()] if (kind == _SWITCH and deferred_switches) else []
-            if mailbox:
-                mailbox.extend(follow)
-                mailbox.extend(nxt_switch)
-                continue
-            self._send_loop(port, follow)
-            mailbox.extend(nxt_switch)
-
-    def _deadlock(self) -> Deadlock:
+    def deadlock(self) -> Deadlock:
         """The error for a run whose event queue is empty before the simulation could end: jobs
         submitted but never executed or rejected, jobs running with nothing left to end them,
         or a missing NOTIFY registration_finished."""
@@ -521,108 +414,20 @@ class ServerMixin:
                     "(Batsim waits for it before ending)")
         return Deadlock(msg)
 
-    def run(self, port) -> EngineResult:
-        """Run the simulation to its end.
-
-        Raises:
-            Deadlock: nothing left to simulate before the end (jobs left waiting with nothing
-                scheduled, jobs that never end); its ``result`` is the run up to then, whose
-                output files real Batsim 4.2.1 writes too (:class:`Deadlock`).
-            EngineError: invalid decision, livelock (the scheduler keeps the clock at one instant).
-        """
-        wall0 = _time.perf_counter()
-        try:
-            self._run(port)
-        except Deadlock as dead:
-            dead.result = self._result(_time.perf_counter() - wall0)
-            raise
-        return self._result(_time.perf_counter() - wall0)
-
-    def _run(self, port) -> None:
-        self._port = port
-        if self.trace:
-            by_ps: dict[int, list[int]] = {}
-            for i, h in enumerate(self.hosts):
-                by_ps.setdefault(h.pstate, []).append(i)
-            for ps in sorted(by_ps):
-                self.rows["pstates"].append((0.0, str(ProcSet(*by_ps[ps])), ps))
-        if self.platform.message_delays is not None:
-            self._run_network(port)
-            return
-        # SIMULATION_BEGINS goes first, alone; the submitters start while it is in flight.
-        self._buffer.append(self._simulation_begins())
-        reply = self._exchange(port)
-        for w in self.workloads:
-            self._submitters_left += 1
-            if len(w.jobs):
-                if not self._sleep_until(w.jobs.subtimes[0], _SUBMIT, (w, 0)):
-                    self._queue.push(0.0, _SUBMIT, (w, 0))
-            else:  # an empty workload: its submitter says goodbye at once
-                self._queue.push(0.0, _BYE, w)
-        # The time-0 submissions reach the server before the scheduler's SCHED_READY. Where
-        # the master host's messages to itself are instantaneous (Vivaldi zones, Batsim's no_net
-        # examples) a submitter's bye arrives with them and joins their message; where they
-        # cross SimGrid's loopback link (Full-routing zones, 1e-10 s a message) the bye comes
-        # after SCHED_READY and goes in the next message (real Batsim 4.2.1 on both kinds). Full
-        # zones reach this step clock only when the route reader does not know their routing
-        # (read_platform); otherwise their messages are timed (.netserver).
-        pending = []
-        while self._queue and self._queue.next_time() == 0.0:
-            _, entries = self._queue.pop_instant()
-            for kind, payload in entries:
-                pending.extend(self._handle(kind, payload))
-        if not self.platform.master_loopback:
-            self._flush(pending)
-        self._play_reply(reply)
-        self._send_loop(port, pending)
-        nb_jobs = self.nb_jobs
-        while not self._ended:
-            self._process_instant(self._next_instant(), port)
-            if self.progress is not None:
-                self.progress(self.clock.now, self._finished_jobs, nb_jobs)
-
-    def _next_instant(self) -> list:
+    def next_instant(self) -> list:
         """End the current instant (its lazy energy charges, :meth:`.hosts.Machines.settle_lazy`), move the
         clock to the next one and return its queue entries; a run with nothing left to
-        simulate before its end is a deadlock (:meth:`_deadlock`)."""
-        if not self._queue:
+        simulate before its end is a deadlock (:meth:`deadlock`)."""
+        if not self.timers:
             # what is left was stale timers (a stage end or latency re-armed since): SimGrid's
             # clock stopped at the last instant at which something happened
             self.clock.now = self.clock.live
-            raise self._deadlock()
+            raise self.deadlock()
         if self.machines.lazy_hosts:
             self.machines.settle_lazy()
-        self.clock.now, entries = self._queue.pop_instant()
+        self.clock.now, entries = self.timers.pop_instant()
         for kind, _ in entries:
             if kind != _JOB_END and kind != _LATENCY:  # those two may be stale
                 self.clock.mark_live()
                 break
         return entries
-
-    def _simulation_begins(self) -> SimulationBegins:
-        hosts = []
-        for i, h in enumerate(self.hosts):
-            st = HostState.SLEEPING if h.state is HostState.SLEEPING else HostState.IDLE
-            hosts.append(Host(id=i, name=h.spec.name, speeds=list(h.spec.speeds), cores=h.spec.cores,
-                              properties=dict(h.spec.properties), zone_properties=dict(h.spec.zone_properties),
-                              pstate=h.pstate, state=st))
-        config = {
-            "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
-            "redis-prefix": "default", "profiles-forwarded-on-submission": self.forward_profiles,
-            "dynamic-jobs-enabled": self.dynamic_jobs, "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
-            "profile-reuse-enabled": self.profile_reuse, "sched-config": "", "forward-unknown-events": False,
-        }
-        config.update(self.batsim_config)
-        # storage hosts (role "storage"): ids after the compute hosts, as Batsim numbers them
-        # (Machines::create_machines); the engine runs no job on them
-        storage = [Host(id=len(hosts) + i, name=h.name, speeds=list(h.speeds), cores=h.cores,
-                        properties=dict(h.properties), zone_properties=dict(h.zone_properties),
-                        pstate=h.pstate, state=HostState.IDLE) for i, h in enumerate(self.platform.storage)]
-        return SimulationBegins(
-            0.0, nb_resources=len(hosts) + len(storage), nb_compute_resources=len(hosts),
-            nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
-            allow_storage_sharing=self.storage_sharing, config=config,
-            compute_resources=hosts, storage_resources=storage,
-            workloads={w.name: w.path for w in self.workloads},
-            profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
-                               else w.profiles) for w in self.workloads})

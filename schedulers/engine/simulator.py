@@ -13,10 +13,18 @@ and of modules that each read alone:
 * :mod:`.jobs` — the :class:`.jobs.JobBook` component: the jobs held, ended and forgotten;
 * :mod:`.dynamic` — the :class:`.dynamic.DynamicJobs` component: REGISTER_PROFILE, REGISTER_JOB,
   profile garbage collection;
-* :mod:`.execution` — profile stages, parallel tasks, compute sharing, walltime, kills;
+* :mod:`.execution` — the :class:`.execution.Executions` component: profile stages, walltime,
+  kills, the ends of jobs;
+* :mod:`.ptasks` — the :class:`.ptasks.ParallelTasks` component: SimGrid's parallel tasks in
+  flight (rates, links, messages' bytes, held tasks, end timers);
 * :mod:`.sharing` — SimGrid's ``ptask_L07`` sharing of hosts between tasks;
-* :mod:`.server` — Batsim's server: message grouping, decisions, decision delays,
-  livelock detection, SIMULATION_BEGINS/ENDS;
+* :mod:`.server` — the :class:`.server.Server` component: Batsim's server (decisions, job
+  ends, the exchange with the scheduler, livelock and deadlock detection);
+* :mod:`.grouping` — the :class:`.grouping.GroupedServer` component: the server's messages of
+  one step grouped by the engine itself (compute-only platforms);
+* :mod:`.netserver` and :mod:`.subrounds` — the :class:`.netserver.ActorServer` and
+  :class:`.subrounds.Rounds` components: Batsim's actor model, message by message, and the
+  sub-rounds of each instant;
 * :mod:`.results` and :mod:`.outputs` — the run's metrics and Batsim's output files.
 
 Memory: jobs stream through the engine. A workload's jobs wait in its
@@ -49,7 +57,7 @@ hosts under EASY on ``energy_platform_homogeneous_no_net_128.xml``, 834 rows of
 engine then plays the same actor model as on networks (:mod:`.netserver`, every route empty:
 :func:`.netroute.instant_messages`, over the lazy step clock :mod:`.lazysteps`): with energy,
 dynamic jobs, external events (:mod:`.extevents`), or a computing profile of no flops.
-Otherwise it groups the messages of one step itself (:mod:`.server`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
+Otherwise it groups the messages of one step itself (:mod:`.grouping`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
 engine time), with the same results on every recorded case and on 129 random cases compared
 with real Batsim 4.2.1 with the actor model forced everywhere.
 """
@@ -57,33 +65,50 @@ with real Batsim 4.2.1 with the actor model forced everywhere.
 from __future__ import annotations
 
 import dataclasses
-import weakref
+import time as _time
 from typing import Any, Callable
 
-from .execution import ExecutionMixin
-from .extevents import EventList
+from ..core.events import SimulationBegins
+from ..core.model import Host, HostState
 from .clock import Clock
-from .hosts import HostRun, Machines, MACHINE_STATES
-from .netroute import instant_messages
-from .netserver import NetworkServerMixin, network_refusal
-from .platform import PlatformSpec, old_power_names, sleep_error
-from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
-from .queue import EventQueue
-from .steps import StepQueue
-from .switching import Switches
 from .dynamic import DynamicJobs
+from .execution import Executions
+from .extevents import EventList
+from .grouping import GroupedServer
+from .hosts import HostRun, Machines, MACHINE_STATES
 from .jobs import JobBook
 from .lazysteps import LazyStepQueue
+from .netroute import instant_messages
+from .netserver import ActorServer, network_refusal
+from .platform import PlatformSpec, old_power_names, sleep_error
+from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
+from .ptasks import ParallelTasks
+from .queue import EventQueue
 from .results import NULL_RUNTIME_EPSILON, EngineResult, RunRecord, build_result, execution_time
-from .server import LIVELOCK_EXCHANGES, ServerMixin
+from .server import LIVELOCK_EXCHANGES, Server
+from .steps import StepQueue
+from .subrounds import Rounds
+from .switching import Switches
 from .workload import Workload
 
 __all__ = ["Engine", "EngineError", "Deadlock", "EngineResult", "InProcessPort", "Reply", "SchedulerPort", "HostRun",
            "MACHINE_STATES", "NULL_RUNTIME_EPSILON", "LIVELOCK_EXCHANGES", "execution_time"]
 
 
-class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
+class Engine:
     """Simulate workloads on a platform, driving a scheduler through a :class:`SchedulerPort`.
+
+    A short composition of components, each owning its state (``docs/engine/architecture.md``):
+    :attr:`clock` (:class:`.clock.Clock`), :attr:`book` (:class:`.jobs.JobBook`), :attr:`record`
+    (:class:`.results.RunRecord`), :attr:`machines` (:class:`.hosts.Machines`), :attr:`ptasks`
+    (:class:`.ptasks.ParallelTasks`), :attr:`dynamic` (:class:`.dynamic.DynamicJobs`),
+    :attr:`switches` (:class:`.switching.Switches`), :attr:`rounds` (:class:`.subrounds.Rounds`),
+    :attr:`executions` (:class:`.execution.Executions`), :attr:`server` (:class:`.server.Server`)
+    and :attr:`delivery`, the server that delivers Batsim's messages:
+    :class:`.netserver.ActorServer` (Batsim's actor model) where messages take time or the actors'
+    order shows, else :class:`.grouping.GroupedServer`. Each is given, at construction, the
+    components it asks, below it (never the engine, nor a component that holds it), so that an
+    engine, with the jobs it holds, is freed as soon as it is dropped.
 
     Args:
         platform: the platform read by :func:`schedulers.engine.platform.read_platform`.
@@ -153,71 +178,64 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
         self.profile_reuse = profile_reuse
         self.trace = trace_outputs
-        self.progress = progress
+        self.events = list(events)
         # The jobs (.jobs): held as EngineJob when submitted (posted, with a network) and not yet
         # finished; not submitted, they stay in their workload's JobTable; an ended job becomes
-        # a row of ``done`` once its out_jobs.csv row is written (:meth:`_write_job_row`).
+        # a row of ``done`` once its out_jobs.csv row is written (Server._write_job_row).
         self.book = JobBook(workloads)
         self.workloads_by_name = self.book.by_name
         self.jobs = self.book.live
         self.done = self.book.done       # ended jobs, in the order they ended (the result's jobs)
-        self.clock = Clock()
+        self.clock = clock = Clock()
         # SimGrid's step-by-step clock: with a network it decides the order of messages (.steps);
         # on compute-only platforms it is kept lazily (.lazysteps). Only a Full zone whose routes
-        # the reader does not know keeps the clock rounded to 1e-9 s (.queue, server.py)
-        self._steps = platform.message_delays is not None or not platform.master_loopback
+        # the reader does not know keeps the clock rounded to 1e-9 s (.queue, .grouping)
+        steps = platform.message_delays is not None or not platform.master_loopback
         self._queue: EventQueue | StepQueue | LazyStepQueue
-        if not self._steps:
+        if not steps:
             self._queue = EventQueue()
         elif platform.routes is not None or platform.master_loopback:   # links, or the loopback: timed messages
             self._queue = StepQueue()
         else:   # compute-only: sleeps, computations and messages of no duration
             self._queue = LazyStepQueue()
-        self._buffer: list = []          # events gathered for the next message to the scheduler
-        self._port = None
-        self._ready = True               # Batsim's sched_ready
-        self._ended = False
-        self._closing = False  # SIMULATION_ENDS sent, its acknowledgement not received yet (.netserver)
-        self._same_instant = [0.0, None, 0]
-        # Batsim's server counters
-        self._finished_jobs = 0
-        self._running = 0
-        self._waiters = 0
-        self._killers = 0
-        self._kills_done: list = []      # compute-only platforms: kills done in the reply being played
-        self._kill_requested: set = set()  # jobs whose kill was asked, until Batsim deletes them
-        self._unsent_ends: set = set()   # jobs whose end reached the server since the last message sent
-        self._submitters_left = 0
-        self.events = list(events)
-        self._event_submitters_left = 0
-        self._ptasks = 0                 # parallel tasks created so far
-        self._link_users: dict = {}      # link (netroute._Link) -> {job id: job} loading it
-        self._quiet: dict = {}           # message bytes alone on their links (.netserver._flow_starts)
-        self._nheld = 0                  # held tasks in the system (execution.HeldTask)
+        timers = self._queue
+        # the events gathered for the next message to the scheduler (the server's; the switches
+        # and dynamic jobs post there too)
+        buffer: list[Any] = []
         # outputs: the tables, the Pajé trace, Batsim's energy context, the exchanges (.results)
         self.record = RunRecord(self.done, trace=trace_outputs,
                                 machine_names=[h.name for h in platform.compute] + [h.name for h in platform.storage])
         self.rows = self.record.rows
         self.machines = Machines(platform, energy=energy, trace=trace_outputs, rows=self.rows, nb_jobs=self.nb_jobs,
-                                 clock=self.clock, steps=self._steps)
-        # the components' calls into the engine's own parts go through a weak proxy: no reference
-        # cycle, so that an engine (and the jobs it holds) is freed as soon as it is dropped
-        me = weakref.proxy(self)
-
-        def post(event: Any) -> None:
-            me._post_event(event)
-
-        def dvfs(hids: list[int], target: int) -> None:
-            me._dvfs(hids, target)
-
-        def routed(hids: Any, what: str) -> None:
-            me._routed(hids, what)
-
-        self.dynamic = DynamicJobs(self.book, clock=self.clock, post=post, enabled=dynamic_jobs,
+                                 clock=clock, steps=steps)
+        self.ptasks = ParallelTasks(self.machines, self.book, clock=clock, timers=timers, steps=steps,
+                                    sharing=compute_sharing, platform=platform)
+        self.dynamic = DynamicJobs(self.book, clock=clock, post=buffer.append, enabled=dynamic_jobs,
                                    acknowledge=acknowledge_dynamic_jobs, forward_profiles=forward_profiles,
                                    profile_reuse=profile_reuse)
-        self.switches = Switches(self.machines, clock=self.clock, timers=self._queue, steps=self._steps,
-                                 post=post, dvfs=dvfs, routed=routed)
+        self.switches = Switches(self.machines, clock=clock, timers=timers, steps=steps, post=buffer.append,
+                                 dvfs=self.ptasks.dvfs, routed=self.ptasks.routed)
+        self.rounds = Rounds(self.machines, self.switches, clock=clock)
+        self.executions = Executions(self.ptasks, self.machines, self.book, self.record, self.rounds, clock=clock,
+                                     timers=timers, steps=steps, platform=platform, energy=energy,
+                                     sharing=compute_sharing)
+        self.server = Server(self.book, self.executions, self.switches, self.dynamic, self.machines, self.record,
+                             self.rounds, clock=clock, timers=timers, steps=steps, platform=platform, buffer=buffer,
+                             energy=energy, dynamic_jobs=dynamic_jobs, trace=trace_outputs)
+        self.server.progress = progress
+        #: the server that delivers Batsim's messages: its actor model (:mod:`.netserver`) where
+        #: messages take time or actors' order shows, else the engine's own grouping (:mod:`.grouping`)
+        self.delivery: ActorServer | GroupedServer
+        if platform.message_delays is not None:
+            self.delivery = ActorServer(self.server, self.rounds, self.executions, self.ptasks, self.switches,
+                                        self.machines, self.book, self.record, clock=clock, timers=timers,
+                                        platform=platform, workloads=workloads, events=self.events, energy=energy,
+                                        forward_profiles=forward_profiles)
+        else:
+            self.delivery = GroupedServer(self.server, self.executions, self.ptasks, self.switches, self.machines,
+                                          self.book, self.record, clock=clock, timers=timers, steps=steps,
+                                          platform=platform, workloads=workloads, energy=energy,
+                                          forward_profiles=forward_profiles)
         #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
         self.hosts = self.machines.hosts
         #: Batsim's ``--disable-storage-sharing`` (only said in SIMULATION_BEGINS: the engine runs
@@ -227,6 +245,16 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         self.batsim_config: dict[str, Any] = {}
         if self.events and forward_unknown_events:   # (Batsim ignores the flag without events)
             self.batsim_config["forward-unknown-events"] = True
+
+    @property
+    def progress(self) -> Callable[[float, int, int], None] | None:
+        """Called as ``progress(now, nb_finished, nb_jobs)`` after each instant (None: not
+        called); the :attr:`server`'s, which may be set at any time."""
+        return self.server.progress
+
+    @progress.setter
+    def progress(self, fn: Callable[[float, int, int], None] | None) -> None:
+        self.server.progress = fn
 
     @property
     def nb_jobs(self) -> int:
@@ -252,15 +280,59 @@ class Engine(NetworkServerMixin, ServerMixin, ExecutionMixin):
         host: :meth:`.hosts.Machines.energy_so_far` (for observers of a paused run)."""
         return self.machines.energy_so_far()
 
-    def _post_event(self, event: Any) -> None:
-        """Add ``event`` to the next message to the scheduler."""
-        self._buffer.append(event)
+    def run(self, port: SchedulerPort) -> EngineResult:
+        """Run the simulation to its end, talking to the scheduler through ``port``.
+
+        Raises:
+            Deadlock: nothing left to simulate before the end (jobs left waiting with nothing
+                scheduled, jobs that never end); its ``result`` is the run up to then, whose
+                output files real Batsim 4.2.1 writes too (:class:`Deadlock`).
+            EngineError: invalid decision, livelock (the scheduler keeps the clock at one instant).
+        """
+        wall0 = _time.perf_counter()
+        try:
+            self.server.start(port)
+            self.delivery.run(port, self._simulation_begins())
+        except Deadlock as dead:
+            dead.result = self._result(_time.perf_counter() - wall0)
+            raise
+        return self._result(_time.perf_counter() - wall0)
 
     def _result(self, wall: float) -> EngineResult:
         if self.machines.lazy_hosts:
             self.machines.settle_lazy()
         return build_result(self.record, self.book, self.machines, self.switches, self.clock, self.platform,
                             self.energy, wall)
+
+    def _simulation_begins(self) -> SimulationBegins:
+        """The SIMULATION_BEGINS event Batsim 4.2.1 sends first (``server_on_simulation_begins``,
+        ``src/server.cpp``): the hosts, the configuration, the workloads and their profiles."""
+        hosts = []
+        for i, h in enumerate(self.hosts):
+            st = HostState.SLEEPING if h.state is HostState.SLEEPING else HostState.IDLE
+            hosts.append(Host(id=i, name=h.spec.name, speeds=list(h.spec.speeds), cores=h.spec.cores,
+                              properties=dict(h.spec.properties), zone_properties=dict(h.spec.zone_properties),
+                              pstate=h.pstate, state=st))
+        config = {
+            "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
+            "redis-prefix": "default", "profiles-forwarded-on-submission": self.forward_profiles,
+            "dynamic-jobs-enabled": self.dynamic_jobs, "dynamic-jobs-acknowledged": self.acknowledge_dynamic_jobs,
+            "profile-reuse-enabled": self.profile_reuse, "sched-config": "", "forward-unknown-events": False,
+        }
+        config.update(self.batsim_config)
+        # storage hosts (role "storage"): ids after the compute hosts, as Batsim numbers them
+        # (Machines::create_machines); the engine runs no job on them
+        storage = [Host(id=len(hosts) + i, name=h.name, speeds=list(h.speeds), cores=h.cores,
+                        properties=dict(h.properties), zone_properties=dict(h.zone_properties),
+                        pstate=h.pstate, state=HostState.IDLE) for i, h in enumerate(self.platform.storage)]
+        return SimulationBegins(
+            0.0, nb_resources=len(hosts) + len(storage), nb_compute_resources=len(hosts),
+            nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
+            allow_storage_sharing=self.storage_sharing, config=config,
+            compute_resources=hosts, storage_resources=storage,
+            workloads={w.name: w.path for w in self.workloads},
+            profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
+                               else w.profiles) for w in self.workloads})
 
 
 #: The profile types that compute (``cpu`` flops per host).

@@ -64,10 +64,10 @@ class Switches:
             switch's 1-flop execution is armed (``Kind.SWITCH``, payload ``(host id, target)``).
         steps: ``timers`` is SimGrid's step clock (``work``), not timed events (``push``).
         post: called with each event for the scheduler (RESOURCE_STATE_CHANGED).
-        dvfs: ``dvfs(host ids, pstate)``: change computation pstates now (the executions
-            re-pace their tasks, :meth:`.execution.ExecutionMixin._dvfs`).
+        dvfs: ``dvfs(host ids, pstate)``: change computation pstates now (the parallel tasks
+            change pace, :meth:`.ptasks.ParallelTasks.dvfs`); the switches are then marked done.
         routed: ``routed(host ids, what)``: check that messages of those hosts can be timed
-            (:meth:`.execution.ExecutionMixin._routed`; called only on platforms with
+            (:meth:`.ptasks.ParallelTasks.routed`; called only on platforms with
             ``uncoordinated`` hosts).
     """
 
@@ -129,7 +129,7 @@ class Switches:
                     dvfs.append(hid)
                 else:
                     k += 1
-                    later(k, lambda hid=hid: self.dvfs([hid], target))
+                    later(k, lambda hid=hid: self._dvfs([hid], target))
             elif cur == "computation" and want == "sleep":
                 if h.jobs:
                     raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} runs jobs "
@@ -152,8 +152,15 @@ class Switches:
                     "t=%s: SET_RESOURCE_STATE ignored for host %d (%s): it %s; Batsim logs an error and the "
                     "request never completes", self.clock.now, hid, h.spec.name, what)
         if dvfs:
-            self.dvfs(dvfs, target)
+            self._dvfs(dvfs, target)
         self._later_or_now(later, k, self.machines.machine_row)
+
+    def _dvfs(self, hids: list[int], target: int) -> None:
+        """Hosts ``hids`` change computation pstate to ``target`` now (DVFS: their tasks change
+        pace), then their switches are done (``CurrentSwitches::mark_switch_as_done``)."""
+        self.dvfs(hids, target)
+        for hid in hids:
+            self.mark_switch_done(hid, target, machine_row=False)
 
     @staticmethod
     def _later_or_now(later, k: int, fn, *args) -> None:
