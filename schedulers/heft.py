@@ -93,6 +93,10 @@ class HEFT(EASY):
         self.classes: list[tuple[float, int]] = []
         self._speed: list[float] = []
         self._mean_factor = 1.0
+        # during a pass: its profile and, per (res, class mask), the first time res hosts of the
+        # class are free in it (ReservationProfile.first_slice_with; it only moves later)
+        self._pass_profile: ReservationProfile | None = None
+        self._lows: dict[tuple[int, int], float] = {}
 
     def on_simulation_begins(self, platform: Platform) -> None:
         """Read every host's pstate-0 speed (flops/s) and build the speed classes."""
@@ -148,8 +152,15 @@ class HEFT(EASY):
             dur = job_duration(job)
         choose = self._fastest_first if len(self.classes) > 1 else None
         best: tuple[float, float, int] | None = None  # (finish, start, hosts)
+        lows = self._lows if prof is self._pass_profile else None
+        res = job.res
         for speed, within in self.classes or [(1.0, -1)]:
-            found = prof.find_earliest_mask(job.res, dur, choose=choose, within=within)
+            if lows is None:
+                found = prof.find_earliest_mask(res, dur, choose=choose, within=within)
+            else:  # during the pass: searched from the first time res hosts of the class are free
+                low = prof.first_slice_with(res, lows.get((res, within)), within)
+                lows[(res, within)] = low
+                found = None if low == INF else prof.find_earliest_mask(res, dur, low, choose, within)
             if found is None:
                 continue
             finish = found[0] + self.run_time(job, speed)
@@ -188,11 +199,22 @@ class HEFT(EASY):
         Stops as soon as no later job can start now (module docstring, "Early stop"): the same
         starts and the same :attr:`reservation` as placing the whole queue."""
         prof = self.profile()
-        now = prof.now
         started: list[int] = []
-        barred = False  # a job got no finite slot: jobs without walltime cannot be placed
         queue = self.queue
         waiting = self.waiting()
+        self._pass_profile = prof
+        self._lows = {}
+        try:
+            self._place_queue(prof, queue, waiting, started)
+        finally:
+            self._pass_profile = None
+        return started
+
+    def _place_queue(self, prof: ReservationProfile, queue: list[Job], waiting: WaitingIndex | QueueScan,
+                     started: list[int]) -> None:
+        """The loop of :meth:`backfill_pass`: appends the positions of the jobs started."""
+        now = prof.now
+        barred = False  # a job got no finite slot: jobs without walltime cannot be placed
         scale = self.slot_scale()
         check_from = 0  # queue position from which the index is asked again
         horizon = INF  # a placement starting from it on cannot lower the capacity searched with
@@ -220,4 +242,3 @@ class HEFT(EASY):
                 started.append(k)
             elif self.reservation is None:
                 self.reservation = r
-        return started

@@ -374,6 +374,26 @@ class ReservationProfile:
         """Hosts free from the last slice on (free forever unless reserved later)."""
         return self._free[-1]
 
+    def first_slice_with(self, n: int, not_before: float | None = None, within: int = -1) -> float:
+        """The first time ``>= not_before`` (s; default the origin) at which at least ``n`` hosts
+        (among ``within``, a mask; default every host) are free: ``not_before`` itself or a slice
+        start; ``inf`` when never. A window of ``n`` hosts cannot start earlier (its first instant
+        needs them), so a first fit searched from there (``find_earliest_mask(..., not_before=``
+        this``)``) finds the same start and hosts as one from ``not_before``. While a profile only
+        loses free time (reservations added, nothing released) this time never moves earlier: a
+        caller may keep it as the ``not_before`` of the next query for ``n`` (what
+        :meth:`schedulers.heft.HEFT.backfill_pass` and :class:`~schedulers.core.kept_reservations.
+        KeptReservations` do). ``O(slices scanned)``."""
+        starts, free = self._starts, self._free
+        t0 = self.now if not_before is None or not_before < self.now else float(not_before)
+        i = bisect_right(starts, t0) - 1
+        k = len(starts)
+        while i < k and (free[i] & within).bit_count() < n:
+            i += 1
+        if i == k:
+            return INF
+        return starts[i] if starts[i] > t0 else t0
+
     def _window(self, i: int, start: float, duration: float, res: int, within: int = -1) -> tuple[int, int]:
         """Intersect free sets (restricted to ``within``, a mask; -1: every host) from slice ``i``
         over ``[start, start + duration)``.
