@@ -93,3 +93,104 @@ def test_first_slice_with_hand_worked():
     assert p.first_slice_with(1, within=0b100) == 10.0   # host 2 alone: free from 10
     assert p.first_slice_with(2, 6.0, within=0b011) == 35.0   # hosts 0-1: together again at 35
     assert p.first_slice_with(4) == INF
+
+
+# ----------------------------------------------------------------- the two first-fit searches
+def _random_slices(rng: random.Random, hosts: int, n: int) -> tuple[list[float], list[int]]:
+    starts, free, t = [], [], 0.0
+    full = (1 << hosts) - 1
+    for _ in range(n):
+        starts.append(t)
+        r = rng.random()
+        if r < 0.3:  # a slice with few hosts free
+            free.append(rng.randrange(0, 1 << hosts) & rng.randrange(0, 1 << hosts))
+        elif r < 0.4:
+            free.append(full)
+        else:
+            free.append(rng.randrange(0, 1 << hosts))
+        t += rng.choice([0.5, 1.0, 2.0, 5.0])
+    return starts, free
+
+
+@given(seed=st.integers(0, 10**7), hosts=st.integers(1, 10), n=st.integers(1, 40))
+@settings(max_examples=400, deadline=None)
+def test_block_search_equals_the_plain_scan(seed, hosts, n):
+    from schedulers.core.first_fit import count_byte, first_fit, first_fit_plain
+
+    rng = random.Random(seed)
+    starts, free = _random_slices(rng, hosts, n)
+    for _ in range(20):
+        res = rng.randint(1, hosts)
+        dur = rng.choice([0.0, 0.5, 1.0, 3.0, 4.5, 10.0, 30.0, INF])
+        t0 = rng.choice([0.0, 0.25, 1.0, 3.7, starts[-1], starts[-1] + 1.0])
+        within = rng.choice([-1, -1, rng.randrange(1, 1 << hosts)])
+        not_after = rng.choice([INF, INF, 2.0, 10.0])
+        ref = first_fit_plain(starts, free, t0, res, dur, within, not_after)
+        assert first_fit(starts, free, t0, res, dur, within, not_after) == ref
+        counts = bytearray(count_byte(m) for m in free)
+        assert first_fit(starts, free, t0, res, dur, within, not_after, counts) == ref
+
+
+def test_block_search_hand_worked():
+    from schedulers.core.first_fit import first_fit, first_fit_plain
+
+    # 3 hosts; slices of 1 s from 0: {0,1}, {1,2}, {0,2}, {0,1}, {0,1,2}. Two hosts for 2 s:
+    # [0, 2) keeps {1} only, [1, 3) {2}, [2, 4) {0}, [3, 5) {0, 1}: the first fit starts at 3.
+    starts = [0.0, 1.0, 2.0, 3.0, 4.0]
+    free = [0b011, 0b110, 0b101, 0b011, 0b111]
+    assert first_fit(starts, free, 0.0, 2, 2.0) == first_fit_plain(starts, free, 0.0, 2, 2.0) == (3.0, 0b011)
+    # one host for 3 s: [0, 3) has no host free in all three; [1, 4) neither; [2, 5) host 0
+    assert first_fit(starts, free, 0.0, 1, 3.0) == (2.0, 0b001)
+    # from 0.5 inside slice 0, 1 s: [0.5, 1.5) keeps {1}
+    assert first_fit(starts, free, 0.5, 1, 1.0) == (0.5, 0b010)
+    # not after 2.5: the 2-host window at 3 is too late
+    assert first_fit(starts, free, 0.0, 2, 2.0, not_after=2.5) is None
+
+
+def test_skip_to_hand_worked():
+    from schedulers.core.first_fit import count_byte, skip_to
+
+    counts = bytearray([0, 3, 1, 93, 45, 255, 2])  # 93 and 45 are "]" and "-" in a regex class
+    assert skip_to(counts, 0, 2) == 1
+    assert skip_to(counts, 2, 2) == 3
+    assert skip_to(counts, 0, 93) == 3 and skip_to(counts, 4, 93) == 5
+    assert skip_to(counts, 0, 46) == 3 and skip_to(counts, 4, 45) == 4
+    assert skip_to(counts, 6, 3) == 7  # none: len(counts)
+    assert skip_to(counts, 0, 1000) == 5  # beyond a byte: the slices counted 255 (capped)
+    assert skip_to(None, 4, 2) == 4
+    assert count_byte((1 << 300) - 1) == 255 and count_byte(0b1011) == 3
+
+
+@given(seed=st.integers(0, 10**6), hosts=st.integers(1, 12))
+@settings(max_examples=150, deadline=None)
+def test_profile_counts_follow_every_update(seed, hosts):
+    # the per-slice counts the first fit skips with stay the free hosts' counts through builds,
+    # reservations, releases, copies and advances
+    from schedulers.core.first_fit import count_byte
+
+    def check(p):
+        assert list(p._cnt) == [count_byte(m) for m in p._free]
+        assert len(p._cnt) == len(p._starts)
+
+    rng = random.Random(seed)
+    p = _random_profile(rng, hosts, 0)
+    check(p)
+    placed = []
+    for _ in range(30):
+        op = rng.random()
+        if op < 0.5:
+            res, dur = rng.randint(1, hosts), rng.choice([1.0, 5.0, 12.5, 40.0])
+            found = p.find_earliest_mask(res, dur, not_before=p.now + rng.choice([0.0, 3.0]))
+            if found is not None:
+                p.reserve_mask(found[0], dur, found[1])
+                placed.append((found[0], dur, found[1]))
+        elif op < 0.75 and placed:
+            start, dur, m = placed.pop(rng.randrange(len(placed)))
+            if start >= p.now:
+                p.release_mask(start, dur, m)
+        elif op < 0.85:
+            p = p.copy()
+        else:
+            p.advance(p.now + rng.choice([0.0, 1.0, 4.0]))
+            placed = [x for x in placed if x[0] >= p.now]
+        check(p)
