@@ -10,7 +10,8 @@ of moves is a lower bound of the work of any exact implementation of it.
 
 This script runs ``conservative`` (its default, classic variant) on the workload of
 :mod:`bench_backlog` (jobs of 1-32 hosts at twice the capacity of 128 hosts, seed 1) and prints,
-per size: completion passes, mean waiting jobs at a completion pass, compressions, searches (a
+per size: completion passes (the passes that compress: one after each completion, and the
+first pass, which builds the kept schedule), mean waiting jobs at a completion pass, compressions, searches (a
 compression that had to search, :meth:`~schedulers.core.kept_reservations.KeptReservations.
 compress` not leaving the job in place at once), moves and re-hosts, as totals and per
 completion pass, plus the moved fraction of the queue. Moves per completion that grow with the
@@ -35,7 +36,16 @@ from bench_engine import resolve_platform  # noqa: E402
 
 
 def count(platform: str, size: int, seed: int) -> dict:
-    """Run classic conservative on ``size`` jobs; the counts (module docstring)."""
+    """Run classic conservative on ``size`` jobs of the benchmark workload; the counts (module
+    docstring): :func:`count_workload` of :func:`bench_backlog.make_workload`."""
+    return count_workload(platform, make_workload(size, seed))
+
+
+def count_workload(platform: str, workload: dict) -> dict:
+    """Run classic conservative on ``workload`` (a Batsim workload dict) on ``platform`` (a path);
+    returns ``passes``, ``completion_passes`` (passes that compress: after a completion, or the
+    first one), ``queue_at_completion`` (waiting jobs summed over those), ``compressions``,
+    ``searches``, ``moves``, ``rehosts`` (module docstring) and ``run_s`` (engine time, s)."""
     from schedulers.conservative import Conservative
     from schedulers.core.backfilling import ReservationProfile
     from schedulers.core.kept_reservations import KeptReservations
@@ -80,7 +90,7 @@ def count(platform: str, size: int, seed: int) -> dict:
     ReservationProfile.release_mask = counting_release  # type: ignore[method-assign]
     Conservative._classic_pass = counting_pass  # type: ignore[method-assign]
     try:
-        engine = build_engine(platform, [make_workload(size, seed)], energy=False, trace_outputs=False)
+        engine = build_engine(platform, [workload], energy=False, trace_outputs=False)
         t = time.perf_counter()
         engine.run(InProcessPort(Conservative()))
         c["run_s"] = time.perf_counter() - t
