@@ -226,6 +226,13 @@ class GreenHEFT(_Overlap, HEFT):
             return short
         return full
 
+    def slot_scale(self) -> float:
+        """``1 - delta/100``: no slot :meth:`find_reservation` gives is shorter than
+        ``walltime * (1 - Δ/100)``, and a job's Δ is at most ``delta`` (``per_gap`` lowers it
+        towards ``delta_min <= delta``); the bound of HEFT's early stop
+        (:meth:`HEFT.slot_scale <schedulers.heft.HEFT.slot_scale>`)."""
+        return 1.0 - self.delta / 100.0 if self.delta > 0 else 1.0
+
     def start_job(self, job: Job, alloc: int) -> None:
         """HEFT's start; a job placed in a Δ-shortened slot overlaps from the slot's end."""
         super().start_job(job, alloc)

@@ -39,15 +39,35 @@ backfilling in decreasing-rank order with earliest-finish host choice
 
 Jobs without walltime have rank ``inf`` (placed first) and hold hosts forever as in
 :mod:`schedulers.easy`. Cost of a pass: one profile build, then per waiting job and speed class a
-first-fit search and one reservation, ``O(S)`` each on ``S`` slices, until no host is free now.
+first-fit search and one reservation, ``O(S)`` each on ``S`` slices, until no later job can start
+now.
+
+**Early stop (same decisions as the full pass).** The placements after the first job left
+waiting only hold their slots for the rest of the pass; what the pass decides is which jobs start
+now (and :attr:`~schedulers.easy.EASY.reservation`, the first job left waiting). The profile only
+loses free time as the pass goes on, so a job that cannot start now in the profile so far cannot
+start later in the pass either. A job can start now only if ``res`` hosts stay free from now for
+its slot, at least ``walltime * slot_scale()`` seconds (:meth:`HEFT.slot_scale`: 1 for HEFT,
+``1 - Δ/100`` for :mod:`schedulers.green`'s green-heft): ``res <= cap(walltime * slot_scale())``
+with the profile's :meth:`~schedulers.core.backfilling.ReservationProfile.free_now_steps` as
+capacity, on every host (a speed class only has fewer). Once the reservation is set, the pass
+asks EASY's index of the queue (:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`,
+:mod:`schedulers.core.waiting`) for the first later job passing that test; with none, it stops.
+The jobs before that one are placed without asking again, unless a placement starts before the
+last instant a host free now stays free (it may lower the capacity). The same shape as the walk of
+:mod:`schedulers.conservative`'s recompute variant; ``tests/test_heft_early_stop.py`` checks the
+decisions against the full pass.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from bisect import bisect_left
+
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration, lowest_bits
 from .core.model import Job, Platform
+from .core.waiting import QueueScan, WaitingIndex
 from .easy import EASY
 
 
@@ -73,6 +93,10 @@ class HEFT(EASY):
         self.classes: list[tuple[float, int]] = []
         self._speed: list[float] = []
         self._mean_factor = 1.0
+        # during a pass: its profile and, per (res, class mask), the first time res hosts of the
+        # class are free in it (ReservationProfile.first_slice_with; it only moves later)
+        self._pass_profile: ReservationProfile | None = None
+        self._lows: dict[tuple[int, int], float] = {}
 
     def on_simulation_begins(self, platform: Platform) -> None:
         """Read every host's pstate-0 speed (flops/s) and build the speed classes."""
@@ -128,8 +152,15 @@ class HEFT(EASY):
             dur = job_duration(job)
         choose = self._fastest_first if len(self.classes) > 1 else None
         best: tuple[float, float, int] | None = None  # (finish, start, hosts)
+        lows = self._lows if prof is self._pass_profile else None
+        res = job.res
         for speed, within in self.classes or [(1.0, -1)]:
-            found = prof.find_earliest_mask(job.res, dur, choose=choose, within=within)
+            if lows is None:
+                found = prof.find_earliest_mask(res, dur, choose=choose, within=within)
+            else:  # during the pass: searched from the first time res hosts of the class are free
+                low = prof.first_slice_with(res, lows.get((res, within)), within)
+                lows[(res, within)] = low
+                found = None if low == INF else prof.find_earliest_mask(res, dur, low, choose, within)
             if found is None:
                 continue
             finish = found[0] + self.run_time(job, speed)
@@ -139,16 +170,64 @@ class HEFT(EASY):
             return Reservation(job, INF, dur, prof.final_free_mask)
         return Reservation(job, best[1], dur, best[2])
 
+    def slot_scale(self) -> float:
+        """A lower bound of ``slot / walltime`` over every slot :meth:`find_reservation` may give
+        a job (s/s, in ``(0, 1]``): 1, HEFT places each job with its walltime. The early stop of
+        :meth:`backfill_pass` (module docstring) reads it; a subclass that places jobs in shorter
+        slots (:class:`schedulers.green.GreenHEFT`) returns its bound."""
+        return 1.0
+
+    def _stretched(self, limits: list[float], now: float, scale: float) -> list[float]:
+        """``limits`` (s) as limits on the walltime instead of the slot: ``t`` becomes a little
+        more than ``now + (t - now) / scale`` (a margin of 1e-9 relative plus 1 microsecond, so
+        that float rounding can only let more jobs through the index's test, never fewer)."""
+        if scale >= 1.0:
+            return limits
+        return [now + (t - now) / scale * (1.0 + 1e-9) + 1e-6 for t in limits]
+
+    def _position(self, waiting: WaitingIndex | QueueScan, s: int) -> int:
+        """The queue position of the job in slot ``s`` of :meth:`EASY.waiting
+        <schedulers.easy.EASY.waiting>` (read after :attr:`queue`: no dead front)."""
+        if isinstance(waiting, QueueScan):
+            return s
+        return bisect_left(self._keys, waiting.key(s), self._front) - self._front
+
     def backfill_pass(self) -> list[int]:
         """Place the queue in decreasing rank (module docstring); start the jobs placed now.
-        Returns their queue positions; :attr:`reservation` is the first job left waiting."""
+        Returns their queue positions; :attr:`reservation` is the first job left waiting.
+
+        Stops as soon as no later job can start now (module docstring, "Early stop"): the same
+        starts and the same :attr:`reservation` as placing the whole queue."""
         prof = self.profile()
-        now = prof.now
         started: list[int] = []
+        queue = self.queue
+        waiting = self.waiting()
+        self._pass_profile = prof
+        self._lows = {}
+        try:
+            self._place_queue(prof, queue, waiting, started)
+        finally:
+            self._pass_profile = None
+        return started
+
+    def _place_queue(self, prof: ReservationProfile, queue: list[Job], waiting: WaitingIndex | QueueScan,
+                     started: list[int]) -> None:
+        """The loop of :meth:`backfill_pass`: appends the positions of the jobs started."""
+        now = prof.now
         barred = False  # a job got no finite slot: jobs without walltime cannot be placed
-        for k, job in enumerate(self.queue):
+        scale = self.slot_scale()
+        check_from = 0  # queue position from which the index is asked again
+        horizon = INF  # a placement starting from it on cannot lower the capacity searched with
+        for k, job in enumerate(queue):
             if not prof.free_mask_at(now):
                 break  # no host free now: no later job can start
+            if self.reservation is not None and k >= check_from:
+                limits, caps = prof.free_now_steps()
+                s = waiting.first(waiting.slot(job), now, self._stretched(limits, now, scale), caps)
+                if s < 0:
+                    break  # no job from k on can start now, in this profile or a later one
+                check_from = self._position(waiting, s) + 1
+                horizon = limits[-1] if limits and caps[-1] == 0 else INF
             if barred and not job.has_walltime:
                 continue
             r = self.find_reservation(prof, job)
@@ -156,9 +235,10 @@ class HEFT(EASY):
                 barred = True
                 continue
             prof.hold_mask(r.start, r.duration, r.hosts_mask)
+            if r.start < horizon:
+                check_from = k + 1
             if r.start == now:
                 self.start_job(job, r.hosts_mask)
                 started.append(k)
             elif self.reservation is None:
                 self.reservation = r
-        return started

@@ -1,7 +1,8 @@
 """conservative, buc-easy and green-easy make exactly the decisions they made before their
 backlog speed-ups (conservative's walk that stops when no later job can start now, its passes
 without a walk and its first fits from a lower bound; BUC's keys computed in one go; green's gap
-test searched through the waiting index).
+test searched through the waiting index; HEFT's and green-heft's pass that stops when no later
+job can start now).
 
 ``tests/fixtures/policy_backlog_digests.json`` holds, per case, the SHA-256 of the sequence of
 decisions ``(job id, start, hosts)`` in completion order that the policy made on a seeded
@@ -110,6 +111,12 @@ CASES = [
     ("green-easy-pergap", "green-easy", {"delta": 40, "per_gap": True, "delta_min": 5},
      (1500, 44, 32, 12, 0.05), True, True),
     ("green-easy-nowall", "green-easy", {"delta": 30}, (800, 45, 32, 8, 0.4), True, False),
+    # HEFT's pass that stops when no later job can start now (recorded with the full pass)
+    ("heft-128", "heft", {}, (1500, 71, 128, 32, 0.02), False, False),
+    ("heft-nowall", "heft", {}, (800, 72, 32, 8, 0.4), False, False),
+    ("green-heft-20", "green-heft", {"delta": 20}, (1500, 73, 64, 16, 0.02), True, False),
+    ("green-heft-pergap", "green-heft", {"delta": 40, "per_gap": True, "delta_min": 5},
+     (1000, 74, 32, 12, 0.05), True, True),
 ]
 
 

@@ -33,8 +33,9 @@ microsecond for hundreds of hosts. The ``*_mask`` methods and the helpers :func:
 :func:`mask_to_procset` and :func:`lowest_bits` are the fast path policies use in hot loops.
 
 Cost: with ``S`` slices (at most running jobs + 2 x reservations + 1) building is
-``O(R log R)`` for ``R`` running jobs, :meth:`~ReservationProfile.find_earliest` is ``O(S^2)`` mask
-operations in the worst case and ``O(S)`` on an EASY profile (free sets only grow with time),
+``O(R log R)`` for ``R`` running jobs, :meth:`~ReservationProfile.find_earliest` is ``O(S)`` mask
+operations (:func:`schedulers.core.first_fit.first_fit`: each slice is intersected a bounded number
+of times, however often windows break on host identity),
 :meth:`~ReservationProfile.reserve` and :meth:`~ReservationProfile.release` are ``O(S)``.
 """
 
@@ -47,6 +48,8 @@ from typing import Callable, Iterable
 
 from procset import ProcInt, ProcSet
 
+from .first_fit import count_byte as _count
+from .first_fit import first_fit, skip_to
 from .model import Job
 
 INF = math.inf
@@ -262,13 +265,16 @@ class ReservationProfile:
     Sources: Mu'alem & Feitelson 2001 (IEEE TPDS 12(6)), section 2 "profile"; Lifka 1995 (EASY).
     """
 
-    __slots__ = ("now", "hosts_mask", "_starts", "_free")
+    __slots__ = ("now", "hosts_mask", "_starts", "_free", "_cnt")
 
     def __init__(self, now: float, hosts: ProcSet | int) -> None:
         self.now = float(now)
         self.hosts_mask = hosts if isinstance(hosts, int) else procset_to_mask(hosts)
         self._starts: list[float] = [self.now]
         self._free: list[int] = [self.hosts_mask]
+        # each slice's number of free hosts, capped at 255 (one byte): the first fit skips the
+        # slices with too few in C (schedulers.core.first_fit.skip_to)
+        self._cnt = bytearray((_count(self.hosts_mask),))
 
     # ----------------------------------------------------------------------------- construction
     @classmethod
@@ -311,13 +317,16 @@ class ReservationProfile:
         free = hm & ~busy_all
         starts = prof._starts
         frees = prof._free
+        cnt = prof._cnt
         frees[0] = free
+        cnt[0] = _count(free)
         for t, m in zip(order, freed):
             if t == INF or not m:
                 continue
             free |= m
             starts.append(t)
             frees.append(free)
+            cnt.append(_count(free))
         return prof
 
     @classmethod
@@ -343,6 +352,7 @@ class ReservationProfile:
         new.hosts_mask = self.hosts_mask
         new._starts = list(self._starts)
         new._free = list(self._free)
+        new._cnt = bytearray(self._cnt)
         return new
 
     # ----------------------------------------------------------------------------------- queries
@@ -373,6 +383,26 @@ class ReservationProfile:
     def final_free_mask(self) -> int:
         """Hosts free from the last slice on (free forever unless reserved later)."""
         return self._free[-1]
+
+    def first_slice_with(self, n: int, not_before: float | None = None, within: int = -1) -> float:
+        """The first time ``>= not_before`` (s; default the origin) at which at least ``n`` hosts
+        (among ``within``, a mask; default every host) are free: ``not_before`` itself or a slice
+        start; ``inf`` when never. A window of ``n`` hosts cannot start earlier (its first instant
+        needs them), so a first fit searched from there (``find_earliest_mask(..., not_before=``
+        this``)``) finds the same start and hosts as one from ``not_before``. While a profile only
+        loses free time (reservations added, nothing released) this time never moves earlier: a
+        caller may keep it as the ``not_before`` of the next query for ``n`` (what
+        :meth:`schedulers.heft.HEFT.backfill_pass` and :class:`~schedulers.core.kept_reservations.
+        KeptReservations` do). ``O(slices scanned)``."""
+        starts, free = self._starts, self._free
+        t0 = self.now if not_before is None or not_before < self.now else float(not_before)
+        i = bisect_right(starts, t0) - 1
+        k = len(starts)
+        while i < k and (free[i] & within).bit_count() < n:
+            i = skip_to(self._cnt, i + 1, n)
+        if i >= k:
+            return INF
+        return starts[i] if starts[i] > t0 else t0
 
     def _window(self, i: int, start: float, duration: float, res: int, within: int = -1) -> tuple[int, int]:
         """Intersect free sets (restricted to ``within``, a mask; -1: every host) from slice ``i``
@@ -410,23 +440,12 @@ class ReservationProfile:
         self._check_request(res, duration)
         if res > (self.hosts_mask & within).bit_count():
             return None
-        starts, free = self._starts, self._free
         t0 = self.now if not_before is None or not_before < self.now else float(not_before)
-        n = len(starts)
-        i = bisect_right(starts, t0) - 1
-        while i < n:
-            if (free[i] & within).bit_count() < res:
-                i += 1
-                continue
-            start = starts[i] if starts[i] > t0 else t0
-            if start > not_after:
-                return None
-            m, j = self._window(i, start, duration, res, within)
-            if j < 0:
-                return start, (lowest_bits(m, res) if choose is None else _chosen(choose, m, res))
-            # every window starting in slices i..j contains slice j
-            i = j + 1 if (free[j] & within).bit_count() < res else i + 1
-        return None
+        found = first_fit(self._starts, self._free, t0, res, duration, within, not_after, self._cnt)
+        if found is None:
+            return None
+        start, m = found
+        return start, (lowest_bits(m, res) if choose is None else _chosen(choose, m, res))
 
     def find_earliest(self, res: int, duration: float, not_before: float | None = None,
                       choose: HostChoice | None = None) -> tuple[float, ProcSet] | None:
@@ -505,17 +524,19 @@ class ReservationProfile:
             return i
         starts.insert(i + 1, t)
         self._free.insert(i + 1, self._free[i])
+        self._cnt.insert(i + 1, self._cnt[i])
         return i + 1
 
     def _coalesce(self, lo: int, hi: int) -> None:
         """Merge adjacent slices with equal free sets among indices ``lo..hi``."""
-        starts, free = self._starts, self._free
+        starts, free, cnt = self._starts, self._free, self._cnt
         k = min(hi, len(starts) - 1)
         lo = max(lo, 1)
         while k >= lo:
             if free[k] == free[k - 1]:
                 del starts[k]
                 del free[k]
+                del cnt[k]
             k -= 1
 
     def _range(self, start: float, duration: float, end: float | None = None) -> tuple[int, int]:
@@ -543,8 +564,11 @@ class ReservationProfile:
                 raise ValueError(
                     f"hosts {mask_to_procset(hosts & ~free[k])} are not free at "
                     f"{self._starts[k]} s (reserving [{start}, {start + duration}))")
+        cnt = self._cnt
         for k in range(i, j):
-            free[k] &= ~hosts
+            m = free[k] & ~hosts
+            free[k] = m
+            cnt[k] = _count(m)
         self._coalesce(i, j)
 
     def hold_mask(self, start: float, duration: float, hosts: int) -> None:
@@ -583,8 +607,11 @@ class ReservationProfile:
                 raise ValueError(
                     f"hosts {mask_to_procset(free[k] & hosts)} are already free at "
                     f"{self._starts[k]} s (releasing [{start}, {start + duration}))")
+        cnt = self._cnt
         for k in range(i, j):
-            free[k] |= hosts
+            m = free[k] | hosts
+            free[k] = m
+            cnt[k] = _count(m)
         self._coalesce(i, j)
 
     def release(self, start: float, duration: float, hosts: ProcSet) -> None:
@@ -611,6 +638,7 @@ class ReservationProfile:
         if i > 0:
             del self._starts[:i]
             del self._free[:i]
+            del self._cnt[:i]
         self._starts[0] = now
         self.now = now
 
