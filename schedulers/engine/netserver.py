@@ -84,6 +84,7 @@ from ..core.events import (
 from ..core.model import Job
 from .execution import RUNNING, SUBMITTED, HeldTask, MessageFlow
 from .extevents import GENERIC, MACHINE_AVAILABLE
+from .instants import for_engine
 from .ports import EngineError
 from .queue import Kind
 
@@ -788,6 +789,7 @@ class NetworkServerMixin:
         self._run_rounds()
         nb_jobs = self.nb_jobs
         lone = getattr(self._queue, "pop_lone", None)
+        quiet = for_engine(self)   # quiet instants played in one call (.instants), or None
         while not self._ended:
             self._waking = True
             z = lone() if lone is not None else None
@@ -798,6 +800,8 @@ class NetworkServerMixin:
                 self._net_event(z[1], z[2], port)
             else:
                 entries = self._next_instant()
+                if quiet is not None and len(entries) == 1 and quiet.play(entries[0], port):
+                    entries = []   # (a quiet instant, played: .instants)
                 if self.energy and len(entries) > 1:
                     self._instant_switches = {p[0]: p[1] for k, p in entries if k == Kind.SWITCH} or None
                 for kind, payload in entries:

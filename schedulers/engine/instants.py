@@ -1,0 +1,259 @@
+"""Quiet instants: an instant of Batsim's actor model that nothing else acts in, played in one call.
+
+With ``-E`` on a compute-only platform (a Vivaldi zone without links) the engine plays Batsim's
+actors message by message (:mod:`.netserver` over the lazy step clock :mod:`.lazysteps`, every
+message a step of 0 s): a job's end with energy reads its hosts, then every host, before its
+JOB_COMPLETED (``execute_job_process``, Batsim 4.2.1 ``src/jobs_execution.cpp``), and where
+several actors act at one instant those reads decide the order of their messages (see the
+module docstring of :mod:`.simulator`). That order is all the sub-rounds decide: SimGrid 3.32
+(``EngineImpl::run``) runs the actors of an instant sub-round by sub-round, and a message is in
+the server's mailbox only once the sub-round of its ``put`` is over (:mod:`.netserver`,
+"Sub-rounds", "The mailbox").
+
+Where one actor alone acts at an instant, nothing competes with it: each message it posts is
+matched by the server blocked in ``receive`` (the mailbox empty), handled, and what the handler
+starts (the request-reply actor's next decision, a job actor's start) is again alone. The
+instant is then one chain -- a job's end (its rows), its JOB_COMPLETED at the server, the
+exchange with the scheduler, each decision as the server receives it (a job actor started a
+sub-round later, before the next decision arrives), SCHED_READY -- and the sub-rounds change
+nothing but the counts of simcalls between its links. :class:`QuietInstants` plays such an instant
+as that chain of calls, with the same handlers as :mod:`.netserver` (``_stage_ended``,
+``_job_completed``, ``_apply``, ``_exchange``), the same step boundaries (the lazy energy
+charges settled and the hosts updated at the step forgotten at each message,
+:meth:`.hosts.Machines.settle_lazy`), and no message, sub-round or 0 s step of the clock.
+
+An instant is *quiet* when, its step popped from the clock, it holds one wake-up alone:
+
+* a job's stage end (not a walltime timer of a computing stage: that task stays held,
+  :class:`.execution.HeldTask`), a static submitter's wake-up that is not its first energy read
+  nor its last (its goodbye is a second message), or a waiter's (CALL_ME_LATER);
+* with the server blocked in ``receive``, the scheduler ready, no message in flight or in the
+  mailbox, no machine switching, no killer, no held task;
+* and every sleep the chain arms lasts at least SimGrid's ``precision/timing`` (1e-9 s), so that
+  no action of the clock ends in the instant's later steps of 0 s (an action left after a step
+  of ``delta`` > 0 is above its threshold, and a step of 0 s takes nothing off it).
+
+The scheduler's reply is known only once exchanged: when it holds a decision other than
+EXECUTE_JOB (of a job whose first stage arms no sleep under 1e-9 s), CALL_ME_LATER or
+REJECT_JOB, or a timestamp or ``now`` after the current time, the rest of the instant is handed
+to the actor model at that point (the request-reply actor created, the server receiving), as
+:meth:`.netserver.NetworkServerMixin._send` leaves it. So is the end of the simulation.
+
+Used only where energy made the engine play the actor model on a compute-only platform, with no
+dynamic jobs, no external events and no compute sharing (the other reasons to play it).
+``GRIDSCHED_FORCE_ACTOR_MODEL=1`` in the environment (:data:`FORCE_ACTOR_MODEL`) plays every
+instant message by message; ``tests/test_instants.py`` compares both paths' outputs and
+messages byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..core.events import CallMeLater, ExecuteJob, JobSubmitted, RejectJob, RequestedCall
+from ..core.model import Job
+from .execution import RUNNING, SUBMITTED, HeldTask, WallTimer
+from .lazysteps import LazyStepQueue
+from .queue import Kind
+from .steps import PRECISION_TIMING
+
+__all__ = ["FORCE_ACTOR_MODEL", "QuietInstants", "for_engine"]
+
+#: ``GRIDSCHED_FORCE_ACTOR_MODEL=1``: no quiet instant, every instant message by message.
+FORCE_ACTOR_MODEL = os.environ.get("GRIDSCHED_FORCE_ACTOR_MODEL", "") not in ("", "0")
+
+_JOB_END, _SUBMIT, _WAITER = Kind.JOB_END, Kind.SUBMIT, Kind.WAITER
+_COMPUTING = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel")
+
+
+def for_engine(engine: Any) -> "QuietInstants | None":
+    """The quiet-instant player of ``engine`` (a :class:`.simulator.Engine` about to play the
+    actor model), or None where energy did not alone choose the actor model, or
+    :data:`FORCE_ACTOR_MODEL` is set (module docstring)."""
+    if (FORCE_ACTOR_MODEL or not engine.energy or engine.dynamic_jobs or engine.events or engine.sharing
+            or not isinstance(engine._queue, LazyStepQueue) or engine.platform.routes is not None
+            or engine.platform.master_loopback):
+        return None
+    return QuietInstants(engine)
+
+
+def _first_sleep_ok(job: Any) -> bool:
+    """Whether starting ``job`` (its first stage) arms no sleep under ``precision/timing``: a
+    ``delay`` stage sleeps its delay, or its walltime when not longer (``do_delay_task``); a
+    computing stage's ``wait_for`` sleeps the walltime (its task, of positive work at a finite
+    rate, cannot end in a step of 0 s; a stage without flops ends in the next step of 0 s, a few
+    sub-rounds after it starts: not quiet). Other profile types: not known quiet."""
+    prof = job.stages[0][1]
+    t = prof.get("type")
+    wall = float(job.walltime) if job.walltime > 0 else -1.0
+    if t == "delay":
+        d = float(prof["delay"])
+        if wall >= 0 and not d < wall:
+            d = wall
+        return d >= PRECISION_TIMING
+    if t in _COMPUTING:
+        cpu = prof.get("cpu", 0)
+        if not any(float(x) > 0 for x in (cpu if isinstance(cpu, list) else (cpu,))):
+            return False
+        return wall < 0 or wall >= PRECISION_TIMING
+    return False
+
+
+class QuietInstants:
+    """Plays the quiet instants of an engine's actor model in one call (module docstring).
+
+    Args:
+        engine: the :class:`.simulator.Engine` (its :mod:`.netserver` state and handlers).
+    """
+
+    __slots__ = ("e",)
+
+    def __init__(self, engine: Any) -> None:
+        self.e = engine
+
+    # ------------------------------------------------------------------------------ entry
+    def play(self, entry: tuple, port: Any) -> bool:
+        """Play the instant whose step ended the one action ``entry`` (``(kind, payload)``, the
+        clock already at the instant): True when played (to its end, or handed to the actor
+        model's sub-rounds still to run), False when it is not quiet (nothing done)."""
+        e = self.e
+        if not (e._waiting and e._ready and not e._closing and not e._mailbox and not e._in_flight
+                and not e._later and not e._outbox and not e._walks and not e.switches.switching
+                and not e._nheld and not e._killers and not e._queue._zero):
+            return False
+        kind, payload = entry
+        if kind is _JOB_END:
+            return self._job_end(payload, port)
+        if kind is _SUBMIT:
+            return self._submitter(payload, port)
+        if kind is _WAITER:
+            self._step()
+            e._waiters -= 1
+            e._buffer.append(RequestedCall(e.clock.now))
+            self._server_test(port)
+            return True
+        return False
+
+    def _job_end(self, payload: tuple, port: Any) -> bool:
+        """A job's stage ends (:meth:`.netserver.NetworkServerMixin._net_event`, ``JOB_END``)."""
+        job = payload[0]
+        if type(job) is WallTimer or isinstance(job, HeldTask):
+            return False
+        version, walltime = payload[1], payload[2]
+        if version != job.version or job.state != RUNNING:
+            return False   # stale: the actor model drops it
+        if walltime and job.flops:
+            return False   # its task is held until the JOB_COMPLETED is received
+        e = self.e
+        if not e._stage_ended(job, version, walltime):
+            return True    # the next stage started: nothing posted
+        # its energy reads (sub-rounds only), then JOB_COMPLETED from its first host, received
+        first = min(job.hosts)
+        self._step()
+        e.machines.updated((first,))
+        e._job_completed(job)
+        self._server_test(port)
+        return True
+
+    def _submitter(self, s: Any, port: Any) -> bool:
+        """A static job submitter wakes (:meth:`.netserver.NetworkServerMixin._submit_step`):
+        its JOB_SUBMITTED, then its sleep to the next subtime."""
+        from .netserver import _due_end
+
+        e = self.e
+        now = e.clock.now
+        table = s.w.jobs
+        subtimes = table.subtimes
+        k0 = s.k
+        k = _due_end(subtimes, k0, now, True)
+        if k == len(subtimes) or k == k0 or e.record.first_submission[0] < 0:
+            return False   # its goodbye follows, or its first energy read
+        nxt = subtimes[k]
+        if not nxt - now >= PRECISION_TIMING:
+            return False
+        s.clock = now
+        s.k = k
+        batch = []
+        jobs = e.jobs
+        for i in range(k0, k):
+            job = table.job(i)
+            jobs[job.id] = job
+            batch.append(job)
+        # the server receives the JOB_SUBMITTED (NetworkServerMixin._server_handle, _SUBMITTED)
+        self._step()
+        buf = e._buffer
+        by_name = e.workloads_by_name
+        fwd = e.forward_profiles
+        for j in batch:
+            j.state = SUBMITTED
+            prof = by_name[j.workload].profiles[j.profile] if fwd else None
+            buf.append(JobSubmitted(now, job=Job.from_json(j.id, j.raw, prof)))
+        # the submitter's transfer is over: it sleeps to its next subtime
+        e._queue.sleep(nxt - s.clock, _SUBMIT, s)
+        self._server_test(port)
+        return True
+
+    # ------------------------------------------------------------------------- the chain
+    def _step(self) -> None:
+        """A message of the chain is received: a new step of 0 s (the previous one's hosts
+        updated forgotten, the lazy energy charges settled, as the actor model's loop does)."""
+        m = self.e.machines
+        if m.upd_now:
+            m.upd_now.clear()
+        if m.lazy_hosts:
+            m.settle_lazy()
+        self.e.clock.mark_live()
+
+    def _server_test(self, port: Any) -> None:
+        """The server, the scheduler ready and the mailbox empty
+        (:meth:`.netserver.NetworkServerMixin._server_test`): send the events gathered and play
+        the reply while it is quiet; the end of the simulation goes to the actor model."""
+        e = self.e
+        while e._buffer:
+            ready_at, decisions = e._reply_parts(e._exchange(port))
+            e._ready = False
+            if not self._quiet_reply(ready_at, decisions):
+                # hand over: the request-reply actor and the server's receive, as _send leaves them
+                e._waiting = False
+                e._after(1, lambda: e._reqrep(_deque(decisions), ready_at))
+                e._after(1, e._receive)
+                return
+            for d in decisions:   # each decision received by the server, alone
+                self._step()
+                e._apply(d)
+                later = e._later
+                while later:   # a job actor created: it starts a sub-round later
+                    e._round = r = min(later)
+                    for fn in later.pop(r):
+                        fn()
+                e._round = 1
+            self._step()   # SCHED_READY
+            e._ready = True
+        if e._finished() and not e.jobs:
+            e._waiting = False
+            e._server_test(port)   # SIMULATION_ENDS: the actor model ends the run
+
+    def _quiet_reply(self, ready_at: float, decisions: list) -> bool:
+        """Whether a reply's decisions keep the instant quiet (module docstring)."""
+        now = self.e.clock.now
+        if ready_at > now:
+            return False
+        jobs = self.e.jobs
+        for d in decisions:
+            ts = d.timestamp
+            if ts is not None and ts > now:
+                return False
+            t = type(d)
+            if t is ExecuteJob:
+                job = jobs.get(d.job_id)
+                if job is None or job.state != SUBMITTED or d.extra or not _first_sleep_ok(job):
+                    return False
+            elif t is not CallMeLater and t is not RejectJob:
+                return False
+        return True
+
+
+def _deque(items: list):
+    from collections import deque
+    return deque(items)
