@@ -34,8 +34,8 @@ An instant is *quiet* when, its step popped from the clock, it holds one wake-up
   of ``delta`` > 0 is above its threshold, and a step of 0 s takes nothing off it).
 
 The scheduler's reply is known only once exchanged: when it holds a decision other than
-EXECUTE_JOB (of a job whose first stage arms no sleep under 1e-9 s), CALL_ME_LATER or
-REJECT_JOB, or a timestamp or ``now`` after the current time, the rest of the instant is handed
+EXECUTE_JOB (of a job whose first stage arms no sleep under 1e-9 s), CALL_ME_LATER, REJECT_JOB
+or QUERY (its ANSWER sent at once once SCHED_READY is received, in a second exchange), or a timestamp or ``now`` after the current time, the rest of the instant is handed
 to the actor model at that point (the request-reply actor created, the server receiving), as
 :meth:`.netserver.NetworkServerMixin._send` leaves it. So is the end of the simulation.
 
@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..core.events import CallMeLater, ExecuteJob, JobSubmitted, RejectJob, RequestedCall
+from ..core.events import CallMeLater, ExecuteJob, JobSubmitted, Query, RejectJob, RequestedCall
 from ..core.model import Job
 from .execution import RUNNING, SUBMITTED, HeldTask, WallTimer
 from .lazysteps import LazyStepQueue
@@ -249,7 +249,7 @@ class QuietInstants:
                 job = jobs.get(d.job_id)
                 if job is None or job.state != SUBMITTED or d.extra or not _first_sleep_ok(job):
                     return False
-            elif t is not CallMeLater and t is not RejectJob:
+            elif t is not CallMeLater and t is not RejectJob and t is not Query:
                 return False
         return True
 
