@@ -31,7 +31,9 @@ from schedulers.core.events import (
     ResourceStateChanged, SetResourceState, SimulationBegins,
 )
 from schedulers.engine import Deadlock, InProcessPort, build_engine, instants
+from schedulers.engine.lazysteps import LazyStepQueue
 from schedulers.engine.outputs import write_outputs
+from schedulers.engine.queue import Kind
 from schedulers.engine.ports import Reply
 from schedulers.registry import get_policy
 
@@ -156,6 +158,48 @@ def test_a_machine_switching_keeps_the_instant_on_the_actor_path(tmp_path, monke
     calls = assert_same(NO_NET_7, [wl], Port, tmp_path, monkeypatch)
     assert (1.0, False) in calls
     assert (12.0, True) in calls
+
+
+def test_a_sleep_of_the_request_reply_actor_ending_with_a_job_is_left_to_the_actor_model(tmp_path, monkeypatch):
+    # job 1 (subtime 3, 5 s) is started by a reply dated t = 8 whose CALL_ME_LATER is dated
+    # t = 8 too: the request-reply actor posts EXECUTE_JOB at t = 3, then sleeps 5 s to post the
+    # CALL_ME_LATER, and its sleep ends in the step of job 1's end (both armed at t = 3, the sleep
+    # first: the actor sleeps as the server handles EXECUTE_JOB, the job actor starts a sub-round
+    # later). The quiet instant at t = 3 leaves that step to the actor model, which plays the
+    # two in the order they were armed.
+    wl = {"nb_res": 7, "profiles": {"d5": {"type": "delay", "delay": 5}},
+          "jobs": [{"id": str(i), "subtime": t, "res": 1, "profile": "d5"} for i, t in enumerate((0, 3, 20))]}
+    if not NO_NET_7.is_file():
+        pytest.skip(f"{NO_NET_7} is absent")
+
+    class Port:
+        def exchange(self, now, events):
+            out = []
+            for ev in events:
+                if isinstance(ev, JobSubmitted) and ev.job.id.endswith("!1"):
+                    return Reply(now + 5, [ExecuteJob(job_id=ev.job.id, alloc=ProcSet(1), timestamp=now),
+                                           CallMeLater(at=now + 10, timestamp=now + 5)])
+                if isinstance(ev, JobSubmitted):
+                    out.append(ExecuteJob(job_id=ev.job.id, alloc=ProcSet(0)))
+            return out
+
+    calls = assert_same(NO_NET_7, [wl], Port, tmp_path, monkeypatch)
+    assert (3.0, True) in calls and 8.0 not in [t for t, _ in calls]
+
+
+def test_alone_next_names_the_one_action_the_next_step_ends_and_plays_nothing():
+    q = LazyStepQueue()
+    a, b = object(), object()
+    q.sleep(1.0, Kind.DECISION, a)
+    q.sleep(2.5, Kind.SUBMIT, b)
+    assert q.alone_next() is a and q.now == 0.0 and len(q) == 2
+    assert q.pop_instant() == (1.0, [(Kind.DECISION, a)])
+    q.sleep(1.5, Kind.WAITER, None)   # ends at 2.5 too: two actions in one step
+    assert q.alone_next() is None and len(q) == 2
+    q.sleep(4.5e-13, Kind.DECISION, a)   # under precision/timing: ends in the next step, alone
+    assert q.alone_next() is a
+    q.message(0.0, float("inf"), Kind.RECV, b)   # a message of no duration pending
+    assert q.alone_next() is None
 
 
 # --------------------------------------------------------------- Batsim's recorded energy runs

@@ -29,15 +29,21 @@ An instant is *quiet* when, its step popped from the clock, it holds one wake-up
   nor its last (its goodbye is a second message), or a waiter's (CALL_ME_LATER);
 * with the server blocked in ``receive``, the scheduler ready, no message in flight or in the
   mailbox, no machine switching, no killer, no held task;
-* and every sleep the chain arms lasts at least SimGrid's ``precision/timing`` (1e-9 s), so that
-  no action of the clock ends in the instant's later steps of 0 s (an action left after a step
-  of ``delta`` > 0 is above its threshold, and a step of 0 s takes nothing off it).
+* and every sleep a job's start or a submitter arms in the chain lasts at least SimGrid's
+  ``precision/timing`` (1e-9 s), so that no action of the clock ends in the instant's later
+  steps of 0 s (an action left after a step of ``delta`` > 0 is above its threshold, and a step
+  of 0 s takes nothing off it).
 
 The scheduler's reply is known only once exchanged: when it holds a decision other than
-EXECUTE_JOB (of a job whose first stage arms no sleep under 1e-9 s), CALL_ME_LATER, REJECT_JOB
-or QUERY (its ANSWER sent at once once SCHED_READY is received, in a second exchange), or a timestamp or ``now`` after the current time, the rest of the instant is handed
-to the actor model at that point (the request-reply actor created, the server receiving), as
-:meth:`.netserver.NetworkServerMixin._send` leaves it. So is the end of the simulation.
+EXECUTE_JOB (of a job whose first stage arms no sleep under 1e-9 s), CALL_ME_LATER, REJECT_JOB or
+QUERY (its ANSWER sent once SCHED_READY is received, in a second exchange), the rest of the
+instant is handed to the actor model at that point (the request-reply actor created, the server
+receiving), as :meth:`.netserver.NetworkServerMixin._send` leaves it; so is the end of the
+simulation. A decision dated after the clock, or a reply's ``now`` after it (a scheduler's
+``now`` is Batsim's printed time, often a few 1e-13 s after SimGrid's clock), makes the
+request-reply actor sleep to it (``JsonProtocolReader::send_message_at_time``): where that sleep
+ends alone in its step (:meth:`.lazysteps.LazyStepQueue.alone_next`) the chain goes on at the
+new time, else the actor model takes the run from there, the actor asleep.
 
 Used only where energy made the engine play the actor model on a compute-only platform, with no
 dynamic jobs, no external events and no compute sharing (the other reasons to play it).
@@ -49,6 +55,7 @@ messages byte for byte.
 from __future__ import annotations
 
 import os
+from collections import deque
 from typing import Any
 
 from ..core.events import CallMeLater, ExecuteJob, JobSubmitted, Query, RejectJob, RequestedCall
@@ -63,7 +70,7 @@ __all__ = ["FORCE_ACTOR_MODEL", "QuietInstants", "for_engine"]
 #: ``GRIDSCHED_FORCE_ACTOR_MODEL=1``: no quiet instant, every instant message by message.
 FORCE_ACTOR_MODEL = os.environ.get("GRIDSCHED_FORCE_ACTOR_MODEL", "") not in ("", "0")
 
-_JOB_END, _SUBMIT, _WAITER = Kind.JOB_END, Kind.SUBMIT, Kind.WAITER
+_JOB_END, _SUBMIT, _WAITER, _DECISION = Kind.JOB_END, Kind.SUBMIT, Kind.WAITER, Kind.DECISION
 _COMPUTING = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel")
 
 
@@ -213,37 +220,78 @@ class QuietInstants:
         while e._buffer:
             ready_at, decisions = e._reply_parts(e._exchange(port))
             e._ready = False
-            if not self._quiet_reply(ready_at, decisions):
+            if not self._quiet_reply(decisions):
                 # hand over: the request-reply actor and the server's receive, as _send leaves them
                 e._waiting = False
-                e._after(1, lambda: e._reqrep(_deque(decisions), ready_at))
+                e._after(1, lambda: e._reqrep(deque(decisions), ready_at))
                 e._after(1, e._receive)
                 return
-            for d in decisions:   # each decision received by the server, alone
-                self._step()
-                e._apply(d)
-                later = e._later
-                while later:   # a job actor created: it starts a sub-round later
-                    e._round = r = min(later)
-                    for fn in later.pop(r):
-                        fn()
-                e._round = 1
-            self._step()   # SCHED_READY
+            if not self._reply(decisions, ready_at):
+                return   # handed over: the request-reply actor sleeps, the server receives
             e._ready = True
         if e._finished() and not e.jobs:
             e._waiting = False
             e._server_test(port)   # SIMULATION_ENDS: the actor model ends the run
 
-    def _quiet_reply(self, ready_at: float, decisions: list) -> bool:
-        """Whether a reply's decisions keep the instant quiet (module docstring)."""
-        now = self.e.clock.now
-        if ready_at > now:
+    def _reply(self, decisions: list, ready_at: float) -> bool:
+        """The request-reply actor posts each decision at its time, then SCHED_READY at the
+        reply's ``now`` (:meth:`.netserver.NetworkServerMixin._reqrep`), each received by the
+        server alone; a job actor a decision creates starts a sub-round after the server handled
+        it, before the next message. True once SCHED_READY is received; False when a sleep of the
+        actor (to a time after the clock) does not end alone in its step: it is left to the actor
+        model, asleep, the server receiving."""
+        e = self.e
+        n = len(decisions)
+        i = 0
+        woke = False
+        while True:
+            ts = decisions[i].timestamp if i < n else None
+            if ts is None:
+                ts = ready_at
+            now = e.clock.now
+            slept = not woke and ts > now
+            if slept:   # (sleep_for; armed before the job actor's start, as the actors run)
+                payload = (deque(decisions[i:]), ready_at, True)
+                e._queue.sleep(ts - now, _DECISION, payload)
+            later = e._later
+            while later:   # a job actor created by the last decision: it starts a sub-round later
+                e._round = r = min(later)
+                for fn in later.pop(r):
+                    fn()
+                e._round = 1
+            if slept:
+                if not self._wake(payload):
+                    return False
+                woke = True
+                continue
+            woke = False
+            self._step()   # the decision, or SCHED_READY, received
+            if i == n:
+                return True
+            e._apply(decisions[i])
+            i += 1
+
+    def _wake(self, payload: tuple) -> bool:
+        """The request-reply actor's sleep ``payload`` ends alone in the next step: play that
+        step (the clock moves, as :meth:`.server.ServerMixin._next_instant` moves it); else
+        False, nothing played."""
+        e = self.e
+        q = e._queue
+        if q.alone_next() is not payload:
             return False
+        m = e.machines
+        if m.upd_now:
+            m.upd_now.clear()
+        if m.lazy_hosts:
+            m.settle_lazy()
+        e.clock.now, _ = q.pop_instant()
+        e.clock.mark_live()
+        return True
+
+    def _quiet_reply(self, decisions: list) -> bool:
+        """Whether a reply's decisions keep the instant quiet (module docstring)."""
         jobs = self.e.jobs
         for d in decisions:
-            ts = d.timestamp
-            if ts is not None and ts > now:
-                return False
             t = type(d)
             if t is ExecuteJob:
                 job = jobs.get(d.job_id)
@@ -252,8 +300,3 @@ class QuietInstants:
             elif t is not CallMeLater and t is not RejectJob and t is not Query:
                 return False
         return True
-
-
-def _deque(items: list):
-    from collections import deque
-    return deque(items)

@@ -284,6 +284,25 @@ class LazyStepQueue:
         self._zero = []
         return z
 
+    def alone_next(self) -> Any:
+        """The payload of the one action the next step ends, when it ends one alone and no
+        action of no duration is pending; else None. Nothing is played (:meth:`pop_instant`
+        plays that step): used by :mod:`.instants` to know that an actor's sleep ends alone."""
+        if self._zero:
+            return None
+        cands, best = self._gather()
+        ends = None
+        n = 0
+        for e in cands:
+            rate = e[2]
+            if (e[3] - rate * best < PRECISION_WORK) if rate else (e[3] - best < PRECISION_TIMING):
+                ends = e
+                n += 1
+        heap = self._heap
+        for e in cands:
+            heappush(heap, e)
+        return ends[6] if n == 1 and ends is not None else None
+
     def _live_zero(self) -> list:
         """Take the actions of no duration out of their lane; return those not stale."""
         zero = self._zero
