@@ -187,19 +187,21 @@ def test_a_sleep_of_the_request_reply_actor_ending_with_a_job_is_left_to_the_act
     assert (3.0, True) in calls and 8.0 not in [t for t, _ in calls]
 
 
-def test_alone_next_names_the_one_action_the_next_step_ends_and_plays_nothing():
+def test_pop_alone_plays_a_step_only_when_it_ends_the_one_action_named():
     q = LazyStepQueue()
-    a, b = object(), object()
+    a, b, c = object(), object(), object()
     q.sleep(1.0, Kind.DECISION, a)
     q.sleep(2.5, Kind.SUBMIT, b)
-    assert q.alone_next() is a and q.now == 0.0 and len(q) == 2
-    assert q.pop_instant() == (1.0, [(Kind.DECISION, a)])
-    q.sleep(1.5, Kind.WAITER, None)   # ends at 2.5 too: two actions in one step
-    assert q.alone_next() is None and len(q) == 2
-    q.sleep(4.5e-13, Kind.DECISION, a)   # under precision/timing: ends in the next step, alone
-    assert q.alone_next() is a
+    assert q.pop_alone(b) is None and q.now == 0.0 and len(q) == 2   # the next step ends a, not b
+    assert q.pop_alone(a) == 1.0 and q.now == 1.0 and len(q) == 1
+    q.sleep(1.5, Kind.WAITER, c)   # ends at 2.5 too: two actions in one step
+    assert q.pop_alone(c) is None and q.now == 1.0 and len(q) == 2
+    q.sleep(4.5e-13, Kind.DECISION, a)   # under precision/timing: ends alone, 4.5e-13 s later
+    assert q.pop_alone(a) == 1.0 + 4.5e-13
     q.message(0.0, float("inf"), Kind.RECV, b)   # a message of no duration pending
-    assert q.alone_next() is None
+    assert q.pop_alone(c) is None
+    assert q.pop_instant() == (1.0 + 4.5e-13, [(Kind.RECV, b)])
+    assert q.pop_instant() == (2.5, [(Kind.SUBMIT, b), (Kind.WAITER, c)])
 
 
 # --------------------------------------------------------------- Batsim's recorded energy runs

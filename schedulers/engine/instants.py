@@ -85,6 +85,18 @@ def for_engine(engine: Any) -> "QuietInstants | None":
     return QuietInstants(engine)
 
 
+def _due_end() -> Any:
+    """:func:`.netserver._due_end` (imported once the engine's modules are loaded)."""
+    global _DUE_END
+    if _DUE_END is None:
+        from .netserver import _due_end as f
+        _DUE_END = f
+    return _DUE_END
+
+
+_DUE_END: Any = None
+
+
 def _first_sleep_ok(job: Any) -> bool:
     """Whether starting ``job`` (its first stage) arms no sleep under ``precision/timing``: a
     ``delay`` stage sleeps its delay, or its walltime when not longer (``do_delay_task``); a
@@ -166,14 +178,12 @@ class QuietInstants:
     def _submitter(self, s: Any, port: Any) -> bool:
         """A static job submitter wakes (:meth:`.netserver.NetworkServerMixin._submit_step`):
         its JOB_SUBMITTED, then its sleep to the next subtime."""
-        from .netserver import _due_end
-
         e = self.e
         now = e.clock.now
         table = s.w.jobs
         subtimes = table.subtimes
         k0 = s.k
-        k = _due_end(subtimes, k0, now, True)
+        k = _due_end()(subtimes, k0, now, True)
         if k == len(subtimes) or k == k0 or e.record.first_submission[0] < 0:
             return False   # its goodbye follows, or its first energy read
         nxt = subtimes[k]
@@ -192,10 +202,12 @@ class QuietInstants:
         buf = e._buffer
         by_name = e.workloads_by_name
         fwd = e.forward_profiles
+        of_fields = Job.of_fields   # (the job's fields, checked when read: as .server submits them)
         for j in batch:
             j.state = SUBMITTED
             prof = by_name[j.workload].profiles[j.profile] if fwd else None
-            buf.append(JobSubmitted(now, job=Job.from_json(j.id, j.raw, prof)))
+            buf.append(JobSubmitted(now, job=of_fields(j.id, j.workload, j.subtime, j.walltime, j.res, j.profile,
+                                                       j.raw, prof)))
         # the submitter's transfer is over: it sleeps to its next subtime
         e._queue.sleep(nxt - s.clock, _SUBMIT, s)
         self._server_test(port)
@@ -278,16 +290,16 @@ class QuietInstants:
         step (the clock moves, as :meth:`.server.ServerMixin._next_instant` moves it); else
         False, nothing played."""
         e = self.e
-        q = e._queue
-        if q.alone_next() is not payload:
-            return False
         m = e.machines
         if m.upd_now:
             m.upd_now.clear()
-        if m.lazy_hosts:
+        if m.lazy_hosts:   # (the end of the step: settled before the clock moves)
             m.settle_lazy()
-        e.clock.now, _ = q.pop_instant()
-        e.clock.mark_live()
+        t = e._queue.pop_alone(payload)
+        if t is None:
+            return False
+        c = e.clock
+        c.now = c.live = t
         return True
 
     def _quiet_reply(self, decisions: list) -> bool:

@@ -284,10 +284,10 @@ class LazyStepQueue:
         self._zero = []
         return z
 
-    def alone_next(self) -> Any:
-        """The payload of the one action the next step ends, when it ends one alone and no
-        action of no duration is pending; else None. Nothing is played (:meth:`pop_instant`
-        plays that step): used by :mod:`.instants` to know that an actor's sleep ends alone."""
+    def pop_alone(self, payload: Any) -> float | None:
+        """Play the next step if it ends one action alone, the one of ``payload``, with no action
+        of no duration pending, and return the clock after it (s); else None, nothing played
+        (:meth:`pop_instant` plays that step). :mod:`.instants` plays an actor's sleep so."""
         if self._zero:
             return None
         cands, best = self._gather()
@@ -301,7 +301,9 @@ class LazyStepQueue:
         heap = self._heap
         for e in cands:
             heappush(heap, e)
-        return ends[6] if n == 1 and ends is not None else None
+        if n != 1 or ends is None or ends[6] is not payload:
+            return None
+        return self.pop_instant()[0]   # (the same step, through the one way steps are played)
 
     def _live_zero(self) -> list:
         """Take the actions of no duration out of their lane; return those not stale."""
