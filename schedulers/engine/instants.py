@@ -42,7 +42,7 @@ receiving), as :meth:`.netserver.NetworkServerMixin._send` leaves it; so is the 
 simulation. A decision dated after the clock, or a reply's ``now`` after it (a scheduler's
 ``now`` is Batsim's printed time, often a few 1e-13 s after SimGrid's clock), makes the
 request-reply actor sleep to it (``JsonProtocolReader::send_message_at_time``): where that sleep
-ends alone in its step (:meth:`.lazysteps.LazyStepQueue.alone_next`) the chain goes on at the
+ends alone in its step (:meth:`.lazysteps.LazyStepQueue.pop_alone`) the chain goes on at the
 new time, else the actor model takes the run from there, the actor asleep.
 
 Used only where energy made the engine play the actor model on a compute-only platform, with no
