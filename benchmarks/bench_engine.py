@@ -20,15 +20,18 @@ run`` does before writing them). With ``--tracemalloc``, each configuration runs
 in another subprocess, under :mod:`tracemalloc` to report the peak of Python allocations (this run
 is slower and is not timed).
 
-Replay (``--replay N``, issue 13's memory goal: a 1M-job trace replayed with energy in under 2
-minutes and under 1 GB): the same workload of ``N`` jobs written to a JSON file (one ``delay``
+Replay (``--replay N``; the goal: a 1M-job trace replayed with energy in under 2 minutes and
+under 1 GB): the same workload of ``N`` jobs written to a JSON file (one ``delay``
 profile per job, as a converted trace can have), then the whole command ``gridsched run --policy
 fcfs -E --no-progress`` (reading the file, simulating, writing the five output files and the
 summary) run in a subprocess of a fresh worker: wall time of the command, engine time (``Engine.run``,
-the ``simulation_time`` of ``out_schedule.csv``) and the command's peak resident memory
-(``RUSAGE_CHILDREN`` ``ru_maxrss`` of the worker, whose only child is the command).
+the ``simulation_time`` of ``out_schedule.csv``), the command's CPU time (user + system) and its
+peak resident memory (``RUSAGE_CHILDREN`` ``ru_utime``, ``ru_stime`` and ``ru_maxrss`` of the
+worker, whose only child is the command).
 ``--replay-root DIR`` runs the ``gridsched`` of another checkout of the project (e.g. the commit
-before a change, for a before/after measured in the same invocation).
+before a change, for a before/after measured in the same invocation). ``--replay-energy both``
+runs each checkout's command without ``-E`` too (``off``: only without), to compare the energy
+run with the plain one (results in ``replay_energy.json`` / ``.md``; ``replay_plain`` for ``off``).
 
 Network (``--network``): each configuration runs twice, on the compute-only platform above and on
 Batsim's ``cluster_energy_128.xml`` (128 hosts in two clusters with links, from ``../shared``; the
@@ -43,6 +46,7 @@ Usage::
     python benchmarks/bench_engine.py --quick         # 1k and 10k only
     python benchmarks/bench_engine.py --sizes 1000,10000,100000 --policies fcfs,easy --tracemalloc
     python benchmarks/bench_engine.py --replay 1000000 [--replay-root /path/to/old/checkout]
+    python benchmarks/bench_engine.py --replay 1000000 --replay-energy both   # with and without -E
 
 Results: a table on stdout, ``benchmarks/results/engine.json`` and ``engine.md`` (``--out DIR``
 to write them elsewhere); with ``--replay``, ``replay.json`` and ``replay.md``.
@@ -219,10 +223,11 @@ def write_json_and_md(out_dir: Path, stem: str, meta: dict, rows: list[dict], li
 
 
 # --------------------------------------------------------------------------- replay (whole command)
-def replay_one(platform: str, workload: str, out: str, root: str) -> dict:
-    """Run ``gridsched run --policy fcfs -E`` of checkout ``root`` on ``workload`` (worker side):
+def replay_one(platform: str, workload: str, out: str, root: str, energy: bool = True) -> dict:
+    """Run ``gridsched run --policy fcfs [-E]`` of checkout ``root`` on ``workload`` (worker side):
     wall time (s) of the command, its engine time (s, ``simulation_time`` of out_schedule.csv),
-    its peak RSS (MB) and its summary."""
+    its CPU time (s, user + system: less sensitive than the wall time to other work on a shared
+    machine), its peak RSS (MB) and its summary."""
     import csv
     import resource
 
@@ -230,7 +235,7 @@ def replay_one(platform: str, workload: str, out: str, root: str) -> dict:
     env["PYTHONPATH"] = root
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     cmd = [sys.executable, "-m", "schedulers.cli", "run", "--policy", "fcfs", "-p", platform, "-w", workload,
-           "-E", "-o", out, "--no-progress"]
+           *(["-E"] if energy else []), "-o", out, "--no-progress"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
     wall = time.perf_counter() - t0
@@ -239,9 +244,10 @@ def replay_one(platform: str, workload: str, out: str, root: str) -> dict:
     with open(Path(out) / "out_schedule.csv", newline="") as f:
         sched = next(csv.DictReader(f))
     summary = json.loads((Path(out) / "summary.json").read_text())
-    return {"root": root, "wall_s": wall, "engine_s": float(sched["simulation_time"]),
-            "maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,  # Linux: KiB
-            "jobs": summary["jobs"], "makespan": summary["makespan"], "energy_joules": summary["energy_joules"]}
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"root": root, "energy": energy, "wall_s": wall, "engine_s": float(sched["simulation_time"]),
+            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_mb": ru.ru_maxrss / 1024,  # Linux: KiB
+            "jobs": summary["jobs"], "makespan": summary["makespan"], "energy_joules": summary.get("energy_joules")}
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -255,36 +261,43 @@ def replay(args: argparse.Namespace) -> int:
         wl.write_text(json.dumps(make_workload(args.replay, args.seed)), encoding="utf-8")
         size_mb = wl.stat().st_size / 2**20
         print(f"platform: {note}\nworkload: {args.replay:,} jobs, {size_mb:.0f} MB", flush=True)
+        energies = {"on": ["on"], "off": ["off"], "both": ["on", "off"]}[args.replay_energy]
         for k, root in enumerate(roots):
-            cmd = [sys.executable, str(Path(__file__).resolve()), "--replay-worker", "--platform", str(plat),
-                   "--replay-workload", str(wl), "--replay-out", str(tmpd / f"out{k}"), "--replay-root", root]
-            r = run_worker(cmd)
-            r["checkout"] = "this" if k == 0 else root
-            rows.append(r)
-            print(f"  {r['checkout']}: {r['wall_s']:.1f} s (engine {r['engine_s']:.1f} s), peak RSS "
-                  f"{r['maxrss_mb']:.0f} MB", flush=True)
+            for e in energies:
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--replay-worker", "--platform", str(plat),
+                       "--replay-workload", str(wl), "--replay-out", str(tmpd / f"out{k}{e}"), "--replay-root", root,
+                       "--energy", e]
+                r = run_worker(cmd)
+                r["checkout"] = "this" if k == 0 else root
+                rows.append(r)
+                print(f"  {r['checkout']} (energy {e}): {r['wall_s']:.1f} s (engine {r['engine_s']:.1f} s, CPU "
+                      f"{r['cpu_s']:.1f} s), peak RSS {r['maxrss_mb']:.0f} MB", flush=True)
     meta = {**machine_meta(), "platform_note": note, "jobs": args.replay, "seed": args.seed,
             "workload": (f"{args.replay:,} single-host `delay` jobs, one profile each, delays uniform in [10, 100) s, "
                          f"Poisson arrivals of 1 job/s, walltime = delay rounded up to the next 10 s, seed "
                          f"{args.seed}; a {size_mb:.0f} MB JSON file")}
-    lines = ["# Replay benchmark: a large trace through `gridsched run` with energy", "",
+    lines = ["# Replay benchmark: a large trace through `gridsched run`" + (" with energy" if args.replay_energy == "on"
+                                                                           else ""), "",
              f"Generated by `benchmarks/bench_engine.py --replay` on {meta['date']} ({meta['python']}, "
              f"{meta['machine']}).", "",
              f"- platform: {note}", f"- workload: {meta['workload']}",
-             "- command: `gridsched run --policy fcfs -E --no-progress` (read the file, simulate, write the five "
+             "- command: `gridsched run --policy fcfs [-E] --no-progress` (read the file, simulate, write the "
              "output files and summary.json); wall = the whole command; engine = `Engine.run` "
-             "(`simulation_time` of out_schedule.csv); peak RSS = the command's `ru_maxrss`",
-             f"- goal: under {REPLAY_GOAL_S:.0f} s and under {REPLAY_GOAL_MB:.0f} MB", "",
-             "| checkout | jobs | wall (s) | engine (s) | peak RSS (MB) | bytes per job | goal |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+             "(`simulation_time` of out_schedule.csv); CPU = the command's user + system time; peak RSS = the "
+             "command's `ru_maxrss`",
+             f"- goal (with energy): under {REPLAY_GOAL_S:.0f} s and under {REPLAY_GOAL_MB:.0f} MB", "",
+             "| checkout | jobs | energy | wall (s) | engine (s) | CPU (s) | peak RSS (MB) | bytes per job | goal |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         ok = r["wall_s"] < REPLAY_GOAL_S and r["maxrss_mb"] < REPLAY_GOAL_MB
-        lines.append(f"| {r['checkout']} | {r['jobs']:,} | {r['wall_s']:.1f} | {r['engine_s']:.1f} "
-                     f"| {r['maxrss_mb']:.0f} | {r['maxrss_mb'] * 2**20 / r['jobs']:,.0f} "
-                     f"| {'met' if ok else 'NOT met'} |")
+        goal = ("met" if ok else "NOT met") if r.get("energy", True) else "-"
+        lines.append(f"| {r['checkout']} | {r['jobs']:,} | {'-E' if r.get('energy', True) else 'off'} "
+                     f"| {r['wall_s']:.1f} | {r['engine_s']:.1f} | {r['cpu_s']:.1f} "
+                     f"| {r['maxrss_mb']:.0f} | {r['maxrss_mb'] * 2**20 / r['jobs']:,.0f} | {goal} |")
     lines.append("")
     print("\n".join(lines[-(len(rows) + 3):]))
-    js, md = write_json_and_md(args.out, "replay", meta, rows, lines)
+    stem = {"on": "replay", "both": "replay_energy", "off": "replay_plain"}[args.replay_energy]
+    js, md = write_json_and_md(args.out, stem, meta, rows, lines)
     print(f"wrote {js} and {md}")
     return 0
 
@@ -403,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder for engine.json and engine.md")
     ap.add_argument("--replay", type=int, metavar="N",
                     help="instead: replay N jobs from a JSON file through `gridsched run -E` (replay.json/.md)")
+    ap.add_argument("--replay-energy", choices=("on", "off", "both"), default="on",
+                    help="with --replay: run with -E (on, the default), without, or both (to compare them)")
     ap.add_argument("--replay-root", action="append", default=[], metavar="DIR",
                     help="with --replay: also measure the gridsched of this checkout (repeatable)")
     ap.add_argument("--network", action="store_true",
@@ -415,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     if args.replay_worker:
-        print(json.dumps(replay_one(str(args.platform), args.replay_workload, args.replay_out, args.replay_root[0])))
+        print(json.dumps(replay_one(str(args.platform), args.replay_workload, args.replay_out, args.replay_root[0],
+                                    args.energy != "off")))
         return 0
     if args.replay:
         return replay(args)

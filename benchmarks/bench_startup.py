@@ -6,8 +6,9 @@ Goal: ``gridsched run`` on 10k jobs, start-up included, at least 10x faster than
 Workload: :func:`bench_engine.make_workload` (``N`` single-host ``delay`` jobs of 10-100 s, Poisson
 arrivals of 1 job/s, walltimes never reached; default ``N`` = 10,000, seed 1) written once to a
 JSON file in a temporary folder; platform: :func:`bench_engine.resolve_platform` (Batsim's
-``energy_platform_homogeneous_no_net_128.xml``). No energy. Every command writes its outputs to a
-fresh folder.
+``energy_platform_homogeneous_no_net_128.xml``). No energy, or with ``--energy`` every command
+with Batsim's ``-E`` (results in ``startup_energy.json`` / ``.md``). Every command writes its
+outputs to a fresh folder.
 
 Commands, each timed from its start to its exit (wall clock, s), ``--repeat`` times (the table
 shows the median, min and max):
@@ -38,6 +39,7 @@ Usage::
     python benchmarks/bench_startup.py                       # 10k jobs, 5 repeats
     python benchmarks/bench_startup.py --jobs 1000 --repeat 3 --batsim /path/to/batsim
     python benchmarks/bench_startup.py --batsim-build "meson release (-O3)" --compare-root DIR
+    python benchmarks/bench_startup.py --energy --compare-root DIR   # with -E: startup_energy.json/.md
 
 The reference's time depends on how Batsim was compiled: on the same 2-core machine on
 2026-11-24, Batsim 4.2.1 built with meson's ``release`` build type (``-O3``, as Batsim's Nix
@@ -122,15 +124,15 @@ def _env(root: Path = ROOT) -> dict[str, str]:
     return env
 
 
-def measure(what: str, platform: str, workload: str, out: str, batsim: str | None) -> dict:
-    """Run one command (``what``: ``gridsched``, ``batsim+minimal-fcfs``, ``batsim+gridsched``)
-    and return its wall time (s) and its processes' peak RSS (MB)."""
+def measure(what: str, platform: str, workload: str, out: str, batsim: str | None, energy: bool = False) -> dict:
+    """Run one command (``what``: ``gridsched``, ``batsim+minimal-fcfs``, ``batsim+gridsched``),
+    with ``-E`` when ``energy``, and return its wall time (s) and its processes' peak RSS (MB)."""
     import resource
 
     env = _env(Path(what.split("@", 1)[1]) if what.startswith("gridsched@") else ROOT)
     if what.startswith("gridsched") or what == "batsim+gridsched":
         cmd = [sys.executable, "-m", "schedulers.cli", "run", "--policy", "fcfs", "-p", platform, "-w", workload,
-               "-o", out, "--no-progress"]
+               "-o", out, "--no-progress", *(["-E"] if energy else [])]
         if what == "batsim+gridsched":
             cmd += ["--engine", "batsim", "--batsim", batsim]
         t0 = time.perf_counter()
@@ -147,7 +149,7 @@ def measure(what: str, platform: str, workload: str, out: str, batsim: str | Non
         sched = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--minimal-fcfs", endpoint],
                                  env=env)
         bats = subprocess.run([batsim, "-p", platform, "-w", workload, "-e", str(Path(out) / "out"),
-                               "-s", endpoint], capture_output=True, text=True)
+                               "-s", endpoint, *(["-E"] if energy else [])], capture_output=True, text=True)
         rc = sched.wait(timeout=600)
         wall = time.perf_counter() - t0
         if bats.returncode != 0 or rc != 0:
@@ -206,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the batsim+gridsched row (real Batsim behind gridsched's server)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
                     help="folder for startup.json and startup.md")
+    ap.add_argument("--energy", action="store_true",
+                    help="every command with -E (energy); results in startup_energy.json and startup_energy.md")
     ap.add_argument("--compare-root", action="append", default=[], metavar="DIR",
                     help="also time the gridsched command of this checkout (repeatable)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         minimal_fcfs(args.minimal_fcfs)
         return 0
     if args.worker:
-        print(json.dumps(measure(args.worker, args.platform, args.workload, args.run_out, args.batsim)))
+        print(json.dumps(measure(args.worker, args.platform, args.workload, args.run_out, args.batsim, args.energy)))
         return 0
 
     batsim = args.batsim or shutil.which("batsim")
@@ -244,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                    "--workload", str(wl), "--run-out", str(tmpd / f"out{k}")]
             if batsim:
                 cmd += ["--batsim", batsim]
+            if args.energy:
+                cmd.append("--energy")
             return run_worker(cmd)
 
         for what in whats:
@@ -265,16 +271,18 @@ def main(argv: list[str] | None = None) -> int:
     meta = {**machine_meta(), "platform_note": note, "jobs": args.jobs, "seed": args.seed, "repeat": args.repeat,
             "batsim": batsim, "batsim_build": args.batsim_build, "same_start_times_as_reference": same,
             "workload": (f"{args.jobs:,} single-host delay jobs of 10-100 s, Poisson arrivals of 1 job/s "
-                         f"(bench_engine.make_workload, seed {args.seed}), no energy"),
+                         f"(bench_engine.make_workload, seed {args.seed}), "
+                         + ("with energy (-E)" if args.energy else "no energy")),
             "summary": summary}
     lines = [
-        "# Start-up benchmark: whole `gridsched run` against real Batsim",
+        "# Start-up benchmark: whole `gridsched run" + (" -E" if args.energy else "") + "` against real Batsim",
         "",
         f"Generated by `benchmarks/bench_startup.py` on {meta['date']} ({meta['python']}, {meta['machine']}).",
         "",
         f"- platform: {note}",
         f"- workload: {meta['workload']}",
-        "- gridsched: `gridsched run --policy fcfs --no-progress` (embedded engine), the whole command "
+        f"- gridsched: `gridsched run --policy fcfs{' -E' if args.energy else ''} --no-progress` (embedded engine), "
+        "the whole command "
         "(interpreter start, imports, inputs, simulation, outputs, summary), bytecode cache written beforehand; "
         "gridsched@DIR: the same command of another checkout (before/after)",
         "- reference: real Batsim 4.2.1 (`batsim` executable: "
@@ -292,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print()
     print("\n".join(lines[-(len(summary) + 5):]))
-    js, md = write_json_and_md(args.out, "startup", meta, rows, lines)
+    js, md = write_json_and_md(args.out, "startup_energy" if args.energy else "startup", meta, rows, lines)
     print(f"wrote {js} and {md}")
     return 0
 

@@ -270,19 +270,29 @@ class Machines:
         if self._not_updated and self.clock.now > 0.0:   # (a read at t = 0 updates nothing)
             self._first_update()
         now, a = self.clock.now, self.all_upd
-        out = []
+        d = now - a
+        out: list[float] = []
+        app = out.append
         for h in self.hosts:   # _update, inlined (the hot path of every energy row)
             last = h.last
-            if last < now:
+            if last == a:   # (most hosts: not updated since the last all-host read)
+                if not d:
+                    app(h.energy)
+                    continue
+                e = h.energy + h.charged * d
+            elif last < now:
                 e = h.energy
                 if last < a:
                     e += h.charged * (a - last)
                     last = a
                 if last < now:
                     e += h.charged * (now - last)
-                h.energy = e
-                h.last = now
-            out.append(h.energy)
+            else:
+                app(h.energy)
+                continue
+            h.energy = e
+            h.last = now
+            app(e)
         self.all_upd = now
         return out
 

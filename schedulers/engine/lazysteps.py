@@ -284,6 +284,32 @@ class LazyStepQueue:
         self._zero = []
         return z
 
+    def zero_pending(self) -> bool:
+        """Whether actions of no duration wait in their lane (stale ones included): a step of
+        0 s may still come at the current time."""
+        return bool(self._zero)
+
+    def pop_alone(self, payload: Any) -> float | None:
+        """Play the next step if it ends one action alone, the one of ``payload``, with no action
+        of no duration pending, and return the clock after it (s); else None, nothing played
+        (:meth:`pop_instant` plays that step). :mod:`.instants` plays an actor's sleep so."""
+        if self._zero:
+            return None
+        cands, best = self._gather()
+        ends = None
+        n = 0
+        for e in cands:
+            rate = e[2]
+            if (e[3] - rate * best < PRECISION_WORK) if rate else (e[3] - best < PRECISION_TIMING):
+                ends = e
+                n += 1
+        heap = self._heap
+        for e in cands:
+            heappush(heap, e)
+        if n != 1 or ends is None or ends[6] is not payload:
+            return None
+        return self.pop_instant()[0]   # (the same step, through the one way steps are played)
+
     def _live_zero(self) -> list:
         """Take the actions of no duration out of their lane; return those not stale."""
         zero = self._zero

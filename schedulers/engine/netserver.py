@@ -98,6 +98,7 @@ from .clock import Clock
 from .execution import RUNNING, SUBMITTED, Executions
 from .extevents import GENERIC, MACHINE_AVAILABLE, EventList
 from .hosts import Machines
+from .instants import QuietInstants
 from .jobs import JobBook
 from .platform import PlatformSpec
 from .ports import EngineError, SchedulerPort
@@ -171,7 +172,7 @@ class ActorServer:
     def __init__(self, server: Server, rounds: Rounds, executions: Executions, ptasks: ParallelTasks,
                  switches: Switches, machines: Machines, book: JobBook, record: RunRecord, *, clock: Clock,
                  timers: Any, platform: PlatformSpec, workloads: list[Workload], events: list[EventList],
-                 energy: bool, forward_profiles: bool) -> None:
+                 energy: bool, forward_profiles: bool, quiet_instants: bool = False) -> None:
         self.server = server
         self.buffer = server.buffer
         self.rounds = rounds
@@ -207,6 +208,8 @@ class ActorServer:
         self._waiting = False            # the server is blocked in receive with nothing matched
         self._in_flight = 0              # posted and not yet handled by the server
         self._closing = False  # SIMULATION_ENDS sent, its acknowledgement not received yet
+        # quiet instants played in one call (.instants): where energy alone chose the actor model
+        self.quiet_instants = quiet_instants
 
     def _stopped(self) -> bool:
         """Whether the run has ended (the sub-rounds left are not played)."""
@@ -554,16 +557,21 @@ class ActorServer:
         nb_jobs = self.book.nb_jobs
         server = self.server
         lone = getattr(self.timers, "pop_lone", None)
+        # (made for the run only: it refers back to this server)
+        quiet = QuietInstants(self) if self.quiet_instants else None
         while not server.ended:
-            self.play_instant(port, lone)
+            self.play_instant(port, lone, quiet)
             if server.progress is not None:
                 server.progress(self.clock.now, self.book.finished, nb_jobs)
 
-    def play_instant(self, port: SchedulerPort, lone: Callable[[], tuple | None] | None) -> None:
+    def play_instant(self, port: SchedulerPort, lone: Callable[[], tuple | None] | None,
+                     quiet: QuietInstants | None = None) -> None:
         """One simulated instant of the actor model: the clock moves to the next step of
         SimGrid's clock, the actors its actions wake run (sub-round 1), then the instant's
         further sub-rounds (:meth:`.subrounds.Rounds.run`). ``lone``: the lazy step clock's
-        shortcut for a message alone in a step of 0 s (:meth:`.lazysteps.LazyStepQueue.pop_lone`)."""
+        shortcut for a message alone in a step of 0 s (:meth:`.lazysteps.LazyStepQueue.pop_lone`);
+        ``quiet``: the player of instants one actor alone acts in, in one call
+        (:class:`.instants.QuietInstants`), or None."""
         rounds = self.rounds
         rounds.waking = True
         z = lone() if lone is not None else None
@@ -574,6 +582,8 @@ class ActorServer:
             self._net_event(z[1], z[2], port)
         else:
             entries = self.server.next_instant()
+            if quiet is not None and len(entries) == 1 and quiet.play(entries[0], port):
+                entries = []   # (a quiet instant, played: .instants)
             if self.energy and len(entries) > 1:
                 rounds.instant_switches = {p[0]: p[1] for k, p in entries if k == Kind.SWITCH} or None
             for kind, payload in entries:

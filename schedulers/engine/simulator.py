@@ -76,6 +76,7 @@ from .execution import Executions
 from .extevents import EventList
 from .grouping import GroupedServer
 from .hosts import HostRun, Machines, MACHINE_STATES
+from .instants import wanted as quiet_wanted
 from .jobs import JobBook
 from .lazysteps import LazyStepQueue
 from .netroute import instant_messages
@@ -230,7 +231,10 @@ class Engine:
             self.delivery = ActorServer(self.server, self.rounds, self.executions, self.ptasks, self.switches,
                                         self.machines, self.book, self.record, clock=clock, timers=timers,
                                         platform=platform, workloads=workloads, events=self.events, energy=energy,
-                                        forward_profiles=forward_profiles)
+                                        forward_profiles=forward_profiles,
+                                        quiet_instants=quiet_wanted(platform, timers, energy=energy,
+                                                                    dynamic_jobs=dynamic_jobs, events=bool(self.events),
+                                                                    sharing=compute_sharing))
         else:
             self.delivery = GroupedServer(self.server, self.executions, self.ptasks, self.switches, self.machines,
                                           self.book, self.record, clock=clock, timers=timers, steps=steps,
