@@ -33,6 +33,17 @@ def test_replay_verdict_needs_both_under_two_minutes_and_under_one_gigabyte() ->
     assert bt.replay_row(_replay(98.06, 618.4))[0].startswith("98.1 s (engine 78.1 s), 618 MB peak")
 
 
+def test_energy_replay_verdict_needs_under_sixty_seconds_and_names_the_plain_run() -> None:
+    data = {"meta": META, "results": [
+        {"checkout": "this", "energy": True, "wall_s": 59.9, "engine_s": 40.0, "maxrss_mb": 1023.0, "jobs": 1_000_000},
+        {"checkout": "this", "energy": False, "wall_s": 50.04, "engine_s": 30.0, "maxrss_mb": 700.0, "jobs": 1_000_000},
+        {"checkout": "/x/before", "energy": True, "wall_s": 10.0, "engine_s": 5.0, "maxrss_mb": 10.0, "jobs": 1_000_000}]}
+    text, verdict, _ = bt.replay_energy_row(data)
+    assert verdict == "met" and text.startswith("59.9 s (engine 40.0 s), 1023 MB peak") and text.endswith("50.0 s")
+    data["results"][0]["wall_s"] = 60.0                                   # 60 s is not under 60 s
+    assert bt.replay_energy_row(data)[1] == "**NOT met**"
+
+
 def _backlog(rows: list[tuple[str, str, int, float]]) -> dict:
     return {"meta": META, "results": [{"run": inv, "policy": pol, "size": n, "run_s": s, "maxrss_mb": 100.0}
                                       for inv, pol, n, s in rows]}
