@@ -94,7 +94,9 @@ def synthetic(n: int, seed: int, nb_res: int = 128) -> dict:
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
 
 
-def _normalise(path: Path) -> bytes:
+def normalise(path: Path) -> bytes:
+    """An output file's bytes, the wall-clock columns of ``out_schedule.csv`` (``scheduling_time``,
+    ``simulation_time``) blanked: what two runs of the same case share."""
     data = path.read_bytes()
     if path.name.endswith("schedule.csv"):
         rows = list(csv.reader(io.StringIO(data.decode())))
@@ -120,7 +122,7 @@ def run_case(platform: Path, workloads: list, scheduler: Any, *, energy: bool = 
         end = "deadlock"
     with tempfile.TemporaryDirectory() as tmp:
         write_outputs(result, Path(tmp) / "out_", energy=energy)
-        digests = {p.name: hashlib.sha256(_normalise(p)).hexdigest() for p in sorted(Path(tmp).iterdir())}
+        digests = {p.name: hashlib.sha256(normalise(p)).hexdigest() for p in sorted(Path(tmp).iterdir())}
     digests["messages"] = f"{port.count}:{port.digest.hexdigest()}"
     digests["end"] = end
     return digests

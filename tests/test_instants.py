@@ -14,8 +14,6 @@ ends).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import random
 import sys
@@ -42,23 +40,23 @@ SHARED = ROOT.parent / "shared"
 BATSIM = SHARED / "batsim-4.2.1"
 NO_NET_7 = BATSIM / "inputs" / "energy_platform_homogeneous_no_net.xml"
 NO_NET_128 = SHARED / "data" / "batsim-examples" / "energy_platform_homogeneous_no_net_128.xml"
-_WALL = ("scheduling_time", "simulation_time")
 _FILES = ("out_jobs.csv", "out_schedule.csv", "out_consumed_energy.csv", "out_machine_states.csv",
           "out_pstate_changes.csv")
 
 
+def _output_digests():
+    """``scripts/output_digests.py``, imported (its cases and its normalisation of output files)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import output_digests
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return output_digests
+
+
 def _normalised(path: Path) -> bytes:
-    data = path.read_bytes()
-    if path.name == "out_schedule.csv":   # wall clocks blanked
-        rows = list(csv.reader(io.StringIO(data.decode())))
-        cols = [rows[0].index(c) for c in _WALL if c in rows[0]]
-        for row in rows[1:]:
-            for c in cols:
-                row[c] = "-"
-        out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerows(rows)
-        data = out.getvalue().encode()
-    return data
+    """The output file's bytes, wall clocks blanked (``output_digests.normalise``)."""
+    return _output_digests().normalise(path)
 
 
 class _Recorder:
@@ -243,12 +241,7 @@ def test_recorded_batsim_energy_runs(name, platform, workload, forward, tmp_path
 
 # ------------------------------------------------------------- the fixed cases of the digests
 def _digest_cases() -> dict:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import output_digests
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    return output_digests.cases()
+    return _output_digests().cases()
 
 
 def test_every_digest_case_is_the_same_on_both_paths(monkeypatch):
