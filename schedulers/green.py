@@ -212,15 +212,20 @@ class GreenHEFT(_Overlap, HEFT):
         super().on_simulation_begins(platform)
         self._check_sharing(platform)
 
-    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None) -> Reservation:
+    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None,
+                         not_before: float | None = None) -> Reservation:
         """HEFT's placement with the full walltime; when a slot of ``walltime * (1 - Δ/100)``
-        (004 eq. 4, L136) starts earlier, that one, and the job will overlap from its end."""
-        full = super().find_reservation(prof, job, dur)
+        (004 eq. 4, L136) starts earlier, that one, and the job will overlap from its end.
+
+        On a platform of one speed the shorter slot is searched first: the full one cannot start
+        earlier (a window free for the walltime is free for less), so its search starts there."""
         self._short.pop(job.id, None)
         delta = self.delta_of(job)
         if dur is not None or delta <= 0 or not job.has_walltime:
-            return full
-        short = super().find_reservation(prof, job, job.walltime * (1.0 - delta / 100.0))
+            return super().find_reservation(prof, job, dur, not_before)
+        short = super().find_reservation(prof, job, job.walltime * (1.0 - delta / 100.0), not_before)
+        hint = short.start if len(self.classes) <= 1 and short.start != INF else not_before
+        full = super().find_reservation(prof, job, None, hint)
         if short.start < full.start:
             self._short[job.id] = short.duration
             return short

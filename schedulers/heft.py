@@ -136,12 +136,16 @@ class HEFT(EASY):
         fastest (pstate 0), then the lowest ids, as HEFT places (:meth:`find_reservation`)."""
         return self._fastest_first(asleep, n) if len(self.classes) > 1 else lowest_bits(asleep, n)
 
-    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None) -> Reservation:
+    def find_reservation(self, prof: ReservationProfile, job: Job, dur: float | None = None,
+                         not_before: float | None = None) -> Reservation:
         """Earliest-finish placement of ``job`` in ``prof`` (not changed), over the speed classes.
 
         Args:
             dur: length (s) of the slot to find; default the walltime (``inf`` without).
                 :mod:`schedulers.green` asks for a shorter one (004 eq. 4).
+            not_before: a time (s) no slot of ``dur`` seconds of any class starts before, known
+                to the caller (:class:`schedulers.green.GreenHEFT`: where a shorter slot starts
+                on a platform of one speed): the searches start there, with the same result.
 
         Returns:
             A :class:`Reservation` of ``dur`` seconds from its start (s) on ``job.res`` hosts;
@@ -156,10 +160,12 @@ class HEFT(EASY):
         res = job.res
         for speed, within in self.classes or [(1.0, -1)]:
             if lows is None:
-                found = prof.find_earliest_mask(res, dur, choose=choose, within=within)
+                found = prof.find_earliest_mask(res, dur, not_before, choose=choose, within=within)
             else:  # during the pass: searched from the first time res hosts of the class are free
                 low = prof.first_slice_with(res, lows.get((res, within)), within)
                 lows[(res, within)] = low
+                if not_before is not None and not_before > low:
+                    low = not_before
                 found = None if low == INF else prof.find_earliest_mask(res, dur, low, choose, within)
             if found is None:
                 continue
