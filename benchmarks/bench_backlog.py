@@ -1,4 +1,4 @@
-"""Engine time of FCFS, EASY and the backfilling variants under a growing backlog of multi-host jobs (issue 13, "Scale").
+"""Engine time of FCFS, EASY and the backfilling variants under a growing backlog of multi-host jobs.
 
 Workload (generated in memory, seeded, never written to disk): ``N`` jobs with a ``delay``
 profile each on the 128-host platform of :mod:`bench_engine`:
@@ -73,7 +73,7 @@ MEAN_INTERARRIVAL = ((1 + MAX_RES) / 2) * (sum(DELAY_RANGE) / 2) / (LOAD * NB_HO
 #: Owners of the ``--owned`` platform (each owns NB_HOSTS / NB_OWNERS consecutive hosts).
 NB_OWNERS = 4
 
-#: The issue's goals: EASY within 3x of FCFS at 100k jobs, a 1M-job EASY run under 10 min.
+#: The goals: EASY within 3x of FCFS at 100k jobs, a 1M-job EASY run under 10 min.
 GOAL_RATIO = 3.0
 GOAL_1M_S = 600.0
 

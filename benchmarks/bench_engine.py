@@ -71,7 +71,7 @@ SHARED_PLATFORM = ROOT.parent / "shared" / "data" / "batsim-examples" / "energy_
 NETWORK_PLATFORM = SHARED_PLATFORM.with_name("cluster_energy_128.xml")
 NB_HOSTS = 128
 
-#: Targets of the issue, at 100k jobs.
+#: The targets, at 100k jobs.
 TARGETS = {"fcfs": 20_000.0, "easy": 10_000.0}
 TARGET_PEAK_MB = 1024.0
 

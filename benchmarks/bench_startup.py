@@ -1,4 +1,4 @@
-"""Whole-command time of ``gridsched run`` (start-up included) against real Batsim (issue 13, "Scale").
+"""Whole-command time of ``gridsched run`` (start-up included) against real Batsim.
 
 Goal: ``gridsched run`` on 10k jobs, start-up included, at least 10x faster than real Batsim
 4.2.1 driven by a minimal Python FCFS.
@@ -44,7 +44,7 @@ Usage::
 The reference's time depends on how Batsim was compiled: on the same 2-core machine on
 2026-11-24, Batsim 4.2.1 built with meson's ``release`` build type (``-O3``, as Batsim's Nix
 package and Docker image are built) took 1.88 s, the same sources built with meson's default
-``debug`` type (``-O0``) 5.87 s; the 7-8 s of issue 13 and of this benchmark's earlier reports
+``debug`` type (``-O0``) 5.87 s; the 7-8 s of this benchmark's earlier reports
 (the build type not recorded) match the unoptimised build. Say which with ``--batsim-build``.
 
 Results: a table on stdout, ``benchmarks/results/startup.json`` and ``startup.md`` (``--out DIR``).
@@ -69,7 +69,7 @@ from bench_engine import machine_meta, make_workload, resolve_platform, run_work
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The issue's goal: reference time / gridsched time.
+#: The goal: reference time / gridsched time.
 GOAL_RATIO = 10.0
 
 
