@@ -71,8 +71,9 @@ Held tasks (networked platforms)
     (``tests/test_network_held.py``). What ends at the walltime is the timeout of ``wait_for``, a
     sleep on the job actor's host (SimGrid 3.32 ``ActivityImpl::wait_for``): the energy plugin
     updates that host alone, and the actor's reads of the task's other hosts are simcalls
-    (``tests/fixtures/batsim_held_timeout``). A KILL_JOB cancels the task (``Exec::cancel``):
-    nothing is held. On compute-only platforms the message takes no time and nothing is held.
+    (``tests/fixtures/batsim_held_timeout``). A task still paying its communications' latency is
+    held too and computes once it is paid (``tests/fixtures/batsim_pending_held``). A KILL_JOB
+    cancels the task (``Exec::cancel``): nothing is held. On compute-only platforms the message takes no time and nothing is held.
 """
 
 from __future__ import annotations
