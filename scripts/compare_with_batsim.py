@@ -52,7 +52,10 @@ printed digit of one ``epower`` value (490.833413 against 490.833412); of the wi
 value; two refused by both); the basic suite's seeds 1000-1199 with ``out_schedule.trace``, 200 of
 200; with the rules for kills, several sleep pstates, cabinets, Vivaldi coordinates and mailbox
 look-ups, wide seeds 6000-6079, 80 of 80 equal; basic 6000-6059, 60 of 60; ``--suite kills``
-200-259, 58 equal and 2 refused by both (a kill of a job whose end was already sent);
+200-259, 58 equal and 2 refused by both (a kill of a job whose end was already sent); seeds 1-60
+and 1000-1099, 153 equal and 7 refused by both (the same), and wide seeds 6000-6079, 80 of 80,
+with the rules for tasks held at their walltime (``tests/fixtures/batsim_held_timeout``,
+``batsim_pending_held``);
 ``--suite platforms`` 500-559, 60 of 60. The cases that differ are the known differences of the documentation's fidelity page
 (``docs/engine/fidelity.md``).
 """

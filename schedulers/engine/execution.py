@@ -68,8 +68,12 @@ Held tasks (networked platforms)
     :class:`.ptasks.HeldTask` until then (or until it completes). Recorded on Batsim 4.2.1 with compute
     sharing on ``cluster_energy_128.xml``: a job sharing its host with a task killed at its
     walltime runs at half speed for the 1.6 ms of the JOB_COMPLETED message
-    (``tests/test_network_held.py``). A KILL_JOB cancels the task (``Exec::cancel``): nothing
-    is held. On compute-only platforms the message takes no time and nothing is held.
+    (``tests/test_network_held.py``). What ends at the walltime is the timeout of ``wait_for``, a
+    sleep on the job actor's host (SimGrid 3.32 ``ActivityImpl::wait_for``): the energy plugin
+    updates that host alone, and the actor's reads of the task's other hosts are simcalls
+    (``tests/fixtures/batsim_held_timeout``). A task still paying its communications' latency is
+    held too and computes once it is paid (``tests/fixtures/batsim_pending_held``). A KILL_JOB
+    cancels the task (``Exec::cancel``): nothing is held. On compute-only platforms the message takes no time and nothing is held.
 """
 
 from __future__ import annotations
@@ -391,15 +395,19 @@ class Executions:
                 leaf = {"profile_name": pname, "current_task_index": index, "current_task": leaf}
         return leaf
 
-    def stage_ended(self, job: EngineJob, version: int, walltime: bool) -> bool:
+    def stage_ended(self, job: EngineJob, version: int, walltime: bool, held: bool = False) -> bool:
         """A JOB_END timer fired: the walltime kills the job, or its current stage ended and the
-        next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing)."""
+        next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing).
+        ``held``: the walltime left the job's parallel task computing (a :class:`.ptasks.HeldTask`,
+        "Held tasks" above)."""
         if version != job.version or job.state != RUNNING:
             return False
         self.clock.mark_live()
         # the stage's action ends (or is cancelled at the walltime): SimGrid updates the energy of
-        # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep)
-        self.machines.updated(job.hosts if job.flops else (min(job.hosts),))
+        # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep).
+        # A held task's action goes on: only the timeout of wait_for ends, a sleep on the job
+        # actor's host (SimGrid 3.32 ActivityImpl::wait_for), which updates that host alone
+        self.machines.updated(job.hosts if job.flops and not held else (min(job.hosts),))
         if walltime:
             self.end_job(job, COMPLETED_WALLTIME_REACHED, -1)
             return True

@@ -494,7 +494,7 @@ class ActorServer:
             # JOB_COMPLETED has been received ("Held tasks" in .execution)
             live = walltime and version == job.version and job.state == RUNNING
             held = self.ptasks.hold_task(job) if live else None
-            if not self.executions.stage_ended(job, version, walltime):
+            if not self.executions.stage_ended(job, version, walltime, held is not None):
                 return
             first = min(job.hosts)
 

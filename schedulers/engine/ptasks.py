@@ -191,9 +191,19 @@ class ParallelTasks:
         job.links = ()
         job.pending = False
 
-    def latency_paid(self, job: EngineJob, version: int) -> None:
+    def latency_paid(self, job: EngineJob | HeldTask, version: int) -> None:
         """A task's latency phase is over (``HostL07Model::update_actions_state``): its variable
-        is enabled (``System::enable_var`` puts it first, as if created now) and bounded."""
+        is enabled (``System::enable_var`` puts it first, as if created now) and bounded. A held
+        task (:meth:`hold_task`) computes from then on, nothing updating its hosts' energy."""
+        if isinstance(job, HeldTask):
+            if version != job.version or job.done or not job.pending:
+                return
+            self.clock.mark_live()
+            job.pending = False
+            job.index = self.next_index()
+            job.stage_start = self.clock.now
+            self.reshare(job.hosts, links=job.links, solve=True)
+            return
         if version != job.version or job.state != RUNNING or not job.pending:
             return
         self.clock.mark_live()
@@ -313,7 +323,7 @@ class ParallelTasks:
                     if jid not in seen_j and j.flops and not j.pending:
                         add(j)
                 for t in h.held:
-                    if t.id not in seen_j:
+                    if t.id not in seen_j and not t.pending:
                         add(t)
             while todo_l:
                 ln = todo_l.pop()
@@ -503,12 +513,18 @@ class ParallelTasks:
     # -------------------------------------------------------------------------- held tasks
     def hold_task(self, job: EngineJob) -> HeldTask | None:
         """``job`` reaches its walltime now: its parallel task stays in the system as a
-        :class:`HeldTask` (None for a delay or a task still paying its latency). Called before the
-        job ends, so that the end's re-solve sees the held task in the job's place."""
-        if not job.flops or job.pending:
+        :class:`HeldTask` (None for a delay). Called before the job ends, so that the end's
+        re-solve sees the held task in the job's place. A task still paying its communications'
+        latency stays outside the system until it is paid (its latency action now ends for the
+        held task, :meth:`latency_paid`), then computes until released: recorded on Batsim 4.2.1,
+        ``tests/fixtures/batsim_pending_held``."""
+        if not job.flops:
             return None
         self.progress_compute(job)
         held = HeldTask(job, self.clock.now)
+        if job.pending:
+            held.pending = True
+            self.timers.hand_over(Kind.LATENCY, (job, job.version), (held, held.version))
         for hid in held.hosts:
             self.hosts[hid].held.append(held)
         self.link(held)

@@ -128,6 +128,15 @@ class StepQueue:
         """A parallel task's latency phase of ``lat`` s; fires when paid."""
         self._acts.append(_Action(_LATENCY, lat, 0.0, 0.0, _NONE, kind, payload))
 
+    def hand_over(self, kind: Kind, payload: Any, new: Any) -> None:
+        """The pending action ``kind`` armed with ``payload`` now stands for ``new`` (the same
+        SimGrid action, its latency left unchanged): a job's task held at its walltime
+        (:meth:`.ptasks.ParallelTasks.hold_task`)."""
+        for a in self._acts:
+            if a.kind == kind and a.payload == payload:
+                a.payload = new
+                return
+
     def push(self, t: float, kind: Kind, payload: Any = None) -> None:
         """A timer at absolute time ``t`` (s): a sleep of ``t - now``."""
         self.sleep(t - self.now, kind, payload)
