@@ -177,8 +177,11 @@ class Ownership:
         #: Count of the changes of the running jobs (:meth:`start`, :meth:`end`, :meth:`preempt`):
         #: a value computed from them stays right while it is unchanged (EHOSEP's ``Consumo``).
         self.changes = 0
+        self._version: dict[str, int] = {}                   # user -> changes of its own running jobs
         self._hosts_of: dict[str, tuple[int, ...]] = {}      # user -> running_hosts, at _hosts_at
         self._hosts_at = 0
+        self._held_of: dict[str, dict[int, float]] = {}      # user -> {host: _held}, at _held_at
+        self._held_at = 0
 
     # ------------------------------------------------------------------ platform facts
     @property
@@ -280,6 +283,7 @@ class Ownership:
             self._on_host.setdefault(i, []).append(job.id)
         self._alloc = None
         self.changes += 1
+        self._version[user] = self._version.get(user, 0) + 1
 
     def _stop(self, job: Owned, what: str) -> str:
         ids = self._running.pop(job.id, None)
@@ -294,6 +298,7 @@ class Ownership:
                 del self._on_host[i]
         self._alloc = None
         self.changes += 1
+        self._version[user] = self._version.get(user, 0) + 1
         return user
 
     def end(self, job: Owned) -> None:
@@ -342,6 +347,12 @@ class Ownership:
             hosts = self._hosts_of[user] = tuple(sorted({i for j in self.running_jobs(user)
                                                          for i in self._running[j]}))
         return hosts
+
+    def version(self, user: str) -> int:
+        """Count of the changes of ``user``'s running jobs (its starts, ends and preemptions; 0
+        before the first): a value computed from ``user``'s running jobs alone (EHOSEP's
+        ``Consumo_user``) stays right while it is unchanged."""
+        return self._version.get(user, 0)
 
     def jobs_on(self, host_id: int) -> tuple[str, ...]:
         """Ids of the jobs running on ``host_id``."""
@@ -411,12 +422,24 @@ class Ownership:
             OwnershipError: a host of ``host_id`` runs no job of ``user``.
         """
         gone = {host_id} if isinstance(host_id, int) else set(host_id)
+        held = self._held_by(user)
         for y in sorted(gone):
-            if not self._held(user, y):
+            if not held.get(y):
                 raise OwnershipError(f"host id {y} runs no job of user {user!r}")
         # Allocated_z - Power_y summed over the other hosts, exact for integer-valued speeds
-        rest = sum(self._held(user, i) for i in self.running_hosts(user) if i not in gone)
+        rest = sum(h for i, h in held.items() if i not in gone)
         return relative(rest - self.provided(user), self.provided(user))
+
+    def _held_by(self, user: str) -> dict[int, float]:
+        """``{host: _held(user, host)}`` over :meth:`running_hosts` (in its order), kept per user
+        while :attr:`changes` is unchanged (a host's part depends on every job running there)."""
+        if self._held_at != self.changes:
+            self._held_of.clear()
+            self._held_at = self.changes
+        held = self._held_of.get(user)
+        if held is None:
+            held = self._held_of[user] = {i: self._held(user, i) for i in self.running_hosts(user)}
+        return held
 
     def omega(self, user: str) -> tuple[float, int] | None:
         """``(omega_z, y)`` (000 Def. 3, L263-265): ``RP_{z,y}`` for the least powerful host ``y``
