@@ -173,7 +173,8 @@ class Ownership:
         self._running: dict[str, tuple[int, ...]] = {}       # job id -> host ids
         self._running_of: dict[str, dict[str, None]] = {}    # user -> running job ids in start order
         self._on_host: dict[int, list[str]] = {}             # host id -> job ids running there
-        self._alloc: dict[str, float] | None = None          # user -> Allocated, recomputed lazily
+        self._alloc: dict[str, float] = {}                   # user -> Allocated, unless in _stale
+        self._stale: set[str] = set()                        # users whose Allocated may have changed
         #: Count of the changes of the running jobs (:meth:`start`, :meth:`end`, :meth:`preempt`):
         #: a value computed from them stays right while it is unchanged (EHOSEP's ``Consumo``).
         self.changes = 0
@@ -281,7 +282,7 @@ class Ownership:
         self._running_of.setdefault(user, {})[job.id] = None
         for i in ids:
             self._on_host.setdefault(i, []).append(job.id)
-        self._alloc = None
+        self._touch(ids)
         self.changes += 1
         self._version[user] = self._version.get(user, 0) + 1
 
@@ -291,12 +292,12 @@ class Ownership:
             raise OwnershipError(f"job {job.id!r} {what} but it is not running")
         user = self._user_of[job.id]
         del self._running_of[user][job.id]
+        self._touch(ids)
         for i in ids:
             on = self._on_host[i]
             on.remove(job.id)
             if not on:
                 del self._on_host[i]
-        self._alloc = None
         self.changes += 1
         self._version[user] = self._version.get(user, 0) + 1
         return user
@@ -380,22 +381,31 @@ class Ownership:
         whatever their speed: OSEP's homogeneous view)."""
         return len(self.share(user)) - self.active_tasks(user)
 
-    def _allocations(self) -> dict[str, float]:
-        if self._alloc is None:
-            alloc: dict[str, float] = {}
-            for i in sorted(self._on_host):
-                jobs = self._on_host[i]
-                part = self._power[i] / len(jobs)
-                for j in jobs:
-                    u = self._user_of[j]
-                    alloc[u] = alloc.get(u, 0.0) + part
-            self._alloc = alloc
-        return self._alloc
+    def _touch(self, ids: tuple[int, ...]) -> None:
+        """A job starts or stops on ``ids``: the ``Allocated`` of every user running there (the
+        job's own user included) may change (a host's power is split between its jobs)."""
+        on, user_of, stale = self._on_host, self._user_of, self._stale
+        for i in ids:
+            for j in on.get(i, ()):
+                stale.add(user_of[j])
 
     def allocated(self, user: str) -> float:
         """``Allocated_u`` (000 eq. 3) / ``Alocado_u`` (001 eq. 4.1): total power of the hosts
-        running ``user``'s jobs now (flops/s)."""
-        return self._allocations().get(user, 0.0)
+        running ``user``'s jobs now (flops/s): each such host's power divided by the number of
+        jobs running there, once per job of ``user`` there, summed by increasing host id. Kept
+        until a job starts or stops on a host ``user`` runs on."""
+        if user in self._stale:
+            self._stale.discard(user)
+            acc = 0.0
+            for i in self.running_hosts(user):
+                jobs = self._on_host[i]
+                part = self._power[i] / len(jobs)
+                for j in jobs:
+                    if self._user_of[j] == user:
+                        acc += part
+            self._alloc[user] = acc
+            return acc
+        return self._alloc.get(user, 0.0)
 
     def _held(self, user: str, host_id: int) -> float:
         """The part of ``host_id``'s power ``user`` holds (flops/s)."""
