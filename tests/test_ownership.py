@@ -221,6 +221,23 @@ def test_a_job_starting_or_ending_beside_another_changes_its_users_allocation():
         own.remaining_power("carol", 1)
 
 
+def test_remaining_power_follows_a_co_runner():
+    # bob runs on B0 (3 Gf) and B1 (1 Gf); RP after losing B0 is read before and after carol's
+    # job comes to share B1 (bob then holds 0.5 Gf of it) and after it leaves.
+    own = Ownership(grid())
+    own.start(job("b1", "bob"), [1])
+    own.start(job("b2", "bob"), [2])
+    assert own.remaining_power("bob", 1) == (1 * G - 4 * G) / (4 * G)          # -0.75
+    assert own.remaining_power("bob", (1,)) == -0.75
+    c = job("c1", "carol")
+    own.start(c, [2])
+    assert own.remaining_power("bob", 1) == (0.5 * G - 4 * G) / (4 * G)        # -0.875
+    assert own.remaining_power("bob", (1,)) == -0.875
+    assert own.remaining_power("bob", (1, 2)) == -1.0                          # nothing left
+    own.end(c)
+    assert own.remaining_power("bob", 1) == -0.75
+
+
 def test_errors_name_the_job_or_host():
     own = Ownership(grid())
     with pytest.raises(OwnershipError, match=r"job 'w0!x' has no workload field 'user'"):

@@ -176,7 +176,8 @@ class Ownership:
         self._alloc: dict[str, float] = {}                   # user -> Allocated, unless in _stale
         self._stale: set[str] = set()                        # users whose Allocated may have changed
         #: Count of the changes of the running jobs (:meth:`start`, :meth:`end`, :meth:`preempt`):
-        #: a value computed from them stays right while it is unchanged (EHOSEP's ``Consumo``).
+        #: a value computed from them stays right while it is unchanged (:meth:`running_hosts`, the
+        #: held parts of :meth:`remaining_power`).
         self.changes = 0
         self._version: dict[str, int] = {}                   # user -> changes of its own running jobs
         self._hosts_of: dict[str, tuple[int, ...]] = {}      # user -> running_hosts, at _hosts_at
