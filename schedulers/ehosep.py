@@ -112,8 +112,12 @@ class EHOSEP(OwnerSharePolicy):
             self.limit_pct[str(user)] = float(pct)
         self.full_load: dict[int, float] = {}
         self._draws: dict[tuple[int, int, int], float] = {}     # (host, busy cores, pstate) -> W
-        self._cons: dict[str, float] | None = None              # user -> Consumo, during a pass
-        self._cons_at: int | None = None                        # Ownership.changes it was read at
+        #: Bumped at every RESOURCE_STATE_CHANGED (host pstates, hence draws, changed).
+        self._pstate_epoch = 0
+        # user -> (Ownership.version(user), _pstate_epoch, Consumo) it was computed at
+        self._cons: dict[str, tuple[int, int, float]] = {}
+        # task id -> (hosts, profile, _pstate_epoch, task_draw(task, hosts)) of its current run
+        self._run_draw: dict[str, tuple[tuple[int, ...], Any, int, float]] = {}
         self._least: dict[int, float] = {}
         self._floor: dict[int, list[float]] = {}
         self._con_max: dict[str, float] = {}
@@ -186,30 +190,43 @@ class EHOSEP(OwnerSharePolicy):
         return math.fsum(self._host_draw(h, busy_parts(task.profile, k)) for k, h in enumerate(hosts))
 
     def consumption(self, user: str) -> float:
-        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now. During a pass
-        (:meth:`schedule`, host pstates fixed) kept per user while the running tasks are
-        unchanged (:attr:`Ownership.changes <schedulers.core.ownership.Ownership.changes>`)."""
-        cache = self._cons
-        if cache is not None:
-            if self._cons_at != self.own.changes:
-                cache.clear()
-                self._cons_at = self.own.changes
-            c = cache.get(user)
-            if c is not None:
-                return c
-        c = math.fsum(self.task_draw(t, t.hosts) for j in self.own.running_jobs(user)
-                      if (t := self.tasks[j]).hosts)
-        if cache is not None:
-            cache[user] = c
+        """``Consumo_user`` (W): what the hosts running ``user``'s tasks draw now, the
+        :func:`math.fsum` of :meth:`task_draw` over ``user``'s running tasks in start order.
+
+        Kept while ``user``'s running tasks (:meth:`Ownership.version
+        <schedulers.core.ownership.Ownership.version>`) and the host pstates (every
+        RESOURCE_STATE_CHANGED, :meth:`on_resource_state_changed`) are unchanged; each task's
+        draw likewise while its hosts, profile and the pstates are unchanged. The same float as
+        computed afresh: the same terms summed in the same order."""
+        ver, epoch = self.own.version(user), self._pstate_epoch
+        hit = self._cons.get(user)
+        if hit is not None and hit[0] == ver and hit[1] == epoch:
+            return hit[2]
+        c = math.fsum(self._running_draw(t) for j in self.own.running_jobs(user) if (t := self.tasks[j]).hosts)
+        self._cons[user] = (ver, epoch, c)
         return c
 
-    def schedule(self) -> None:
-        """The skeleton's pass, with :meth:`consumption` kept while it runs."""
-        self._cons, self._cons_at = {}, None
-        try:
-            super().schedule()
-        finally:
-            self._cons = None
+    def _running_draw(self, task: Task) -> float:
+        """:meth:`task_draw` of ``task`` on its hosts, kept while they, its profile and the host
+        pstates are unchanged."""
+        hit = self._run_draw.get(task.id)
+        if hit is not None and hit[2] == self._pstate_epoch and hit[1] is task.profile and hit[0] == task.hosts:
+            return hit[3]
+        w = self.task_draw(task, task.hosts)
+        self._run_draw[task.id] = (task.hosts, task.profile, self._pstate_epoch, w)
+        return w
+
+    def on_resource_state_changed(self, hosts, state: str) -> None:
+        """Host pstates changed: every kept draw and ``Consumo`` is stale (a subclass that
+        overrides this calls it)."""
+        self._pstate_epoch += 1
+        super().on_resource_state_changed(hosts, state)
+
+    def on_job_completed(self, job) -> None:
+        task = self._task_of.get(job.id)
+        super().on_job_completed(job)
+        if task is not None and not task.hosts:
+            self._run_draw.pop(task.id, None)   # (its run is over: its kept draw goes)
 
     def _budget(self, user: str) -> float:
         """``Limite - Consumo`` (W), with the tolerance of the limit tests."""

@@ -282,3 +282,47 @@ def test_engine_equals_recorded_real_batsim(tmp_path, case, options):
     want, got = load(RECORDED / f"{case}_consumed_energy.csv"), load(tmp_path / "out_consumed_energy.csv")
     assert any(w["epower"] != "NA" and w["time"] == p["time"] for p, w in zip(want, want[1:]))
     assert_energy_rows(want, got)
+
+
+# ------------------------------------------------------------------------------ kept Consumo
+def _two_pstate_policy():
+    """One host ``a0`` owned by A, pstate 0 at 1 Gf drawing ``10:100`` W, pstate 1 at 0.5 Gf
+    drawing ``10:60`` W; A's one-host task of 5 Gflop starts on it at 0 s (limit 100 % of 100 W)."""
+    from procset import ProcSet
+
+    from schedulers.core.events import JobSubmitted, SimulationBegins
+    from schedulers.core.model import Job
+
+    host = Host(0, "a0", speeds=[1 * G, 0.5 * G], cores=1,
+                properties={"owner": "A", "wattage_per_state": "10:100, 10:60"})
+    pol = EHOSEP()
+    pol.decide(0.0, [SimulationBegins(0.0, nb_resources=1, nb_compute_resources=1, compute_resources=[host])])
+    prof = {"type": "parallel_homogeneous", "cpu": 5 * G, "com": 0}
+    job = Job.from_json("w0!t", {"res": 1, "subtime": 0, "profile": "t", "user": "A"}, prof)
+    decisions = pol.decide(0.0, [JobSubmitted(0.0, job=job)])
+    assert [str(getattr(d, "alloc", "")) for d in decisions if type(d).__name__ == "ExecuteJob"] == ["0"]
+    return pol, job, ProcSet
+
+
+def test_consumption_follows_a_pstate_change_between_two_passes():
+    from schedulers.core.events import ResourceStateChanged
+
+    pol, _, ProcSet = _two_pstate_policy()
+    # pass 1: a0 computes at pstate 0, one core of one busy: AllCores = 100 W
+    assert pol.consumption("A") == 100.0
+    assert pol._budget("A") == pytest.approx(0.0, abs=1e-6)     # limit 100 W - 100 W (+ tolerance)
+    # pass 2: a0 reached pstate 1 (RESOURCE_STATE_CHANGED); nothing started or ended, yet it now
+    # draws that pstate's AllCores, 60 W, and A has 40 W left
+    pol.decide(1.0, [ResourceStateChanged(1.0, resources=ProcSet(0), state="1")])
+    assert pol.consumption("A") == 60.0
+    assert pol._budget("A") == pytest.approx(40.0, abs=1e-6)
+
+
+def test_consumption_follows_the_end_of_a_task():
+    from schedulers.core.events import JobCompleted
+
+    pol, job, _ = _two_pstate_policy()
+    assert pol.consumption("A") == 100.0
+    pol.decide(5.0, [JobCompleted(5.0, job_id=job.id, alloc=job.allocation)])   # 5 Gflop at 1 Gf
+    assert pol.consumption("A") == 0.0          # nothing of A runs: a0 is nobody's consumption
+    assert pol._budget("A") == pytest.approx(100.0, abs=1e-6)

@@ -200,6 +200,44 @@ def test_compute_sharing_splits_a_host():
     assert own.remaining_power("carol", 1) == pytest.approx((0 - 2) / 2)
 
 
+def test_a_job_starting_or_ending_beside_another_changes_its_users_allocation():
+    # Each quantity is read before and after every change: a value kept from before must not survive.
+    own = Ownership(grid())
+    b, c = job("b1", "bob"), job("c1", "carol")
+    own.start(b, [1])
+    assert own.allocated("bob") == 3 * G                               # B0 (3 Gf) alone
+    assert own.power_diff("bob") == pytest.approx((3 - 4) / 4)
+    assert own.remaining_power("bob", 1) == pytest.approx((0 - 4) / 4)
+    own.start(c, [1])                                                  # carol's job on B0 too
+    assert own.allocated("bob") == 1.5 * G and own.allocated("carol") == 1.5 * G
+    assert own.power_diff("bob") == pytest.approx((1.5 - 4) / 4)
+    own.end(c)                                                         # bob alone on B0 again
+    assert own.allocated("bob") == 3 * G and own.allocated("carol") == 0.0
+    assert own.power_diff("carol") == -1.0
+    own.start(c, [2])                                                  # carol on B1 (1 Gf), bob untouched
+    assert own.allocated("carol") == 1 * G and own.allocated("bob") == 3 * G
+    assert own.remaining_power("carol", 2) == pytest.approx((0 - 2) / 2)
+    with pytest.raises(OwnershipError, match="host id 1 runs no job of user 'carol'"):
+        own.remaining_power("carol", 1)
+
+
+def test_remaining_power_follows_a_co_runner():
+    # bob runs on B0 (3 Gf) and B1 (1 Gf); RP after losing B0 is read before and after carol's
+    # job comes to share B1 (bob then holds 0.5 Gf of it) and after it leaves.
+    own = Ownership(grid())
+    own.start(job("b1", "bob"), [1])
+    own.start(job("b2", "bob"), [2])
+    assert own.remaining_power("bob", 1) == (1 * G - 4 * G) / (4 * G)          # -0.75
+    assert own.remaining_power("bob", (1,)) == -0.75
+    c = job("c1", "carol")
+    own.start(c, [2])
+    assert own.remaining_power("bob", 1) == (0.5 * G - 4 * G) / (4 * G)        # -0.875
+    assert own.remaining_power("bob", (1,)) == -0.875
+    assert own.remaining_power("bob", (1, 2)) == -1.0                          # nothing left
+    own.end(c)
+    assert own.remaining_power("bob", 1) == -0.75
+
+
 def test_errors_name_the_job_or_host():
     own = Ownership(grid())
     with pytest.raises(OwnershipError, match=r"job 'w0!x' has no workload field 'user'"):

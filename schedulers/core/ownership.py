@@ -173,12 +173,17 @@ class Ownership:
         self._running: dict[str, tuple[int, ...]] = {}       # job id -> host ids
         self._running_of: dict[str, dict[str, None]] = {}    # user -> running job ids in start order
         self._on_host: dict[int, list[str]] = {}             # host id -> job ids running there
-        self._alloc: dict[str, float] | None = None          # user -> Allocated, recomputed lazily
+        self._alloc: dict[str, float] = {}                   # user -> Allocated, unless in _stale
+        self._stale: set[str] = set()                        # users whose Allocated may have changed
         #: Count of the changes of the running jobs (:meth:`start`, :meth:`end`, :meth:`preempt`):
-        #: a value computed from them stays right while it is unchanged (EHOSEP's ``Consumo``).
+        #: a value computed from them stays right while it is unchanged (:meth:`running_hosts`, the
+        #: held parts of :meth:`remaining_power`).
         self.changes = 0
+        self._version: dict[str, int] = {}                   # user -> changes of its own running jobs
         self._hosts_of: dict[str, tuple[int, ...]] = {}      # user -> running_hosts, at _hosts_at
         self._hosts_at = 0
+        self._held_of: dict[str, dict[int, float]] = {}      # user -> {host: _held}, at _held_at
+        self._held_at = 0
 
     # ------------------------------------------------------------------ platform facts
     @property
@@ -278,8 +283,9 @@ class Ownership:
         self._running_of.setdefault(user, {})[job.id] = None
         for i in ids:
             self._on_host.setdefault(i, []).append(job.id)
-        self._alloc = None
+        self._touch(ids)
         self.changes += 1
+        self._version[user] = self._version.get(user, 0) + 1
 
     def _stop(self, job: Owned, what: str) -> str:
         ids = self._running.pop(job.id, None)
@@ -287,13 +293,14 @@ class Ownership:
             raise OwnershipError(f"job {job.id!r} {what} but it is not running")
         user = self._user_of[job.id]
         del self._running_of[user][job.id]
+        self._touch(ids)
         for i in ids:
             on = self._on_host[i]
             on.remove(job.id)
             if not on:
                 del self._on_host[i]
-        self._alloc = None
         self.changes += 1
+        self._version[user] = self._version.get(user, 0) + 1
         return user
 
     def end(self, job: Owned) -> None:
@@ -343,6 +350,12 @@ class Ownership:
                                                          for i in self._running[j]}))
         return hosts
 
+    def version(self, user: str) -> int:
+        """Count of the changes of ``user``'s running jobs (its starts, ends and preemptions; 0
+        before the first): a value computed from ``user``'s running jobs alone (EHOSEP's
+        ``Consumo_user``) stays right while it is unchanged."""
+        return self._version.get(user, 0)
+
     def jobs_on(self, host_id: int) -> tuple[str, ...]:
         """Ids of the jobs running on ``host_id``."""
         return tuple(self._on_host.get(host_id, ()))
@@ -369,22 +382,31 @@ class Ownership:
         whatever their speed: OSEP's homogeneous view)."""
         return len(self.share(user)) - self.active_tasks(user)
 
-    def _allocations(self) -> dict[str, float]:
-        if self._alloc is None:
-            alloc: dict[str, float] = {}
-            for i in sorted(self._on_host):
-                jobs = self._on_host[i]
-                part = self._power[i] / len(jobs)
-                for j in jobs:
-                    u = self._user_of[j]
-                    alloc[u] = alloc.get(u, 0.0) + part
-            self._alloc = alloc
-        return self._alloc
+    def _touch(self, ids: tuple[int, ...]) -> None:
+        """A job starts or stops on ``ids``: the ``Allocated`` of every user running there (the
+        job's own user included) may change (a host's power is split between its jobs)."""
+        on, user_of, stale = self._on_host, self._user_of, self._stale
+        for i in ids:
+            for j in on.get(i, ()):
+                stale.add(user_of[j])
 
     def allocated(self, user: str) -> float:
         """``Allocated_u`` (000 eq. 3) / ``Alocado_u`` (001 eq. 4.1): total power of the hosts
-        running ``user``'s jobs now (flops/s)."""
-        return self._allocations().get(user, 0.0)
+        running ``user``'s jobs now (flops/s): each such host's power divided by the number of
+        jobs running there, once per job of ``user`` there, summed by increasing host id. Kept
+        until a job starts or stops on a host ``user`` runs on."""
+        if user in self._stale:
+            self._stale.discard(user)
+            acc = 0.0
+            for i in self.running_hosts(user):
+                jobs = self._on_host[i]
+                part = self._power[i] / len(jobs)
+                for j in jobs:
+                    if self._user_of[j] == user:
+                        acc += part
+            self._alloc[user] = acc
+            return acc
+        return self._alloc.get(user, 0.0)
 
     def _held(self, user: str, host_id: int) -> float:
         """The part of ``host_id``'s power ``user`` holds (flops/s)."""
@@ -411,12 +433,24 @@ class Ownership:
             OwnershipError: a host of ``host_id`` runs no job of ``user``.
         """
         gone = {host_id} if isinstance(host_id, int) else set(host_id)
+        held = self._held_by(user)
         for y in sorted(gone):
-            if not self._held(user, y):
+            if not held.get(y):
                 raise OwnershipError(f"host id {y} runs no job of user {user!r}")
         # Allocated_z - Power_y summed over the other hosts, exact for integer-valued speeds
-        rest = sum(self._held(user, i) for i in self.running_hosts(user) if i not in gone)
+        rest = sum(h for i, h in held.items() if i not in gone)
         return relative(rest - self.provided(user), self.provided(user))
+
+    def _held_by(self, user: str) -> dict[int, float]:
+        """``{host: _held(user, host)}`` over :meth:`running_hosts` (in its order), kept per user
+        while :attr:`changes` is unchanged (a host's part depends on every job running there)."""
+        if self._held_at != self.changes:
+            self._held_of.clear()
+            self._held_at = self.changes
+        held = self._held_of.get(user)
+        if held is None:
+            held = self._held_of[user] = {i: self._held(user, i) for i in self.running_hosts(user)}
+        return held
 
     def omega(self, user: str) -> tuple[float, int] | None:
         """``(omega_z, y)`` (000 Def. 3, L263-265): ``RP_{z,y}`` for the least powerful host ``y``
