@@ -303,8 +303,10 @@ def main(argv: list[str] | None = None) -> int:
         plat, note = resolve_platform(Path(tmp))
         if args.owned:
             plat = owned_platform(plat, Path(tmp) / "owned_platform.xml")
-            note += f", hosts owned by {NB_OWNERS} users (--owned)"
-        print(f"platform: {note}", flush=True)
+        print(f"platform: {note}" + (f", hosts owned by {NB_OWNERS} users (--owned)" if args.owned else ""),
+              flush=True)
+        # (the report's rows may come from several invocations: a row says "(owned)" itself)
+        note += f"; rows marked (owned): hosts owned by {NB_OWNERS} users (--owned)"
         rows = []
         for size in sizes:
             for policy in policies:
