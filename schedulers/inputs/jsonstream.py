@@ -58,6 +58,13 @@ _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _AFTER = {"]": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))"), "}": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\}))")}
 
 
+#: Items are decoded a buffer at a time (:func:`_whole_items`) while at least this many
+#: characters are left in the buffer, one at a time otherwise.
+BATCH_MIN = 1 << 14
+_CUT_TRIES = 8   # '}' tried from the end of the buffer for a batch's end
+_COMMA = re.compile(r"[ \t\n\r]*,")
+
+
 class _Fallback(Exception):
     """Something the piecewise reader does not handle: read the file with ``read_json``."""
 
@@ -225,9 +232,22 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
     after = _AFTER[close]
     member = close == "}"
     size = CHUNK
+    failed, single_until = "", -1   # a batch failed in buffer ``failed``: one at a time up to there
     while True:
         buf = r.buf
         i = r.i = _WS.match(buf, r.i).end()  # type: ignore[union-attr]  # whitespace after a comma may start the next chunk
+        if len(buf) - i >= BATCH_MIN and (buf is not failed or i > single_until):
+            batch = _whole_items(buf, i, close)
+            if isinstance(batch, int):
+                failed, single_until = buf, len(buf) if batch < 0 else batch
+            else:
+                items, r.i = batch
+                if member:
+                    yield from items.items()
+                else:
+                    for value in items:
+                        yield None, value
+                continue
         key = None
         try:
             if member:
@@ -251,6 +271,35 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
         r.i = sep.end()
         if sep.group(1):
             return
+
+
+def _whole_items(buf: str, i: int, close: str) -> tuple[Any, int] | int:
+    """The items of an array (``close`` = ``]``) or object (``}``) that start at ``buf[i]`` and
+    end before the last ``}`` followed by a comma in ``buf``, decoded in one call of the C
+    scanner on that text in the container's brackets, as ``(list or dict, index after the
+    comma)``; or the index of that ``}`` when the text is not a sequence of whole items (the
+    ``}`` closes an object nested in the item cut by the end of the buffer, or is in a string:
+    JSON text is read left to right in one way only, so the bracketed text is valid exactly when
+    its items are whole, and they are then the values decoded one at a time), or -1 when there
+    is no such ``}``. A key repeated in the object raises :class:`_Fallback`, as item by item."""
+    cut = len(buf)
+    for _ in range(_CUT_TRIES):
+        cut = buf.rfind("}", i, cut)
+        if cut < 0:
+            return -1
+        comma = _COMMA.match(buf, cut + 1)
+        if comma is not None:
+            break
+    else:
+        return cut
+    text = ("[" if close == "]" else "{") + buf[i:cut + 1] + close
+    try:
+        items, end = _SCAN(text, 0)
+        if end != len(text):
+            return cut
+    except (StopIteration, ValueError, RecursionError):
+        return cut
+    return items, comma.end()
 
 
 def _packed_jobs(r: _Reader, checks: Callable[[int, Any], None] | None) -> PackedJobs:
