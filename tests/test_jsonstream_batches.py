@@ -116,3 +116,26 @@ def test_bad_number_in_a_batch_refused_as_read_json(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as got:
         jsonstream.read_workload_json(path)
     assert str(got.value) == str(want.value)
+
+
+def test_shared_delay_profile_checked_once_error_names_first(tmp_path: Path) -> None:
+    """Equal delay profiles are one object after reading (share_delays); the loader checks such an
+    object once: a bad one is reported under its first name in file order, as when each name
+    was checked."""
+    from schedulers.engine.workload import load_workload
+    from schedulers.inputs.errors import WorkloadError
+
+    jobs = [{"id": str(k), "subtime": k, "res": 1, "profile": f"p{k % 3}"} for k in range(600)]
+    good = {"p0": {"type": "delay", "delay": 5}, "p1": {"type": "delay", "delay": 7}, "p2": {"type": "delay", "delay": 5}}
+    path = _write(tmp_path, json.dumps({"nb_res": 2, "jobs": jobs, "profiles": good}))
+    wl = load_workload(path, "w0", 2)
+    assert wl.profiles["p0"] is wl.profiles["p2"] and wl.profiles["p2"] == {"type": "delay", "delay": 5}
+    assert len(wl.jobs) == 600
+    bad = {"z": {"type": "delay", "delay": 5}, "b": {"type": "delay", "delay": -1},
+           "a": {"type": "delay", "delay": -1}}
+    path = _write(tmp_path, json.dumps({"nb_res": 2, "jobs": jobs, "profiles": {**bad, "p0": good["p0"],
+                                                                             "p1": good["p1"], "p2": good["p2"]}}))
+    with pytest.raises(WorkloadError) as err:
+        load_workload(path, "w0", 2)
+    assert str(err.value) == (f"{path}: profile 'b': 'delay' must be a number of seconds > 0 and <= 8589934592 "
+                              "(2**33), got -1")

@@ -734,8 +734,15 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
         raise WorkloadError(f"{src}: 'profiles' must be an object")
     if not isinstance(jobs_in, (list, PackedJobs)):
         raise WorkloadError(f"{src}: 'jobs' must be a list")
+    # a delay profile object shared by several names (jsonstream.share_delays) is checked once: its
+    # check reads only the object (the first name, in file order, is the one an error names)
+    checked_delays: set[int] = set()
     for pname, p in profiles.items():
+        if id(p) in checked_delays:
+            continue
         check_profile(src, pname, p, profiles)
+        if p["type"] == "delay":
+            checked_delays.add(id(p))
     check_composed(src, profiles)
     checks: JobChecks | None = None
     if isinstance(jobs_in, PackedJobs):  # checked as they were read: what the checks kept goes now
