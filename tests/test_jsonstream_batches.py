@@ -139,3 +139,25 @@ def test_shared_delay_profile_checked_once_error_names_first(tmp_path: Path) -> 
         load_workload(path, "w0", 2)
     assert str(err.value) == (f"{path}: profile 'b': 'delay' must be a number of seconds > 0 and <= 8589934592 "
                               "(2**33), got -1")
+
+
+@pytest.mark.parametrize("name", ["c", "\u00e9t\u00e9"])   # an ASCII name, and one that is not
+def test_profiles_no_job_names_and_undefined_ones(tmp_path: Path, name: str) -> None:
+    """The jobs' profile names are checked by sets when every profile is of a type that fits
+    any job: the unreferenced profiles are those no job names; a name not defined is reported
+    at the first job (file order) using it."""
+    from schedulers.engine.workload import load_workload
+    from schedulers.inputs.errors import WorkloadError
+
+    profiles = {"a": {"type": "delay", "delay": 1}, name: {"type": "delay", "delay": 2},
+                "u": {"type": "delay", "delay": 3}}
+    jobs = [{"id": str(k), "subtime": k, "res": 1, "profile": "a" if k % 2 else name} for k in range(700)]
+    path = _write(tmp_path, json.dumps({"nb_res": 2, "jobs": jobs, "profiles": profiles}))
+    wl = load_workload(path, "w0", 2)
+    assert wl.unreferenced == {"u"}
+    jobs[401]["profile"] = "nope"
+    jobs[650]["profile"] = "nope2"
+    path = _write(tmp_path, json.dumps({"nb_res": 2, "jobs": jobs, "profiles": profiles}))
+    with pytest.raises(WorkloadError) as err:
+        load_workload(path, "w0", 2)
+    assert str(err.value) == f"{path}: job '401': profile 'nope' is not defined in 'profiles'"

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_right
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence, cast
@@ -519,6 +520,18 @@ class _Strings:
     def __getitem__(self, k: int) -> str:
         return self._buf[self._ends[k - 1] if k else 0:self._ends[k]].decode("utf-8", "surrogatepass")
 
+    def ascii_slice(self, start: int, stop: int) -> list[str] | None:
+        """The strings ``start`` to ``stop - 1`` (``0 <= start <= stop <= len``), or None when
+        their bytes are not all ASCII (the texts are then decoded once, not one by one)."""
+        ends = self._ends
+        a = ends[start - 1] if start else 0
+        raw = self._buf[a:ends[stop - 1] if stop else 0]
+        if not raw.isascii():
+            return None
+        text = raw.decode("ascii")
+        bounds = ends[start:stop]
+        return [text[x - a:y - a] for x, y in zip(chain((a,), bounds), bounds)]
+
 
 class JobChecks:
     """The checks of a workload's jobs, in file order, made as the jobs are read (called as
@@ -639,6 +652,11 @@ class JobChecks:
         memo: dict[str, tuple[int, list[int]]] = {}
         src, names, res, odd = self.src, self.names, self._res, self._odd_profiles
         unused = self.unused
+        if not odd and self._only_named(profiles, end):
+            self._profiles = _Strings()
+            if error is not None:
+                raise error
+            return
         for k in range(end):
             prof: Any = odd[k] if k in odd else self._profiles[k]
             if type(prof) is str:
@@ -648,6 +666,25 @@ class JobChecks:
         self._profiles = _Strings()
         if error is not None:
             raise error
+
+
+    def _only_named(self, profiles: dict[str, dict], end: int) -> bool:
+        """The profile checks of :meth:`finish` for jobs ``0`` to ``end - 1`` made by sets of
+        names, when no profile is of a type whose jobs are checked further and every name is
+        ASCII: True when every job's profile is defined (``unused`` is then left with the
+        profiles no job names), False when :meth:`finish` must check job by job."""
+        if any(p["type"] in _CHECKED_TYPES for p in profiles.values()):
+            return False
+        step = 1 << 16
+        for start in range(0, end, step):
+            named = self._profiles.ascii_slice(start, min(end, start + step))
+            if named is None:
+                return False
+            chunk = set(named)
+            if not chunk.issubset(profiles.keys()):
+                return False
+            self.unused.difference_update(chunk)
+        return True
 
 
 #: Profile types whose jobs :meth:`JobChecks.finish` checks further (``delay`` and the
