@@ -61,6 +61,8 @@ _AFTER = {"]": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))"), "}": re.compile(r"
 #: Items are decoded a buffer at a time (:func:`_whole_items`) while at least this many
 #: characters are left in the buffer, one at a time otherwise.
 BATCH_MIN = 1 << 14
+#: At most this many characters are decoded at a time (their objects exist together).
+BATCH_MAX = 1 << 18
 _CUT_TRIES = 8   # '}' tried from the end of the buffer for a batch's end
 _COMMA = re.compile(r"[ \t\n\r]*,")
 
@@ -275,14 +277,14 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
 
 def _whole_items(buf: str, i: int, close: str) -> tuple[Any, int] | int:
     """The items of an array (``close`` = ``]``) or object (``}``) that start at ``buf[i]`` and
-    end before the last ``}`` followed by a comma in ``buf``, decoded in one call of the C
+    end before the last ``}`` followed by a comma in ``buf[i:i + BATCH_MAX]``, decoded in one call of the C
     scanner on that text in the container's brackets, as ``(list or dict, index after the
     comma)``; or the index of that ``}`` when the text is not a sequence of whole items (the
     ``}`` closes an object nested in the item cut by the end of the buffer, or is in a string:
     JSON text is read left to right in one way only, so the bracketed text is valid exactly when
     its items are whole, and they are then the values decoded one at a time), or -1 when there
     is no such ``}``. A key repeated in the object raises :class:`_Fallback`, as item by item."""
-    cut = len(buf)
+    cut = min(len(buf), i + BATCH_MAX)
     for _ in range(_CUT_TRIES):
         cut = buf.rfind("}", i, cut)
         if cut < 0:
