@@ -161,3 +161,24 @@ def test_profiles_no_job_names_and_undefined_ones(tmp_path: Path, name: str) -> 
     with pytest.raises(WorkloadError) as err:
         load_workload(path, "w0", 2)
     assert str(err.value) == f"{path}: job '401': profile 'nope' is not defined in 'profiles'"
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"res": 0}, "job '1200': 'res' must be an integer >= 1, got 0"),
+    ({"subtime": -1}, "job '1200': 'subtime' must be a number of seconds >= 0 and <= 8589934592 (2**33), got -1"),
+    ({"profile": 3}, "job '1200': profile 3 is not defined in 'profiles'"),
+    ({"id": "1100"}, "job '1100': duplicate job id"),   # job 1200 named as job 1100 before it
+])
+def test_first_bad_job_of_a_batch_is_reported(tmp_path: Path, bad: dict, message: str) -> None:
+    """Jobs checked a run at a time (JobChecks.many) report the first failing job, file order,
+    with the message of the job-by-job checks; a later bad job (2500: res 0) is not the one named."""
+    from schedulers.engine.workload import load_workload
+    from schedulers.inputs.errors import WorkloadError
+
+    jobs = [{"id": str(k), "subtime": k, "res": 1, "profile": "p"} for k in range(3000)]
+    jobs[1200].update(bad)
+    jobs[2500]["res"] = 0
+    path = _write(tmp_path, json.dumps({"nb_res": 2, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 5}}}))
+    with pytest.raises(WorkloadError) as err:
+        load_workload(path, "w0", 2)
+    assert str(err.value) == f"{path}: {message}"

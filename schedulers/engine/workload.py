@@ -601,6 +601,37 @@ class JobChecks:
             return
         self._keep(k, sub, res, prof)
 
+    def many(self, k0: int, jobs: Iterable[Any]) -> None:
+        """``self(k, job)`` for each job of ``jobs``, numbered from ``k0``: the common job of
+        :meth:`__call__` with a string profile is kept in this loop, without a call per job."""
+        if self._error is not None:
+            return
+        nb_hosts, workload, bad_chars = self.nb_hosts, self.workload, _ID_BAD_CHARS
+        names, profiles = self.names, self._profiles
+        name_buf, name_ends, prof_buf, prof_ends = names._buf, names._ends, profiles._buf, profiles._ends
+        hashes, subtimes, reqs = self._hashes, self.subtimes, self._res
+        for k, j in enumerate(jobs, k0):
+            if type(j) is dict:
+                jid, sub, res, wall, prof = (j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1),
+                                             j.get("profile"))
+                if (type(jid) is str and jid and "!" not in jid and workload not in jid
+                        and bad_chars.isdisjoint(jid)
+                        and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
+                        and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
+                        and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
+                        and type(prof) is str):   # (what __call__ then _keep do)
+                    name_buf += jid.encode("utf-8", "surrogatepass")   # (in place: names.append)
+                    name_ends.append(len(name_buf))
+                    hashes.append(hash(jid))
+                    subtimes.append(float(sub))
+                    reqs.append(res)
+                    prof_buf += prof.encode("utf-8", "surrogatepass")
+                    prof_ends.append(len(prof_buf))
+                    continue
+            self(k, j)
+            if self._error is not None:
+                return
+
     def _keep(self, k: int, sub: float, res: int, prof: Any) -> None:
         """What is kept of job ``#k`` whose id and fields passed."""
         self.subtimes.append(float(sub))
@@ -786,8 +817,7 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
         checks, jobs_in.checks = cast("JobChecks | None", jobs_in.checks), None
     if checks is None:  # a workload given parsed, or read by read_json
         checks = JobChecks(src, name, limit)
-        for k, j in enumerate(jobs_in):
-            checks(k, j)
+        checks.many(0, jobs_in)
     checks.finish(profiles)
     unused = _unreached(profiles, checks.unused)
     subtimes = checks.subtimes

@@ -107,6 +107,13 @@ class PackedJobs:
         self._buf += marshal.dumps(job)
         self._ends.append(len(self._buf))
 
+    def extend(self, jobs: list[Any]) -> None:
+        """Add the jobs of ``jobs`` (decoded JSON values), in order."""
+        buf, ends, dumps = self._buf, self._ends, marshal.dumps
+        for job in jobs:
+            buf += dumps(job)   # (in place: the same bytearray)
+            ends.append(len(buf))
+
     def __len__(self) -> int:
         return len(self._ends)
 
@@ -222,10 +229,11 @@ def _top_object(r: _Reader, checks: Callable[[], Callable[[int, Any], None]] | N
             raise _Fallback
 
 
-def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
+def _runs(r: _Reader, close: str) -> Iterator[tuple[list[str] | None, list[Any]]]:
     """The members (``close`` = ``}``) or elements (``]``) of the container whose opening
-    character was just consumed, as ``(key or None, value)``, the container's
-    closing character consumed at the end. One item is decoded at a time from the buffer; an
+    character was just consumed, in runs of consecutive items, each as ``(keys or None,
+    values)`` (two lists), the container's closing character consumed at the end. The whole
+    items of a buffer are decoded together (:func:`_whole_items`), the others one at a time; an
     item cut by the end of the buffer is decoded again once more is read (a value followed by
     its separator in the buffer is whole: a number cannot be cut)."""
     if r.peek() == close:
@@ -245,10 +253,9 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
             else:
                 items, r.i = batch
                 if member:
-                    yield from items.items()
+                    yield list(items), list(items.values())
                 else:
-                    for value in items:
-                        yield None, value
+                    yield None, items
                 continue
         key = None
         try:
@@ -269,7 +276,7 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
             size *= 2
             continue
         size = CHUNK
-        yield key, value
+        yield (None if key is None else [key]), [value]
         r.i = sep.end()
         if sep.group(1):
             return
@@ -307,10 +314,16 @@ def _whole_items(buf: str, i: int, close: str) -> tuple[Any, int] | int:
 def _packed_jobs(r: _Reader, checks: Callable[[int, Any], None] | None) -> PackedJobs:
     jobs = PackedJobs(checks)
     r.take("[")
-    for k, (_, job) in enumerate(_items(r, "]")):
-        jobs.append(job)
-        if checks is not None:
-            checks(k, job)
+    many = getattr(checks, "many", None)   # (JobChecks: a run of jobs checked in one call)
+    k = 0
+    for _, values in _runs(r, "]"):
+        jobs.extend(values)
+        if many is not None:
+            many(k, values)
+        elif checks is not None:
+            for n, job in enumerate(values, k):
+                checks(n, job)
+        k += len(values)
     return jobs
 
 
@@ -322,10 +335,11 @@ def _members(r: _Reader, share_delays: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     canon: dict[tuple[type, Any], dict] = {}
     r.take("{")
-    for key, value in _items(r, "}"):
-        if key in out:   # (read_json names it)
-            raise _Fallback
-        out[key] = _shared(value, canon) if share_delays else value
+    for keys, values in _runs(r, "}"):
+        for key, value in zip(keys or (), values):
+            if key in out:   # (read_json names it)
+                raise _Fallback
+            out[key] = _shared(value, canon) if share_delays else value
     return out
 
 
