@@ -11,8 +11,10 @@ name), the other top-level values and the ``profiles`` one by one.
 The parsing is done by Python's :mod:`json` decoder (its C scanner on each value, with the
 strict rules of :mod:`.jsonfile`, and numbers read as Batsim reads them,
 :func:`~schedulers.inputs.jsonfile.batsim_number`): the values are exactly those of
-``read_json(..., parse_float=batsim_number)``. An
-item cut by the end of a chunk is decoded again once the next chunk is read. The reader never
+``read_json(..., parse_float=batsim_number)``. The whole items of a buffer are decoded in one
+call of the scanner (the text up to the last ``}`` followed by a comma, in the container's
+brackets: it is valid JSON exactly when it is a sequence of whole items), the items left one at
+a time; an item cut by the end of a chunk is decoded again once the next chunk is read. The reader never
 reports an error itself: on anything it does not expect (malformed or non-strict JSON, a key
 repeated in an object, a ``\\uD800``-``\\uDFFF`` escape, a file it cannot read or decode, nesting
 too deep), it reads the file again with ``read_json``, which
