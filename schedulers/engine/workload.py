@@ -698,7 +698,6 @@ class JobChecks:
         if error is not None:
             raise error
 
-
     def _only_named(self, profiles: dict[str, dict], end: int) -> bool:
         """The profile checks of :meth:`finish` for jobs ``0`` to ``end - 1`` made by sets of
         names, when no profile is of a type whose jobs are checked further and every name is
