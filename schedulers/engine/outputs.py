@@ -131,41 +131,37 @@ def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
     """:func:`job_lines`, one line at a time (a million-job file is written without holding it);
     ``columns``: also filled with what a summary reads of the lines (:class:`JobColumns`)."""
     yield JOBS_HEADER
-    if columns is not None:
-        yield from _job_lines_and_columns(jobs, columns)
-    else:
-        for line, *_ in _lines_with_texts(jobs):
-            yield line
+    yield from _job_lines(jobs, columns)
 
 
-def _job_lines_and_columns(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
-                           columns: JobColumns) -> Iterator[str]:
-    """The lines of :func:`iter_job_lines` (without header), filling ``columns`` as it goes."""
-    states, subs, starts, execs, fins, reqs = (columns.final_state, columns.submission, columns.starting,
-                                               columns.execution, columns.finish, columns.res)
-    for line, state, res, sub, start, ex, fin in _lines_with_texts(jobs):
-        states.append(state)
-        reqs.append(res)
-        subs.append(float(sub))
-        if start is None:   # (a rejected job's empty fields)
-            starts.append(0.0)
-            execs.append(0.0)
-            fins.append(0.0)
-        else:
-            starts.append(float(start))
-            execs.append(float(ex))
-            fins.append(float(fin))
-        yield line
+#: A started job's line from its name, workload, profile, subtime text, res, walltime (s),
+#: success (0/1), state, start, execution and finish texts, waiting time, turnaround time (s),
+#: stretch, allocation text and consumed energy (J): one ``%`` per line (``%f`` is ``{:f}``).
+_JOB_LINE = '%s,%s,%s,%s,%s,%f,%d,%s,%s,%s,%s,%f,%f,%f,%s,%f,""'
 
 
-def _lines_with_texts(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) -> Iterator[tuple]:
-    """Each job's line with its final state, ``res`` and the texts of its submission, start,
-    execution and finish times (None for a rejected job's empty fields)."""
+def _job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
+               columns: JobColumns | None) -> Iterator[str]:
+    """The lines of :func:`iter_job_lines` (without header), filling ``columns`` (if any) as it
+    goes with each job's final state, ``res`` and its submission, start, execution and finish
+    times read back from their texts (0.0 for a rejected job's empty fields)."""
+    if columns is not None:   # (their append methods)
+        states = columns.final_state.append
+        subs, starts, execs, fins, reqs = (c.append for c in (
+            columns.submission, columns.starting, columns.execution, columns.finish, columns.res))
+    job_line = _JOB_LINE
     for name, workload, profile, subtime, res, walltime, state, start, runtime, alloc, energy, finish in job_fields(jobs):
-        sub = f"{subtime:f}"
-        head = f"{_csv_field(name)},{_csv_field(workload)},{_csv_field(profile)},{sub},{res},{walltime:f}"
+        sub = "%f" % subtime
         if state == "REJECTED":
-            yield f'{head},0,REJECTED,,,,,,,,,""', state, res, sub, None, None, None
+            yield "%s,%s,%s,%s,%s,%f,0,REJECTED,,,,,,,,,\"\"" % (
+                _csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime)
+            if columns is not None:
+                states(state)
+                reqs(res)
+                subs(float(sub))
+                starts(0.0)
+                execs(0.0)
+                fins(0.0)
             continue
         ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON  # execution_time()
         fin = start + ex
@@ -176,9 +172,17 @@ def _lines_with_texts(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows) 
         # long double does not (a job ending 1e300 s after its submission)
         if f == math.inf or abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):
             stretch = batsim_stretch(subtime, start, finish)
-        t_start, t_ex, t_fin = f"{start:f}", f"{ex:f}", f"{fin:f}"
-        yield (f"{head},{1 if state == 'COMPLETED_SUCCESSFULLY' else 0},{state},{t_start},{t_ex},{t_fin},"
-               f'{start - subtime:f},{turn:f},{stretch:f},{alloc},{energy:f},""'), state, res, sub, t_start, t_ex, t_fin
+        t_start, t_ex, t_fin = "%f" % start, "%f" % ex, "%f" % fin
+        yield job_line % (_csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime,
+                          state == "COMPLETED_SUCCESSFULLY", state, t_start, t_ex, t_fin, start - subtime, turn,
+                          stretch, alloc, energy)
+        if columns is not None:
+            states(state)
+            reqs(res)
+            subs(float(sub))
+            starts(float(t_start))
+            execs(float(t_ex))
+            fins(float(t_fin))
 
 
 def schedule_rows(result: EngineResult) -> list[str]:
@@ -217,8 +221,11 @@ def _iter_energy_rows(result: EngineResult) -> Iterator[str]:
     rows = result.rows["energy"]
     exact = rows.exact_energies() if isinstance(rows, EnergyRows) else ((r[1], 0.0) for r in rows)
     for (t, _, kind, wmin, ep), (e, low) in zip(rows, exact):
-        energy = f"{e:f}" if not low else _exact_f(e, low)
-        yield f"{t:f},{energy},{kind},{wmin:f},{'NA' if ep is None else format(ep, 'f')}"
+        if not low and ep is not None:   # (the common row: one % for it)
+            yield "%f,%f,%s,%f,%f" % (t, e, kind, wmin, ep)
+            continue
+        energy = "%f" % e if not low else _exact_f(e, low)
+        yield "%f,%s,%s,%f,%s" % (t, energy, kind, wmin, "NA" if ep is None else "%f" % ep)
 
 
 def _exact_f(hi: float, lo: float) -> str:

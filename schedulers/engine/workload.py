@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_right
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence, cast
@@ -519,6 +520,18 @@ class _Strings:
     def __getitem__(self, k: int) -> str:
         return self._buf[self._ends[k - 1] if k else 0:self._ends[k]].decode("utf-8", "surrogatepass")
 
+    def ascii_slice(self, start: int, stop: int) -> list[str] | None:
+        """The strings ``start`` to ``stop - 1`` (``0 <= start <= stop <= len``), or None when
+        their bytes are not all ASCII (the texts are then decoded once, not one by one)."""
+        ends = self._ends
+        a = ends[start - 1] if start else 0
+        raw = self._buf[a:ends[stop - 1] if stop else 0]
+        if not raw.isascii():
+            return None
+        text = raw.decode("ascii")
+        bounds = ends[start:stop]
+        return [text[x - a:y - a] for x, y in zip(chain((a,), bounds), bounds)]
+
 
 class JobChecks:
     """The checks of a workload's jobs, in file order, made as the jobs are read (called as
@@ -588,6 +601,37 @@ class JobChecks:
             return
         self._keep(k, sub, res, prof)
 
+    def many(self, k0: int, jobs: Iterable[Any]) -> None:
+        """``self(k, job)`` for each job of ``jobs``, numbered from ``k0``: the common job of
+        :meth:`__call__` with a string profile is kept in this loop, without a call per job."""
+        if self._error is not None:
+            return
+        nb_hosts, workload, bad_chars = self.nb_hosts, self.workload, _ID_BAD_CHARS
+        names, profiles = self.names, self._profiles
+        name_buf, name_ends, prof_buf, prof_ends = names._buf, names._ends, profiles._buf, profiles._ends
+        hashes, subtimes, reqs = self._hashes, self.subtimes, self._res
+        for k, j in enumerate(jobs, k0):
+            if type(j) is dict:
+                jid, sub, res, wall, prof = (j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1),
+                                             j.get("profile"))
+                if (type(jid) is str and jid and "!" not in jid and workload not in jid
+                        and bad_chars.isdisjoint(jid)
+                        and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
+                        and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
+                        and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
+                        and type(prof) is str):   # (what __call__ then _keep do)
+                    name_buf += jid.encode("utf-8", "surrogatepass")   # (in place: names.append)
+                    name_ends.append(len(name_buf))
+                    hashes.append(hash(jid))
+                    subtimes.append(float(sub))
+                    reqs.append(res)
+                    prof_buf += prof.encode("utf-8", "surrogatepass")
+                    prof_ends.append(len(prof_buf))
+                    continue
+            self(k, j)
+            if self._error is not None:
+                return
+
     def _keep(self, k: int, sub: float, res: int, prof: Any) -> None:
         """What is kept of job ``#k`` whose id and fields passed."""
         self.subtimes.append(float(sub))
@@ -639,6 +683,11 @@ class JobChecks:
         memo: dict[str, tuple[int, list[int]]] = {}
         src, names, res, odd = self.src, self.names, self._res, self._odd_profiles
         unused = self.unused
+        if not odd and self._only_named(profiles, end):
+            self._profiles = _Strings()
+            if error is not None:
+                raise error
+            return
         for k in range(end):
             prof: Any = odd[k] if k in odd else self._profiles[k]
             if type(prof) is str:
@@ -648,6 +697,24 @@ class JobChecks:
         self._profiles = _Strings()
         if error is not None:
             raise error
+
+    def _only_named(self, profiles: dict[str, dict], end: int) -> bool:
+        """The profile checks of :meth:`finish` for jobs ``0`` to ``end - 1`` made by sets of
+        names, when no profile is of a type whose jobs are checked further and every name is
+        ASCII: True when every job's profile is defined (``unused`` is then left with the
+        profiles no job names), False when :meth:`finish` must check job by job."""
+        if any(p["type"] in _CHECKED_TYPES for p in profiles.values()):
+            return False
+        step = 1 << 16
+        for start in range(0, end, step):
+            named = self._profiles.ascii_slice(start, min(end, start + step))
+            if named is None:
+                return False
+            chunk = set(named)
+            if not chunk.issubset(profiles.keys()):
+                return False
+            self.unused.difference_update(chunk)
+        return True
 
 
 #: Profile types whose jobs :meth:`JobChecks.finish` checks further (``delay`` and the
@@ -734,16 +801,22 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
         raise WorkloadError(f"{src}: 'profiles' must be an object")
     if not isinstance(jobs_in, (list, PackedJobs)):
         raise WorkloadError(f"{src}: 'jobs' must be a list")
+    # a delay profile object shared by several names (jsonstream.share_delays) is checked once: its
+    # check reads only the object (the first name, in file order, is the one an error names)
+    checked_delays: set[int] = set()
     for pname, p in profiles.items():
+        if id(p) in checked_delays:
+            continue
         check_profile(src, pname, p, profiles)
+        if p["type"] == "delay":
+            checked_delays.add(id(p))
     check_composed(src, profiles)
     checks: JobChecks | None = None
     if isinstance(jobs_in, PackedJobs):  # checked as they were read: what the checks kept goes now
         checks, jobs_in.checks = cast("JobChecks | None", jobs_in.checks), None
     if checks is None:  # a workload given parsed, or read by read_json
         checks = JobChecks(src, name, limit)
-        for k, j in enumerate(jobs_in):
-            checks(k, j)
+        checks.many(0, jobs_in)
     checks.finish(profiles)
     unused = _unreached(profiles, checks.unused)
     subtimes = checks.subtimes

@@ -11,8 +11,10 @@ name), the other top-level values and the ``profiles`` one by one.
 The parsing is done by Python's :mod:`json` decoder (its C scanner on each value, with the
 strict rules of :mod:`.jsonfile`, and numbers read as Batsim reads them,
 :func:`~schedulers.inputs.jsonfile.batsim_number`): the values are exactly those of
-``read_json(..., parse_float=batsim_number)``. An
-item cut by the end of a chunk is decoded again once the next chunk is read. The reader never
+``read_json(..., parse_float=batsim_number)``. The whole items of a buffer are decoded in one
+call of the scanner (the text up to the last ``}`` followed by a comma, in the container's
+brackets: it is valid JSON exactly when it is a sequence of whole items), the items left one at
+a time; an item cut by the end of a chunk is decoded again once the next chunk is read. The reader never
 reports an error itself: on anything it does not expect (malformed or non-strict JSON, a key
 repeated in an object, a ``\\uD800``-``\\uDFFF`` escape, a file it cannot read or decode, nesting
 too deep), it reads the file again with ``read_json``, which
@@ -58,6 +60,15 @@ _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _AFTER = {"]": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\]))"), "}": re.compile(r"[ \t\n\r]*(?:,[ \t\n\r]*|(\}))")}
 
 
+#: Items are decoded a buffer at a time (:func:`_whole_items`) while at least this many
+#: characters are left in the buffer, one at a time otherwise.
+BATCH_MIN = 1 << 14
+#: At most this many characters are decoded at a time (their objects exist together).
+BATCH_MAX = 1 << 18
+_CUT_TRIES = 8   # '}' tried from the end of the buffer for a batch's end
+_COMMA = re.compile(r"[ \t\n\r]*,")
+
+
 class _Fallback(Exception):
     """Something the piecewise reader does not handle: read the file with ``read_json``."""
 
@@ -97,6 +108,13 @@ class PackedJobs:
         """Add one job (a decoded JSON value)."""
         self._buf += marshal.dumps(job)
         self._ends.append(len(self._buf))
+
+    def extend(self, jobs: list[Any]) -> None:
+        """Add the jobs of ``jobs`` (decoded JSON values), in order."""
+        buf, ends, dumps = self._buf, self._ends, marshal.dumps
+        for job in jobs:
+            buf += dumps(job)   # (in place: the same bytearray)
+            ends.append(len(buf))
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -213,10 +231,11 @@ def _top_object(r: _Reader, checks: Callable[[], Callable[[int, Any], None]] | N
             raise _Fallback
 
 
-def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
+def _runs(r: _Reader, close: str) -> Iterator[tuple[list[str] | None, list[Any]]]:
     """The members (``close`` = ``}``) or elements (``]``) of the container whose opening
-    character was just consumed, as ``(key or None, value)``, the container's
-    closing character consumed at the end. One item is decoded at a time from the buffer; an
+    character was just consumed, in runs of consecutive items, each as ``(keys or None,
+    values)`` (two lists), the container's closing character consumed at the end. The whole
+    items of a buffer are decoded together (:func:`_whole_items`), the others one at a time; an
     item cut by the end of the buffer is decoded again once more is read (a value followed by
     its separator in the buffer is whole: a number cannot be cut)."""
     if r.peek() == close:
@@ -225,9 +244,21 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
     after = _AFTER[close]
     member = close == "}"
     size = CHUNK
+    failed, single_until = "", -1   # a batch failed in buffer ``failed``: one at a time up to there
     while True:
         buf = r.buf
         i = r.i = _WS.match(buf, r.i).end()  # type: ignore[union-attr]  # whitespace after a comma may start the next chunk
+        if len(buf) - i >= BATCH_MIN and (buf is not failed or i > single_until):
+            batch = _whole_items(buf, i, close)
+            if isinstance(batch, int):
+                failed, single_until = buf, len(buf) if batch < 0 else batch
+            else:
+                items, r.i = batch
+                if member:
+                    yield list(items), list(items.values())
+                else:
+                    yield None, items
+                continue
         key = None
         try:
             if member:
@@ -247,19 +278,54 @@ def _items(r: _Reader, close: str) -> Iterator[tuple[Any, Any]]:
             size *= 2
             continue
         size = CHUNK
-        yield key, value
+        yield (None if key is None else [key]), [value]
         r.i = sep.end()
         if sep.group(1):
             return
 
 
+def _whole_items(buf: str, i: int, close: str) -> tuple[Any, int] | int:
+    """The items of an array (``close`` = ``]``) or object (``}``) that start at ``buf[i]`` and
+    end before the last ``}`` followed by a comma in ``buf[i:i + BATCH_MAX]``, decoded in one call of the C
+    scanner on that text in the container's brackets, as ``(list or dict, index after the
+    comma)``; or the index of that ``}`` when the text is not a sequence of whole items (the
+    ``}`` closes an object nested in the item cut by the end of the buffer, or is in a string:
+    JSON text is read left to right in one way only, so the bracketed text is valid exactly when
+    its items are whole, and they are then the values decoded one at a time), or -1 when there
+    is no such ``}``. A key repeated in the object raises :class:`_Fallback`, as item by item."""
+    cut = min(len(buf), i + BATCH_MAX)
+    for _ in range(_CUT_TRIES):
+        cut = buf.rfind("}", i, cut)
+        if cut < 0:
+            return -1
+        comma = _COMMA.match(buf, cut + 1)
+        if comma is not None:
+            break
+    else:
+        return cut
+    text = ("[" if close == "]" else "{") + buf[i:cut + 1] + close
+    try:
+        items, end = _SCAN(text, 0)
+        if end != len(text):
+            return cut
+    except (StopIteration, ValueError, RecursionError):
+        return cut
+    return items, comma.end()
+
+
 def _packed_jobs(r: _Reader, checks: Callable[[int, Any], None] | None) -> PackedJobs:
     jobs = PackedJobs(checks)
     r.take("[")
-    for k, (_, job) in enumerate(_items(r, "]")):
-        jobs.append(job)
-        if checks is not None:
-            checks(k, job)
+    many = getattr(checks, "many", None)   # (JobChecks: a run of jobs checked in one call)
+    k = 0
+    for _, values in _runs(r, "]"):
+        jobs.extend(values)
+        if many is not None:
+            many(k, values)
+        elif checks is not None:
+            for n, job in enumerate(values, k):
+                checks(n, job)
+        k += len(values)
     return jobs
 
 
@@ -271,10 +337,11 @@ def _members(r: _Reader, share_delays: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     canon: dict[tuple[type, Any], dict] = {}
     r.take("{")
-    for key, value in _items(r, "}"):
-        if key in out:   # (read_json names it)
-            raise _Fallback
-        out[key] = _shared(value, canon) if share_delays else value
+    for keys, values in _runs(r, "}"):
+        for key, value in zip(keys or (), values):
+            if key in out:   # (read_json names it)
+                raise _Fallback
+            out[key] = _shared(value, canon) if share_delays else value
     return out
 
 
