@@ -533,6 +533,25 @@ class _Strings:
         return [text[x - a:y - a] for x, y in zip(chain((a,), bounds), bounds)]
 
 
+def _common_job(j: Any, workload: str, nb_hosts: int | None) -> tuple[str, float | int, int, Any] | None:
+    """``(id, subtime, res, profile)`` of a job (a decoded JSON value) that passes every check of
+    its id and fields at once, else None: an object with a string id without '!', the workload's
+    name or a character Batsim cannot keep, a ``subtime`` and a ``walltime`` (-1 or positive) of
+    number type within :data:`MAX_TIME`, an integer ``res`` from 1 to ``nb_hosts``, a
+    ``profile``. A job it refuses takes :class:`JobChecks`' full checks, which name what is wrong."""
+    if type(j) is not dict:
+        return None
+    jid, sub, res, wall = j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1)
+    if (type(jid) is str and jid and "!" not in jid and workload not in jid
+            and _ID_BAD_CHARS.isdisjoint(jid)
+            and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
+            and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
+            and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
+            and "profile" in j):
+        return jid, sub, res, j["profile"]
+    return None
+
+
 class JobChecks:
     """The checks of a workload's jobs, in file order, made as the jobs are read (called as
     ``checks(k, job)`` for job ``#k``, a decoded JSON value) and ended by :meth:`finish` once the
@@ -562,22 +581,15 @@ class JobChecks:
     def __call__(self, k: int, j: Any) -> None:
         if self._error is not None:
             return
-        # The common job, checked at less cost (no message text made): a string id without '!',
-        # the workload's name or a character Batsim cannot keep, numbers of the right types and
-        # ranges. Any other job takes the full checks below, which name what is wrong.
-        if type(j) is dict:
-            jid, sub, res, wall = j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1)
-            nb_hosts = self.nb_hosts
-            if (type(jid) is str and jid and "!" not in jid and self.workload not in jid
-                    and _ID_BAD_CHARS.isdisjoint(jid)
-                    and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
-                    and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
-                    and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
-                    and "profile" in j):
-                self.names.append(jid)
-                self._hashes.append(hash(jid))
-                self._keep(k, sub, res, j["profile"])
-                return
+        # The common job, checked at less cost (no message text made, _common_job). Any other
+        # job takes the full checks below, which name what is wrong.
+        common = _common_job(j, self.workload, self.nb_hosts)
+        if common is not None:
+            jid, sub, res, prof = common
+            self.names.append(jid)
+            self._hashes.append(hash(jid))
+            self._keep(k, sub, res, prof)
+            return
         src = self.src
         try:
             if not isinstance(j, dict):
@@ -603,31 +615,26 @@ class JobChecks:
 
     def many(self, k0: int, jobs: Iterable[Any]) -> None:
         """``self(k, job)`` for each job of ``jobs``, numbered from ``k0``: the common job of
-        :meth:`__call__` with a string profile is kept in this loop, without a call per job."""
+        :meth:`__call__` (:func:`_common_job`) with a string profile is kept in this loop, its
+        names appended in place."""
         if self._error is not None:
             return
-        nb_hosts, workload, bad_chars = self.nb_hosts, self.workload, _ID_BAD_CHARS
+        nb_hosts, workload = self.nb_hosts, self.workload
         names, profiles = self.names, self._profiles
         name_buf, name_ends, prof_buf, prof_ends = names._buf, names._ends, profiles._buf, profiles._ends
         hashes, subtimes, reqs = self._hashes, self.subtimes, self._res
         for k, j in enumerate(jobs, k0):
-            if type(j) is dict:
-                jid, sub, res, wall, prof = (j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1),
-                                             j.get("profile"))
-                if (type(jid) is str and jid and "!" not in jid and workload not in jid
-                        and bad_chars.isdisjoint(jid)
-                        and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
-                        and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
-                        and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
-                        and type(prof) is str):   # (what __call__ then _keep do)
-                    name_buf += jid.encode("utf-8", "surrogatepass")   # (in place: names.append)
-                    name_ends.append(len(name_buf))
-                    hashes.append(hash(jid))
-                    subtimes.append(float(sub))
-                    reqs.append(res)
-                    prof_buf += prof.encode("utf-8", "surrogatepass")
-                    prof_ends.append(len(prof_buf))
-                    continue
+            common = _common_job(j, workload, nb_hosts)
+            if common is not None and type(common[3]) is str:   # (what __call__ then _keep do)
+                jid, sub, res, prof = common
+                name_buf += jid.encode("utf-8", "surrogatepass")   # (in place: names.append)
+                name_ends.append(len(name_buf))
+                hashes.append(hash(jid))
+                subtimes.append(float(sub))
+                reqs.append(res)
+                prof_buf += prof.encode("utf-8", "surrogatepass")
+                prof_ends.append(len(prof_buf))
+                continue
             self(k, j)
             if self._error is not None:
                 return
