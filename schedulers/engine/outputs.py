@@ -153,29 +153,23 @@ def _job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
     for name, workload, profile, subtime, res, walltime, state, start, runtime, alloc, energy, finish in job_fields(jobs):
         sub = "%f" % subtime
         if state == "REJECTED":
+            t_start = t_ex = t_fin = "0"   # (empty fields: 0.0 in the columns)
             yield "%s,%s,%s,%s,%s,%f,0,REJECTED,,,,,,,,,\"\"" % (
                 _csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime)
-            if columns is not None:
-                states(state)
-                reqs(res)
-                subs(float(sub))
-                starts(0.0)
-                execs(0.0)
-                fins(0.0)
-            continue
-        ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON  # execution_time()
-        fin = start + ex
-        turn = fin - subtime
-        stretch = turn / ex
-        f = stretch * 1e6
-        # the printed digit hinges on the last bits, or the double quotient overflows where Batsim's
-        # long double does not (a job ending 1e300 s after its submission)
-        if f == math.inf or abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):
-            stretch = batsim_stretch(subtime, start, finish)
-        t_start, t_ex, t_fin = "%f" % start, "%f" % ex, "%f" % fin
-        yield job_line % (_csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime,
-                          state == "COMPLETED_SUCCESSFULLY", state, t_start, t_ex, t_fin, start - subtime, turn,
-                          stretch, alloc, energy)
+        else:
+            ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON  # execution_time()
+            fin = start + ex
+            turn = fin - subtime
+            stretch = turn / ex
+            f = stretch * 1e6
+            # the printed digit hinges on the last bits, or the double quotient overflows where
+            # Batsim's long double does not (a job ending 1e300 s after its submission)
+            if f == math.inf or abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):
+                stretch = batsim_stretch(subtime, start, finish)
+            t_start, t_ex, t_fin = "%f" % start, "%f" % ex, "%f" % fin
+            yield job_line % (_csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime,
+                              state == "COMPLETED_SUCCESSFULLY", state, t_start, t_ex, t_fin, start - subtime,
+                              turn, stretch, alloc, energy)
         if columns is not None:
             states(state)
             reqs(res)
