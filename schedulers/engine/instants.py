@@ -229,14 +229,17 @@ class QuietInstants:
     def _step(self) -> None:
         """A message of the chain is received: a new step of 0 s (the previous one's hosts
         updated forgotten, the lazy energy charges settled, as the actor model's loop does)."""
-        e = self.e
-        m = e.machines
+        self._settle()
+        c = self.e.clock
+        c.live = c.now   # (Clock.mark_live, inlined: once a message)
+
+    def _settle(self) -> None:
+        """The end of a step: the hosts updated at it forgotten, the lazy energy charges settled."""
+        m = self.e.machines
         if m.upd_now:
             m.upd_now.clear()
         if m.lazy_hosts:
             m.settle_lazy()
-        c = e.clock
-        c.live = c.now   # (Clock.mark_live, inlined: once a message)
 
     def _server_test(self, port: Any) -> None:
         """The server, the scheduler ready and the mailbox empty
@@ -301,16 +304,11 @@ class QuietInstants:
         """The request-reply actor's sleep ``payload`` ends alone in the next step: play that
         step (the clock moves, as :meth:`.server.Server.next_instant` moves it); else
         False, nothing played."""
-        e = self.e
-        m = e.machines
-        if m.upd_now:
-            m.upd_now.clear()
-        if m.lazy_hosts:   # (the end of the step: settled before the clock moves)
-            m.settle_lazy()
+        self._settle()   # (the end of the step: settled before the clock moves)
         t = self.timers.pop_alone(payload)
         if t is None:
             return False
-        c = e.clock
+        c = self.e.clock
         c.now = c.live = t
         return True
 
