@@ -402,16 +402,10 @@ class Conservative(EASY):
         if limit is not None and len(kept.reservations) > limit:  # jobs moved behind the limit by the queue order
             for job in queue[k:]:
                 kept.drop(job.id)
-        for k2 in range(k, len(queue)):
-            if not prof.free_mask_at(now):
-                break
-            job = queue[k2]
-            dur = self._duration(job)
-            hosts = prof.fits_now_mask(job.res, dur, self.host_choice(job))
-            if hosts is not None:
-                kept.hold(job.id, now, dur, hosts)
-                self.start_job(job, hosts)
-                started.append(k2)
+        for k2, r in self._walk_starts(prof, k, False, True, self.rjms_delay,
+                                       lambda job, dur, hosts: kept.hold(job.id, now, dur, hosts)):
+            self.start_job(r.job, r.hosts_mask)
+            started.append(k2)
         return started
 
     def _set_reservation(self, kept: KeptReservations, queue: list[Job], started: list[int]) -> None:
@@ -595,29 +589,46 @@ class Conservative(EASY):
             return s
         return bisect_left(self._keys, waiting.key(s), self._front) - self._front
 
-    def _walk_starts(self, prof: ReservationProfile, k: int, barred: bool,
-                     stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:
-        """The jobs from queue position ``k`` on that fit now in ``prof`` (each reserved in it
-        before the next is looked at), found through :meth:`EASY.waiting
-        <schedulers.easy.EASY.waiting>` with the profile's :meth:`~schedulers.core.backfilling.
-        ReservationProfile.free_now_steps` as capacity: the jobs a scan of the queue with
-        :meth:`~schedulers.core.backfilling.ReservationProfile.fits_now_mask` would start, as
-        every start only lowers the capacity."""
+    def _walk_starts(self, prof: ReservationProfile, k: int, barred: bool, stop_when_full: bool,
+                     extra: float = 0.0, hold: Any = None) -> Iterator[tuple[int, Reservation]]:
+        """The jobs from queue position ``k`` on that fit now in ``prof`` for their walltime plus
+        ``extra`` (s; the classic variant's ``rjms_delay``), each held in it before the next is
+        looked at (by ``hold(job, duration, hosts)`` when given, else in ``prof``), found through
+        :meth:`EASY.waiting <schedulers.easy.EASY.waiting>` with the profile's
+        :meth:`~schedulers.core.backfilling.ReservationProfile.free_now_steps` as capacity (its
+        limits moved ``extra`` earlier, and a hair more against rounding: the index may only
+        return more candidates, each checked with :meth:`~schedulers.core.backfilling.
+        ReservationProfile.fits_now_mask`): the jobs a scan of the queue with ``fits_now_mask``
+        would start, as every start only lowers the capacity."""
         now = prof.now
         head = self.queue[k]
         waiting = self.waiting()
         keys, f = self._keys, self._front  # the queue is _q[_front:] (EASY)
         s = waiting.slot(head)
-        limits, caps = prof.free_now_steps()
+        limits, caps = self._moved(prof.free_now_steps(), now, extra)
         while not (stop_when_full and caps[0] == 0):  # else no host free now: no job can start
             s = waiting.first(s, now, limits, caps)
             if s < 0:
                 return
             job = waiting.job(s)
-            dur = job_duration(job)
+            dur = job_duration(job) + extra
             hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
             if hosts is not None:
-                prof.hold_mask(now, dur, hosts)
+                if hold is None:
+                    prof.hold_mask(now, dur, hosts)
+                else:
+                    hold(job, dur, hosts)
                 yield bisect_left(keys, waiting.key(s), f) - f, Reservation(job, now, dur, hosts)
-                limits, caps = prof.free_now_steps()
+                limits, caps = self._moved(prof.free_now_steps(), now, extra)
             s += 1
+
+    @staticmethod
+    def _moved(steps: tuple[list[float], list[int]], now: float, extra: float) -> tuple[list[float], list[int]]:
+        """``free_now_steps`` as limits on the walltime of a job held ``walltime + extra``: each
+        limit ``extra`` earlier, then raised by a relative 1e-9 plus 1 microsecond, so that after
+        rounding it is never below the exact one: the index sees a window cross a limit only when
+        it does, and never misses a job that fits (it may return a few more, checked after)."""
+        limits, caps = steps
+        if extra == 0.0:
+            return limits, caps
+        return [t - extra + 1e-9 * abs(t - now) + 1e-6 for t in limits], caps

@@ -240,9 +240,10 @@ class EASY(Policy):
                 self._index.append(job, key)
         else:
             i = bisect_right(self._keys, key, self._front)
+            if self._index is not None:
+                self._index.insert(job, key, self._q[i], self._q[i - 1] if i > self._front else None)
             self._keys.insert(i, key)
             self._q.insert(i, job)
-            self._index = None  # slots follow the queue order: rebuilt when next needed
 
     def on_job_completed(self, job: Job) -> None:
         """Forget the job's arrival index."""
@@ -351,7 +352,7 @@ class EASY(Policy):
     def waiting(self) -> WaitingIndex | QueueScan:
         """The queue as :meth:`backfill_pass` searches it: a :class:`~schedulers.core.waiting.
         WaitingIndex` kept up to date from :data:`INDEX_MIN_QUEUE` waiting jobs on (built here,
-        then updated at each submission and start), else a :class:`~schedulers.core.waiting.
+        then updated at each submission, wherever :meth:`queue_key` puts the job, and start), else a :class:`~schedulers.core.waiting.
         QueueScan` of :attr:`queue`. Always a scan when :attr:`dynamic_queue_order` (the queue is
         re-sorted at every pass, an index would be rebuilt at every pass)."""
         n = len(self._q) - self._front

@@ -198,6 +198,7 @@ class GreenHEFT(_Overlap, HEFT):
     """
 
     name = "green-heft"
+    option_docs: ClassVar[dict[str, str]] = {**OPTION_DOCS, **HEFT.option_docs}
     summary = ("HEFT whose insertion also tries a slot Δ % shorter than the walltime, letting jobs overlap to "
                "save energy (the green heuristic; Δ > 0 needs compute sharing).")
     references = ("green", "heft")

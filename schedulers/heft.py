@@ -57,6 +57,19 @@ The jobs before that one are placed without asking again, unless a placement sta
 last instant a host free now stays free (it may lower the capacity). The same shape as the walk of
 :mod:`schedulers.conservative`'s recompute variant; ``tests/test_heft_early_stop.py`` checks the
 decisions against the full pass.
+
+**Reservation depth** (option ``reservations``, default: every waiting job). HEFT's list
+schedule places every waiting job at every pass; under a long backlog the jobs that can start now
+(short, small, ranked last) sit deep in the queue and every job ranked before them must be placed
+first, so a pass costs ``O(Q S)`` for ``Q`` waiting jobs and a run grows as the square of the
+backlog (``benchmarks/results/conservative/README.md``). With ``reservations = R`` only the first
+``R`` jobs in decreasing rank that do not start now are placed (they hold their slots for the rest
+of the pass); each later job starts now when HEFT would place it now in what is left, and holds
+nothing otherwise (found through EASY's index of the queue, ``O(log Q)`` per job started). So
+no later job delays the ``R`` placed ones, as in EASY (``R = 1``: EASY's rule, in HEFT's order and
+host choice) or :mod:`schedulers.conservative`'s option of the same name; the pass costs
+``O(R S)``. This bounds the plan as batch schedulers bound backfilling (Maui's reservation depth,
+Slurm's limit on the jobs a backfill pass tests); it is not in Topcuoglu et al. or in 004.
 """
 
 from __future__ import annotations
@@ -67,16 +80,24 @@ from bisect import bisect_left
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration, lowest_bits
 from .core.model import Job, Platform
+from .core.policy import Option, PolicyOptionError
 from .core.waiting import QueueScan, WaitingIndex
 from .easy import EASY
+
+RESERVATIONS_DOC = Option(
+    "how many waiting jobs, in decreasing rank, are placed (hold a slot in the plan of the pass); the "
+    "others start only when HEFT would place them now, in what the placed jobs leave, and hold no slot; "
+    "bounds a pass's cost under a long queue (module docstring, 'Reservation depth')",
+    type="integer >= 1", default="every waiting job (HEFT's list schedule)")
 
 
 class HEFT(EASY):
     """HEFT for independent batch jobs, applied at every pass (see the module docstring).
 
-    Options: none. Needs host speeds (:attr:`Policy.needs_speeds`).
+    Options: ``reservations`` (:attr:`option_docs`). Needs host speeds (:attr:`Policy.needs_speeds`).
 
     Attributes:
+        reservation_limit: the ``reservations`` option (None: every waiting job is placed).
         speed_min: the slowest host's pstate-0 speed (flops/s): walltimes are run times there.
         classes: ``[(speed, mask), ...]`` by decreasing speed: the hosts of speed ``>= speed``.
     """
@@ -86,9 +107,15 @@ class HEFT(EASY):
                "they finish earliest, in any idle slot.")
     references: ClassVar[tuple[str, ...]] = ("heft",)
     needs_speeds = True
+    option_docs: ClassVar[dict[str, str]] = {"reservations": RESERVATIONS_DOC}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         super().__init__(options)
+        limit = self.options.get("reservations")
+        if limit is not None and (type(limit) is not int or limit < 1):
+            raise PolicyOptionError(f"policy {self.name!r}: option 'reservations' must be an integer >= 1 "
+                                    f"(or absent: every job), got {limit!r}")
+        self.reservation_limit: int | None = limit
         self.speed_min = 1.0
         self.classes: list[tuple[float, int]] = []
         self._speed: list[float] = []
@@ -221,12 +248,16 @@ class HEFT(EASY):
         """The loop of :meth:`backfill_pass`: appends the positions of the jobs started."""
         now = prof.now
         barred = False  # a job got no finite slot: jobs without walltime cannot be placed
+        left = self.reservation_limit if self.reservation_limit is not None else len(queue)
         scale = self.slot_scale()
         check_from = 0  # queue position from which the index is asked again
         horizon = INF  # a placement starting from it on cannot lower the capacity searched with
         for k, job in enumerate(queue):
             if not prof.free_mask_at(now):
                 break  # no host free now: no later job can start
+            if left <= 0:  # beyond the reservation depth: starts now only, no slot held
+                self._starts_beyond(prof, k, barred, waiting, started)
+                break
             if self.reservation is not None and k >= check_from:
                 limits, caps = prof.free_now_steps()
                 s = waiting.first(waiting.slot(job), now, self._stretched(limits, now, scale), caps)
@@ -239,6 +270,7 @@ class HEFT(EASY):
             r = self.find_reservation(prof, job)
             if r.start == INF:
                 barred = True
+                left -= 1
                 continue
             prof.hold_mask(r.start, r.duration, r.hosts_mask)
             if r.start < horizon:
@@ -246,5 +278,31 @@ class HEFT(EASY):
             if r.start == now:
                 self.start_job(job, r.hosts_mask)
                 started.append(k)
-            elif self.reservation is None:
+                continue
+            left -= 1
+            if self.reservation is None:
                 self.reservation = r
+
+    def _starts_beyond(self, prof: ReservationProfile, k: int, barred: bool, waiting: WaitingIndex | QueueScan,
+                       started: list[int]) -> None:
+        """The jobs from queue position ``k`` on (beyond the ``reservations`` depth) that HEFT would
+        place now in ``prof``: each started (its slot held before the next is looked at); the
+        others hold nothing. Candidates come from :meth:`EASY.waiting
+        <schedulers.easy.EASY.waiting>` with ``prof``'s free-now capacity (a job placed now fits
+        now), ``O(log queue)`` each; appends the positions of the jobs started."""
+        now = prof.now
+        scale = self.slot_scale()
+        s = waiting.slot(self.queue[k])
+        while prof.free_mask_at(now):
+            limits, caps = prof.free_now_steps()
+            s = waiting.first(s, now, self._stretched(limits, now, scale), caps)
+            if s < 0:
+                return
+            job = waiting.job(s)
+            if not (barred and not job.has_walltime):
+                r = self.find_reservation(prof, job)
+                if r.start == now:
+                    prof.hold_mask(now, r.duration, r.hosts_mask)
+                    self.start_job(job, r.hosts_mask)
+                    started.append(self._position(waiting, s))
+            s += 1

@@ -14,8 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from test_conservative import EXACT, begins, done, new, plan, run, sub, workloads
 
 from schedulers.conservative import Conservative
+from schedulers.core.backfilling import Reservation
 from schedulers.core.events import ExecuteJob, RejectJob
 from schedulers.registry import PolicyOptionError, get_policy
+import schedulers.easy as easy_module
 
 
 def test_rjms_delay_lengthens_every_reservation_and_hold():
@@ -110,3 +112,45 @@ def test_a_job_is_never_moved_later(w):
                 last[name] = start
         for name, bound in last.items():
             assert starts[name][0] <= bound
+
+
+def _plain_walk_starts(self, prof, k, barred, stop_when_full, extra=0.0, hold=None):
+    """The reference of ``Conservative._walk_starts``: every job from position ``k`` on, in
+    queue order, started when it fits now for its walltime + ``extra`` (no index)."""
+    now = prof.now
+    queue = self.queue
+    for pos in range(k, len(queue)):
+        if stop_when_full and not prof.free_mask_at(now):
+            return
+        job = queue[pos]
+        dur = (job.walltime if job.has_walltime else float("inf")) + extra
+        if barred and dur == float("inf"):
+            continue
+        hosts = prof.fits_now_mask(job.res, dur, self.host_choice(job))
+        if hosts is not None:
+            if hold is None:
+                prof.hold_mask(now, dur, hosts)
+            else:
+                hold(job, dur, hosts)
+            yield pos, Reservation(job, now, dur, hosts)
+
+
+class PlainBeyondLimit(Conservative):
+    name = "conservative-plain-beyond"
+    _walk_starts = _plain_walk_starts
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(no_walltime=False))
+def test_jobs_beyond_the_limit_found_through_the_index(w):
+    # with the reservations option, the jobs behind the limit start when they fit now for their
+    # walltime + rjms_delay (5 s: whole-second times, so windows often end exactly at a
+    # reservation's start); EASY's index of the queue from the first waiting job on must start
+    # the same jobs as a scan of the queue
+    n_hosts, jobs = w
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(easy_module, "INDEX_MIN_QUEUE", 1)
+        for options in ({"reservations": 1}, {"reservations": 2}, {"reservations": 1, "rjms_delay": 0.5}):
+            _, got = planned_starts_per_pass(Conservative(dict(options)), n_hosts, jobs)
+            _, ref = planned_starts_per_pass(PlainBeyondLimit(dict(options)), n_hosts, jobs)
+            assert got == ref

@@ -104,6 +104,7 @@ ops = st.lists(st.one_of(
     st.tuples(st.just("add"), st.integers(1, 6), st.sampled_from([-1.0, 10.0, 50.0, 100.0])),
     st.tuples(st.just("remove"), st.integers(0, 10 ** 6), st.just(0.0)),
     st.tuples(st.just("rebuild"), st.just(0), st.just(0.0)),
+    st.tuples(st.just("insert"), st.integers(0, 10 ** 6), st.sampled_from([-1.0, 10.0, 50.0, 60.0, 100.0, 1000.0])),
 ), min_size=1, max_size=120)
 
 
@@ -141,11 +142,24 @@ def _random_operations(operations, qs):
             assert j not in idx
         elif op == "rebuild":
             idx.rebuild([j for _, j in live], [("r", j.id) for _, j in live])
-            live = [(s, j) for s, (_, j) in enumerate(live)]
+            live = [(idx.slot(j), j) for _, j in live]
+        elif op == "insert" and live:
+            # before the job at position p (a queue kept in another order than arrival)
+            p = a % len(live)
+            j = job(n, 1 + (a // 7) % (6 if a % 3 else 200), b)
+            n += 1
+            idx.insert(j, ("i", n), live[p][1], live[p - 1][1] if p else None)
+            live = [(idx.slot(x), x) for _, x in live[:p]] + [(idx.slot(j), j)] + \
+                [(idx.slot(x), x) for _, x in live[p:]]
     assert [j for _, j in live] == idx.jobs() and len(idx) == len(live)
     assert [s for s, _ in live] == sorted(s for s, _ in live)  # slots follow queue order
+    assert len({s for s, _ in live}) == len(live)
     scan = QueueScan([j for _, j in live])
-    for slot, limits, caps in qs:
+    # the drawn start slots, and the slots of the live jobs and one past them (as searches resume)
+    starts = [(q, limits, caps) for q, limits, caps in qs]
+    if live:
+        starts += [(live[q % len(live)][0] + (q // len(live)) % 2, limits, caps) for q, limits, caps in qs]
+    for slot, limits, caps in starts:
         got = idx.first(slot, 1000.0, limits, caps)
         assert got == brute(live, slot, 1000.0, limits, caps), (slot, limits, caps)
         if got >= 0:
@@ -154,3 +168,49 @@ def _random_operations(operations, qs):
         pos = next((k for k, (s, _) in enumerate(live) if s >= slot), len(live))
         found = scan.first(pos, 1000.0, limits, caps)
         assert (live[found][0] if found >= 0 else -1) == got
+
+
+def test_insert_hand_worked():
+    # queue 0: 4h 100s, 1: 2h 500s; a 1-host job of 50 s queued between them (an order other than
+    # arrival): the first job of at most 1 host is the inserted one, and it is found through its
+    # class's tree as well as by the first slots looked at one by one
+    jobs = [job(0, 4, 100), job(1, 2, 500)]
+    for probe in (0, 8):
+        with patch.object(waiting, "PROBE", probe):
+            idx = WaitingIndex(jobs)
+            new = job(2, 1, 50)
+            idx.insert(new, "k2", before=jobs[1], after=jobs[0])
+            assert [j.id for j in idx.jobs()] == ["w0!0", "w0!2", "w0!1"]
+            assert idx.slot(jobs[0]) < idx.slot(new) < idx.slot(jobs[1])
+            s = idx.first(0, 0.0, (), (1,))
+            assert idx.job(s) is new and idx.key(s) == "k2"
+            # 2 hosts free until 1060 (now 1000): the 50 s job fits, the 500 s one does not
+            assert idx.job(idx.first(0, 1000.0, (1060.0,), (2, 0))) is new
+            assert idx.first(idx.slot(new) + 1, 1000.0, (1060.0,), (2, 0)) == -1
+            # at the front, then removed again
+            front = job(3, 2, 10)
+            idx.insert(front, None, before=jobs[0], after=None)
+            assert [j.id for j in idx.jobs()] == ["w0!3", "w0!0", "w0!2", "w0!1"]
+            assert idx.job(idx.first(0, 1000.0, (1060.0,), (2, 0))) is front
+            idx.remove(front)
+            idx.remove(new)
+            assert idx.first(0, 1000.0, (1060.0,), (2, 0)) == -1 and len(idx) == 2
+
+
+def test_runs_of_equal_keys_do_not_renumber():
+    # a queue by decreasing walltime: jobs of one walltime each go behind the last of theirs, so
+    # a run of them is inserted one behind the other before the same job. After the first
+    # insertion (which gives the slots their gaps), 2,000 such insertions renumber nothing.
+    jobs = [job(0, 1, 1000), job(1, 1, 10)]
+    idx = WaitingIndex(jobs)
+    calls = []
+    real = WaitingIndex.rebuild
+    with patch.object(WaitingIndex, "rebuild", lambda self, *a: (calls.append(1), real(self, *a))[1]):
+        last = jobs[0]
+        for n in range(2, 2002):
+            j = job(n, 1 + n % 5, 100)
+            idx.insert(j, None, before=jobs[1], after=last)
+            last = j
+    assert len(calls) == 1
+    assert [j.id for j in idx.jobs()] == [f"w0!{n}" for n in [0, *range(2, 2002), 1]]
+    assert idx.job(idx.first(0, 0.0, (50.0,), (1, 0))) is jobs[1]  # the only one ending by 50

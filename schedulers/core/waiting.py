@@ -40,12 +40,16 @@ from two different jobs of different ``res``: never below 64 hosts, and above on
 two classes that straddle a capacity (the others either all fit by size or none does). Searches
 of the small classes are exact, so a search that finds nothing costs ``O(log n)`` per class.
 
-Slots: each job gets a *slot*, an integer growing with queue order; the owner calls
-:meth:`WaitingIndex.append` only for a job queued behind every other one and
-:meth:`WaitingIndex.rebuild` after anything else (a job queued in the middle, a re-sorted queue).
+Slots: each job gets a *slot*, an integer growing with queue order (not its position: a search
+resumes at ``slot + 1``); the owner calls :meth:`WaitingIndex.append` for a job queued behind
+every other one, :meth:`WaitingIndex.insert` for a job queued between two others (a queue kept
+in another order than arrival: HEFT's rank, shortest job first) and :meth:`WaitingIndex.rebuild`
+after anything else (a re-sorted queue).
 
 Costs (``n`` jobs): :meth:`~WaitingIndex.append` and :meth:`~WaitingIndex.remove` ``O(log n)``
 (amortised: a class's tree is rebuilt, ``O(its jobs)``, when its slots run out),
+:meth:`~WaitingIndex.insert` ``O(jobs of its size class)`` (the class's tree is rebuilt around
+the job, levels of minima computed in C; ``O(log n)`` behind the last job of its class),
 :meth:`~WaitingIndex.rebuild` ``O(n)``, :meth:`~WaitingIndex.first` ``O(classes x log n)`` plus
 the nodes described above. Memory: ``O(n)`` numbers after a rebuild; the slots of removed jobs
 are reclaimed when a class runs out of slots (its tree is then rebuilt from its live jobs).
@@ -72,6 +76,12 @@ EXACT_CLASSES = 64
 
 #: Slots a search looks at one by one before it searches the size classes' trees.
 PROBE = 8
+
+#: Gap between the slots of consecutive jobs once a job was inserted in the middle of the queue
+#: (:meth:`WaitingIndex.insert`); an insertion takes at most :data:`SLOT_STEP` of a gap, so a run
+#: of jobs inserted one behind the other at the same place (equal keys) uses it up slowly.
+SLOT_GAP = 1 << 32
+SLOT_STEP = 1 << 12
 
 
 def size_class(res: int) -> int:
@@ -110,20 +120,28 @@ class _ClassTree:
         size = 1
         while size < 2 * n:  # room to append as many again before the next rebuild
             size *= 2
-        res = [INF] * (2 * size)
-        wall = [INF] * (2 * size)
-        for i, job in enumerate(jobs):
-            res[size + i] = job.res
-            wall[size + i] = walltime_key(job)
-        for i in range(size - 1, 0, -1):
-            a, b = res[2 * i], res[2 * i + 1]
-            res[i] = a if a < b else b
-            a, b = wall[2 * i], wall[2 * i + 1]
-            wall[i] = a if a < b else b
+        pad = [INF] * (size - n)
+        res = [INF] * size + [job.res for job in jobs] + pad
+        wall = [INF] * size + [walltime_key(job) for job in jobs] + pad
+        i = size  # each level from its children, a level at a time (min of pairs, in C)
+        while i > 1:
+            h = i >> 1
+            res[h:i] = map(min, res[i:2 * i:2], res[i + 1:2 * i:2])
+            wall[h:i] = map(min, wall[i:2 * i:2], wall[i + 1:2 * i:2])
+            i = h
         self.size, self.used, self.res, self.wall = size, n, res, wall
         self.jobs: list[Job | None] = jobs  # type: ignore[assignment]  # its slots become None as jobs leave
         self.order = order  # the index's slot of each local slot, increasing
         self.live = n
+
+    def compacted(self, job: Job | None = None, slot: int = 0) -> "_ClassTree":
+        """A new tree of this one's live jobs (room to append as many again), with ``job`` in
+        index slot ``slot`` among them when given (not behind the last: see
+        :meth:`WaitingIndex.insert`)."""
+        live = [(o, j) for j, o in zip(self.jobs, self.order) if j is not None]
+        if job is not None:
+            live.insert(bisect_left(live, (slot,), 0, len(live)), (slot, job))
+        return _ClassTree([j for _, j in live], [o for o, _ in live])
 
     def set(self, s: int, r: float, w: float) -> None:
         res, wall = self.res, self.wall
@@ -221,25 +239,30 @@ class WaitingIndex:
         live: number of jobs in the index.
     """
 
-    __slots__ = ("_classes", "_low", "_where", "_at", "_next", "live")
+    __slots__ = ("_classes", "_low", "_where", "_at", "_next", "_gap", "live")
 
     def __init__(self, jobs: Iterable[Job] = (), keys: Iterable[Any] = ()) -> None:
         self._classes: list[_ClassTree | None] = []
         self._low: list[int] = []  # class_low of each class
-        self._where: dict[str, tuple[int, int]] = {}  # job id -> (class, local slot)
+        self._where: dict[str, tuple[int, int]] = {}  # job id -> (class, slot)
         self._at: dict[int, tuple[Job, Any]] = {}     # slot -> (job, key)
         self._next = 0
+        self._gap = 1  # between the slots of consecutive jobs (SLOT_GAP once a job was inserted)
         self.live = 0
         self.rebuild(jobs, keys)
 
     # ------------------------------------------------------------------------------- updates
     def rebuild(self, jobs: Iterable[Job], keys: Iterable[Any] = ()) -> None:
-        """Replace the content by ``jobs`` in queue order (slots 0, 1, ...), each with an optional
-        caller's key (:meth:`key`), in ``O(n)``."""
+        """Replace the content by ``jobs`` in queue order (slots 0, 1, ... or, once a job was
+        :meth:`insert`-ed, ``SLOT_GAP``, 2 ``SLOT_GAP``...), each with an optional caller's key
+        (:meth:`key`), in ``O(n)``."""
         jobs = list(jobs)
         keys = list(keys) or [None] * len(jobs)
+        gap = self._gap
+        base = gap if gap > 1 else 0  # (with gaps, room before the first job too)
         by_class: dict[int, tuple[list[Job], list[int]]] = {}
-        for s, job in enumerate(jobs):
+        for k, job in enumerate(jobs):
+            s = base + k * gap
             c = size_class(job.res)
             members = by_class.get(c)
             if members is None:
@@ -251,10 +274,10 @@ class WaitingIndex:
         self._where = {}
         for c, (class_jobs, order) in by_class.items():
             self._classes[c] = _ClassTree(class_jobs, order)
-            for local, job in enumerate(class_jobs):
-                self._where[job.id] = (c, local)
-        self._at = {s: (job, key) for s, (job, key) in enumerate(zip(jobs, keys))}
-        self._next = len(jobs)
+            for job, s in zip(class_jobs, order):
+                self._where[job.id] = (c, s)
+        self._at = {base + k * gap: (job, key) for k, (job, key) in enumerate(zip(jobs, keys))}
+        self._next = base + len(jobs) * gap
         self.live = len(jobs)
 
     def append(self, job: Job, key: Any = None) -> None:
@@ -274,21 +297,71 @@ class WaitingIndex:
         if tree is None:
             tree = classes[c] = _ClassTree([], [])
         elif tree.used == tree.size:  # out of slots: rebuild from its live jobs
-            live = [(j, o) for j, o in zip(tree.jobs, tree.order) if j is not None]
-            tree = classes[c] = _ClassTree([j for j, _ in live], [o for _, o in live])
-            for local, (j, _) in enumerate(live):
-                self._where[j.id] = (c, local)
+            tree = classes[c] = tree.compacted()
         s = self._next
-        self._next = s + 1
+        self._next = s + self._gap
         local = tree.used
         tree.used = local + 1
         tree.jobs.append(job)
         tree.order.append(s)
         tree.live += 1
-        self._where[job.id] = (c, local)
+        self._where[job.id] = (c, s)
         self._at[s] = (job, key)
         self.live += 1
         tree.set(local, job.res, walltime_key(job))
+
+    def insert(self, job: Job, key: Any, before: Job, after: Job | None) -> None:
+        """Add ``job`` just before ``before`` (in the index) and after ``after`` (the job ahead
+        of it in queue order, None at the front), with ``key``: a queue kept in an order other
+        than arrival (HEFT's rank, shortest job first...).
+
+        The new slot lies between the two neighbours' (slots then keep a gap of
+        :data:`SLOT_GAP`: the first insertion into an index of consecutive slots, or one between
+        two slots with no integer left between them, renumbers every job, ``O(n)``); its size
+        class's tree is rebuilt around it, ``O(jobs of the class)``, unless it goes behind every
+        job of the class (``O(log n)``, as :meth:`append`).
+
+        Raises:
+            ValueError: ``res < 1``. KeyError: ``before`` or ``after`` is not in the index.
+        """
+        if job.res < 1:
+            raise ValueError(f"job {job.id}: res must be >= 1, got {job.res}")
+        hi = self.slot(before)
+        lo = self.slot(after) if after is not None else -1
+        if hi - lo < 2:  # no slot left between them: renumber every job with gaps
+            order = sorted(self._at)
+            jobs = [self._at[t][0] for t in order]
+            keys = [self._at[t][1] for t in order]
+            k = order.index(hi)
+            jobs.insert(k, job)
+            keys.insert(k, key)
+            self._gap = SLOT_GAP
+            self.rebuild(jobs, keys)
+            return
+        s = lo + min(SLOT_STEP, (hi - lo) // 2)
+        c = size_class(job.res)
+        classes = self._classes
+        while len(classes) <= c:
+            self._low.append(class_low(len(classes)))
+            classes.append(None)
+        tree = classes[c]
+        if tree is None or not tree.order or tree.order[tree.used - 1] < s:
+            # behind every job of its class (or the first): as an append, in that class only
+            if tree is None:
+                tree = classes[c] = _ClassTree([], [])
+            elif tree.used == tree.size:
+                tree = classes[c] = tree.compacted()
+            local = tree.used
+            tree.used = local + 1
+            tree.jobs.append(job)
+            tree.order.append(s)
+            tree.live += 1
+            tree.set(local, job.res, walltime_key(job))
+        else:
+            classes[c] = tree.compacted(job, s)
+        self._where[job.id] = (c, s)
+        self._at[s] = (job, key)
+        self.live += 1
 
     def remove(self, job: Job) -> None:
         """Take ``job`` out (it started, or left the queue).
@@ -296,10 +369,11 @@ class WaitingIndex:
         Raises:
             KeyError: ``job`` is not in the index.
         """
-        c, local = self._where.pop(job.id)
+        c, s = self._where.pop(job.id)
         tree = self._classes[c]
         assert tree is not None
-        del self._at[tree.order[local]]
+        local = bisect_left(tree.order, s, 0, tree.used)
+        del self._at[s]
         tree.jobs[local] = None
         tree.live -= 1
         self.live -= 1
@@ -314,8 +388,7 @@ class WaitingIndex:
 
     def slot(self, job: Job) -> int:
         """The slot of ``job`` (slots grow in queue order). Raises KeyError when absent."""
-        c, local = self._where[job.id]
-        return self._classes[c].order[local]  # type: ignore[union-attr]
+        return self._where[job.id][1]
 
     def job(self, slot: int) -> Job:
         """The job in ``slot`` (a slot :meth:`first` returned). Raises KeyError when empty."""
@@ -348,7 +421,7 @@ class WaitingIndex:
     def _search(self, slot: int, now: float, limits: Sequence[float], caps: Sequence[int], any_: bool) -> int:
         # the next few slots first: a match there needs no tree
         at = self._at
-        stop = min(slot + PROBE, self._next)
+        stop = min(slot + PROBE, self._next) if self._gap == 1 else slot  # (gaps: trees only)
         while slot < stop:
             entry = at.get(slot)
             if entry is not None and entry[0].res <= caps[bisect_left(limits, now + walltime_key(entry[0]))]:
