@@ -111,25 +111,35 @@ def walltime_key(job: Job) -> float:
 
 class _ClassTree:
     """The jobs of one size class in queue order: a segment tree over local slots whose nodes
-    hold the smallest ``res`` and walltime below them; removed slots hold ``inf``."""
+    hold the smallest ``res`` and walltime below them; empty local slots (a job removed, or a
+    gap left for an insertion, ``spread``) hold ``inf``.
+
+    ``order`` (the index's slot of each local slot) never decreases: an empty local slot keeps
+    the slot of the job removed from it, a gap the slot of the job before it (-1 at the front),
+    so ``bisect_left(order, s)`` is the first local slot of a job at or after index slot ``s``.
+    """
 
     __slots__ = ("size", "used", "res", "wall", "jobs", "order", "live")
 
-    def __init__(self, jobs: list[Job], order: list[int]) -> None:
+    def __init__(self, jobs: list[Job], order: list[int], spread: bool = False) -> None:
         n = len(jobs)
+        if spread:  # an empty local slot before each job (see WaitingIndex.insert)
+            jobs = [x for job in jobs for x in (None, job)]  # type: ignore[misc]
+            order = [x for k, o in enumerate(order) for x in (order[k - 1] if k else -1, o)]
+        m = len(jobs)
         size = 1
-        while size < 2 * n:  # room to append as many again before the next rebuild
+        while size < 2 * m:  # room to append as many again before the next rebuild
             size *= 2
-        pad = [INF] * (size - n)
-        res = [INF] * size + [job.res for job in jobs] + pad
-        wall = [INF] * size + [walltime_key(job) for job in jobs] + pad
+        pad = [INF] * (size - m)
+        res = [INF] * size + [INF if job is None else job.res for job in jobs] + pad
+        wall = [INF] * size + [INF if job is None else walltime_key(job) for job in jobs] + pad
         i = size  # each level from its children, a level at a time (min of pairs, in C)
         while i > 1:
             h = i >> 1
             res[h:i] = map(min, res[i:2 * i:2], res[i + 1:2 * i:2])
             wall[h:i] = map(min, wall[i:2 * i:2], wall[i + 1:2 * i:2])
             i = h
-        self.size, self.used, self.res, self.wall = size, n, res, wall
+        self.size, self.used, self.res, self.wall = size, m, res, wall
         self.jobs: list[Job | None] = jobs  # type: ignore[assignment]  # its slots become None as jobs leave
         self.order = order  # the index's slot of each local slot, increasing
         self.live = n
@@ -137,11 +147,26 @@ class _ClassTree:
     def compacted(self, job: Job | None = None, slot: int = 0) -> "_ClassTree":
         """A new tree of this one's live jobs (room to append as many again), with ``job`` in
         index slot ``slot`` among them when given (not behind the last: see
-        :meth:`WaitingIndex.insert`)."""
+        :meth:`WaitingIndex.insert`), then a gap before each job."""
         live = [(o, j) for j, o in zip(self.jobs, self.order) if j is not None]
         if job is not None:
             live.insert(bisect_left(live, (slot,), 0, len(live)), (slot, job))
-        return _ClassTree([j for _, j in live], [o for o, _ in live])
+        return _ClassTree([j for _, j in live], [o for o, _ in live], spread=job is not None)
+
+    def put(self, job: Job, slot: int) -> bool:
+        """Place ``job`` (index slot ``slot``, before the last local slot's) in an empty local
+        slot where the order allows it (just before or at the first local slot of a job after
+        it), ``O(log n)``; False when there is none (the caller rebuilds the tree)."""
+        order, jobs = self.order, self.jobs
+        p = bisect_left(order, slot, 0, self.used)
+        for q in (p - 1, p):  # order[p - 1] < slot < order[p] <= order[p + 1]
+            if 0 <= q < self.used and jobs[q] is None:
+                order[q] = slot
+                jobs[q] = job
+                self.live += 1
+                self.set(q, job.res, walltime_key(job))
+                return True
+        return False
 
     def set(self, s: int, r: float, w: float) -> None:
         res, wall = self.res, self.wall
@@ -357,7 +382,7 @@ class WaitingIndex:
             tree.order.append(s)
             tree.live += 1
             tree.set(local, job.res, walltime_key(job))
-        else:
+        elif not tree.put(job, s):
             classes[c] = tree.compacted(job, s)
         self._where[job.id] = (c, s)
         self._at[s] = (job, key)
