@@ -98,7 +98,7 @@ pass costs ``O(Q S)`` for ``Q`` waiting jobs: far slower than EASY and than the 
 (``benchmarks/results/conservative/README.md``). With ``reservations = R`` a completion compresses
 the first ``R`` jobs only and the later ones are found through EASY's index of the queue
 (:meth:`EASY.waiting <schedulers.easy.EASY.waiting>`, ``O(log Q)`` per job started): a pass costs ``O(R S)`` and a
-backlogged run stays within a small factor of EASY (2.2x at 10,000 jobs with ``R = 8``, the
+backlogged run stays within a small factor of EASY (2.0x at 10,000 and 1.9x at 100,000 jobs with ``R = 8``, the
 same README).
 
 Cost of a recompute pass, and what keeps it down under a backlog (same decisions as the walk

@@ -68,8 +68,10 @@ of the pass); each later job starts now when HEFT would place it now in what is 
 nothing otherwise (found through EASY's index of the queue, ``O(log Q)`` per job started). So
 no later job delays the ``R`` placed ones, as in EASY (``R = 1``: EASY's rule, in HEFT's order and
 host choice) or :mod:`schedulers.conservative`'s option of the same name; the pass costs
-``O(R S)``. This bounds the plan as batch schedulers bound backfilling (Maui's reservation depth,
-Slurm's limit on the jobs a backfill pass tests); it is not in Topcuoglu et al. or in 004.
+``O(R S)``: with ``R = 8``, about twice EASY's engine time at 10,000 and at 100,000 backlogged
+jobs (``benchmarks/results/conservative/README.md``). This bounds the plan as batch schedulers
+bound backfilling (Maui's ``RESERVATIONDEPTH``, Grid Engine's ``max_reservation``, Slurm's
+``bf_max_job_test``); it is not in Topcuoglu et al. or in 004.
 """
 
 from __future__ import annotations
