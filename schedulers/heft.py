@@ -89,7 +89,7 @@ from .easy import EASY
 RESERVATIONS_DOC = Option(
     "how many waiting jobs, in decreasing rank, are placed (hold a slot in the plan of the pass); the "
     "others start only when HEFT would place them now, in what the placed jobs leave, and hold no slot; "
-    "bounds a pass's cost under a long queue (module docstring, 'Reservation depth')",
+    "bounds a pass's cost under a long queue (schedulers.heft, 'Reservation depth')",
     type="integer >= 1", default="every waiting job (HEFT's list schedule)")
 
 
