@@ -116,17 +116,17 @@ def test_same_decisions_as_the_full_pass(tmp_path, monkeypatch, green, options, 
 def test_same_decisions_and_reservation_message_by_message(seed, speeds, green, delta):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(easy_module, "INDEX_MIN_QUEUE", 1)  # EASY's index from the first waiting job on
-        _message_by_message(seed, speeds, green, delta)
+        opts = {"delta": delta} if green else {}
+        fast = (CountingGreenHEFT if green else CountingHEFT)(dict(opts))
+        full = (FullPassGreenHEFT if green else FullPassHEFT)(dict(opts))
+        message_by_message(seed, speeds, green, fast, full)
 
 
-def _message_by_message(seed, speeds, green, delta):
-    # random submissions and completions (before the walltime, or without walltime after 50 s)
-    # on homogeneous and heterogeneous hosts; after every message both passes start the same
-    # jobs on the same hosts and leave the same reservation
+def message_by_message(seed, speeds, green, fast, full):
+    """Random submissions and completions (before the walltime, or without walltime after 50 s)
+    on hosts of ``speeds`` (compute sharing when ``green``), fed to both policies; after every
+    message both start the same jobs on the same hosts and leave the same reservation."""
     rng = random.Random(seed)
-    opts = {"delta": delta} if green else {}
-    fast = (CountingGreenHEFT if green else CountingHEFT)(dict(opts))
-    full = (FullPassGreenHEFT if green else FullPassHEFT)(dict(opts))
     run(fast, 0.0, begins(speeds, sharing=green))
     run(full, 0.0, begins(speeds, sharing=green))
     nh = len(speeds)

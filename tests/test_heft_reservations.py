@@ -8,7 +8,6 @@ the depth while a depth at least the queue's length makes the decisions of the d
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -18,8 +17,8 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_easy_backlog import backlog_workload  # noqa: E402
-from test_green import begins, done, run, sub  # noqa: E402
-from test_heft_early_stop import _Counting, _decisions  # noqa: E402
+from test_green import begins, run, sub  # noqa: E402
+from test_heft_early_stop import _Counting, _decisions, message_by_message  # noqa: E402
 
 import schedulers.easy as easy_module  # noqa: E402
 from schedulers.core.backfilling import INF  # noqa: E402
@@ -122,39 +121,12 @@ def test_depth_option_checked(bad):
        green=st.booleans(), delta=st.sampled_from([0.0, 10.0, 50.0]), depth=st.sampled_from([1, 2, 3, 5]))
 @settings(max_examples=60, deadline=None)
 def test_same_decisions_as_the_plain_rule(seed, speeds, green, delta, depth):
-    # random submissions and completions (before the walltime, or without walltime after 50 s);
-    # after every message both start the same jobs on the same hosts and leave the same reservation
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(easy_module, "INDEX_MIN_QUEUE", 1)
-        rng = random.Random(seed)
         opts = {"reservations": depth, **({"delta": delta} if green else {})}
         fast = (GreenHEFT if green else HEFT)(dict(opts))
         plain = (PlainGreenHEFT if green else PlainHEFT)(dict(opts))
-        run(fast, 0.0, begins(speeds, sharing=green))
-        run(plain, 0.0, begins(speeds, sharing=green))
-        nh = len(speeds)
-        running: list[tuple[float, int, str]] = []
-        now, n = 0.0, 0
-        for _ in range(120):
-            now += rng.choice([0.0, 1.0, 7.0, 30.0])
-            events = []
-            while running and running[0][0] <= now:
-                _, j, alloc = running.pop(0)
-                events.append((done, (now, j, alloc)))
-            if rng.random() < 0.75:
-                n += 1
-                events.append((sub, (now, n, rng.randint(1, nh), rng.choice([10.0, 40.0, 100.0, 300.0, -1.0]))))
-            a = run(fast, now, *[f(*args) for f, args in events])
-            b = run(plain, now, *[f(*args) for f, args in events])
-            assert a == b
-            ra, rb = fast.reservation, plain.reservation
-            assert (ra is None) == (rb is None)
-            if ra is not None:
-                assert (ra.job.id, ra.start, ra.hosts_mask) == (rb.job.id, rb.start, rb.hosts_mask)
-            for name, alloc in a:
-                wt = plain.jobs[f"w0!{name}"].walltime
-                running.append((now + (wt / 2 if wt > 0 else 50.0), int(name), alloc))
-            running.sort()
+        message_by_message(seed, speeds, green, fast, plain)
 
 
 def test_depth_bounds_the_pass_under_a_backlog(tmp_path):

@@ -313,27 +313,9 @@ class WaitingIndex:
         """
         if job.res < 1:
             raise ValueError(f"job {job.id}: res must be >= 1, got {job.res}")
-        c = size_class(job.res)
-        classes = self._classes
-        while len(classes) <= c:
-            self._low.append(class_low(len(classes)))
-            classes.append(None)
-        tree = classes[c]
-        if tree is None:
-            tree = classes[c] = _ClassTree([], [])
-        elif tree.used == tree.size:  # out of slots: rebuild from its live jobs
-            tree = classes[c] = tree.compacted()
         s = self._next
         self._next = s + self._gap
-        local = tree.used
-        tree.used = local + 1
-        tree.jobs.append(job)
-        tree.order.append(s)
-        tree.live += 1
-        self._where[job.id] = (c, s)
-        self._at[s] = (job, key)
-        self.live += 1
-        tree.set(local, job.res, walltime_key(job))
+        self._place(job, key, s)
 
     def insert(self, job: Job, key: Any, before: Job, after: Job | None) -> None:
         """Add ``job`` just before ``before`` (in the index) and after ``after`` (the job ahead
@@ -342,9 +324,10 @@ class WaitingIndex:
 
         The new slot lies between the two neighbours' (slots then keep a gap of
         :data:`SLOT_GAP`: the first insertion into an index of consecutive slots, or one between
-        two slots with no integer left between them, renumbers every job, ``O(n)``); its size
-        class's tree is rebuilt around it, ``O(jobs of the class)``, unless it goes behind every
-        job of the class (``O(log n)``, as :meth:`append`).
+        two slots with no integer left between them, renumbers every job, ``O(n)``). In its size
+        class's tree the job takes an empty local slot next to where it belongs when there is
+        one (``O(log n)``; a rebuilt tree leaves one before each job), else the tree is rebuilt
+        around it (``O(jobs of the class)``).
 
         Raises:
             ValueError: ``res < 1``. KeyError: ``before`` or ``after`` is not in the index.
@@ -363,18 +346,21 @@ class WaitingIndex:
             self._gap = SLOT_GAP
             self.rebuild(jobs, keys)
             return
-        s = lo + min(SLOT_STEP, (hi - lo) // 2)
+        self._place(job, key, lo + min(SLOT_STEP, (hi - lo) // 2))
+
+    def _place(self, job: Job, key: Any, s: int) -> None:
+        """Put ``job`` in index slot ``s`` (free, and between its neighbours' slots)."""
         c = size_class(job.res)
         classes = self._classes
         while len(classes) <= c:
             self._low.append(class_low(len(classes)))
             classes.append(None)
         tree = classes[c]
-        if tree is None or not tree.order or tree.order[tree.used - 1] < s:
-            # behind every job of its class (or the first): as an append, in that class only
+        if tree is None or not tree.used or tree.order[tree.used - 1] < s:
+            # behind every job of its class (or the first): appended to that class's tree
             if tree is None:
                 tree = classes[c] = _ClassTree([], [])
-            elif tree.used == tree.size:
+            elif tree.used == tree.size:  # out of local slots: rebuilt from its live jobs
                 tree = classes[c] = tree.compacted()
             local = tree.used
             tree.used = local + 1
