@@ -27,6 +27,7 @@ Usage::
     python benchmarks/bench_backlog.py --sizes 30000 --policies easy --profile
     python benchmarks/bench_backlog.py --sizes 10000,30000 --policies easy,green-easy:delta=10 --sharing
     python benchmarks/bench_backlog.py --sizes 3000 --policies easy,conservative --append
+    python benchmarks/bench_backlog.py --sizes 10000,100000 --policies easy,heft:reservations=8
 
 A policy is ``name`` or ``name:key=value:...`` (its options, values read as JSON, else as
 strings; the row's policy column shows the whole spec). ``--sharing`` runs every configuration
