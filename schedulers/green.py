@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .core.backfilling import INF, Reservation, ReservationProfile, procset_to_mask
+from .core.backfilling import INF, Reservation, ReservationProfile
 from .core.model import Job, Platform, PolicyInputError
 from .core.policy import Option, PolicyOptionError, option_flag, option_number
 from .easy import EASY
@@ -103,7 +103,7 @@ class _Overlap:
         holds (a host is shared by two jobs at most)."""
         soft = hard = 0
         for job in self.running.values():  # type: ignore[attr-defined]
-            m = procset_to_mask(job.allocation)
+            m = self.running_mask(job)  # type: ignore[attr-defined]
             if self._overlapping(job):
                 soft |= m
             else:
