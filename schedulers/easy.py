@@ -240,8 +240,13 @@ class EASY(Policy):
                 self._index.append(job, key)
         else:
             i = bisect_right(self._keys, key, self._front)
-            if self._index is not None:
-                self._index.insert(job, key, self._q[i], self._q[i - 1] if i > self._front else None)
+            index = self._index
+            if index is not None:
+                before, after = self._q[i], (self._q[i - 1] if i > self._front else None)
+                if before in index and (after is None or after in index):
+                    index.insert(job, key, before, after)
+                else:  # (a queue replaced through the queue setter): rebuilt when next needed
+                    self._index = None
             self._keys.insert(i, key)
             self._q.insert(i, job)
 
