@@ -144,3 +144,38 @@ def test_depth_bounds_the_pass_under_a_backlog(tmp_path):
     assert deep.placed < full.placed / 3
     same = CountingHEFT({"reservations": 10**6})
     assert _decisions(tmp_path, same, wl, 32) == ref
+
+
+def test_depth_from_the_command_line(tmp_path):
+    # The hand-worked case above as files and a whole `gridsched run`. 3 hosts; t=0: B (1 host,
+    # walltime 1000, runs 999 s) on host 0, A (1 host, walltime 10, runs 9 s) on host 1; t=1: J3
+    # (3 hosts, 1000 s), J4 (2 hosts, 300 s, runs 299 s), J5 (1 host, 100 s, runs 99 s).
+    # Default: nothing starts at 1 (J4 holds [10, 310) on hosts 1-2, J5 [310, 410)); at 9 A ends
+    # and J4 starts on 1-2 until 308, then J5 on host 1; J3 starts when B ends, at 999.
+    # Depth 1: J5 starts at 1 on host 2 (until 100); at 9 J4 cannot start (host 2 is J5's until
+    # its walltime, 101), at 100 it starts on 1-2; J3 at 999.
+    import csv
+    import json
+    from schedulers.inputs.generators import homogeneous_platform_xml
+    from test_bad_inputs import run_main
+
+    plat = tmp_path / "p.xml"
+    plat.write_text(homogeneous_platform_xml(3, 1, 1e9))
+    jobs = [("B", 0, 1, 1000, 999), ("A", 0, 1, 10, 9), ("J3", 1, 3, 1000, 999), ("J4", 1, 2, 300, 299),
+            ("J5", 1, 1, 100, 99)]
+    wl = {"nb_res": 3,
+          "jobs": [{"id": n, "subtime": t, "res": r, "walltime": w, "profile": n} for n, t, r, w, _ in jobs],
+          "profiles": {n: {"type": "delay", "delay": d} for n, _, _, _, d in jobs}}
+    (tmp_path / "w.json").write_text(json.dumps(wl))
+    starts = {}
+    for name, opts in (("default", "{}"), ("depth1", '{"reservations": 1}')):
+        code, _, err = run_main(["run", "--policy", "heft", "-p", str(plat), "-w", str(tmp_path / "w.json"),
+                                 "--policy-options", opts, "-o", str(tmp_path / name), "--no-progress"])
+        assert code == 0, err
+        with open(tmp_path / name / "out_jobs.csv", newline="") as f:
+            starts[name] = {r["job_id"]: (float(r["starting_time"]), r["allocated_resources"])
+                            for r in csv.DictReader(f)}
+    assert starts["default"] == {"B": (0.0, "0"), "A": (0.0, "1"), "J4": (9.0, "1-2"), "J5": (308.0, "1"),
+                                 "J3": (999.0, "0-2")}
+    assert starts["depth1"] == {"B": (0.0, "0"), "A": (0.0, "1"), "J5": (1.0, "2"), "J4": (100.0, "1-2"),
+                                "J3": (999.0, "0-2")}
