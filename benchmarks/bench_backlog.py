@@ -79,6 +79,11 @@ GOAL_RATIO = 3.0
 GOAL_1M_S = 600.0
 
 
+#: Policies whose default reserves every waiting job: quadratic under this backlog (option
+#: ``reservations`` bounds them).
+QUADRATIC = ("conservative", "heft", "green-heft")
+
+
 def make_workload(n: int, seed: int = 0) -> dict:
     """The benchmark workload (module docstring) as a Batsim workload dict."""
     rng = random.Random(seed)
@@ -298,6 +303,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [p for p in policies if parse_policy(p)[0] not in POLICIES]
     if unknown:
         ap.error(f"unknown policies {unknown}; known: {sorted(POLICIES)}")
+
+    for p in policies:
+        name, opts = parse_policy(p)
+        if name in QUADRATIC and not (opts or {}).get("reservations") and max(sizes) > 3000:
+            print(f"note: {p} reserves every waiting job, so its run grows as the square of the backlog "
+                  f"(136 s at 10,000 jobs for heft on the 2-core machine, hours at 100,000); "
+                  f"'{name}:reservations=8' bounds it (benchmarks/results/conservative/README.md)", flush=True)
 
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     with tempfile.TemporaryDirectory(prefix="bench_backlog_") as tmp:
