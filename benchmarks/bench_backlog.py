@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         name, opts = parse_policy(p)
         if name in QUADRATIC and not (opts or {}).get("reservations") and max(sizes) > 3000:
             print(f"note: {p} reserves every waiting job, so its run grows as the square of the backlog "
-                  f"(136 s at 10,000 jobs for heft on the 2-core machine, hours at 100,000); "
+                  f"(129 s at 10,000 jobs for heft on the 2-core machine, hours at 100,000); "
                   f"'{name}:reservations=8' bounds it (benchmarks/results/conservative/README.md)", flush=True)
 
     started = time.strftime("%Y-%m-%d %H:%M:%S")
