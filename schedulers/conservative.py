@@ -144,7 +144,7 @@ from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
 from .core.kept_reservations import KeptReservations
 from .core.policy import Option, PolicyOptionError
 from .core.model import Job, JobState
-from .core.waiting import QueueScan, walltime_key
+from .core.waiting import walltime_key, walltime_limits
 from .easy import EASY
 
 
@@ -556,7 +556,7 @@ class Conservative(EASY):
                     if s < 0:
                         self._stop = (limits, caps, guard)
                         return
-                    check_from = self._position(waiting, s) + 1
+                    check_from = self._position(waiting, s) + 1  # type: ignore[arg-type]
                     # a reservation that starts before no host free now stays free (the last
                     # limit, where the caps end at 0) lowers the caps: the search is asked again
                     horizon = limits[-1] if limits and caps[-1] == 0 else INF
@@ -586,13 +586,6 @@ class Conservative(EASY):
         if stop_when_full:
             self._stop = (*prof.free_now_steps(), guard)  # the end of the queue: nothing after it
 
-    def _position(self, waiting, s: int) -> int:
-        """The queue position of the job in slot ``s`` of :meth:`EASY.waiting
-        <schedulers.easy.EASY.waiting>` (read after :attr:`queue`: no dead front)."""
-        if isinstance(waiting, QueueScan):
-            return s
-        return bisect_left(self._keys, waiting.key(s), self._front) - self._front
-
     def _walk_starts(self, prof: ReservationProfile, k: int, barred: bool, stop_when_full: bool,
                      extra: float = 0.0, hold: Any = None) -> Iterator[tuple[int, Reservation]]:
         """The jobs from queue position ``k`` on that fit now in ``prof`` for their walltime plus
@@ -600,16 +593,16 @@ class Conservative(EASY):
         looked at (by ``hold(job, duration, hosts)`` when given, else in ``prof``), found through
         :meth:`EASY.waiting <schedulers.easy.EASY.waiting>` with the profile's
         :meth:`~schedulers.core.backfilling.ReservationProfile.free_now_steps` as capacity (its
-        limits moved ``extra`` earlier, and a hair more against rounding: the index may only
-        return more candidates, each checked with :meth:`~schedulers.core.backfilling.
-        ReservationProfile.fits_now_mask`): the jobs a scan of the queue with ``fits_now_mask``
-        would start, as every start only lowers the capacity."""
+        limits as limits on the walltime, :func:`~schedulers.core.waiting.walltime_limits`: the
+        index may only return more candidates, each checked with :meth:`~schedulers.core.
+        backfilling.ReservationProfile.fits_now_mask`): the jobs a scan of the queue with
+        ``fits_now_mask`` would start, as every start only lowers the capacity."""
         now = prof.now
         head = self.queue[k]
         waiting = self.waiting()
-        keys, f = self._keys, self._front  # the queue is _q[_front:] (EASY)
         s = waiting.slot(head)
-        limits, caps = self._moved(prof.free_now_steps(), now, extra)
+        limits, caps = prof.free_now_steps()
+        limits = walltime_limits(limits, now, extra=extra)
         while not (stop_when_full and caps[0] == 0):  # else no host free now: no job can start
             s = waiting.first(s, now, limits, caps)
             if s < 0:
@@ -622,17 +615,7 @@ class Conservative(EASY):
                     prof.hold_mask(now, dur, hosts)
                 else:
                     hold(job, dur, hosts)
-                yield bisect_left(keys, waiting.key(s), f) - f, Reservation(job, now, dur, hosts)
-                limits, caps = self._moved(prof.free_now_steps(), now, extra)
+                yield self._position(waiting, s), Reservation(job, now, dur, hosts)
+                limits, caps = prof.free_now_steps()
+                limits = walltime_limits(limits, now, extra=extra)
             s += 1
-
-    @staticmethod
-    def _moved(steps: tuple[list[float], list[int]], now: float, extra: float) -> tuple[list[float], list[int]]:
-        """``free_now_steps`` as limits on the walltime of a job held ``walltime + extra``: each
-        limit ``extra`` earlier, then raised by a relative 1e-9 plus 1 microsecond, so that after
-        rounding it is never below the exact one: the index sees a window cross a limit only when
-        it does, and never misses a job that fits (it may return a few more, checked after)."""
-        limits, caps = steps
-        if extra == 0.0:
-            return limits, caps
-        return [t - extra + 1e-9 * abs(t - now) + 1e-6 for t in limits], caps

@@ -408,9 +408,15 @@ class EASY(Policy):
         waiting = self.waiting()  # (a scan reads :attr:`queue`, which drops the dead front)
         slots = self.backfill_behind(waiting, head, avail, nfree)
         if slots:
-            keys, f = self._keys, self._front
-            started += [bisect_left(keys, waiting.key(s), f) - f for s in slots]
+            started += [self._position(waiting, s) for s in slots]
         return started
+
+    def _position(self, waiting: WaitingIndex | QueueScan, s: int) -> int:
+        """The queue position of the job in slot ``s`` of :meth:`waiting` (read after
+        :attr:`queue`: no dead front)."""
+        if isinstance(waiting, QueueScan):
+            return s
+        return bisect_left(self._keys, waiting.key(s), self._front) - self._front
 
     def backfill_behind(self, waiting: WaitingIndex | QueueScan | Any, head: Job, avail: int,
                         nfree: int) -> list[int]:

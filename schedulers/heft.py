@@ -78,12 +78,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bisect import bisect_left
-
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration, lowest_bits
 from .core.model import Job, Platform
 from .core.policy import Option, PolicyOptionError
-from .core.waiting import QueueScan, WaitingIndex
+from .core.waiting import QueueScan, WaitingIndex, walltime_limits
 from .easy import EASY
 
 RESERVATIONS_DOC = Option(
@@ -212,21 +210,6 @@ class HEFT(EASY):
         slots (:class:`schedulers.green.GreenHEFT`) returns its bound."""
         return 1.0
 
-    def _stretched(self, limits: list[float], now: float, scale: float) -> list[float]:
-        """``limits`` (s) as limits on the walltime instead of the slot: ``t`` becomes a little
-        more than ``now + (t - now) / scale`` (a margin of 1e-9 relative plus 1 microsecond, so
-        that float rounding can only let more jobs through the index's test, never fewer)."""
-        if scale >= 1.0:
-            return limits
-        return [now + (t - now) / scale * (1.0 + 1e-9) + 1e-6 for t in limits]
-
-    def _position(self, waiting: WaitingIndex | QueueScan, s: int) -> int:
-        """The queue position of the job in slot ``s`` of :meth:`EASY.waiting
-        <schedulers.easy.EASY.waiting>` (read after :attr:`queue`: no dead front)."""
-        if isinstance(waiting, QueueScan):
-            return s
-        return bisect_left(self._keys, waiting.key(s), self._front) - self._front
-
     def backfill_pass(self) -> list[int]:
         """Place the queue in decreasing rank (module docstring); start the jobs placed now.
         Returns their queue positions; :attr:`reservation` is the first job left waiting.
@@ -262,7 +245,7 @@ class HEFT(EASY):
                 break
             if self.reservation is not None and k >= check_from:
                 limits, caps = prof.free_now_steps()
-                s = waiting.first(waiting.slot(job), now, self._stretched(limits, now, scale), caps)
+                s = waiting.first(waiting.slot(job), now, walltime_limits(limits, now, scale), caps)
                 if s < 0:
                     break  # no job from k on can start now, in this profile or a later one
                 check_from = self._position(waiting, s) + 1
@@ -297,7 +280,7 @@ class HEFT(EASY):
         s = waiting.slot(self.queue[k])
         while prof.free_mask_at(now):
             limits, caps = prof.free_now_steps()
-            s = waiting.first(s, now, self._stretched(limits, now, scale), caps)
+            s = waiting.first(s, now, walltime_limits(limits, now, scale), caps)
             if s < 0:
                 return
             job = waiting.job(s)

@@ -109,7 +109,7 @@ def first_fit(starts: list[float], free: list[int], t0: float, res: int, duratio
     i = bisect_right(starts, t0) - 1
     while i < n:
         if (free[i] & within).bit_count() < res:
-            i = skip_to(counts, i + 1, res) if counts is not None else i + 1
+            i = skip_to(counts, i + 1, res)
             continue
         # the block is slice i alone; the candidate start is in slice k = i
         base = j = k = i

@@ -69,7 +69,7 @@ from .model import Job
 
 INF = math.inf
 
-__all__ = ["QueueScan", "WaitingIndex", "size_class", "walltime_key"]
+__all__ = ["QueueScan", "WaitingIndex", "size_class", "walltime_key", "walltime_limits"]
 
 #: Below this ``res``, each ``res`` is a size class of its own.
 EXACT_CLASSES = 64
@@ -107,6 +107,19 @@ def walltime_key(job: Job) -> float:
     ``-1``): such a job never ends as far as a reservation knows."""
     wt = job.walltime
     return wt if wt >= 0 else INF
+
+
+def walltime_limits(limits: list[float], now: float, scale: float = 1.0, extra: float = 0.0) -> list[float]:
+    """Limits on a job's *slot* (a profile's ``free_now_steps``, s) as limits on its walltime,
+    what the searches test, for slots of ``walltime * scale + extra`` seconds (``scale`` in
+    ``(0, 1]``: green-heft's shortened slots; ``extra`` >= 0: conservative's ``rjms_delay``):
+    a slot from ``now`` crosses ``t`` when the walltime exceeds ``(t - now - extra) / scale``.
+    Each limit gets a margin of 1e-9 relative plus 1 microsecond, so that float rounding can only
+    let more jobs through a search, never fewer (the caller checks each job found); ``limits``
+    itself when the slot is the walltime."""
+    if scale >= 1.0 and extra == 0.0:
+        return limits
+    return [now + (t - now - extra) / scale + 1e-9 * abs(t - now) / scale + 1e-6 for t in limits]
 
 
 class _ClassTree:
