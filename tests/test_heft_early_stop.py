@@ -23,32 +23,46 @@ from test_green import begins, done, run, sub  # noqa: E402
 
 import schedulers.easy as easy_module  # noqa: E402
 from schedulers.core.backfilling import INF  # noqa: E402
+from schedulers.core.waiting import walltime_limits  # noqa: E402
 from schedulers.engine import simulate  # noqa: E402
 from schedulers.green import GreenHEFT  # noqa: E402
 from schedulers.heft import HEFT  # noqa: E402
 
 
 def _full_pass(self):
-    """HEFT's pass before the early stop: every job placed until no host is free now."""
+    """HEFT's pass written plainly, before the early stop: every job placed in rank order until
+    no host is free now. With the ``reservations`` option, once that many jobs were left waiting
+    (or got no slot), each later job is placed alone and started when its slot starts now,
+    holding nothing otherwise (the rule of ``tests/test_heft_reservations.py``)."""
     prof = self.profile()
     now = prof.now
     started = []
     barred = False
+    left = INF if self.reservation_limit is None else self.reservation_limit
     for k, job in enumerate(self.queue):
         if not prof.free_mask_at(now):
             break
         if barred and not job.has_walltime:
             continue
         r = self.find_reservation(prof, job)
+        if left <= 0:
+            if r.start == now:
+                prof.hold_mask(now, r.duration, r.hosts_mask)
+                self.start_job(job, r.hosts_mask)
+                started.append(k)
+            continue
         if r.start == INF:
             barred = True
+            left -= 1
             continue
         prof.hold_mask(r.start, r.duration, r.hosts_mask)
         if r.start == now:
             self.start_job(job, r.hosts_mask)
             started.append(k)
-        elif self.reservation is None:
-            self.reservation = r
+        else:
+            left -= 1
+            if self.reservation is None:
+                self.reservation = r
     return started
 
 
@@ -188,7 +202,11 @@ def test_slot_scale_bounds_green_heft_slots():
     assert GreenHEFT({"delta": 40, "per_gap": True, "delta_min": 5}).slot_scale() == pytest.approx(0.6)
     # the stretched limits: a window of slot walltime * 0.8 crosses limit t exactly when the
     # walltime exceeds (t - now) / 0.8; the stretched limit is a hair above now + that
-    h = HEFT()
-    lim = h._stretched([180.0], 100.0, 0.8)[0]
+    lim = walltime_limits([180.0], 100.0, 0.8)[0]
     assert 200.0 < lim <= 200.0 + 2e-6
-    assert h._stretched([180.0], 100.0, 1.0) == [180.0]
+    assert walltime_limits([180.0], 100.0, 1.0) == [180.0]
+    # conservative's rjms_delay: a slot of walltime + 5 s from 100 crosses 180 when the walltime
+    # exceeds 75 s; the limit is a hair above 175
+    lim = walltime_limits([180.0], 100.0, extra=5.0)[0]
+    assert 175.0 < lim <= 175.0 + 2e-6
+    assert walltime_limits([float("inf")], 100.0, 0.8, 5.0) == [float("inf")]

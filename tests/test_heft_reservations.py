@@ -18,58 +18,22 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_easy_backlog import backlog_workload  # noqa: E402
 from test_green import begins, run, sub  # noqa: E402
-from test_heft_early_stop import _Counting, _decisions, message_by_message  # noqa: E402
+from test_heft_early_stop import _Counting, _decisions, _full_pass, message_by_message  # noqa: E402
 
 import schedulers.easy as easy_module  # noqa: E402
-from schedulers.core.backfilling import INF  # noqa: E402
 from schedulers.core.policy import PolicyOptionError  # noqa: E402
 from schedulers.green import GreenHEFT  # noqa: E402
 from schedulers.heft import HEFT  # noqa: E402
 
 
-def _plain_depth_pass(self):
-    """The rule of the option, written plainly: the first ``reservation_limit`` jobs that do not
-    start now are placed; every later job is placed alone and started when its slot starts now."""
-    prof = self.profile()
-    now = prof.now
-    started = []
-    barred = False
-    left = self.reservation_limit
-    for k, job in enumerate(self.queue):
-        if not prof.free_mask_at(now):
-            break
-        if barred and not job.has_walltime:
-            continue
-        r = self.find_reservation(prof, job)
-        if left <= 0:
-            if r.start == now:
-                prof.hold_mask(now, r.duration, r.hosts_mask)
-                self.start_job(job, r.hosts_mask)
-                started.append(k)
-            continue
-        if r.start == INF:
-            barred = True
-            left -= 1
-            continue
-        prof.hold_mask(r.start, r.duration, r.hosts_mask)
-        if r.start == now:
-            self.start_job(job, r.hosts_mask)
-            started.append(k)
-        else:
-            left -= 1
-            if self.reservation is None:
-                self.reservation = r
-    return started
-
-
 class PlainHEFT(HEFT):
     name = "heft-plain-depth"
-    backfill_pass = _plain_depth_pass
+    backfill_pass = _full_pass
 
 
 class PlainGreenHEFT(GreenHEFT):
     name = "green-heft-plain-depth"
-    backfill_pass = _plain_depth_pass
+    backfill_pass = _full_pass
 
 
 class CountingHEFT(_Counting, HEFT):
