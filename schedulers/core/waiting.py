@@ -48,8 +48,10 @@ after anything else (a re-sorted queue).
 
 Costs (``n`` jobs): :meth:`~WaitingIndex.append` and :meth:`~WaitingIndex.remove` ``O(log n)``
 (amortised: a class's tree is rebuilt, ``O(its jobs)``, when its slots run out),
-:meth:`~WaitingIndex.insert` ``O(jobs of its size class)`` (the class's tree is rebuilt around
-the job, levels of minima computed in C; ``O(log n)`` behind the last job of its class),
+:meth:`~WaitingIndex.insert` ``O(log n)`` when its size class's tree has an empty local slot where
+the job belongs (a tree rebuilt by an insertion leaves one before each job) or the job goes behind
+the class's last job, else ``O(jobs of its size class)`` (the class's tree is rebuilt around it,
+levels of minima computed in C), plus ``O(n)`` when the slots are renumbered,
 :meth:`~WaitingIndex.rebuild` ``O(n)``, :meth:`~WaitingIndex.first` ``O(classes x log n)`` plus
 the nodes described above. Memory: ``O(n)`` numbers after a rebuild; the slots of removed jobs
 are reclaimed when a class runs out of slots (its tree is then rebuilt from its live jobs).
