@@ -44,3 +44,26 @@ def test_same_starts_and_hosts_as_batsched(tmp_path, capsys, name, n_jobs, kille
                  "-o", str(tmp_path / "old")]) == 0
     capsys.readouterr()
     assert starts(tmp_path / "old" / "out_jobs.csv") != recorded
+
+
+@pytest.mark.parametrize("name, max_res, killed, mean_wait", [
+    ("varied11", 64, 95, "66862.97"),     # jobs up to the whole platform, bursts, load 4
+    ("varied39", 8, 82, "8919.46182"),    # millisecond times, bursts, walltimes equal to delays
+])
+def test_same_starts_and_hosts_as_batsched_on_varied_shapes(tmp_path, capsys, name, max_res, killed, mean_wait):
+    """Platforms of other sizes, jobs as wide as the platform, submissions at one instant and many
+    kills (``make_varied.py``; platform and workload in the fixture folder): every start and host
+    set as batsched's, and so its mean waiting time to the 5 decimals of ``out_jobs.csv``."""
+    recorded = starts(FIXTURES / f"{name}_conservative_bf_jobs.csv")
+    with (FIXTURES / f"{name}_conservative_bf_jobs.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 300
+    assert max(int(r["requested_number_of_resources"]) for r in rows) == max_res
+    assert sum(s == "COMPLETED_WALLTIME_REACHED" for _, _, s in recorded.values()) == killed
+    assert main(["run", "--policy", "conservative", "-p", str(FIXTURES / f"{name}_platform.xml"),
+                 "-w", str(FIXTURES / f"{name}.json"), "-o", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert starts(tmp_path / "out" / "out_jobs.csv") == recorded
+    with (tmp_path / "out" / "out_jobs.csv").open(newline="", encoding="utf-8") as f:
+        ours = list(csv.DictReader(f))
+    assert round(sum(float(r["waiting_time"]) for r in ours) / len(ours), 5) == float(mean_wait)
