@@ -168,3 +168,15 @@ def test_the_campaign_reference_names_every_key_the_reader_accepts() -> None:
         keys |= set(re.findall(r'"([a-z_]+)"', group))
     missing = sorted(k for k in keys if not re.search(rf"(^|\s|\[|\.){k}\b", doc, re.M))
     assert not missing, f"keys the campaign reader accepts but its docstring does not show: {missing}"
+
+
+def test_every_option_of_the_cli_reference_is_said_in_words() -> None:
+    """An option described only by its default (``--interarrival INTERARRIVAL: default 4.0``), and
+    argparse's ``%%`` escape shown as it is (``95 %% CI``), are what the reference must not hold."""
+    import re
+
+    text = hooks.cli_reference()
+    assert "%%" not in text
+    bare = [ln for ln in text.splitlines() if re.match(r"- `[^`]*`: (default |see the description)", ln)]
+    assert not bare, f"options without words: {bare}"
+    assert "one table of runs and a summary per group (mean, std, 95 % CI, n)" in text
