@@ -121,6 +121,9 @@ def test_swf_cores_per_host_maps_processors_to_hosts():
     assert w["nb_res"] == 4
     # Only job 4 (6 processors) is not a multiple of 4.
     assert w.report.notes["processors not a multiple of cores_per_host: res rounded up"] == 1
+    # The report a user reads says the grouping it applied.
+    assert w.report.cores_per_host == 4
+    assert "\n  nb_res: 4\n  processors per host: 4 (res = ceil(processors / 4))\n" in w.report.summary()
 
 
 def test_swf_oversized_drop_clamp_error():
