@@ -180,3 +180,35 @@ def test_every_option_of_the_cli_reference_is_said_in_words() -> None:
     bare = [ln for ln in text.splitlines() if re.match(r"- `[^`]*`: (default |see the description)", ln)]
     assert not bare, f"options without words: {bare}"
     assert "one table of runs and a summary per group (mean, std, 95 % CI, n)" in text
+
+
+GETTING_STARTED = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+
+
+def test_the_main_job_summary_on_the_page_is_as_gridsched_run_prints_it() -> None:
+    """The page's summary block, but its first line, is what :meth:`RunSummary.format` prints for
+    the numbers it shows (the thousands separators included)."""
+    from schedulers.core.metrics import RunSummary
+
+    block = GETTING_STARTED.split("then a summary:\n\n```text\n", 1)[1].split("```", 1)[0]
+    shown = block.splitlines()[1:]
+    summary = RunSummary(jobs=28467, success=27954, killed=513, rejected=0, makespan=28763776.0,
+                         mean_waiting_time=633.9, mean_bounded_slowdown=9.582, max_waiting_time=139716.0,
+                         utilisation=0.461, energy_joules=63280307200.0, energy_kwh=17577.863)
+    assert shown == summary.format().splitlines()
+
+
+def test_the_getting_started_page_lists_every_exit_status_and_extra() -> None:
+    import tomllib
+
+    from schedulers.exits import STATUSES
+
+    table = [ln for ln in GETTING_STARTED.splitlines() if ln.startswith("| ")]
+    cli_page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8").split("<!--", 1)[0]
+    for code, _ in STATUSES:
+        assert any(ln.startswith(f"| {code} |") for ln in table), f"exit status {code} is not in the table"
+        assert f" {code} " in cli_page.replace("\n", " "), f"exit status {code} is not on the CLI page"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    sentence = GETTING_STARTED.split("Extras: ", 1)[1].split("\n\n", 1)[0]
+    for extra in extras:
+        assert f"`{extra}`" in sentence, f"the extra {extra!r} is not on the getting-started page"
