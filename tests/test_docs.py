@@ -212,3 +212,24 @@ def test_the_getting_started_page_lists_every_exit_status_and_extra() -> None:
     sentence = GETTING_STARTED.split("Extras: ", 1)[1].split("\n\n", 1)[0]
     for extra in extras:
         assert f"`{extra}`" in sentence, f"the extra {extra!r} is not on the getting-started page"
+
+
+@pytest.mark.parametrize("options, kwh, wait", [(None, "2.967", "129.5"), ('{"idle_timeout": 300}', "2.719", "170.0")])
+def test_the_idle_shutdown_page_example_gives_what_real_batsim_gives(tmp_path, options, kwh, wait) -> None:
+    """docs/guides/idle-shutdown.md's command, with and without the option. Energy and mean waiting
+    time recorded from real Batsim 4.2.1 (`gridsched run --engine batsim --energy --policy easy -p
+    platforms/g5k_nantes_econome.xml -w workloads/demo_nantes.json [--policy-options
+    '{"idle_timeout": 300}']`, batsim 4.2.1 on PATH): 10,680,100.000002 J and 129.47 s without,
+    9,787,687.650801 J and 170.025333 s with; the page quotes them in kWh (/ 3.6e6) and s."""
+    import json
+
+    page = (ROOT / "docs" / "guides" / "idle-shutdown.md").read_text(encoding="utf-8")
+    assert f"{kwh} kWh" in page and f"{wait} s" in page
+    argv = ["run", "--energy", "--policy", "easy", "-p", str(ROOT / "platforms" / "g5k_nantes_econome.xml"),
+            "-w", str(ROOT / "workloads" / "demo_nantes.json"), "-o", str(tmp_path / "out"), "--no-progress"]
+    assert main(argv + (["--policy-options", options] if options else [])) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    recorded = {None: (10_680_100.000002, 129.47), '{"idle_timeout": 300}': (9_787_687.650801, 170.025333)}[options]
+    assert summary["energy_joules"] == pytest.approx(recorded[0], abs=1e-3)
+    assert summary["mean_waiting_time"] == pytest.approx(recorded[1], abs=1e-6)
+    assert f"{summary['energy_kwh']:.3f}" == kwh and f"{summary['mean_waiting_time']:.1f}" == wait
