@@ -139,7 +139,8 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
             raise no_job(path, data.report)
     else:
         if options.get("nb_hosts") is None:
-            raise ValueError(f"{path}: rescaling a Batsim JSON workload needs nb_hosts")
+            raise ValueError(f"{path}: rescaling a Batsim JSON workload needs nb_hosts, the hosts of the target "
+                             "platform (gridsched convert --nb-hosts N)")
         data = rescale_workload(load_workload_json(path), options["nb_hosts"],
                                 mode=options.get("mode", "scale"), source=str(path))
     report = data.report
