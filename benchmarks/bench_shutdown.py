@@ -33,6 +33,7 @@ import argparse
 import csv
 import json
 import platform as _platform
+import shlex
 import sys
 import tempfile
 import time
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.show:
         for p in args.policies.split(","):
             for t in timeouts:
-                print("gridsched " + " ".join(command(p, t, args.jobs, Path("out"), "embedded")))
+                print(shlex.join(["gridsched", *command(p, t, args.jobs, Path("out"), "embedded")]))
         return 0
     rows = []
     for p in args.policies.split(","):

@@ -50,7 +50,7 @@ def _invocation(parser: argparse.ArgumentParser, action: argparse.Action) -> str
 
 def _parser_md(prog: str, parser: argparse.ArgumentParser, depth: int, summary: str) -> list[str]:
     out = [f"{'#' * depth} `{prog}`", ""]
-    desc = parser.description or summary
+    desc = parser.description or summary.replace("%%", "%")   # (a sub-command's help, %-escaped for argparse)
     if desc:
         out += [_md(" ".join(desc.split())), ""]
     usage = parser.format_usage().strip()
@@ -145,7 +145,8 @@ def generators_reference() -> str:
 
     out = ["| generator | what it builds | parameters (defaults) |", "|---|---|---|"]
     for name, gen in GENERATORS.items():
-        params = ", ".join(f"`{k}` = `{v!r}`" for k, v in gen.params.items()) or "none"
+        params = "<br>".join(f"`{k}` = `{v!r}`" + (f": {_md(gen.param_docs[k])}" if k in gen.param_docs else "")
+                             for k, v in gen.params.items()) or "none"
         out.append(f"| `{name}` | {_md(' '.join(gen.doc.split()))} | {params} |")
     return "\n".join(out)
 

@@ -569,7 +569,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      help="reuse a non-empty output folder: first remove the files a previous run wrote there "
                           "(out_*.csv, summary.json, workload_wN.json...), and only those")
     run.add_argument("--energy", "-E", action="store_true", help="energy model and energy outputs")
-    run.add_argument("--policy-options", help="policy options as JSON or @file.json")
+    run.add_argument("--policy-options", metavar="JSON|@FILE", help="policy options as JSON or @file.json")
     run.add_argument("--engine", choices=("embedded", "batsim"), default="embedded",
                      help="embedded engine (default) or a real `batsim` binary on PATH")
     run.add_argument("--compute-sharing", action="store_true", help="Batsim's --enable-compute-sharing")
@@ -583,11 +583,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                           "machine_available; repeatable); the policy hears them as NOTIFY")
     run.add_argument("--forward-unknown-events", action="store_true",
                      help="Batsim's --forward-unknown-events: events of your own types go to the policy as NOTIFY")
-    run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
-    run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
-    run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")
+    run.add_argument("--fallback-workload", metavar="FILE", help="workload to use instead when a --workload file does not exist")
+    run.add_argument("--cores-per-host", type=int, metavar="N",
+                     help="trace processors per host (default: the platform's cores): res = ceil(processors / N)")
+    run.add_argument("--max-jobs", type=int, metavar="N", help="keep only the N jobs submitted first")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--timeout", type=float, default=3600.0, help="real-Batsim run timeout (s)")
+    run.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="real-Batsim run timeout (s)")
     from .batsim.runner import add_batsim_run_args
     add_batsim_run_args(run)
     run.set_defaults(func=cmd_run)

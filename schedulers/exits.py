@@ -73,8 +73,11 @@ MAX_MESSAGE = 1000
 def one_line(msg: Any, limit: int = MAX_MESSAGE) -> str:
     """``msg`` as one line: its lines joined with ``"; "``; when longer than ``limit`` characters,
     its middle is cut (``... [20,000,315 characters in all: cut] ...``), keeping the start (the
-    file and the item) and the end (what to do)."""
-    text = str(msg)
+    file and the item) and the end (what to do).
+
+    An ``OSError`` as Python words it (``[Errno 2] No such file or directory: 'trace.swf'``) is
+    given file first, without the errno: ``trace.swf: No such file or directory``."""
+    text = _os_error(msg) if isinstance(msg, OSError) else str(msg)
     total = len(text)
     if total > 2 * limit:   # (a huge message is not joined whole to be cut)
         text = text[:limit] + text[-limit:]
@@ -83,3 +86,15 @@ def one_line(msg: Any, limit: int = MAX_MESSAGE) -> str:
         return line
     keep = limit * 2 // 3
     return f"{line[:keep]} ... [{total:,} characters in all: cut] ... {line[-(limit - keep):]}"
+
+
+def _os_error(exc: OSError) -> str:
+    """``FILE: STRERROR`` (``FILE -> FILE2: ...`` for a rename) for an ``OSError`` whose text is
+    Python's ``[Errno N] ...``; any other text as it is."""
+    text = str(exc)
+    if not (text.startswith("[Errno") and exc.strerror):
+        return text
+    if exc.filename is None:
+        return exc.strerror
+    where = str(exc.filename) if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+    return f"{where}: {exc.strerror}"

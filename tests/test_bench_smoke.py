@@ -209,3 +209,21 @@ def test_bench_gym_runs_tiny(tmp_path):
         assert rows[("env random", e)]["steps"] >= 200          # the random agent also waits
         assert rows[("env fcfs", e)]["end_time"] == rows[("simulate", e)]["end_time"]
     assert "| env fcfs | on |" in (tmp_path / "gym.md").read_text()
+
+
+def test_the_shutdown_benchmark_shows_commands_a_shell_runs_as_they_are():
+    """``--show`` prints each configuration as a command to paste: the JSON of ``--policy-options``
+    quoted, so the shell hands it over as one argument."""
+    import shlex
+
+    script = ROOT / "benchmarks" / "bench_shutdown.py"
+    proc = subprocess.run([sys.executable, str(script), "--show", "--policies", "easy", "--timeouts", "off,300"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    if proc.returncode == 2 and "needs ../shared" in proc.stderr:
+        pytest.skip("the benchmark's trace is in ../shared, which is absent")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2
+    argv = shlex.split(lines[1])
+    assert argv[argv.index("--policy-options") + 1] == '{"idle_timeout": 300.0}'
+    assert "--policy-options" not in shlex.split(lines[0])

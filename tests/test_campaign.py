@@ -254,11 +254,11 @@ def test_axes_route_and_do_not_multiply_runs_they_do_not_apply_to(tmp_path: Path
         delta = [0, 10, 20]
         compute_sharing = [false, true]
         [zip]
-        jobs = [40, 400]
+        "scenario.jobs" = [40, 400]
         hosts = [8, 64]
         """ % (ROOT / "platforms/g5k_nantes_econome.xml", ROOT / "workloads/demo_nantes.json"))
     camp = load_campaign(f)
-    assert camp.axis_names == ["policy", "scenario", "delta", "compute_sharing", "jobs", "hosts", "seed"]
+    assert camp.axis_names == ["policy", "scenario", "delta", "compute_sharing", "scenario.jobs", "hosts", "seed"]
     runs = camp.runs()
     count = {}
     for r in runs:
@@ -267,13 +267,13 @@ def test_axes_route_and_do_not_multiply_runs_they_do_not_apply_to(tmp_path: Path
     # is deterministic (no seed option): 2 sharing, run once each; test-overlap takes a seed
     assert count == {("fcfs", "gen"): 8, ("fcfs", "file"): 2, ("test-overlap", "gen"): 24, ("test-overlap", "file"): 12}
     r = next(r for r in runs if r.params["policy"] == "test-overlap" and r.params["scenario"] == "gen"
-             and r.params["delta"] == 10 and r.params["jobs"] == 400 and r.params["seed"] == 1
+             and r.params["delta"] == 10 and r.params["scenario.jobs"] == 400 and r.params["seed"] == 1
              and r.params["compute_sharing"])
     assert r.policy_options == {"delta": 10, "seed": 1}
     assert r.scenario["params"]["jobs"] == 400 and r.scenario["params"]["hosts"] == 64
     assert r.engine == {"simulator": "engine", "energy": False, "compute_sharing": True}
     fc = [r for r in runs if r.params["policy"] == "fcfs" and r.params["scenario"] == "file"]
-    assert all(r.params["delta"] is None and r.params["jobs"] is None and r.params["seed"] is None
+    assert all(r.params["delta"] is None and r.params["scenario.jobs"] is None and r.params["seed"] is None
                and r.policy_options == {} for r in fc)
 
 
@@ -298,7 +298,10 @@ BAD = [
     ("axis nobody has", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
      '[axes]\ndelta = [0, 10]\n', "axes.delta: 'delta' is not an option of the campaign's policies (idle_timeout)"),
     ("zip lengths", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
-     '[zip]\njobs = [1, 2]\nhosts = [4]\n', "zip: zip axes must have the same length, got jobs: 2, hosts: 1"),
+     '[zip]\n"scenario.jobs" = [1, 2]\nhosts = [4]\n', "zip: zip axes must have the same length, got scenario.jobs: 2, hosts: 1"),
+    ("axis named as a results column", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
+     '[axes]\njobs = [10, 20]\n', "axes.jobs: 'jobs' names a column the results table already has (a run metric or "
+     'field); write "scenario.jobs" for this axis'),
     ("no scenario", '[[policy]]\nname = "easy"\n', "scenario: missing: at least one [[scenario]] table"),
     ("missing file", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\nplatform = "nope.xml"\n'
      'workloads = ["w.json"]\n', "scenario[0].platform: no such file"),
@@ -403,6 +406,21 @@ def test_the_documented_campaign_example_is_valid() -> None:
     # easy x (synthetic: 3 loads x 2 zipped sizes x 10 seeds + nantes: once)
     assert len(runs) == 3 * 2 * 10 + 1
     assert camp.report["reference"][0]["source"] == "paper, Table 2"
+
+
+def test_the_documented_campaign_example_runs_and_reports(tmp_path: Path) -> None:
+    # The example with one seed (7 runs): it runs, and its [report] fits its results (an axis named
+    # like a results column, and a reference matching two groups, each stopped it after the runs).
+    text = (ROOT / "docs" / "examples" / "campaign.toml").read_text(encoding="utf-8")
+    text = text.replace("seeds = 10 ", "seeds = [0] ").replace('"../../', f'"{ROOT}/')
+    assert "seeds = [0]" in text and str(ROOT) in text
+    camp = tmp_path / "example.toml"
+    camp.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["campaign", "run", str(camp), "--out", str(out), "--serial", "--no-progress", "--report"]) == 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    # the paper's value (1,800 s, "paper, Table 2") beside EASY's mean at load 0.8, 100 jobs
+    assert "paper, Table 2" in report and "1,800" in report
 
 
 @pytest.mark.skipif(__import__("shutil").which("batsim") is None,

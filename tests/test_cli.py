@@ -61,3 +61,15 @@ def test_run_errors_are_one_clear_line(tmp_path, capsys):
     code = main(["run", "--policy", "fcfs", "-p", str(tmp_path / "no.xml"), "-w", str(FIX / "tiny.swf"),
                  "-o", str(tmp_path), "--no-progress"])
     assert code == 2 and "no.xml" in capsys.readouterr().err
+
+
+def test_a_missing_or_unwritable_path_is_named_without_python_s_errno(tmp_path, capsys):
+    # Python words these "[Errno 2] No such file or directory: 'x'"; the line names the path first.
+    missing = tmp_path / "trace.swf.gz"
+    assert main(["convert", str(missing), "-o", str(tmp_path / "w.json")]) == 2
+    assert capsys.readouterr().err == f"gridsched convert: error: {missing}: No such file or directory\n"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert main(["scenario", "synthetic", "-o", str(blocker / "case")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"gridsched: error: {blocker / 'case'}: ") and "Errno" not in err, err

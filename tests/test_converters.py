@@ -121,6 +121,9 @@ def test_swf_cores_per_host_maps_processors_to_hosts():
     assert w["nb_res"] == 4
     # Only job 4 (6 processors) is not a multiple of 4.
     assert w.report.notes["processors not a multiple of cores_per_host: res rounded up"] == 1
+    # The report a user reads says the grouping it applied.
+    assert w.report.cores_per_host == 4
+    assert "\n  nb_res: 4\n  processors per host: 4 (res = ceil(processors / 4))\n" in w.report.summary()
 
 
 def test_swf_oversized_drop_clamp_error():
@@ -591,3 +594,12 @@ def test_cli_convert(tmp_path, capsys):
     code = _cli(["convert", str(TINY_SWF), "-o", str(out), "--nb-hosts", "4", "--oversized", "error"])
     err = capsys.readouterr().err
     assert code == 2 and "tiny.swf" in err and "line 9" in err
+
+
+def test_rescaling_a_json_workload_without_a_host_count_says_which_option(tmp_path, capsys):
+    src = Path(__file__).resolve().parents[1] / "docs" / "examples" / "tutorial.json"
+    args = argparse.Namespace(trace=str(src), output=str(tmp_path / "w.json"))
+    assert run_convert(args) == 2
+    assert capsys.readouterr().err == (f"gridsched convert: error: {src}: rescaling a Batsim JSON workload needs "
+                                       "nb_hosts, the hosts of the target platform (gridsched convert --nb-hosts N)\n")
+    assert not (tmp_path / "w.json").exists()

@@ -168,3 +168,68 @@ def test_the_campaign_reference_names_every_key_the_reader_accepts() -> None:
         keys |= set(re.findall(r'"([a-z_]+)"', group))
     missing = sorted(k for k in keys if not re.search(rf"(^|\s|\[|\.){k}\b", doc, re.M))
     assert not missing, f"keys the campaign reader accepts but its docstring does not show: {missing}"
+
+
+def test_every_option_of_the_cli_reference_is_said_in_words() -> None:
+    """An option described only by its default (``--interarrival INTERARRIVAL: default 4.0``), and
+    argparse's ``%%`` escape shown as it is (``95 %% CI``), are what the reference must not hold."""
+    import re
+
+    text = hooks.cli_reference()
+    assert "%%" not in text
+    bare = [ln for ln in text.splitlines() if re.match(r"- `[^`]*`: (default |see the description)", ln)]
+    assert not bare, f"options without words: {bare}"
+    assert "one table of runs and a summary per group (mean, std, 95 % CI, n)" in text
+
+
+GETTING_STARTED = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+
+
+def test_the_main_job_summary_on_the_page_is_as_gridsched_run_prints_it() -> None:
+    """The page's summary block, but its first line, is what :meth:`RunSummary.format` prints for
+    the numbers it shows (the thousands separators included)."""
+    from schedulers.core.metrics import RunSummary
+
+    block = GETTING_STARTED.split("then a summary:\n\n```text\n", 1)[1].split("```", 1)[0]
+    shown = block.splitlines()[1:]
+    summary = RunSummary(jobs=28467, success=27954, killed=513, rejected=0, makespan=28763776.0,
+                         mean_waiting_time=633.9, mean_bounded_slowdown=9.582, max_waiting_time=139716.0,
+                         utilisation=0.461, energy_joules=63280307200.0, energy_kwh=17577.863)
+    assert shown == summary.format().splitlines()
+
+
+def test_the_getting_started_page_lists_every_exit_status_and_extra() -> None:
+    import tomllib
+
+    from schedulers.exits import STATUSES
+
+    table = [ln for ln in GETTING_STARTED.splitlines() if ln.startswith("| ")]
+    cli_page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8").split("<!--", 1)[0]
+    for code, _ in STATUSES:
+        assert any(ln.startswith(f"| {code} |") for ln in table), f"exit status {code} is not in the table"
+        assert f" {code} " in cli_page.replace("\n", " "), f"exit status {code} is not on the CLI page"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    sentence = GETTING_STARTED.split("Extras: ", 1)[1].split("\n\n", 1)[0]
+    for extra in extras:
+        assert f"`{extra}`" in sentence, f"the extra {extra!r} is not on the getting-started page"
+
+
+@pytest.mark.parametrize("options, kwh, wait", [(None, "2.967", "129.5"), ('{"idle_timeout": 300}', "2.719", "170.0")])
+def test_the_idle_shutdown_page_example_gives_what_real_batsim_gives(tmp_path, options, kwh, wait) -> None:
+    """docs/guides/idle-shutdown.md's command, with and without the option. Energy and mean waiting
+    time recorded from real Batsim 4.2.1 (`gridsched run --engine batsim --energy --policy easy -p
+    platforms/g5k_nantes_econome.xml -w workloads/demo_nantes.json [--policy-options
+    '{"idle_timeout": 300}']`, batsim 4.2.1 on PATH): 10,680,100.000002 J and 129.47 s without,
+    9,787,687.650801 J and 170.025333 s with; the page quotes them in kWh (/ 3.6e6) and s."""
+    import json
+
+    page = (ROOT / "docs" / "guides" / "idle-shutdown.md").read_text(encoding="utf-8")
+    assert f"{kwh} kWh" in page and f"{wait} s" in page
+    argv = ["run", "--energy", "--policy", "easy", "-p", str(ROOT / "platforms" / "g5k_nantes_econome.xml"),
+            "-w", str(ROOT / "workloads" / "demo_nantes.json"), "-o", str(tmp_path / "out"), "--no-progress"]
+    assert main(argv + (["--policy-options", options] if options else [])) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    recorded = {None: (10_680_100.000002, 129.47), '{"idle_timeout": 300}': (9_787_687.650801, 170.025333)}[options]
+    assert summary["energy_joules"] == pytest.approx(recorded[0], abs=1e-3)
+    assert summary["mean_waiting_time"] == pytest.approx(recorded[1], abs=1e-6)
+    assert f"{summary['energy_kwh']:.3f}" == kwh and f"{summary['mean_waiting_time']:.1f}" == wait

@@ -257,3 +257,18 @@ delta = [0, 10, 20, 30, 40, 50]
     assert len(pd.read_csv(rep2 / "runs.csv")) == 24
     assert gridsched(["campaign", "green", "report", str(tmp_path / "out" / "tiny"), "--report", str(rep2),
                       "--page", str(page)]) == 2
+
+
+def test_the_summary_of_sweeps_alone_has_no_empty_number():
+    """Only a sweep ran (no run of the paper's plan): the contention sentence gives the kills and
+    stops there, instead of a spread of no runs printed as a dash."""
+    from schedulers.campaign.green_report import _summary
+
+    st = pd.DataFrame({"design": ["switch"], "host_cores": [1], "spread_ok_mean": [1.0], "ties": [0], "n": [1]})
+    cfg = pd.DataFrame({"host_cores": [1, 1, 16], "delta": [50.0, 0.0, 50.0], "kills": [3, 0, 0],
+                        "jobs": [30, 30, 30]})
+    text = "\n".join(_summary(st, pd.DataFrame({"design": ["switch"], "host_cores": [1]}), cfg, pd.DataFrame()))
+    # 3 of the 30 jobs run with Δ = 50 % on one-core nodes: 10 %
+    assert ("With Δ = 50 % on one-core nodes, 10.0 % of the jobs run are killed at their walltime (every run "
+            "of the campaign); the lowest energies there come with kills.\n") in text
+    assert "–" not in text

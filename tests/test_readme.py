@@ -108,3 +108,14 @@ def test_the_test_extra_installs_what_the_documentation_build_needs() -> None:
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert set(extras["docs"]) <= set(extras["test"])   # CI installs only .[test,pybatsim]
+
+
+def test_a_single_policy_row_says_what_gridsched_policies_says() -> None:
+    from schedulers.registry import POLICIES
+
+    table = README.split("## Policies", 1)[1].split("\n## ", 1)[0]
+    for row in table.splitlines():
+        cells = row.split(" | ")
+        names = re.findall(r"`([\w-]+)`", cells[0])
+        if len(names) == 1 and names[0] in POLICIES:
+            assert cells[1] == POLICIES[names[0]].summary, f"{names[0]}: the README and `gridsched policies` differ"

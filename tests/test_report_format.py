@@ -104,6 +104,25 @@ def test_owner_share_summary_counts_tasks_restarts_and_preemptions(tmp_path):
     assert "tasks" not in plain.as_dict() and plain.format().startswith("jobs                  5 (2 succeeded, 3 killed")
 
 
+
+def test_a_run_where_no_job_started_has_no_waiting_time_nor_slowdown():
+    # Two jobs, both rejected: no waiting time exists, and a bounded slowdown (>= 1 by definition)
+    # has no value; the summary says so instead of printing 0.
+    from schedulers.core.metrics import summarize_columns
+
+    s = summarize_columns(["REJECTED", "REJECTED"], [0.0, 5.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0],
+                          [9.0, 9.0], nb_hosts=4)
+    assert (s.jobs, s.rejected, s.makespan, s.utilisation) == (2, 2, 0.0, 0.0)
+    assert s.mean_waiting_time is None and s.max_waiting_time is None and s.mean_bounded_slowdown is None
+    assert s.format().splitlines()[2:4] == ["mean waiting time     none: no job started",
+                                            "mean bounded slowdown none: no job started"]
+    # one job started at 30 s (submitted at 10 s, ran 5 s), one rejected: wait 20 s, bounded
+    # slowdown (20 + 5) / max(5, 10) = 2.5
+    s = summarize_columns(["COMPLETED_SUCCESSFULLY", "REJECTED"], [10.0, 0.0], [30.0, 0.0], [5.0, 0.0],
+                          [35.0, 0.0], [1.0, 9.0], nb_hosts=4)
+    assert (s.mean_waiting_time, s.max_waiting_time, s.mean_bounded_slowdown) == (20.0, 20.0, 2.5)
+
+
 PLATFORM = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">

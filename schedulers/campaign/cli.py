@@ -124,7 +124,9 @@ def cmd_generators(args: argparse.Namespace) -> int:
 
     for name, gen in sorted(GENERATORS.items()):
         print(f"{name:16s} {gen.doc}")
-        print(f"{'':16s} parameters: " + ", ".join(f"{k} = {v!r}" for k, v in gen.params.items()))
+        for k, v in gen.params.items():
+            words = gen.param_docs.get(k)
+            print(f"{'':16s}   {k} = {v!r}" + (f": {words}" if words else ""))
     return 0
 
 

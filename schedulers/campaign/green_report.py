@@ -122,10 +122,12 @@ def _summary(st: pd.DataFrame, cases: pd.DataFrame, cfg: pd.DataFrame, runs_w: p
                    f"{seconds(wait)} at most) and every algorithm and Δ makes the same schedule.")
     k1 = cfg[(cfg.host_cores == 1) & (cfg.delta == 50)]
     if not k1.empty and k1.jobs.sum():
+        one_core = paper[paper.host_cores == 1]   # (none when only sweeps ran: no spread to give)
+        ok = (", and among runs without kills the spread is "
+              f"{pct(one_core.spread_ok_mean.max())} at most") if not one_core.empty else ""
         out.append(f"- **Overlap under contention.** With Δ = 50 % on one-core nodes, {pct(100 * k1.kills.sum() / k1.jobs.sum())} "
                    "of the jobs run are killed at their walltime (every run of the campaign); the lowest energies "
-                   "there come with kills, and among runs without kills the spread is "
-                   f"{pct(paper[paper.host_cores == 1].spread_ok_mean.max())} at most.")
+                   f"there come with kills{ok}.")
     return out + [""]
 
 

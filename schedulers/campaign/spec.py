@@ -34,7 +34,7 @@ A campaign file (read with the standard library's :mod:`tomllib`)::
     load = [0.5, 0.9]              # a generator parameter, a policy option or an engine option
     "policy.limits.user1" = [80, 150]   # one key of a mapping option (merged into [[policy]] options)
     [zip]                          # values that go together (same length): one axis
-    jobs = [40, 400]
+    "scenario.jobs" = [40, 400]    # (prefixed: a bare `jobs` is the results' column of that name)
     hosts = [8, 64]
 
     [report]                       # read by `gridsched campaign report` (schedulers.campaign.report)
@@ -48,6 +48,9 @@ does not apply to a run (an option its policy does not have, a parameter of anot
 a file scenario) does not multiply that run: the run is made once, with the axis value null in its
 parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
 a file scenario run by a policy without one is deterministic and is run once (seed null).
+An axis is a column of the results table under the name it is given, so a bare name that is
+already one of its columns (``jobs``, ``makespan``... of the run summary, ``id``, ``status``,
+``error``...) is refused: prefix it (``"scenario.jobs"``).
 
 Every run has an id: the first 16 hex digits of the SHA-256 of its canonical parameters (JSON with
 sorted keys: its params, the policy's registry name and effective options, the scenario's
@@ -70,6 +73,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.metrics import RunSummary
 from ..inputs.generators import GENERATORS, GeneratorError, check_params
 from ..registry import POLICIES, PolicyOptionError, check_options, policy_class
 from .errors import CampaignError
@@ -547,6 +551,12 @@ def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
     return found[0], name
 
 
+#: Columns of a campaign's runs table besides its axes (:func:`schedulers.campaign.collect.runs_table`):
+#: an axis may not take one of these names (``simulator`` may: that axis is the column itself).
+RESULT_COLUMNS = frozenset({"id", "status", "policy_name", "wall_time_s", "error",
+                            *RunSummary.__dataclass_fields__})
+
+
 def _axis_values(c: _Checker, value: Any, key: str) -> list:
     c.typed(value, list, key, "a non-empty list of values")
     if not value:
@@ -570,6 +580,9 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
                 raise c.fail(key, "this axis is given twice")
             names.add(name)
             kind, opt = _route(c, name, key, policies, scenarios)
+            if name in RESULT_COLUMNS:
+                raise c.fail(key, f"{name!r} names a column the results table already has (a run metric or "
+                                  f"field); write \"{kind}.{name}\" for this axis")
             ns.append(name)
             kinds.append(kind)
             keys.append(opt)

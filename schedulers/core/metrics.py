@@ -36,6 +36,8 @@ class RunSummary:
     """Headline numbers of one simulation (times in s, energy in J and kWh, utilisation in [0, 1]).
 
     ``jobs``, ``success``, ``killed``, ``rejected`` count Batsim's jobs (rows of ``out_jobs.csv``).
+    The waiting times and the bounded slowdown are None (``null`` in ``summary.json``) when no job
+    started (every job rejected): they have no value then, and a bounded slowdown is never below 1.
     A run of a preemptive owner-share policy (OSEP, HOSEP, EHOSEP) also has ``tasks`` (the
     workload's jobs), ``restarts`` (the jobs it registered to run a preempted task again,
     ``<task>#<k>``) and ``preemptions`` (jobs killed to give their hosts away, each followed by a
@@ -47,9 +49,9 @@ class RunSummary:
     killed: int
     rejected: int
     makespan: float
-    mean_waiting_time: float
-    mean_bounded_slowdown: float
-    max_waiting_time: float
+    mean_waiting_time: float | None
+    mean_bounded_slowdown: float | None
+    max_waiting_time: float | None
     utilisation: float
     energy_joules: float | None
     energy_kwh: float | None
@@ -77,12 +79,14 @@ class RunSummary:
         else:
             lines.append(f"jobs                  {self.jobs:,} ({self.success:,} succeeded, {self.killed:,} killed, "
                          f"{self.rejected:,} rejected)")
-        lines += [
-            f"makespan              {self.makespan:,.1f} s",
-            f"mean waiting time     {self.mean_waiting_time:,.1f} s (max {self.max_waiting_time:,.1f} s)",
-            f"mean bounded slowdown {self.mean_bounded_slowdown:,.3f} (tau = {BSLD_TAU:g} s)",
-            f"utilisation           {100 * self.utilisation:.1f} %",
-        ]
+        lines.append(f"makespan              {self.makespan:,.1f} s")
+        if self.mean_waiting_time is None or self.max_waiting_time is None or self.mean_bounded_slowdown is None:
+            lines += ["mean waiting time     none: no job started",
+                      "mean bounded slowdown none: no job started"]
+        else:
+            lines += [f"mean waiting time     {self.mean_waiting_time:,.1f} s (max {self.max_waiting_time:,.1f} s)",
+                      f"mean bounded slowdown {self.mean_bounded_slowdown:,.3f} (tau = {BSLD_TAU:g} s)"]
+        lines.append(f"utilisation           {100 * self.utilisation:.1f} %")
         if self.energy_joules is not None:
             lines.append(f"energy                {self.energy_joules:,.0f} J = {self.energy_kwh:,.3f} kWh")
         return "\n".join(lines)
@@ -212,9 +216,9 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
         killed=sum(1 for st in state if st in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED")),
         rejected=len(state) - n_ex,
         makespan=makespan,
-        mean_waiting_time=pairwise_sum(wait) / n_ex if n_ex else 0.0,
-        mean_bounded_slowdown=pairwise_sum(bsld) / n_ex if n_ex else 0.0,
-        max_waiting_time=_max(wait) if n_ex else 0.0,
+        mean_waiting_time=pairwise_sum(wait) / n_ex if n_ex else None,
+        mean_bounded_slowdown=pairwise_sum(bsld) / n_ex if n_ex else None,
+        max_waiting_time=_max(wait) if n_ex else None,
         utilisation=area / (nb_hosts * makespan) if makespan > 0 else 0.0,
         energy_joules=energy_joules,
         energy_kwh=None if energy_joules is None else energy_joules / JOULES_PER_KWH,

@@ -136,7 +136,15 @@ def stretch(jobs: list[dict], jobs_per_year: float) -> float:
 
 @register_generator("buc", params={"trace": "hpc2n", "trace_file": "", "max_jobs": 0,
                                    "jobs_per_year": PAPER_JOBS_PER_YEAR, "injected_jobs": 100,
-                                   "gamer": "none", "gamer_long": 30, "gamer_short": 300})
+                                   "gamer": "none", "gamer_long": 30, "gamer_short": 300}, docs={
+    "trace": "the real jobs: 'hpc2n' (HPC2N, 3,171 records) or 'kth' (KTH-SP2), from ../shared",
+    "trace_file": "another SWF file for the real jobs ('': the trace's file in ../shared)",
+    "max_jobs": "keep the first N real jobs (0: all)",
+    "jobs_per_year": "arrival rate the real jobs are stretched to (jobs a year; 0: the trace's own times)",
+    "injected_jobs": "jobs of each injected user inj0, inj50, inj100 (walltime 3,600 s)",
+    "gamer": "a gaming user: 'none', 'long' (gamer_long imprecise long jobs) or 'flood' (plus gamer_short accurate short ones)",
+    "gamer_long": "the gaming user's long jobs (walltime 36,000 s, run 3,600 s)",
+    "gamer_short": "the gaming user's short jobs with 'flood' (1 host, walltime 60 s, run 59 s)"})
 def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
     """BUC's Lille scenario: a real PWA trace on 39 hosts + 3 injected users (0/50/100 % precision).
 

@@ -139,7 +139,8 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
             raise no_job(path, data.report)
     else:
         if options.get("nb_hosts") is None:
-            raise ValueError(f"{path}: rescaling a Batsim JSON workload needs nb_hosts")
+            raise ValueError(f"{path}: rescaling a Batsim JSON workload needs nb_hosts, the hosts of the target "
+                             "platform (gridsched convert --nb-hosts N)")
         data = rescale_workload(load_workload_json(path), options["nb_hosts"],
                                 mode=options.get("mode", "scale"), source=str(path))
     report = data.report
@@ -187,14 +188,14 @@ def add_convert_parser(subparsers: "argparse._SubParsersAction[Any]") -> argpars
     )
     parser.add_argument("trace", help="input trace: .swf, .swf.gz, .gwf or .json")
     parser.add_argument("-o", "--output", required=True, help="Batsim workload JSON to write")
-    parser.add_argument("--cores-per-host", type=int, help="processors per host (default 1): res = ceil(procs / N)")
-    parser.add_argument("--nb-hosts", type=int,
+    parser.add_argument("--cores-per-host", type=int, metavar="N", help="processors per host (default 1): res = ceil(procs / N)")
+    parser.add_argument("--nb-hosts", type=int, metavar="N",
                         help="hosts of the target platform (default: trace header MaxProcs / cores, or largest job)")
-    parser.add_argument("--time-origin", type=_time_origin,
+    parser.add_argument("--time-origin", type=_time_origin, metavar="ORIGIN",
                         help="'first' (default: first kept job at 0 s), 'zero' (trace time) or seconds")
-    parser.add_argument("--start", type=float, help="keep jobs submitted at or after S (trace seconds)")
-    parser.add_argument("--end", type=float, help="keep jobs submitted before S (trace seconds)")
-    parser.add_argument("--max-jobs", type=int, help="keep at most N jobs (the earliest submitted)")
+    parser.add_argument("--start", type=float, metavar="S", help="keep jobs submitted at or after S (trace seconds)")
+    parser.add_argument("--end", type=float, metavar="S", help="keep jobs submitted before S (trace seconds)")
+    parser.add_argument("--max-jobs", type=int, metavar="N", help="keep at most N jobs (the earliest submitted)")
     parser.add_argument("--keep-cancelled", action="store_true", default=None,
                         help="keep cancelled jobs (status 5) that did run")
     parser.add_argument("--walltime", choices=("requested", "runtime", "none"),
@@ -205,7 +206,7 @@ def add_convert_parser(subparsers: "argparse._SubParsersAction[Any]") -> argpars
                         help="do not add the 'user' field")
     parser.add_argument("--oversized", choices=("drop", "clamp", "error"),
                         help="jobs needing more hosts than nb_res (default: drop)")
-    parser.add_argument("--site", action="append",
+    parser.add_argument("--site", action="append", metavar="SITE",
                         help="GWF only: keep jobs of this OrigSiteID (repeatable)")
     parser.add_argument("--rescale-mode", dest="mode", choices=("scale", "clamp", "drop"),
                         help="JSON only: how to adapt res to --nb-hosts (default: scale)")

@@ -175,9 +175,15 @@ def _check(params: dict[str, Any]) -> None:
 
 @register_generator("ehosep", params={"tasks_per_user": 150, "u1_limit": 100.0, "limits": 150.0,
                                       "overload": 1.5, "idle_fraction": IDLE_FRACTION,
-                                      "off_fraction": OFF_FRACTION})
+                                      "off_fraction": OFF_FRACTION}, docs={
+    "tasks_per_user": "mean tasks per user, apportioned by the power of its share",
+    "u1_limit": "user1's power limit (% of its hosts' full-load power)",
+    "limits": "the power limit of each of users 2-4 (% of its hosts' full-load power)",
+    "overload": "work each user submits over its arrival window / what its share runs in it",
+    "idle_fraction": "idle power / full-load power of every host",
+    "off_fraction": "switched-off power / full-load power of every host"})
 def ehosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
-    """EHOSEP's 64-host / 4-user grid (003 Table 1), saturated by every user; limits recorded.
+    """EHOSEP's 64-host / 4-user grid (the EHOSEP paper's Table 1), saturated by every user; limits recorded.
 
     Parameters: ``tasks_per_user`` (150: mean tasks per user, apportioned by share power),
     ``u1_limit`` (user1's energy limit, % of its hosts' full-load power, default 100),

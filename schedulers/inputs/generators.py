@@ -56,33 +56,42 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Generator:
-    """A registered generator: ``func(params, seed) -> Scenario`` and its parameter defaults."""
+    """A registered generator: ``func(params, seed) -> Scenario``, its parameter defaults, the
+    first line of its docstring (``doc``) and what each parameter is, with its unit
+    (``param_docs``: ``gridsched scenario NAME --help``, ``gridsched campaign generators``)."""
 
     name: str
     func: Callable[[dict[str, Any], int], Scenario]
     params: dict[str, Any]
     doc: str
+    param_docs: dict[str, str] = field(default_factory=dict)
 
 
 #: Every registered generator, by name.
 GENERATORS: dict[str, Generator] = {}
 
 
-def register_generator(name: str, params: dict[str, Any]) -> Callable:
+def register_generator(name: str, params: dict[str, Any], docs: dict[str, str] | None = None) -> Callable:
     """Decorator registering ``func(params, seed) -> Scenario`` as generator ``name``.
 
     Args:
         name: registry name (``generator = "NAME"`` in campaign files).
         params: every parameter with its default value (bool, int, float or str).
+        docs: what each parameter is, in words, with its unit (``"mean gap between arrivals
+            (s)"``); shown by ``gridsched scenario NAME --help``.
 
     Raises:
-        ValueError: a name registered twice.
+        ValueError: a name registered twice, or ``docs`` naming a parameter ``params`` lacks.
     """
+    extra = sorted(set(docs or {}) - set(params))
+    if extra:
+        raise ValueError(f"scenario generator {name!r}: docs for unknown parameters {extra}")
+
     def deco(func: Callable[[dict[str, Any], int], Scenario]) -> Callable:
         if name in GENERATORS:
             raise ValueError(f"scenario generator {name!r} registered twice")
         doc = (func.__doc__ or "").strip().splitlines()
-        GENERATORS[name] = Generator(name, func, dict(params), doc[0] if doc else "")
+        GENERATORS[name] = Generator(name, func, dict(params), doc[0] if doc else "", dict(docs or {}))
         return func
     return deco
 
@@ -207,7 +216,18 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
 @register_generator("synthetic", params={
     "hosts": 16, "cores": 1, "speed": 1e9, "jobs": 40, "load": 0.8, "max_res": 4,
     "runtime_min": 60.0, "runtime_max": 3600.0, "walltime_factor": 2.0, "profile": "delay",
-    "users": 1})
+    "users": 1}, docs={
+    "hosts": "number of identical hosts",
+    "cores": "cores per host",
+    "speed": "speed of each core (flops/s)",
+    "jobs": "number of jobs",
+    "load": "offered load: work submitted / (hosts x arrival span), > 0",
+    "max_res": "largest job: hosts per job drawn uniformly in 1..max_res",
+    "runtime_min": "shortest run time (s); run times are log-uniform",
+    "runtime_max": "longest run time (s)",
+    "walltime_factor": "walltime = run time x U(1, factor), >= 1 (never short)",
+    "profile": "'delay' (hosts stay at idle power) or 'compute' (one core of each host busy)",
+    "users": "number of users (u0, u1...) the jobs are drawn among"})
 def synthetic(params: dict[str, Any], seed: int) -> Scenario:
     """Poisson arrivals at a given offered load on identical hosts (seeded, in memory).
 

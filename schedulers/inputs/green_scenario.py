@@ -136,9 +136,20 @@ def mean_interarrival(offered_load: float, max_res: int, runtime_min: float, run
 @register_generator("green-nantes", params={
     "job_count": 100, "cpu_load": 100, "interarrival": 4.0, "offered_load": 0.0, "max_res": 4,
     "runtime_min": 10.0, "runtime_max": 60.0, "walltime_factor": 1.5, "periods": 10, "switch_time": 0.0,
-    "host_cores": 16})
+    "host_cores": 16}, docs={
+    "job_count": "number of jobs",
+    "cpu_load": "CPU load of every job (%): 0, 25, 50, 75 or 100",
+    "interarrival": "mean gap between arrivals (s), used when offered_load is 0",
+    "offered_load": "work submitted per host-second of the arrival span (> 0; 0: use interarrival)",
+    "max_res": "largest job: hosts per job drawn uniformly in 1..max_res",
+    "runtime_min": "shortest run time (s)",
+    "runtime_max": "longest run time (s)",
+    "walltime_factor": "walltime = run time x U(1, factor), >= 1",
+    "periods": "compute/idle periods each job alternates to make its CPU load",
+    "switch_time": "idle time appended to every job (s), the time lost between jobs",
+    "host_cores": "cores per node: 16 (the econome nodes) or 1 (overlapping jobs share one processor)"})
 def green_nantes(params: dict[str, Any], seed: int) -> Scenario:
-    """Jobs at 0/25/50/75/100 % CPU load on Nantes econome (004 §4.2, §5.1; assumptions in the module).
+    """Jobs at 0/25/50/75/100 % CPU load on Nantes econome (the green heuristic paper §4.2, §5.1; assumptions in the module).
 
     Parameters: ``job_count`` (number of jobs); ``cpu_load`` (%: 0, 25, 50, 75 or 100);
     ``interarrival`` (mean gap, s), unless ``offered_load`` (host-s of work per host-s, > 0; 0:

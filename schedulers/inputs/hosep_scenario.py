@@ -119,9 +119,14 @@ def class_counts(demand: str, tasks: int) -> tuple[int, int, int]:
 
 
 @register_generator("hosep", params={"demand": "large", "late": "user1", "tasks_per_user": 10,
-                                     "large_max_minutes": 420.0, "late_delay": LATE_DELAY})
+                                     "large_max_minutes": 420.0, "late_delay": LATE_DELAY}, docs={
+    "demand": "task mix: 'small', 'medium' or 'large' (the monograph's §5.3)",
+    "late": "the user whose tasks arrive late_delay s after the others': 'user1', 'user4' or 'none'",
+    "tasks_per_user": "tasks each user submits",
+    "large_max_minutes": "longest large task on the best host (min): 420 as the monograph, 240 as the paper",
+    "late_delay": "how late the late user submits (s)"})
 def hosep_scenario(params: dict[str, Any], seed: int) -> Scenario:
-    """HOSEP's 12-host / 4-user grid and demand (001 §5.2-5.4, 000 §4); one user 6 min late.
+    """HOSEP's 12-host / 4-user grid and demand (the HOSEP paper §4, the monograph §5.2-5.4); one user 6 min late.
 
     Parameters: ``demand`` (``"small"``, ``"medium"``, ``"large"``: the task mix of 001 §5.3),
     ``late`` (``"user1"``, ``"user4"``, or ``"none"``: whose tasks arrive ``late_delay`` s

@@ -81,7 +81,10 @@ def _speeds(text: str) -> dict[str, tuple[float, int, int]]:
     return out
 
 
-@register_generator("owner-lille", params={"max_jobs": 1000, "trace": "hpc2n", "trace_file": ""})
+@register_generator("owner-lille", params={"max_jobs": 1000, "trace": "hpc2n", "trace_file": ""}, docs={
+    "max_jobs": "keep the first N real jobs (0: all 3,171)",
+    "trace": "the real jobs: 'hpc2n' or 'kth', from ../shared (as the buc generator)",
+    "trace_file": "another SWF file for the real jobs ('': the trace's file in ../shared)"})
 def owner_lille_scenario(params: dict[str, Any], seed: int) -> Scenario:
     """Lille's four clusters owned by four teams, the real HPC2N jobs mapped to the teams.
 

@@ -98,12 +98,13 @@ def add_scenario_parser(sub: Any) -> argparse.ArgumentParser:
         g = gs.add_parser(name, help=gen.doc.replace("%", "%%"), description=gen.doc)
         for key, default in gen.params.items():
             flag = "--" + key.replace("_", "-")
+            words = gen.param_docs.get(key, "").replace("%", "%%")
             if isinstance(default, bool):
                 g.add_argument(flag, dest=key, action=argparse.BooleanOptionalAction, default=None,
-                               help=f"default {default}")
+                               help=f"{words} (default {default})".lstrip())
             else:
                 g.add_argument(flag, dest=key, type=_option_type(default), default=None,
-                               help=f"default {default!r}")
+                               help=f"{words} (default {default!r})".lstrip())
         g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
         g.add_argument("-o", "--output", required=True, help="folder to write platform.xml and workload.json in")
         g.set_defaults(func=run_scenario)

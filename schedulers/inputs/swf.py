@@ -94,6 +94,8 @@ class ConversionReport:
         notes: what -> number of *kept* jobs it applies to (every -1 substituted, every
             adjustment such as clamping, every job Batsim will kill at its walltime).
         nb_res: ``nb_res`` of the output workload.
+        cores_per_host: processors grouped into one host (res = ceil(processors / it)), for a
+            trace; None for a rescaled JSON workload.
         time_origin: trace time (s) subtracted from submit times, or None when not applicable.
         header: ``Key: value`` pairs of the SWF header (first occurrence of each key).
         output: file written, when the conversion wrote one (see :func:`convert_trace`).
@@ -109,6 +111,7 @@ class ConversionReport:
     notes: dict[str, int] = field(default_factory=dict)
     nb_res: int | None = None
     time_origin: float | None = None
+    cores_per_host: int | None = None
     header: dict[str, str] = field(default_factory=dict)
     output: str | None = None
 
@@ -135,6 +138,8 @@ class ConversionReport:
             lines.append(f"  written to {self.output}")
         if self.nb_res is not None:
             lines.append(f"  nb_res: {self.nb_res}")
+        if self.cores_per_host is not None:
+            lines.append(f"  processors per host: {self.cores_per_host} (res = ceil(processors / {self.cores_per_host}))")
         if self.time_origin is not None:
             lines.append(f"  time origin: {_number(self.time_origin)} s of trace time")
         for reason, count in sorted(self.dropped.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -149,7 +154,8 @@ class ConversionReport:
             "source": self.source, "format": self.format, "records_read": self.records_read,
             "jobs_kept": self.jobs_kept, "jobs_dropped": self.jobs_dropped,
             "dropped": dict(self.dropped), "notes": dict(self.notes), "nb_res": self.nb_res,
-            "time_origin": self.time_origin, "header": dict(self.header), "output": self.output,
+            "time_origin": self.time_origin, "cores_per_host": self.cores_per_host,
+            "header": dict(self.header), "output": self.output,
         }
 
 
@@ -510,6 +516,7 @@ class TraceConversion:
         report.jobs_kept = jobs
         report.nb_res = nb_res
         report.time_origin = _number(origin)
+        report.cores_per_host = self._rules.cores_per_host
 
     def workload(self) -> ConvertedWorkload:
         """Run the conversion into a :class:`ConvertedWorkload` (see :func:`swf_to_batsim`): every

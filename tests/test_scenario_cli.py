@@ -1,0 +1,41 @@
+"""``gridsched scenario NAME --help`` and ``gridsched campaign generators``: every parameter of a
+registered scenario generator is said in words (with its unit), not only by its default."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedulers.cli import main
+from schedulers.inputs.generators import GENERATORS, register_generator
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_every_generator_parameter_has_words_in_the_help(name, capsys) -> None:
+    gen = GENERATORS[name]
+    assert sorted(gen.param_docs) == sorted(gen.params), f"generator {name!r}: parameters without words"
+    with pytest.raises(SystemExit) as stop:
+        main(["scenario", name, "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())   # (argparse wraps the lines)
+    for key, default in gen.params.items():
+        words = " ".join(gen.param_docs[key].split())
+        assert f"{words} (default {default!r})" in text, (name, key)
+
+
+def test_the_help_does_not_cite_papers_by_the_number_of_a_file() -> None:
+    for name, gen in GENERATORS.items():
+        for n in ("000", "001", "002", "003", "004"):
+            assert f"{n} " not in gen.doc, f"generator {name!r}: {gen.doc!r} cites paper {n} by its file number"
+
+
+def test_the_generator_list_gives_each_parameter_its_words(capsys) -> None:
+    assert main(["campaign", "generators"]) == 0
+    out = capsys.readouterr().out
+    assert "   load = 0.8: offered load: work submitted / (hosts x arrival span), > 0\n" in out
+    assert "   late_delay = 360.0: how late the late user submits (s)\n" in out
+
+
+def test_words_for_a_parameter_the_generator_lacks_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"scenario generator 'typo-case': docs for unknown parameters \['jbos'\]"):
+        register_generator("typo-case", params={"jobs": 4}, docs={"jbos": "number of jobs"})
+    assert "typo-case" not in GENERATORS
