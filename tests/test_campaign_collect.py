@@ -296,6 +296,15 @@ def test_plot_bad_columns(tmp_path, metric, x, hue, message):
     assert not list(tmp_path.iterdir())
 
 
+def test_the_plot_command_names_the_campaign_folder_in_its_error(tmp_path, capsys):
+    from schedulers.cli import main
+
+    folder = make_folder(tmp_path / "camp")
+    assert main(["campaign", "plot", str(folder), "--metric", "mean_wait"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"gridsched: error: {folder}: plot: unknown metric 'mean_wait'; available: jobs, success")
+
+
 def test_plot_lines_needs_numeric_x(tmp_path):
     with pytest.raises(CampaignError, match="numeric x; 'scenario'"):
         plot_lines(summarize(runs_table(RECORDS)), "makespan", "scenario", out=tmp_path / "x")
