@@ -474,3 +474,21 @@ def test_zip_partner_of_x_makes_no_series_of_its_own():
     # an independent column (two values at one x) still splits the series
     s2 = pd.concat([s, s.assign(lim1=[90, 90, 90, 90, 90, 90])], ignore_index=True)
     assert len(_series(s2, ["policy", "u1", "lim1"], "m", "u1", "policy")) > 2
+
+
+def test_a_report_with_a_paper_section_says_how_the_papers_are_cited(tmp_path):
+    """The numbers the paper sections cite (``000 L510-511``) are read as docs/bibliography.md's
+    table reads them; the report says so before the section."""
+    import re
+    from pathlib import Path
+
+    from schedulers.campaign.papers import CITATION_KEY
+
+    bib = (Path(__file__).resolve().parents[1] / "docs" / "bibliography.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (00\d) \| the \[([^\]]+)\]", bib, flags=re.M)
+    assert len(rows) == 5
+    for number, paper in rows:
+        assert f"{number} the {paper}" in CITATION_KEY, (number, paper)
+    folder = make_folder(tmp_path / "camp", report={"paper": "hosep"})
+    text = Path(write_report(folder)).read_text(encoding="utf-8")
+    assert f"\n{CITATION_KEY}\n\n## OSEP and HOSEP against the papers\n" in text
