@@ -492,3 +492,16 @@ def test_a_report_with_a_paper_section_says_how_the_papers_are_cited(tmp_path):
     folder = make_folder(tmp_path / "camp", report={"paper": "hosep"})
     text = Path(write_report(folder)).read_text(encoding="utf-8")
     assert f"\n{CITATION_KEY}\n\n## OSEP and HOSEP against the papers\n" in text
+
+
+def test_results_of_an_axis_named_like_a_column_name_the_folder_and_the_fix(tmp_path, capsys):
+    # results of a campaign file read before such axes were refused: an axis `jobs` beside the
+    # summary's `jobs` column
+    from schedulers.cli import main
+
+    folder = make_folder(tmp_path / "camp", records=[record("easy", "s", 0, wait=1.0, makespan=2.0,
+                                                            extra={"jobs": 100})], manifest=False)
+    assert main(["campaign", "collect", str(folder)]) == 2
+    assert capsys.readouterr().err == (
+        f"gridsched: error: {folder}: params key 'jobs' has the name of a runs-table column; name the axis "
+        '"scenario.jobs" or "policy.jobs" in the campaign file and run it again\n')
