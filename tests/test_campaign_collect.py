@@ -505,3 +505,23 @@ def test_results_of_an_axis_named_like_a_column_name_the_folder_and_the_fix(tmp_
     assert capsys.readouterr().err == (
         f"gridsched: error: {folder}: params key 'jobs' has the name of a runs-table column; name the axis "
         '"scenario.jobs" or "policy.jobs" in the campaign file and run it again\n')
+
+
+def test_bars_of_series_missing_at_a_category_leave_no_gap():
+    # Two categories. Series 0 has a value at category 0 only, series 1 at category 1 only, series
+    # 2 at both: each category holds two bars, so the width is 0.8 / 2 = 0.4 and the two bars sit
+    # at -0.2 and +0.2 around the category (series 0 at 0 - 0.2, series 2 at 0 + 0.2; series 1 at
+    # 1 - 0.2, series 2 at 1 + 0.2). Series 0's row at category 1 (NaN: no bar) stays at 1.
+    import numpy as np
+
+    from schedulers.campaign.plot import bar_positions
+
+    nan = float("nan")
+    pos, width = bar_positions([np.array([0, 1]), np.array([1]), np.array([0, 1])],
+                               [np.array([5.0, nan]), np.array([3.0]), np.array([1.0, 2.0])])
+    assert width == pytest.approx(0.4)
+    assert pos[0] == pytest.approx([-0.2, 1.0]) and pos[1] == pytest.approx([0.8])
+    assert pos[2] == pytest.approx([0.2, 1.2])
+    # every series everywhere: the former layout, 3 bars of 0.8 / 3 around each category
+    pos, width = bar_positions([np.array([0])] * 3, [np.array([1.0])] * 3)
+    assert width == pytest.approx(0.8 / 3) and [p[0] for p in pos] == pytest.approx([-0.8 / 3, 0.0, 0.8 / 3])
