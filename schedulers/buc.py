@@ -182,8 +182,8 @@ class BUCOrder:
                      "1440 and 10800)", type="number >= 0 (s)", default="10800"),
         "su0": Option("initial score Su of every user", type="number in [0, 100]", default="60"),
         "rule": Option("score update after a job that ended normally: 'threshold' (consistent with the paper's "
-                       "final scores, 002 L168-169), 'ema' (Su += alpha (100 P - Su)) or 'linear' "
-                       "(Su += gain (P - p0) clamped to [0, 100])", type="'threshold', 'ema' or 'linear'",
+                       "final scores: 4.8, 96.14 and 99 for P = 0, 0.5 and 1), 'ema' (Su += alpha (100 P - Su)) "
+                       "or 'linear' (Su += gain (P - p0) clamped to [0, 100])", type="'threshold', 'ema' or 'linear'",
                        default="'threshold'"),
         "up": Option("step of the 'threshold' rule for a precise job (P >= p0): Su += up P (100 - Su)",
                      type="number in [0, 1]", default="0.036217"),

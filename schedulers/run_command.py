@@ -232,8 +232,8 @@ def _write_summary(args: argparse.Namespace, out: Path, prefix: str, nb_hosts: i
                             "times or energies are too large to sum; Batsim's files are in the folder")
     text = json.dumps(values, indent=2, allow_nan=False)  # strict JSON: no NaN/Infinity tokens
     atomic_write_text(out / "summary.json", text + "\n")
-    print(f"policy {args.policy} on {Path(args.platform).name} ({nb_hosts} hosts), "
-          f"{args.engine} engine; outputs in {out}/")
+    where = "embedded engine" if args.engine == "embedded" else "real Batsim"
+    print(f"policy {args.policy} on {Path(args.platform).name} ({nb_hosts} hosts), {where}; outputs in {out}/")
     print(summary.format())
 
 

@@ -296,6 +296,15 @@ def test_plot_bad_columns(tmp_path, metric, x, hue, message):
     assert not list(tmp_path.iterdir())
 
 
+def test_the_plot_command_names_the_campaign_folder_in_its_error(tmp_path, capsys):
+    from schedulers.cli import main
+
+    folder = make_folder(tmp_path / "camp")
+    assert main(["campaign", "plot", str(folder), "--metric", "mean_wait"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"gridsched: error: {folder}: plot: unknown metric 'mean_wait'; available: jobs, success")
+
+
 def test_plot_lines_needs_numeric_x(tmp_path):
     with pytest.raises(CampaignError, match="numeric x; 'scenario'"):
         plot_lines(summarize(runs_table(RECORDS)), "makespan", "scenario", out=tmp_path / "x")
@@ -465,3 +474,54 @@ def test_zip_partner_of_x_makes_no_series_of_its_own():
     # an independent column (two values at one x) still splits the series
     s2 = pd.concat([s, s.assign(lim1=[90, 90, 90, 90, 90, 90])], ignore_index=True)
     assert len(_series(s2, ["policy", "u1", "lim1"], "m", "u1", "policy")) > 2
+
+
+def test_a_report_with_a_paper_section_says_how_the_papers_are_cited(tmp_path):
+    """The numbers the paper sections cite (``000 L510-511``) are read as docs/bibliography.md's
+    table reads them; the report says so before the section."""
+    import re
+    from pathlib import Path
+
+    from schedulers.campaign.papers import CITATION_KEY
+
+    bib = (Path(__file__).resolve().parents[1] / "docs" / "bibliography.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (00\d) \| the \[([^\]]+)\]", bib, flags=re.M)
+    assert len(rows) == 5
+    for number, paper in rows:
+        assert f"{number} the {paper}" in CITATION_KEY, (number, paper)
+    folder = make_folder(tmp_path / "camp", report={"paper": "hosep"})
+    text = Path(write_report(folder)).read_text(encoding="utf-8")
+    assert f"\n{CITATION_KEY}\n\n## OSEP and HOSEP against the papers\n" in text
+
+
+def test_results_of_an_axis_named_like_a_column_name_the_folder_and_the_fix(tmp_path, capsys):
+    # results of a campaign file read before such axes were refused: an axis `jobs` beside the
+    # summary's `jobs` column
+    from schedulers.cli import main
+
+    folder = make_folder(tmp_path / "camp", records=[record("easy", "s", 0, wait=1.0, makespan=2.0,
+                                                            extra={"jobs": 100})], manifest=False)
+    assert main(["campaign", "collect", str(folder)]) == 2
+    assert capsys.readouterr().err == (
+        f"gridsched: error: {folder}: params key 'jobs' has the name of a runs-table column; name the axis "
+        '"scenario.jobs" or "policy.jobs" in the campaign file and run it again\n')
+
+
+def test_bars_of_series_missing_at_a_category_leave_no_gap():
+    # Two categories. Series 0 has a value at category 0 only, series 1 at category 1 only, series
+    # 2 at both: each category holds two bars, so the width is 0.8 / 2 = 0.4 and the two bars sit
+    # at -0.2 and +0.2 around the category (series 0 at 0 - 0.2, series 2 at 0 + 0.2; series 1 at
+    # 1 - 0.2, series 2 at 1 + 0.2). Series 0's row at category 1 (NaN: no bar) stays at 1.
+    import numpy as np
+
+    from schedulers.campaign.plot import bar_positions
+
+    nan = float("nan")
+    pos, width = bar_positions([np.array([0, 1]), np.array([1]), np.array([0, 1])],
+                               [np.array([5.0, nan]), np.array([3.0]), np.array([1.0, 2.0])])
+    assert width == pytest.approx(0.4)
+    assert pos[0] == pytest.approx([-0.2, 1.0]) and pos[1] == pytest.approx([0.8])
+    assert pos[2] == pytest.approx([0.2, 1.2])
+    # every series everywhere: the former layout, 3 bars of 0.8 / 3 around each category
+    pos, width = bar_positions([np.array([0])] * 3, [np.array([1.0])] * 3)
+    assert width == pytest.approx(0.8 / 3) and [p[0] for p in pos] == pytest.approx([-0.8 / 3, 0.0, 0.8 / 3])

@@ -73,3 +73,17 @@ def test_a_missing_or_unwritable_path_is_named_without_python_s_errno(tmp_path, 
     assert main(["scenario", "synthetic", "-o", str(blocker / "case")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"gridsched: error: {blocker / 'case'}: ") and "Errno" not in err, err
+
+
+@pytest.mark.parametrize("engine, words", [("embedded", "embedded engine"), ("batsim", "real Batsim")])
+def test_the_summary_says_which_simulator_ran(tmp_path, capsys, engine, words):
+    import shutil
+
+    if engine == "batsim" and shutil.which("batsim") is None:
+        pytest.skip("no batsim on PATH (real Batsim 4.2.1; see docs/guides/real-batsim.md)")
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "o"
+    assert main(["run", "--engine", engine, "--policy", "fcfs", "-p", str(root / "docs/examples/four_hosts.xml"),
+                 "-w", str(root / "docs/examples/tutorial.json"), "-o", str(out), "--no-progress"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"policy fcfs on four_hosts.xml (4 hosts), {words}; outputs in {out}/"

@@ -101,6 +101,19 @@ def test_every_built_in_option_says_its_values_and_default() -> None:
             assert kind and default and doc, f"policy {name!r}, option {opt!r}: values, default or text missing"
 
 
+def test_no_option_text_cites_a_paper_by_the_number_of_a_file() -> None:
+    """`gridsched policies NAME` is read by users who never saw ../shared/papers: an option's text
+    names the paper, not its file number and line (``002 L168-169``)."""
+    import re
+
+    from schedulers.core.options import describe_options
+    from schedulers.registry import POLICIES
+
+    for name in POLICIES:
+        for opt, _kind, _default, doc in describe_options(POLICIES[name].option_docs):
+            assert not re.search(r"\b00[0-4] (L\d|§|Fig|Table|eq)", doc), f"policy {name!r}, option {opt!r}: {doc}"
+
+
 def test_an_unknown_marker_is_an_error_not_an_empty_page() -> None:
     assert "gridsched run" in hooks.expand("<!-- generated: cli -->")
     with pytest.raises(ValueError, match="unknown generated section 'clii'"):

@@ -87,3 +87,18 @@ def test_every_paper_section_runs_on_an_empty_summary():
     for name in ("hosep", "hosep-sensitivity", "ehosep", "buc", "owner-lille"):
         lines = PAPERS[name](pd.DataFrame(), empty.assign(scenario="s"), Path("."))
         assert lines and lines[0].startswith("## ")
+
+
+def test_the_sections_give_the_seeds_the_campaign_ran_not_the_committed_count():
+    # A copy of a campaign with 3 seeds (0, 1, 2; a failed run's empty seed not counted): its
+    # report says 3 seeds where the committed campaigns ran 1,000 (hosep), 100 (sensitivity), 30 (ehosep).
+    from schedulers.campaign.papers.common import seeds_run
+
+    runs = pd.DataFrame({"seed": [0, 1, 2, 0, None]})
+    assert seeds_run(runs) == "3 seeds" and seeds_run(pd.DataFrame({"seed": [7]})) == "1 seed"
+    empty = _summary([{"policy": "X", "late": "user1", "demand": "large", "checkpoint": False,
+                       "jobs_per_year": 2785, "makespan": 1.0}]).assign(scenario="s")
+    hosep = "\n".join(PAPERS["hosep"](runs, empty, Path(".")))
+    assert "| Runs per case | 3 seeds | the monograph ran 1,000 seeds (001 §5.4) |" in hosep
+    assert "under the three readings, large demand, 3 seeds." in "\n".join(PAPERS["hosep-sensitivity"](runs, empty, Path(".")))
+    assert "| Runs per limit | 3 seeds | the paper gives none |" in "\n".join(PAPERS["ehosep"](runs, empty, Path(".")))

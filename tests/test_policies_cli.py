@@ -84,3 +84,10 @@ def test_a_name_close_to_nothing_lists_the_known_policies() -> None:
     msg = unknown_policy_message("zzzz")
     assert "did you mean" not in msg
     assert "known policies: " + ", ".join(sorted(POLICIES)) in msg
+
+
+def test_serve_with_an_option_the_policy_lacks_names_its_options_not_every_policy(capsys) -> None:
+    code = main(["serve", "--policy", "easy", "--policy-options", '{"x": 1}', "--socket", "tcp://127.0.0.1:1"])
+    assert code == 2
+    assert capsys.readouterr().err == ("gridsched serve: cannot create policy 'easy': policy 'easy' has no option "
+                                       "'x'; its options: idle_timeout\n")

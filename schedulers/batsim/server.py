@@ -526,7 +526,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except (KeyError, ValueError, TypeError) as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         known = ", ".join(sorted(getattr(registry, "POLICIES", {}) or {}))
-        if known and "known" not in msg:
+        if known and "known" not in msg and not isinstance(exc, registry.PolicyOptionError):   # (a bad option)
             msg += f" (known policies: {known})"
         print(f"gridsched serve: cannot create policy {args.policy!r}: {one_line(msg)}", file=err)
         return 2

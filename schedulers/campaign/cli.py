@@ -107,7 +107,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
     order = report.get("order") if isinstance(report.get("order"), dict) else None
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
-    paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out, labels=labels, order=order)
+    try:
+        paths = fn(summary, args.metric, args.x, hue=args.hue or None, out=out, labels=labels, order=order)
+    except CampaignError as exc:   # (the folder whose results the plot was asked of)
+        raise CampaignError(f"{args.dir}: {exc}") from None
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

@@ -188,7 +188,8 @@ def runs_table(records: Iterable[dict], axes: list[str] | None = None) -> pd.Dat
     fixed = ["id", "status", "policy_name", *(["simulator"] if own_simulator else []), *metrics, "error"]
     clash = sorted(set(params) & set(fixed))
     if clash:
-        raise CampaignError(f"params key {clash[0]!r} has the name of a runs-table column; rename the axis")
+        raise CampaignError(f"params key {clash[0]!r} has the name of a runs-table column; name the axis "
+                            f"\"scenario.{clash[0]}\" or \"policy.{clash[0]}\" in the campaign file and run it again")
     records.sort(key=lambda r: (tuple(sort_key(r["params"].get(k)) for k in params), r["id"]))
 
     def cells(get) -> pd.Series:
@@ -317,7 +318,10 @@ def tables(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         records = [r for r in records if r["id"] in ids]
     if not records:
         raise CampaignError(f"{Path(out_dir) / 'results'}: no run results yet (run the campaign first)")
-    table = runs_table(records, manifest_axes(manifest))
+    try:
+        table = runs_table(records, manifest_axes(manifest))
+    except CampaignError as exc:   # (the folder whose results these are)
+        raise CampaignError(f"{out_dir}: {exc}") from None
     return table, summarize(table)
 
 

@@ -25,7 +25,7 @@ from .collect import scalar, sort_key
 from .errors import CampaignError
 from .labels import METRIC_LABELS, column_label, metric_label
 
-__all__ = ["METRIC_LABELS", "FORMATS", "metric_label", "group_columns", "summary_metrics", "sort_by", "plot_bars",
+__all__ = ["METRIC_LABELS", "FORMATS", "metric_label", "group_columns", "summary_metrics", "sort_by", "bar_positions", "plot_bars",
            "plot_lines"]
 
 FORMATS = ("png", "svg")
@@ -215,6 +215,35 @@ def _finish(fig: Figure, panels: list, metric: str, x: str, title: str | None, l
         fig.tight_layout(rect=(0, 0, 1, 0.96))
 
 
+def bar_positions(at: Sequence[np.ndarray], means: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:
+    """Where the bars of grouped series go: at each category the series that have a value there
+    (a mean that is not NaN) side by side in series order, centred on the category; a series
+    without a value at a category takes no room there.
+
+    Args:
+        at: per series, the category index (0, 1...) of each of its rows.
+        means: per series, the mean of each of its rows (NaN: no bar).
+
+    Returns:
+        Per series, the x position of each row (the category's own index where the row has no
+        bar), and the bar width: 0.8 shared by the most series any category holds.
+    """
+    present: dict[int, list[int]] = {}
+    for j, (cats, mean) in enumerate(zip(at, means)):
+        for k, m in zip(cats, mean):
+            if not np.isnan(m):
+                present.setdefault(int(k), []).append(j)
+    width = 0.8 / max((len(v) for v in present.values()), default=1)
+    positions = []
+    for j, cats in enumerate(at):
+        pos = []
+        for k in cats:
+            here = present.get(int(k), [])
+            pos.append(k + (here.index(j) - (len(here) - 1) / 2) * width if j in here else float(k))
+        positions.append(np.array(pos, dtype=float))
+    return positions, width
+
+
 def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None, *,
               out: str | Path, formats: Sequence[str] = FORMATS, title: str | None = None,
               facet: str | None = None, labels: Mapping[str, str] | None = None,
@@ -252,10 +281,10 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
     for _, ax, rows in panels:
         cats = sorted({scalar(v) for v in rows[x]}, key=sort_by(x, order))
         series = _series(rows, groups, metric, x, hue, facet, labels, order)
-        width = 0.8 / len(series)
+        at = [np.array([cats.index(scalar(v)) for v in srows[x]], dtype=int) for _, srows in series]
+        positions, width = bar_positions(at, [_errors(srows, metric)[0] for _, srows in series])
         for j, (label, srows) in enumerate(series):
-            shift = (j - (len(series) - 1) / 2) * width
-            pos = np.array([cats.index(scalar(v)) for v in srows[x]], dtype=float) + shift
+            pos = positions[j]
             mean, err = _errors(srows, metric)
             ok = ~np.isnan(mean)
             ax.bar(pos[ok], mean[ok], width, label=label, color=f"C{j % 10}")

@@ -522,8 +522,8 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     name = manifest.get("name") or manifest.get("campaign") or out.name
     lines = _header(spec.title or f"Campaign {name}", name, source, table, manifest or None, groups, labels)
     if spec.paper:
-        from .papers import PAPERS
-        lines += PAPERS[spec.paper](table, summary, out)
+        from .papers import CITATION_KEY, PAPERS
+        lines += [CITATION_KEY, ""] + PAPERS[spec.paper](table, summary, out)
     if spec.references:
         lines += ["## Our numbers beside the paper's", ""]
         lines += _md_table([column_label(g, labels) for g in shown] +

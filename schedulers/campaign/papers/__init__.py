@@ -20,7 +20,14 @@ from typing import Callable
 
 import pandas as pd
 
-__all__ = ["PAPERS"]
+__all__ = ["PAPERS", "CITATION_KEY"]
+
+#: The line a report with a paper section opens that section with: how its citations read
+#: (the numbers of the project's plain-text copies of the papers, ``docs/bibliography.md``).
+CITATION_KEY = ("The papers are cited by the number of the project's plain-text copy (`../shared/papers/NNN_*.txt`, "
+                "`L<n>` a line of it): 000 the HOSEP paper (Forte et al. 2016), 001 the monograph behind it "
+                "(Forte 2015), 002 the BUC paper (Corrêa and Pillon 2020), 003 the EHOSEP paper, 004 the green "
+                "heuristic paper (Pillon et al. 2020); `docs/bibliography.md` gives the full references.")
 
 Section = Callable[[pd.DataFrame, pd.DataFrame, Path], list]
 

@@ -87,6 +87,15 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
            ["| " + " | ".join(c(v) for v in r) + " |" for r in rows] + [""]
 
 
+def seeds_run(runs: pd.DataFrame) -> str:
+    """How many seeds the campaign ran, in words (``"1,000 seeds"``, ``"1 seed"``): the distinct
+    values of the runs table's ``seed`` column; ``"the seeds run"`` when there is none."""
+    if "seed" not in runs.columns:
+        return "the seeds run"
+    n = len({scalar(v) for v in runs["seed"]} - {None})
+    return f"{n:,} seed" + ("" if n == 1 else "s")
+
+
 def open_choices(rows: list[tuple[str, str, str]], sensitivity: str) -> list[str]:
     """The section "what the paper leaves open": a table of ``(what, chosen here, note)`` rows and
     a closing sentence on where the sensitivity to them is shown."""

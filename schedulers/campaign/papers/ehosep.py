@@ -27,7 +27,7 @@ import pandas as pd
 
 from .. import fmt
 from ..collect import scalar, sort_key
-from .common import cell, open_choices, table
+from .common import cell, open_choices, seeds_run, table
 
 USERS = ("user1", "user2", "user3", "user4")
 #: 003 Table 1: efficiency (GFlops/W) per user (L169-189).
@@ -135,7 +135,7 @@ UNSPECIFIED = [
      "(003 L243-245, iSPD)"),
     ("Eq. (1)'s energy factor", "as printed; iSPD's adds 1", "iSPD also counts only the tasks' energy (no idle "
      "power) in the system's and the share's consumption; ours includes idle power"),
-    ("Runs per limit", "30 seeds", "the paper gives none"),
+    ("Runs per limit", "{seeds}", "the paper gives none"),
 ]
 
 
@@ -150,5 +150,6 @@ def section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
     lines += _efficiency(out)
     lines += _claims(summary, limits)
     lines += _sweep(summary, limits)
-    return lines + open_choices(UNSPECIFIED, "The sensitivity of S to the other users' limits and to the idle power "
+    rows = [(w, c.replace("{seeds}", seeds_run(runs)), n) for w, c, n in UNSPECIFIED]
+    return lines + open_choices(rows, "The sensitivity of S to the other users' limits and to the idle power "
                                              "is the report of `campaigns/ehosep_sensitivity.toml`.")

@@ -34,7 +34,7 @@ from typing import cast
 import pandas as pd
 
 from .. import fmt
-from .common import cell, open_choices, table
+from .common import cell, open_choices, seeds_run, table
 
 USERS = ("user1", "user2", "user3", "user4")
 DEMANDS = ("small", "medium", "large")
@@ -198,7 +198,7 @@ UNSPECIFIED = [
      "000 L326 says only that idle hosts go first"),
     ("Satisfaction's ideal machine", "three readings, all reported", "Def. 5 (000 L309-315) vs OSEP's (L183-186) "
      "vs iSPD's; the papers' figures used iSPD (000 L447)"),
-    ("Runs per case", "1,000 seeds", "as the monograph (001 §5.4)"),
+    ("Runs per case", "{seeds}", "the monograph ran 1,000 seeds (001 §5.4)"),
 ]
 
 
@@ -215,7 +215,8 @@ def section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) -> list[str]:
     lines += _claims(summary)
     lines += _own_share(summary)
     lines += _checkpointing(summary)
-    return lines + open_choices(UNSPECIFIED, "The sensitivity of each headline to these choices is the report of "
+    rows = [(w, c.replace("{seeds}", seeds_run(runs)), n) for w, c, n in UNSPECIFIED]
+    return lines + open_choices(rows, "The sensitivity of each headline to these choices is the report of "
                                              "`campaigns/hosep_sensitivity.toml` (large demand, 100 seeds).")
 
 
@@ -237,7 +238,8 @@ def sensitivity_section(runs: pd.DataFrame, summary: pd.DataFrame, out: Path) ->
                 rows.append([late, p, sc] + [_n(v) for v in vals] + [fmt.number(pre, 3, trim=True)])
     head = ["late user (its satisfaction)", "policy", "scenario"] + [READINGS[r] for r in READINGS] + ["preemptions"]
     return ["## Sensitivity of the headlines to the choices the papers leave open", "",
-            "The late user's own mean satisfaction (%) under the three readings, large demand, 100 seeds. Defaults: "
+            f"The late user's own mean satisfaction (%) under the three readings, large demand, {seeds_run(runs)}. "
+            "Defaults: "
             "t = 60 s, HOSEP's test of 000 Fig. 2 (omega), large tasks of 80-420 min, the late user 6 min late. "
             "Variants: t = 0 (a round after every event) and 600 s; HOSEP with 001 Fig. 5's test (PR_Aloc); "
             "checkpointing (ckpt); large tasks of 80-240 min (000 L467-468); 20 min late (after a first "
