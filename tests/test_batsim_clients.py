@@ -42,6 +42,8 @@ CASES = {
     "bs_sleeper": ([], ["-v", "sleeper", "--variant_options_filepath", str(FIX / "sleeper.json")]),
     "bs_killer": ([], ["-v", "killer"]),
     "bs_submitter": (["--enable-dynamic-jobs"], ["-v", "submitter"]),
+    "bs_submitter_metadata": (["--enable-dynamic-jobs"],
+                              ["-v", "submitter", "--variant_options_filepath", str(FIX / "submitter.json")]),
     "pyb_easy": ([], None),
     "pyb_filler_events": (["--events", str(FIX / "events.txt"), "--forward-unknown-events"], None),
 }
@@ -142,6 +144,8 @@ def test_recorded_runs_exercise_what_they_are_here_for():
         assert int(schedule(case)["nb_machine_switches"]) > 0 and float(schedule(case)["time_sleeping"]) > 0
     assert int(schedule("bs_killer")["nb_jobs_killed"]) > 2            # killed by KILL_JOB, not walltimes only
     assert int(schedule("bs_submitter")["nb_jobs"]) > len(json.loads((FIX / "workload.json").read_text())["jobs"])
+    meta = [r["metadata"] for r in _rows(FIX / "bs_submitter_metadata" / "out_jobs.csv")]
+    assert meta[0] == "just some metadata for job dynamic!0" and all(meta)      # SET_JOB_METADATA
     assert float(schedule("pyb_filler_events")["time_unavailable"]) == 42 + 112.5   # by hand: host 3 8-50 s, host 4 8-120.5 s
     notes = [e for line in (FIX / "pyb_filler_events" / "messages.jsonl").read_text().splitlines()
              for e in json.loads(line)["msg"]["events"] if e["type"] == "NOTIFY"]
@@ -202,3 +206,45 @@ def test_batsched_live_on_the_engine_as_on_real_batsim(case, tmp_path):
 @pytest.mark.skipif(shutil.which("pybatsim") is None, reason="pybatsim 4.0.0a0 is not installed")
 def test_pybatsim_easy_live_on_the_engine_as_on_real_batsim(tmp_path):
     _live("pyb_easy", [shutil.which("pybatsim"), "backfill-easy", "-s", "tcp://*:{PORT}", "-t", "60000"], tmp_path)
+
+
+# ------------------------------------------------------------------ SET_JOB_METADATA
+def _metadata_run(tmp_path: Path, data: dict, when: str = "JOB_SUBMITTED"):
+    from scripted_scheduler import ScriptPort
+
+    w = {"nb_res": 1, "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "d", "walltime": 9},
+                               {"id": "b", "subtime": 0, "res": 1, "profile": "d"}],
+         "profiles": {"d": {"type": "delay", "delay": 2}}}
+    rules = [{"when": [when, "w0!a"], "decisions": [{"type": "SET_JOB_METADATA", "data": data}]},
+             {"when": ["JOB_SUBMITTED", None], "decisions": [
+                 {"type": "EXECUTE_JOB", "data": {"job_id": "w0!a", "alloc": "0"}}]},
+             {"when": ["JOB_COMPLETED", "w0!a"], "decisions": [
+                 {"type": "EXECUTE_JOB", "data": {"job_id": "w0!b", "alloc": "0"}}]}]
+    engine = build_engine(FIX / "platform.xml", [w])
+    write_outputs(engine.run(ScriptPort(rules)), tmp_path / "out_", energy=False)
+    return _rows(tmp_path / "out_jobs.csv")
+
+
+def test_job_metadata_in_out_jobs_between_double_quotes(tmp_path):
+    rows = _metadata_run(tmp_path, {"job_id": "w0!a", "metadata": "user 7, run 3"})
+    text = (tmp_path / "out_jobs.csv").read_text().splitlines()
+    assert text[1].endswith(',"user 7, run 3"') and text[2].endswith(',""')   # as Batsim writes it
+    assert [(r["job_id"], r["metadata"]) for r in rows] == [("a", "user 7, run 3"), ("b", "")]
+
+
+def test_job_metadata_after_the_job_ended_is_not_written(tmp_path):
+    # the row was written when the job ended (Batsim's JobsTracer::write_job)
+    rows = _metadata_run(tmp_path, {"job_id": "w0!a", "metadata": "late"}, when="JOB_COMPLETED")
+    assert [r["metadata"] for r in rows] == ["", ""]
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"job_id": "w0!a", "metadata": 'say "hi"'}, "holds a double quote"),
+    ({"job_id": "w0!zz", "metadata": "x"}, "unknown job 'w0!zz'"),
+    ({"job_id": "w0!a"}, "'data' must be"),
+    ({"job_id": "w0!a", "metadata": 3}, "'data' must be"),
+])
+def test_bad_job_metadata_refused_in_one_line(tmp_path, data, words):
+    with pytest.raises(EngineError, match="SET_JOB_METADATA at t=0.0") as err:
+        _metadata_run(tmp_path, data)
+    assert words in str(err.value) and "\n" not in str(err.value)
