@@ -248,3 +248,18 @@ def test_bad_job_metadata_refused_in_one_line(tmp_path, data, words):
     with pytest.raises(EngineError, match="SET_JOB_METADATA at t=0.0") as err:
         _metadata_run(tmp_path, data)
     assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_change_job_state_refused_with_what_real_batsim_does(tmp_path):
+    # recorded on real Batsim 4.2.1 (scripted scheduler, this folder's platform): CHANGE_JOB_STATE
+    # of a waiting job to REJECTED, or of a job set RUNNING to COMPLETED_SUCCESSFULLY, aborts it
+    # ("[root/CRITICAL] Job b did not complete", src/export.cpp:1181; exit status 134)
+    from scripted_scheduler import ScriptPort
+
+    w = {"nb_res": 1, "jobs": [{"id": "b", "subtime": 1, "res": 1, "profile": "d"}],
+         "profiles": {"d": {"type": "delay", "delay": 2}}}
+    rules = [{"when": ["JOB_SUBMITTED", "w0!b"], "decisions": [
+        {"type": "CHANGE_JOB_STATE", "data": {"job_id": "w0!b", "job_state": "REJECTED"}}]}]
+    with pytest.raises(EngineError, match=r"CHANGE_JOB_STATE at t=1.0: .*did not complete") as err:
+        build_engine(FIX / "platform.xml", [w]).run(ScriptPort(rules))
+    assert "\n" not in str(err.value)

@@ -278,6 +278,12 @@ class Server:
                 raise EngineError(f"NOTIFY {d.type!r} from the scheduler: unknown type (Batsim aborts)")
         elif isinstance(d, GenericDecision) and d.type == "SET_JOB_METADATA":
             self._set_job_metadata(d.data)
+        elif isinstance(d, GenericDecision) and d.type == "CHANGE_JOB_STATE":
+            # server_on_change_job_state (src/server.cpp) writes the job's row before it changes
+            # the job's state, and JobsTracer::write_job aborts on a job not completed
+            raise EngineError(f"CHANGE_JOB_STATE at t={self.clock.now}: not simulated by the embedded engine; real "
+                              "Batsim 4.2.1 aborts on it once a job is set to a final state (\"Job ... did not "
+                              "complete\": it writes the job's row before changing its state)")
         elif isinstance(d, GenericDecision):
             raise EngineError(f"decision {d.type!r} is not supported by the embedded engine; "
                               "use real Batsim (--engine batsim)")
