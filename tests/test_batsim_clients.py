@@ -263,3 +263,19 @@ def test_change_job_state_refused_with_what_real_batsim_does(tmp_path):
     with pytest.raises(EngineError, match=r"CHANGE_JOB_STATE at t=1.0: .*did not complete") as err:
         build_engine(FIX / "platform.xml", [w]).run(ScriptPort(rules))
     assert "\n" not in str(err.value)
+
+
+def test_a_job_on_a_storage_host_refused_naming_it(tmp_path):
+    # pybatsim 4.0.0a0's backfill-easy allocates every resource Batsim announces, storage ones
+    # too. Recorded on real Batsim 4.2.1 (this folder's platform, `-r h1:storage`, storage id 4):
+    # a delay job there completes; a computing one aborts Batsim ("Some computation (5e+09) is
+    # assigned to storage node (id=6, name='host6')", on Batsim's 7-host energy platform).
+    from scripted_scheduler import ScriptPort
+
+    w = {"nb_res": 1, "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "d"}],
+         "profiles": {"d": {"type": "delay", "delay": 2}}}
+    rules = [{"when": ["JOB_SUBMITTED", "w0!a"], "decisions": [
+        {"type": "EXECUTE_JOB", "data": {"job_id": "w0!a", "alloc": "4"}}]}]
+    engine = build_engine(FIX / "platform.xml", [w], roles={"h1": "storage"})
+    with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!a: host 4 \(h1\) is a storage host.*use real Batsim"):
+        engine.run(ScriptPort(rules))
