@@ -3,7 +3,8 @@
 batsim-py starts the ``batsim`` it finds on PATH with Batsim 4.x's command line; the launcher makes
 that ``gridsched engine``. Its tutorial FCFS loop, a shutdown loop (``switch_off`` / ``switch_on``,
 energy monitors), a run with compute sharing and external events and a loop of its other calls
-(``reject_job``, ``kill_job``, ``switch_power_state``, ``set_callback``, ``proceed_time(t)``) must give the files recorded
+(``reject_job``, ``kill_job``, ``switch_power_state``, ``set_callback``, ``proceed_time(t)``) and EASY
+backfilling on its ``agenda`` must give the files recorded
 on real Batsim 4.2.1 (``fixtures/batsim_py``, README: the command and script that recorded them).
 Each loop runs in its own process (``scripts/batsim_py_loops.py``): batsim-py installs a SIGTERM
 handler and an atexit hook in the process that uses it.
@@ -57,6 +58,7 @@ def _compare(mine: Path, recorded: Path) -> None:
     ("shutdown", "shutdown", "shutdown_workload.json", []),
     ("events", "fcfs", "shutdown_workload.json", ["--compute-sharing", "--events", str(FIX / "events.txt")]),
     ("api", "api", "api_workload.json", []),
+    ("easy", "easy", "fcfs_workload.json", []),
 ])
 def test_batsim_py_loop_on_engine_equals_real_batsim(tmp_path, case, loop, workload, extra):
     bindir = write_launcher(tmp_path / "bin").path.parent
@@ -74,6 +76,13 @@ def test_batsim_py_loop_on_engine_equals_real_batsim(tmp_path, case, loop, workl
     if case == "shutdown":
         # batsim-py saw the pstates of 'watt_per_state': hosts slept and its energy is not 0
         assert summary["nb_switches"] > 0 and summary["time_sleeping"] > 0 and summary["consumed_joules"] > 0
+    if case == "easy":
+        # backfilling on batsim-py's agenda: jobs start before others submitted earlier, and wait
+        # less than under FCFS on the same workload (both recorded on real Batsim)
+        easy, fcfs = pd.read_csv(out / "jobs.csv"), pd.read_csv(FIX / "fcfs" / "jobs.csv")
+        assert easy["waiting_time"].mean() < fcfs["waiting_time"].mean()
+        by_sub = easy.sort_values("submission_time")
+        assert (by_sub["starting_time"].diff() < 0).any()
     if case == "api":
         # every call of the loop reached Batsim: a rejection, a kill, DVFS switches both ways
         jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
