@@ -437,7 +437,7 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           sg_config=args.sg_cfg, events=args.events or (),
                           forward_unknown_events=args.forward_unknown_events)
     engine.storage_sharing = not args.disable_storage_sharing
-    engine.batsim_config = opts["config"]
+    engine.batsim_config.update(opts["config"])   # (build_engine's forward-unknown-events kept)
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,
              "machine_states": not args.disable_machine_state_tracing}
     port = ZmqPort(args.socket_endpoint, timeout=timeout)

@@ -2,7 +2,9 @@
 
 batsim-py starts the ``batsim`` it finds on PATH with Batsim 4.x's command line; the launcher makes
 that ``gridsched engine``. Its tutorial FCFS loop, a shutdown loop (``switch_off`` / ``switch_on``,
-energy monitors) and a run with compute sharing and external events must give the files recorded
+energy monitors), a run with compute sharing and external events and a loop of its other calls
+(``reject_job``, ``kill_job``, ``switch_power_state``, ``set_callback``, ``proceed_time(t)``) and EASY
+backfilling on its ``agenda`` must give the files recorded
 on real Batsim 4.2.1 (``fixtures/batsim_py``, README: the command and script that recorded them).
 Each loop runs in its own process (``scripts/batsim_py_loops.py``): batsim-py installs a SIGTERM
 handler and an atexit hook in the process that uses it.
@@ -55,21 +57,37 @@ def _compare(mine: Path, recorded: Path) -> None:
     ("fcfs", "fcfs", "fcfs_workload.json", []),
     ("shutdown", "shutdown", "shutdown_workload.json", []),
     ("events", "fcfs", "shutdown_workload.json", ["--compute-sharing", "--events", str(FIX / "events.txt")]),
+    ("api", "api", "api_workload.json", []),
+    ("easy", "easy", "fcfs_workload.json", []),
 ])
 def test_batsim_py_loop_on_engine_equals_real_batsim(tmp_path, case, loop, workload, extra):
     bindir = write_launcher(tmp_path / "bin").path.parent
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, str(SCRIPT), loop, "-p", str(PLATFORM), "-w", str(FIX / workload),
+    platform = FIX / "dvfs4.xml" if case == "api" else PLATFORM
+    proc = subprocess.run([sys.executable, str(SCRIPT), loop, "-p", str(platform), "-w", str(FIX / workload),
                            "-o", str(out), *extra], env=_env_with(bindir), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr == ""     # -v quiet: the engine says nothing either
     _compare(out, FIX / case)
     summary = pd.read_csv(out / "summary.csv").iloc[0]
-    assert summary["nb_jobs_success"] == len(pd.read_csv(out / "jobs.csv"))
+    # every job succeeds, but in the api loop job 3 (4 hosts) is rejected and job 4 killed
+    assert summary["nb_jobs_success"] == len(pd.read_csv(out / "jobs.csv")) - 2 * (case == "api")
     if case == "shutdown":
         # batsim-py saw the pstates of 'watt_per_state': hosts slept and its energy is not 0
         assert summary["nb_switches"] > 0 and summary["time_sleeping"] > 0 and summary["consumed_joules"] > 0
+    if case == "easy":
+        # backfilling on batsim-py's agenda: jobs start before others submitted earlier, and wait
+        # less than under FCFS on the same workload (both recorded on real Batsim)
+        easy, fcfs = pd.read_csv(out / "jobs.csv"), pd.read_csv(FIX / "fcfs" / "jobs.csv")
+        assert easy["waiting_time"].mean() < fcfs["waiting_time"].mean()
+        by_sub = easy.sort_values("submission_time")
+        assert (by_sub["starting_time"].diff() < 0).any()
+    if case == "api":
+        # every call of the loop reached Batsim: a rejection, a kill, DVFS switches both ways
+        jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+        assert jobs.loc[3, "final_state"] == "REJECTED" and jobs.loc[4, "final_state"] == "COMPLETED_KILLED"
+        assert set(pd.read_csv(out / "pstates.csv")["new_pstate"]) == {0, 1}
 
 
 # ----------------------------------------------------------------------------- the launcher

@@ -204,6 +204,51 @@ def test_simulation_begins_says_forward_unknown_events() -> None:
     assert seen[0].config["forward-unknown-events"] is False   # Batsim ignores the flag without events
 
 
+def _rejecting_scheduler(endpoint: str, seen: list) -> None:
+    """A ZeroMQ scheduler that keeps Batsim's messages and rejects every job (ends any run)."""
+    import zmq
+
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.bind(endpoint)
+    try:
+        while sock.poll(30_000):
+            msg = json.loads(sock.recv())
+            seen.append(msg)
+            answer = [{"timestamp": msg["now"], "type": "REJECT_JOB", "data": {"job_id": e["data"]["job_id"]}}
+                      for e in msg["events"] if e["type"] == "JOB_SUBMITTED"]
+            sock.send_string(json.dumps({"now": msg["now"], "events": answer}))
+            if any(e["type"] == "SIMULATION_ENDS" for e in msg["events"]):
+                break
+    finally:
+        sock.close(0)
+
+
+def test_engine_command_line_says_forward_unknown_events_as_real_batsim(tmp_path: Path) -> None:
+    # `gridsched engine --events F --forward-unknown-events` once said false in SIMULATION_BEGINS
+    # (its command-line configuration replaced the flag's), and pybatsim 4.0.0a0, which reads it,
+    # then stopped at the first generic event ("Unknown NOTIFY type operator_note")
+    import threading
+
+    from test_engine_zmq import free_port
+
+    recorded = json.loads((FIX / "easy" / "batsim_messages.jsonl").read_text().splitlines()[0])
+    want = recorded["events"][0]["data"]["config"]
+    assert want["forward-unknown-events"] is True
+    endpoint, seen = f"tcp://127.0.0.1:{free_port()}", []
+    th = threading.Thread(target=_rejecting_scheduler, args=(endpoint, seen), daemon=True)
+    th.start()
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        code = main(["engine", "-p", str(FIX / "p.xml"), "-w", str(FIX / "w.json"), "-s", endpoint,
+                     "-e", str(tmp_path / "out"), "--events", str(FIX / "events.txt"),
+                     "--forward-unknown-events", "--timeout", "30"])
+    th.join(30)
+    assert code == 0, err.getvalue()
+    assert seen[0]["events"][0]["data"]["config"] == want
+    generic = [e["data"] for m in seen for e in m["events"] if e["type"] == "NOTIFY"
+               and e["data"]["type"] == "operator_note"]
+    assert generic == [{"type": "operator_note", "timestamp": 5, "text": "rack 2 down", "ids": [2, 3]}]
+
+
 # --------------------------------------------------------------------------------- bad inputs
 BAD = [
     ('{"type": "my_type", "timestamp": 1}', "unknown event type 'my_type'"),

@@ -88,3 +88,36 @@ def test_pybatsim_filler_with_decision_delays_runs_on_the_engine(tmp_path):
 
 def test_pybatsim_random_runs_on_the_engine_with_compute_sharing(tmp_path):
     check_rows(run_client("random", tmp_path, sharing=True), sharing=True)
+
+
+def test_pybatsim_filler_events_takes_generic_events_through_gridsched_engine(tmp_path):
+    # `gridsched engine --events F --forward-unknown-events` must say so in SIMULATION_BEGINS:
+    # pybatsim reads it there, and otherwise stops at the first generic event ("Unknown NOTIFY
+    # type operator_note"). Hosts 3-4 are unavailable from 8 s to 50 s and 120.5 s.
+    import sys
+
+    from procset import ProcSet
+
+    fix = Path(__file__).parent / "fixtures" / "batsim_clients"
+    port = free_port()
+    sched = subprocess.Popen([PYBATSIM, "filler-events", "-s", f"tcp://127.0.0.1:{port}", "-t", "60000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "schedulers.cli", "engine", "-p", str(fix / "platform.xml"),
+                               "-w", str(fix / "workload.json"), "--events", str(fix / "events.txt"),
+                               "--forward-unknown-events", "-s", f"tcp://127.0.0.1:{port}",
+                               "-e", str(tmp_path / "out"), "--timeout", "60"],
+                              capture_output=True, text=True, timeout=120)
+        sched.wait(timeout=30)
+    finally:
+        if sched.poll() is None:
+            sched.kill()
+        out = sched.communicate()[0]
+    assert proc.returncode == 0, proc.stderr
+    assert sched.returncode == 0 and "Unknown NOTIFY" not in out, out[-2000:]
+    rows = list(csv.DictReader((tmp_path / "out_jobs.csv").open()))
+    assert len(rows) == 16
+    for r in rows:
+        start, hosts = float(r["starting_time"]), ProcSet.from_str(r["allocated_resources"])
+        assert not (8 <= start < 50 and hosts & ProcSet((3, 4))), r
+        assert not (8 <= start < 120.5 and 4 in hosts), r

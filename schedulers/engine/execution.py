@@ -78,7 +78,9 @@ Held tasks (networked platforms)
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from itertools import chain
 from operator import neg
 from typing import Any
@@ -170,11 +172,15 @@ class Executions:
         Raises:
             EngineError: the job is not waiting, the allocation does not fit the job or the
                 hosts (unknown, not idle nor computing, busy without compute sharing), or the
-                decision asks for mapping, storage or IO (not simulated)."""
+                decision asks for storage, IO or an executor mapping other than the default
+                (not simulated; :func:`check_default_mapping`)."""
         job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         if d.extra:
-            raise EngineError(f"EXECUTE_JOB {job.id}: fields {sorted(d.extra)} (mapping, storage, IO jobs) "
-                              "are not simulated by the embedded engine; use real Batsim")
+            others = sorted(k for k in d.extra if k != "mapping")
+            if others:
+                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} (storage, IO jobs) are not simulated "
+                                  "by the embedded engine; use real Batsim")
+            check_default_mapping(job.id, d.extra["mapping"], len(d.alloc))
         if job.state != SUBMITTED:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
         assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
@@ -189,6 +195,13 @@ class Executions:
         nb_hosts = len(all_hosts)
         for hid in hosts:
             if not 0 <= hid < nb_hosts:
+                storage = self.platform.storage
+                if nb_hosts <= hid < nb_hosts + len(storage):
+                    # Batsim runs a job there, but aborts when a profile computes on it
+                    # ("Some computation ... is assigned to storage node", src/task_execution.cpp)
+                    raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} ({storage[hid - nb_hosts].name}) is a "
+                                      "storage host: the embedded engine runs no job there (real Batsim runs its "
+                                      "delays and aborts on its computations); use real Batsim")
                 raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} does not exist "
                                   f"(platform has {nb_hosts} compute hosts)")
             h = all_hosts[hid]
@@ -529,3 +542,58 @@ class Executions:
             code = -1 if job.stages[job.stage][1]["type"] == "delay" else -2
             self.end_job(job, COMPLETED_KILLED, code)
         return progress
+
+
+def check_default_mapping(job_id: str, mapping: Any, nb_hosts: int) -> None:
+    """Accept EXECUTE_JOB's optional ``mapping`` when it is Batsim's default one.
+
+    ``mapping`` (``{"executor": "i-th host of the allocation"}``, keys and values integers or
+    strings of integers) places a job's executors on its hosts; without it Batsim 4.2.1 runs
+    executor ``i`` on the allocation's ``i``-th host (``execute_job_process``,
+    ``src/jobs_execution.cpp``). That identity mapping, which batsched 1.4.0's ``filler`` sends
+    with every job, is the run the engine simulates; any other is refused.
+
+    Args:
+        job_id: the job, for messages.
+        mapping: the decoded JSON value of the field.
+        nb_hosts: the number of hosts in the job's allocation.
+
+    Raises:
+        EngineError: a mapping real Batsim refuses (its checks in
+            ``JsonProtocolReader::handle_execute_job``, ``src/protocol.cpp``: an object, not empty,
+            integer keys and values, executors 0 to n-1, hosts within the allocation), or one
+            other than the identity over the allocation (not simulated).
+    """
+    where = f"EXECUTE_JOB {job_id}: 'mapping'"
+    if not isinstance(mapping, dict) or not mapping:
+        raise EngineError(f"{where} must be a non-empty object {{executor: host index within the allocation}}, "
+                          f"got {json.dumps(mapping)}; Batsim 4.2.1 aborts")
+    pairs: dict[int, int] = {}
+    for key, value in mapping.items():
+        try:
+            ex, res = _stoi(key), _stoi(value)
+        except ValueError:
+            raise EngineError(f"{where} {json.dumps({key: value})}: all keys and values must be integers (or "
+                              "strings representing integers); Batsim 4.2.1 aborts") from None
+        pairs[ex] = res
+    for i, (ex, res) in enumerate(sorted(pairs.items())):
+        if ex != i:
+            raise EngineError(f"{where}: no resource associated to executor {i}; Batsim 4.2.1 aborts")
+        if not 0 <= res < nb_hosts:
+            raise EngineError(f"{where}: executor {ex} should use the {res}-th resource within the allocation, "
+                              f"but there are only {nb_hosts} allocated resources; Batsim 4.2.1 aborts")
+    if len(pairs) != nb_hosts or any(ex != res for ex, res in pairs.items()):
+        raise EngineError(f"{where} {json.dumps(mapping)}: only the default mapping (executor i on the i-th host "
+                          "of the allocation) is simulated by the embedded engine; use real Batsim")
+
+
+def _stoi(v: Any) -> int:
+    """An integer key or value of ``mapping`` as rapidjson + ``std::stoi`` read it (bool refused)."""
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise ValueError(v)
+    if isinstance(v, int):
+        return v
+    m = re.match(r"\s*[+-]?\d+", v)   # std::stoi: a leading integer
+    if m is None:
+        raise ValueError(v)
+    return int(m.group())

@@ -127,11 +127,20 @@ def batsim_stretch(subtime: float, start: float, finish: float) -> float:
 
 
 def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
-                   columns: JobColumns | None = None) -> Iterator[str]:
+                   columns: JobColumns | None = None,
+                   metadata: dict[tuple[str, str], str] | None = None) -> Iterator[str]:
     """:func:`job_lines`, one line at a time (a million-job file is written without holding it);
-    ``columns``: also filled with what a summary reads of the lines (:class:`JobColumns`)."""
+    ``columns``: also filled with what a summary reads of the lines (:class:`JobColumns`);
+    ``metadata``: the ``metadata`` column of the jobs the scheduler gave one (SET_JOB_METADATA),
+    by (workload, job name); the others get Batsim's empty ``""``."""
     yield JOBS_HEADER
-    yield from _job_lines(jobs, columns)
+    if not metadata:
+        yield from _job_lines(jobs, columns)
+        return
+    # the fields of each line, in the order _job_lines writes them: name, workload first
+    for fields, line in zip(job_fields(jobs), _job_lines(jobs, columns)):
+        text = metadata.get((fields[1], fields[0]))
+        yield line if text is None else f'{line[:-2]}"{text}"'
 
 
 #: A started job's line from its name, workload, profile, subtime text, res, walltime (s),
@@ -318,7 +327,8 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     check_finite(result)
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"], columns), "schedule.csv": schedule_rows}
+    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"], columns, r.rows.get("job_metadata")),
+             "schedule.csv": schedule_rows}
     if machine_states:
         files["machine_states.csv"] = _iter_machine_state_rows
     if energy:

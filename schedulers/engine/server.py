@@ -45,6 +45,7 @@ Livelock
 
 from __future__ import annotations
 
+import json
 import math
 import time as _time
 from typing import Any, Callable
@@ -275,12 +276,44 @@ class Server:
                 self.dynamic.registration_finished = False
             else:
                 raise EngineError(f"NOTIFY {d.type!r} from the scheduler: unknown type (Batsim aborts)")
+        elif isinstance(d, GenericDecision) and d.type == "SET_JOB_METADATA":
+            self._set_job_metadata(d.data)
+        elif isinstance(d, GenericDecision) and d.type == "CHANGE_JOB_STATE":
+            # server_on_change_job_state (src/server.cpp) writes the job's row before it changes
+            # the job's state, and JobsTracer::write_job aborts on a job not completed
+            raise EngineError(f"CHANGE_JOB_STATE at t={self.clock.now}: not simulated by the embedded engine; real "
+                              "Batsim 4.2.1 aborts on it once a job is set to a final state (\"Job ... did not "
+                              "complete\": it writes the job's row before changing its state)")
         elif isinstance(d, GenericDecision):
             raise EngineError(f"decision {d.type!r} is not supported by the embedded engine; "
                               "use real Batsim (--engine batsim)")
         else:
             raise EngineError(f"unsupported decision {d!r}")
         return None
+
+    def _set_job_metadata(self, data: Any) -> None:
+        """SET_JOB_METADATA: the job's ``metadata`` column of ``out_jobs.csv`` (Batsim 4.2.1
+        ``JsonProtocolReader::handle_set_job_metadata``, ``src/protocol.cpp``, then
+        ``server_on_set_job_metadata``, ``src/server.cpp``; written between double quotes by
+        ``JobsTracer::write_job``, ``src/export.cpp``). The last one set before the job's row is
+        written counts.
+
+        Raises:
+            EngineError: what Batsim aborts on: ``data`` not exactly ``job_id`` and ``metadata``
+                strings, a metadata holding a double quote, a job no workload has. (A job that
+                already ended keeps its row: its metadata is not written.)"""
+        where = f"SET_JOB_METADATA at t={self.clock.now}"
+        if not (isinstance(data, dict) and set(data) == {"job_id", "metadata"}
+                and isinstance(data["job_id"], str) and isinstance(data["metadata"], str)):
+            raise EngineError(f"{where}: 'data' must be {{\"job_id\": string, \"metadata\": string}}, got "
+                              f"{json.dumps(data)} (Batsim aborts)")
+        text = data["metadata"]
+        if '"' in text:
+            raise EngineError(f"{where}: the metadata of job {data['job_id']!r} holds a double quote, which Batsim "
+                              "refuses (it writes it between double quotes in out_jobs.csv)")
+        job = self.book.named(data["job_id"], "SET_JOB_METADATA", self.clock.now)
+        if type(job) is EngineJob:   # (a job that ended has its row written: no effect, as in Batsim)
+            self.record.rows.setdefault("job_metadata", {})[(job.workload, job.name)] = text
 
     def _kill_request(self, job_ids: list[str]) -> tuple[list[str], list[EngineJob]]:
         """KILL_JOB ``job_ids`` as Batsim 4.2.1's server takes it (``server_on_kill_jobs``,
