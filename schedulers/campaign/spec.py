@@ -43,7 +43,9 @@ Runs are the product policies x scenarios x axes x seeds. An axis name is routed
 ``policy.NAME`` / ``scenario.NAME`` / ``engine.NAME`` say it explicitly; a bare ``NAME`` is a
 policy option when some policy of the campaign declares it (:attr:`Policy.option_docs`), a
 generator parameter when some generator scenario declares it, or an engine option (``energy``,
-``compute_sharing``, ``simulator``); a name that fits two of these must be prefixed. An axis that
+``compute_sharing``, ``simulator``); a name that fits two of these must be prefixed. A setting is
+given in one place: two axes that set it (``load`` and ``scenario.load``, a mapping option and one
+of its keys), or an axis and a ``[[policy]]`` / ``[[scenario]]`` table, are refused. An axis that
 does not apply to a run (an option its policy does not have, a parameter of another generator or of
 a file scenario) does not multiply that run: the run is made once, with the axis value null in its
 parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
@@ -558,9 +560,20 @@ def _axis_values(c: _Checker, value: Any, key: str) -> list:
     return value
 
 
+def _sets_option(options: dict[str, Any], opt: str) -> bool:
+    """Whether a [[policy]]'s ``options`` set ``opt`` (``NAME``, or ``NAME.KEY``: one key of a
+    mapping option)."""
+    head, _, sub = opt.partition(".")
+    if not sub:
+        return opt in options
+    value = options.get(head)
+    return isinstance(value, dict) and sub in value
+
+
 def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[ScenarioEntry]) -> list[Axis]:
     axes: list[Axis] = []
     names: set[str] = set()
+    targets: dict[tuple[str, str], str] = {}   # (kind, option) -> the axis that sets it
 
     def add(group: dict, where: str, zipped: bool) -> None:
         ns, kinds, keys, cols = [], [], [], []
@@ -570,11 +583,20 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
                 raise c.fail(key, "this axis is given twice")
             names.add(name)
             kind, opt = _route(c, name, key, policies, scenarios)
+            # two spellings of one setting ("load" and "scenario.load", or a mapping option and
+            # one of its keys): the later would silently replace the earlier in every run
+            for (k2, o2), other in targets.items():
+                if k2 == kind and (o2 == opt or (kind == "policy" and opt.split(".", 1)[0] in (o2, opt)
+                                                 and o2.split(".", 1)[0] in (o2, opt))):
+                    raise c.fail(key, f"sets the same {kind} {'option' if kind != 'scenario' else 'parameter'} "
+                                      f"{opt!r} as axis {other!r}: give it in one place")
+            targets[(kind, opt)] = name
             ns.append(name)
             kinds.append(kind)
             keys.append(opt)
             cols.append(_axis_values(c, value, key))
-            fixed = [f"policy[{i}].options" for i, p in enumerate(policies) if opt in p.options] if kind == "policy" \
+            fixed = [f"policy[{i}].options" for i, p in enumerate(policies) if _sets_option(p.options, opt)] \
+                if kind == "policy" \
                 else [f"scenario[{i}].params" for i, s in enumerate(scenarios) if opt in s.params] \
                 if kind == "scenario" else ([opt] if opt in data else [])
             if fixed:
