@@ -249,17 +249,20 @@ def get_policy(name: str, options: dict[str, Any] | None = None) -> Policy:
         KeyError: unknown name; the message lists the known names.
         PolicyOptionError: an option the policy does not read, or a bad value (the policy's
             constructor checks values).
-        PolicyFailure: the constructor raised another exception or called ``sys.exit()``
-            (:mod:`schedulers.core.failure`: the class, ``__init__``, the file and line).
+        PolicyFailure: the constructor raised another exception or called ``sys.exit()``, or
+            did not call ``super().__init__(options)`` (:mod:`schedulers.core.failure`: the class,
+            ``__init__``, the file and line).
     """
-    from .core.failure import located
+    from .core.failure import check_runnable, located
 
     check_options(name, options)
     cls = policy_class(name)
     try:
-        return cls(options)
+        policy = cls(options)
     except (Exception, SystemExit) as exc:
         failure = located(cls, exc, "__init__")
         if failure is None:
             raise
         raise failure from exc
+    check_runnable(policy)   # (its __init__ called the base class's)
+    return policy

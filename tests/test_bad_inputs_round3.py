@@ -86,3 +86,133 @@ def test_two_keys_of_one_mapping_option_are_two_axes() -> None:
     runs = parse_campaign(data, ROOT / "c.toml").runs()
     assert sorted((r.policy_options["limits"]["user1"], r.policy_options["limits"]["user2"]) for r in runs) == [
         (100, 90), (100, 120), (150, 90), (150, 120)]
+
+
+# ------------------------------------------------------------------ policies that misbehave
+POLICIES = '''from schedulers.core.policy import Policy
+
+
+def waiting(policy):
+    return [j for j in policy.jobs.values() if j.state.name == "SUBMITTED"]
+
+
+class OnTrue(Policy):
+    def schedule(self):
+        for job in waiting(self):
+            self.execute(job, True)
+
+
+class OnString(Policy):
+    def schedule(self):
+        for job in waiting(self):
+            self.execute(job, "1")
+
+
+class OnHalf(Policy):
+    def schedule(self):
+        for job in waiting(self):
+            self.execute(job, [0.5])
+
+
+class PstateHalf(Policy):
+    def schedule(self):
+        self.set_pstate([0], 1.5)
+        for job in waiting(self):
+            self.reject(job)
+
+
+class EmitsText(Policy):
+    def schedule(self):
+        self.emit("EXECUTE_JOB w0!1")
+
+
+class NoBase(Policy):
+    def __init__(self, options=None):
+        self.queue = []
+
+
+class Registers(Policy):
+    def schedule(self):
+        self.register_job("w0", "x", 1, "d")
+'''
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+@pytest.fixture()
+def user(tmp_path: Path) -> Path:
+    p = tmp_path / "mine.py"
+    p.write_text(POLICIES)
+    return p
+
+
+@pytest.mark.parametrize("cls, at, words", [
+    # True is the int 1 to Python: the job used to start on host 1 (a2); "1" on hosts of its characters
+    ("OnTrue", "self.execute(job, True)", "host ids must be a ProcSet, integers >= 0 or one integer >= 0, got True"),
+    ("OnString", 'self.execute(job, "1")', "host ids must be a ProcSet, integers >= 0 or one integer >= 0, got '1'"),
+    ("OnHalf", "self.execute(job, [0.5])", "host ids must be integers >= 0, got 0.5 in [0.5]"),
+    # pstate 1.5 used to be sent as pstate "1"
+    ("PstateHalf", "self.set_pstate([0], 1.5)", "set_pstate: the pstate must be an integer index >= 0, got 1.5"),
+    # it used to fail in gridsched's engine code (ports.py), not at the policy's line
+    ("EmitsText", "self.emit(", "emit: expects a decision of schedulers.core.events (ExecuteJob, RejectJob, "
+                                "CallMeLater...), got str 'EXECUTE_JOB w0!1'"),
+])
+def test_a_decision_of_the_wrong_type_is_the_policys_error_at_its_line(tmp_path: Path, user: Path, cls: str,
+                                                                        at: str, words: str) -> None:
+    w = workload(tmp_path / "w.json", [{"id": i, "subtime": 0, "res": 1, "profile": "d"} for i in range(1, 3)])
+    code, _, err = run_main(run_args(tmp_path, w, "-E", policy=f"{user}:{cls}"))
+    assert code == 1
+    assert one_error_line(err) == (
+        f"gridsched: error: policy {cls} failed in schedule ({user}, line {_line_of(user, at)}): {words}; the run "
+        "stopped at simulated time t=0.000 s with 0 of 2 jobs done; kept in " f"{tmp_path / 'out'}/: "
+        "out_jobs.partial.csv (the 0 jobs done, in out_jobs.csv's format); no summary and no other output file "
+        "(the run did not end)")
+
+
+def test_a_policy_whose_init_skips_the_base_class_is_named_at_its_init(tmp_path: Path, user: Path) -> None:
+    # it used to fail at the first event inside schedulers/core/policy.py
+    w = workload(tmp_path / "w.json")
+    code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:NoBase"))
+    assert code == 1
+    assert one_error_line(err) == (
+        f"gridsched: error: policy NoBase failed in __init__ ({user}, line {_line_of(user, 'def __init__')}): it does "
+        "not call super().__init__(options), which sets up the jobs, hosts and decisions of the base class Policy")
+    assert not (tmp_path / "out").exists()
+
+
+def test_registering_a_job_without_dynamic_jobs_says_how_once(tmp_path: Path, user: Path) -> None:
+    # the time was given twice ("at t=2e-10 at t=2e-10") and the option named was gridsched engine's only
+    w = workload(tmp_path / "w.json")
+    code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:Registers"))
+    assert code == 2
+    assert one_error_line(err) == (
+        "gridsched: error: REGISTER_JOB 'w0!x' at t=2e-10: dynamic job registration is disabled (Batsim aborts); "
+        "enable it with Batsim's --enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, which "
+        "gridsched run and campaigns honour)")
+
+
+# ------------------------------------------------------------------------- the Python API
+def test_simulate_refuses_a_class_a_single_workload_and_a_policy_object_run_twice(tmp_path: Path) -> None:
+    from schedulers.core.model import PolicyError
+    from schedulers.engine import simulate
+    from schedulers.fcfs import FCFS
+
+    w = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], "profiles": DELAY}
+    with pytest.raises(TypeError, match=r"^the scheduler must be a policy object, got the class FCFS: pass FCFS\(\) "
+                                        r"\(or get_policy\(name, options\)\)$"):
+        simulate(HETERO, [w], FCFS)
+    # one workload not in a list was read as the list of its keys ("nb_res: no such workload") or of
+    # its characters ("/: is a folder")
+    for one, kind in ((w, "dict"), (str(tmp_path / "w.json"), "str")):
+        with pytest.raises(TypeError, match=rf"^workloads must be a list of workload files or dicts, got a {kind} "
+                                            r"\(one workload: \[it\]\)$"):
+            simulate(HETERO, one, FCFS())
+    policy = FCFS()
+    assert simulate(HETERO, [w], policy).makespan == pytest.approx(3.0, abs=1e-6)   # (+ message delays)
+    # a second run on the same object used to end in a deadlock (its first run had ended)
+    with pytest.raises(PolicyError, match=r"^policy FCFS: this object already ran a simulation \(it holds that "
+                                          r"run's jobs and hosts\); make a new policy object for each run$"):
+        simulate(HETERO, [w], policy)
+    assert simulate(HETERO, [w], FCFS()).makespan == pytest.approx(3.0, abs=1e-6)

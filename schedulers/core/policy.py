@@ -80,12 +80,30 @@ _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_O
 
 
 def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
-    """Normalise host ids given as a ProcSet, an iterable of ints or one int."""
+    """Normalise host ids given as a ProcSet, an iterable of ints or one int.
+
+    Raises:
+        PolicyError: a host id that is not an integer >= 0 (a bool, a float, a string: ``True``
+            would silently be host 1, ``"12"`` hosts 1 and 2), or ``hosts`` is none of the above.
+    """
     if isinstance(hosts, ProcSet):
         return hosts
-    if isinstance(hosts, int):
+    if isinstance(hosts, int) and not isinstance(hosts, bool) and hosts >= 0:
         return ProcSet(hosts)
-    return ProcSet(*hosts)
+    if isinstance(hosts, (bool, int, float, str, bytes)) or not isinstance(hosts, Iterable):
+        raise PolicyError(f"host ids must be a ProcSet, integers >= 0 or one integer >= 0, got {hosts!r}")
+    items = list(hosts)
+    for h in items:
+        if isinstance(h, bool) or not isinstance(h, int) or h < 0:
+            if not isinstance(h, bool) and hasattr(h, "__index__") and h.__index__() >= 0:
+                continue   # (numpy integers)
+            raise PolicyError(f"host ids must be integers >= 0, got {h!r} in {_show_hosts(items)}")
+    return ProcSet(*items)
+
+
+def _show_hosts(items: list) -> str:
+    text = repr(items)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _HostSet:
@@ -659,6 +677,10 @@ class Policy:
         (:meth:`on_resource_state_changed`); the hosts are back in :attr:`available` then.
         """
         res = as_procset(hosts)
+        if isinstance(pstate, bool) or not isinstance(pstate, int) or pstate < 0:
+            if isinstance(pstate, bool) or not hasattr(pstate, "__index__") or pstate.__index__() < 0:
+                raise PolicyError(f"set_pstate: the pstate must be an integer index >= 0, got {pstate!r}")
+            pstate = pstate.__index__()   # (a numpy integer)
         for i in res:
             h = self.platform.hosts[i]
             if self._is_sleep_pstate(h, pstate):
@@ -711,7 +733,14 @@ class Policy:
 
     def emit(self, decision: Decision) -> None:
         """Send any decision of :mod:`schedulers.core.events` as it is (for protocol features
-        without a method here)."""
+        without a method here).
+
+        Raises:
+            PolicyError: ``decision`` is not a :class:`~schedulers.core.events.Decision`.
+        """
+        if not isinstance(decision, Decision):
+            raise PolicyError(f"emit: expects a decision of schedulers.core.events (ExecuteJob, RejectJob, "
+                              f"CallMeLater...), got {type(decision).__name__} {_show_hosts([decision])[1:-1]}")
         self._decisions.append(decision)
 
     # ----------------------------------------------------------------------------------- callbacks
