@@ -216,3 +216,40 @@ def test_simulate_refuses_a_class_a_single_workload_and_a_policy_object_run_twic
                                           r"run's jobs and hosts\); make a new policy object for each run$"):
         simulate(HETERO, [w], policy)
     assert simulate(HETERO, [w], FCFS()).makespan == pytest.approx(3.0, abs=1e-6)
+
+
+# ------------------------------------------------------------------- scenario generators
+def test_generator_values_it_cannot_honour_are_refused_when_the_campaign_is_read(tmp_path: Path) -> None:
+    # load = 0 used to pass the campaign's checks and fail run by run
+    toml = tmp_path / "c.toml"
+    toml.write_text('seeds = 2\n[[policy]]\nname = "fcfs"\n' + SYNTH + "[axes]\nload = [0.5, 0.0]\n")
+    code, _, err = run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial", "--no-progress"])
+    assert code == 2
+    assert one_error_line(err).startswith(
+        f"gridsched: error: {toml}: run policy=fcfs scenario=g load=0.0: generator 'synthetic': need jobs >= 1, "
+        "load > 0, ")
+    assert not (tmp_path / "cout").exists()
+
+
+def test_a_generated_workload_never_holds_times_a_workload_may_not(tmp_path: Path) -> None:
+    # The span of the arrivals is sum(res x runtime) / (load x hosts): with load 1e-300 the jobs
+    # were written with subtimes near 1e303 s, a workload `gridsched run` then refused.
+    # Runtimes of 1e12 s made delays and walltimes beyond 2**33 s the same way.
+    code, _, err = run_main(["scenario", "synthetic", "-o", tmp_path / "s", "--load", "1e-300"])
+    line = one_error_line(err)
+    assert code == 2 and line.startswith("gridsched: error: generator 'synthetic': load 1e-300 spreads the 40 arrivals "
+                                         "of seed 0 over ")
+    assert line.endswith(" s, beyond the 8589934592 s (2**33) a workload's times may reach: raise load, or lower jobs "
+                         "or the runtimes")
+    code, _, err = run_main(["scenario", "synthetic", "-o", tmp_path / "s", "--runtime-min", "1e9", "--runtime-max",
+                             "5e9"])
+    assert code == 2 and one_error_line(err) == (
+        "gridsched: error: generator 'synthetic': runtime_max x walltime_factor = 1e+10 s, beyond the 8589934592 s "
+        "(2**33) a workload's walltimes may reach")
+    assert not (tmp_path / "s").exists()
+    # at the bound: 2**32 s x 2 = 2**33 s is accepted, and the run reads what was written
+    code, _, err = run_main(["scenario", "synthetic", "-o", tmp_path / "s", "--runtime-min", "1e6",
+                             "--runtime-max", str(2 ** 32), "--jobs", "3", "--load", "50"])
+    assert code == 0, err
+    code, _, err = run_main(run_args(tmp_path, tmp_path / "s" / "workload.json", platform=tmp_path / "s" / "platform.xml"))
+    assert code == 0, err

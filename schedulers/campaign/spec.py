@@ -262,7 +262,7 @@ class Campaign:
         params["seed"] = seed
         if "seed" in policy_class(pol.name).option_docs:
             options["seed"] = seed
-        where = f"{self.path}: run policy={pol.label} scenario={sc.label}"
+        where = f"{self.path}: run " + " ".join(f"{k}={v}" for k, v in params.items() if k != "seed" and v is not None)
         try:
             check_options(pol.name, options)
         except PolicyOptionError as exc:
