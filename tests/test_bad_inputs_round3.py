@@ -253,3 +253,30 @@ def test_a_generated_workload_never_holds_times_a_workload_may_not(tmp_path: Pat
     assert code == 0, err
     code, _, err = run_main(run_args(tmp_path, tmp_path / "s" / "workload.json", platform=tmp_path / "s" / "platform.xml"))
     assert code == 0, err
+
+
+# ------------------------------------------------------------------------- policy options
+def test_conservative_rjms_delay_is_bounded_as_workload_times_are(tmp_path: Path) -> None:
+    # Job 1 (2 hosts, walltime 10) runs from 0 to 3; job 2 (4 hosts) arrives at 1 and is reserved
+    # at 0 + 10 + d; jobs 3 (1 host) and 4 (3 hosts) arrive at 2: job 3 would hold its host until
+    # 2 + 10 + d, past job 2's reservation, so it waits; job 4 does not fit. Job 1 ends at 3: job
+    # 2 runs 3-6, then jobs 3 (host 0) and 4 (hosts 1-3, 1e8 flops at b2's 50 Mf: 2 s) at 6.
+    # With d = 1e308, 10 + d == 12 + d in doubles: jobs 3 and 4 started at 2 and 3, job 2 at 5.
+    jobs = [{"id": 1, "subtime": 0, "res": 2, "profile": "d", "walltime": 10},
+            {"id": 2, "subtime": 1, "res": 4, "profile": "d", "walltime": 10},
+            {"id": 3, "subtime": 2, "res": 1, "profile": "d", "walltime": 10},
+            {"id": 4, "subtime": 2, "res": 3, "profile": "c", "walltime": 100}]
+    w = workload(tmp_path / "w.json", jobs, {"d": {"type": "delay", "delay": 3},
+                                            "c": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 0}})
+    code, _, err = run_main(run_args(tmp_path, w, "--policy-options", '{"rjms_delay": 1e308}', policy="conservative"))
+    assert code == 2 and one_error_line(err) == (
+        "gridsched: error: policy 'conservative': option 'rjms_delay' must be a number >= 0 and <= 8589934592 (2**33) "
+        "s, got 1e+308")
+    assert not (tmp_path / "out").exists()
+    code, _, err = run_main(run_args(tmp_path, w, "--policy-options", json.dumps({"rjms_delay": 2 ** 33}),
+                                     policy="conservative"))
+    assert code == 0, err
+    import csv
+    with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
+        starts = {r["job_id"]: (float(r["starting_time"]), r["allocated_resources"]) for r in csv.DictReader(f)}
+    assert starts == {"1": (0.0, "0-1"), "2": (3.0, "0-3"), "3": (6.0, "0"), "4": (6.0, "1-3")}
