@@ -195,6 +195,9 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
         progress.close()
         if isinstance(exc, PolicyInputError):   # (bad input: nothing kept, as any input error)
             _undo_output(out, created, prepared)
+            path = _workload_of(engine, prepared, getattr(exc, "job_id", None))
+            if path is not None and exc.args and isinstance(exc.args[0], str):
+                exc.args = (f"{path}: {exc.args[0]}", *exc.args[1:])
             raise
         exc.args = (f"{exc.args[0]}; the run stopped {_keep_done(engine, out, prepared)}", *exc.args[1:])
         raise
@@ -215,6 +218,17 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
         raise
     # (the same summary as of the files just written, without reading them back)
     return columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
+
+
+def _workload_of(engine: Engine, prepared: list[_Prepared], job_id: str | None) -> str | None:
+    """The file the user gave for the workload of ``job_id`` (``w0!7``: the first ``-w``), or None."""
+    if not job_id or "!" not in job_id:
+        return None
+    name = job_id.split("!", 1)[0]
+    for i, w in enumerate(engine.workloads):
+        if w.name == name:
+            return str(prepared[i].source) if i < len(prepared) else w.path
+    return None
 
 
 def _write_summary(args: argparse.Namespace, out: Path, prefix: str, nb_hosts: int, summary: RunSummary) -> None:

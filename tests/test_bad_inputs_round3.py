@@ -280,3 +280,14 @@ def test_conservative_rjms_delay_is_bounded_as_workload_times_are(tmp_path: Path
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
         starts = {r["job_id"]: (float(r["starting_time"]), r["allocated_resources"]) for r in csv.DictReader(f)}
     assert starts == {"1": (0.0, "0-1"), "2": (3.0, "0-3"), "3": (6.0, "0"), "4": (6.0, "1-3")}
+
+
+def test_a_job_a_policy_cannot_schedule_is_named_with_its_workload_file(tmp_path: Path) -> None:
+    # the line named the job ('w1!5') but not the file, among several -w
+    with_users = workload(tmp_path / "a.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "user": "user1"}])
+    without = workload(tmp_path / "b.json", [{"id": 5, "subtime": 1, "res": 1, "profile": "d"}])
+    code, _, err = run_main(run_args(tmp_path, with_users, "-w", without, policy="osep"))
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {without}: job 'w1!5' has no workload field 'user': policy "
+                                   "'osep' needs the user of every job")
+    assert not (tmp_path / "out").exists()

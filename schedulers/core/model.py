@@ -247,7 +247,17 @@ class PolicyInputError(PolicyError):
     """The inputs lack what a policy needs (a job without the ``user`` field an owner-share policy
     reads, hosts without power states, host data Batsim does not send): bad input, reported by
     ``gridsched`` as one line with exit status 2, not as an internal error. A policy raises it
-    (with the file, job or host and what is missing) when it finds such input."""
+    (with the file, job or host and what is missing) when it finds such input.
+
+    Args:
+        message: what is missing, naming the job or host.
+        job_id: the job at fault (``w0!7``), when there is one: ``gridsched run`` then names the
+            workload file it comes from.
+    """
+
+    def __init__(self, message: str = "", *, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
 
 
 class HostInfoUnknown(PolicyInputError):
