@@ -291,3 +291,31 @@ def test_a_job_a_policy_cannot_schedule_is_named_with_its_workload_file(tmp_path
     assert one_error_line(err) == (f"gridsched: error: {without}: job 'w1!5' has no workload field 'user': policy "
                                    "'osep' needs the user of every job")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_campaign_run_again_after_its_workload_was_edited_runs_it_again(tmp_path: Path) -> None:
+    # The run id hashed the scenario's file names only: the edited workload's runs were "already
+    # present" and the old makespan reported as the new workload's.
+    from schedulers.campaign.collect import load_records
+
+    w = workload(tmp_path / "w.json")   # jobs at 1 and 2 s, 3 s each, one host each: makespan 5 s
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\nworkloads = ["w.json"]\n')
+    out = tmp_path / "cout"
+    assert run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])[0] == 0
+    w.write_text(w.read_text().replace('"delay": 3', '"delay": 300'))   # makespan 2 + 300 s
+    code, stdout, _ = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 0 and "ran 1 (0 failed), 0 already present" in stdout
+    assert "(1 other result files, not runs of this campaign: ignored)" in stdout
+    from schedulers.campaign.spec import load_campaign
+    (run,) = load_campaign(toml).runs()
+    (rec,) = [r for r in load_records(out) if r["id"] == run.id]
+    assert rec["summary"]["makespan"] == pytest.approx(302.0, abs=1e-6)
+    assert len(rec["inputs_sha256"]) == 64
+    # the run of the old file is not replayed on the new one for a timeline
+    from schedulers.campaign.errors import CampaignError
+    from schedulers.campaign.timeline import replay_usage
+    w.write_text(w.read_text().replace('"delay": 300', '"delay": 30'))
+    with pytest.raises(CampaignError, match=rf"^run {rec['id']}: its files \(.*w\.json, in {tmp_path}\) changed since "
+                                            r"it ran; run the campaign again before plotting its timeline$"):
+        replay_usage(rec, str(tmp_path), tmp_path / "plot")

@@ -137,11 +137,14 @@ def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
 def new_record(spec: RunSpec, error: str | None = None) -> dict[str, Any]:
     """The record of ``spec`` before it ran (format in :mod:`schedulers.campaign`): status
     ``failed`` with ``error`` until :func:`execute_run` fills in a result."""
-    return {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
-            "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
-            "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
-            "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
-            "outputs": None, "gridsched_version": __version__}
+    record = {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
+              "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
+              "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
+              "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
+              "outputs": None, "gridsched_version": __version__}
+    if spec.inputs_sha256 is not None:   # (file scenarios: what the run read)
+        record["inputs_sha256"] = spec.inputs_sha256
+    return record
 
 
 def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:

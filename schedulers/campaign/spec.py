@@ -53,9 +53,11 @@ a file scenario run by a policy without one is deterministic and is run once (se
 
 Every run has an id: the first 16 hex digits of the SHA-256 of its canonical parameters (JSON with
 sorted keys: its params, the policy's registry name and effective options, the scenario's
-definition with the generator's defaults filled in, the engine options). The same file means the
-same ids, in any process, whatever the order of keys in the file; the campaign's name,
-``keep_outputs`` and ``batsim_timeout`` do not enter it.
+definition with the generator's defaults filled in, the engine options, and for a file scenario
+the SHA-256 of its files' contents). The same file means the same ids, in any process, whatever
+the order of keys in the file; the campaign's name, ``keep_outputs`` and ``batsim_timeout`` do
+not enter it. A platform, workload or events file edited since a run makes a new run (the old
+record is ignored), never a result of the old file reused.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
@@ -164,14 +166,18 @@ class RunSpec:
     keep_outputs: bool = False
     batsim_timeout: float = 3600.0
     metrics: tuple[str, ...] = ()
+    inputs_sha256: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """The parameters the id is the hash of (run metrics included: asking for one more
-        metric makes new runs, so that every record has every metric)."""
+        metric makes new runs, so that every record has every metric; a file scenario's
+        contents too: an edited workload makes new runs)."""
         ident = {"params": self.params, "policy_name": self.policy_name,
                  "policy_options": self.policy_options, "scenario": self.scenario, "engine": self.engine}
         if self.metrics:
             ident["metrics"] = list(self.metrics)
+        if self.inputs_sha256 is not None:
+            ident["inputs_sha256"] = self.inputs_sha256
         return ident
 
 
@@ -218,6 +224,7 @@ class Campaign:
 
     def _expand(self) -> list[RunSpec]:
         out: dict[str, RunSpec] = {}
+        self._digests: dict[str, str] = {}   # scenario label -> SHA-256 of its files
         for pol in self.policies:
             for sc in self.scenarios:
                 seeded = sc.generator is not None or "seed" in policy_class(pol.name).option_docs
@@ -278,14 +285,37 @@ class Campaign:
             if sc.events:   # (only then: the ids of scenarios without events stay as they were)
                 scenario["events"] = list(sc.events)
                 scenario["forward_unknown_events"] = sc.forward_unknown_events
+            if sc.label not in self._digests:
+                self._digests[sc.label] = files_sha256(self.path.parent, [sc.platform, *sc.workloads, *sc.events])
         if engine["simulator"] not in SIMULATORS or not isinstance(engine["energy"], bool) \
                 or not isinstance(engine["compute_sharing"], bool):
             raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
                                 "energy and compute_sharing true or false")
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
                        scenario=scenario, engine=engine, seed=self.seeds[0] if seed is None else seed, base_dir=str(self.path.parent),
-                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout, metrics=self.metrics)
+                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout, metrics=self.metrics,
+                       inputs_sha256=None if sc.generator is not None else self._digests[sc.label])
         return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
+
+
+def files_sha256(base: Path, names: list[str]) -> str:
+    """The SHA-256 (hex) of the contents of files ``names`` (relative to ``base``), in order,
+    each prefixed by its length (so that two lists of files never hash alike by accident).
+
+    Raises:
+        CampaignError: a file cannot be read.
+    """
+    h = hashlib.sha256()
+    for name in names:
+        p = base / name
+        try:
+            with open(p, "rb") as f:
+                h.update(f"{p.stat().st_size}:".encode())
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError as exc:
+            raise CampaignError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------ parsing
