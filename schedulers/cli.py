@@ -416,8 +416,9 @@ def cmd_engine(args: argparse.Namespace) -> int:
 
 
 def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
+    from .batsim.endpoints import port_problem
     from .engine import Deadlock, build_engine, write_outputs
-    from .engine.zmq_client import ZmqPort
+    from .engine.zmq_client import ZmqPort, zmq
 
     if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
         raise RunInputError(f"--timeout must be a number of seconds >= 0 (0 or inf: wait forever for each "
@@ -440,7 +441,15 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     engine.batsim_config = opts["config"]
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,
              "machine_states": not args.disable_machine_state_tracing}
-    port = ZmqPort(args.socket_endpoint, timeout=timeout)
+    problem = port_problem(args.socket_endpoint)
+    if problem is not None:   # real Batsim's libzmq does the same, silently: followed, with a word
+        print(f"gridsched engine: warning: -s {args.socket_endpoint!r}: {problem}; real Batsim 4.2.1 connects "
+              "there too", file=sys.stderr)
+    try:
+        port = ZmqPort(args.socket_endpoint, timeout=timeout)
+    except zmq.ZMQError as exc:   # (real Batsim aborts on the same ZeroMQ error)
+        raise RunInputError(f"-s {args.socket_endpoint!r}: ZeroMQ cannot connect to it: {exc}; a scheduler's "
+                            "endpoint is tcp://HOST:PORT (or ipc://PATH)") from None
     try:
         result = engine.run(port)
     except Deadlock as dead:

@@ -319,3 +319,34 @@ def test_a_campaign_run_again_after_its_workload_was_edited_runs_it_again(tmp_pa
     with pytest.raises(CampaignError, match=rf"^run {rec['id']}: its files \(.*w\.json, in {tmp_path}\) changed since "
                                             r"it ran; run the campaign again before plotting its timeline$"):
         replay_usage(rec, str(tmp_path), tmp_path / "plot")
+
+
+# ------------------------------------------------------------------------ ZeroMQ endpoints
+def test_a_port_above_65535_is_refused_by_serve_and_said_by_engine(tmp_path: Path) -> None:
+    # libzmq keeps a TCP port in 16 bits: `serve --socket tcp://*:99999` listened on port 34463
+    # (99999 - 65536) and said so only in passing; Batsim given tcp://localhost:99999 connects there.
+    from schedulers.batsim.endpoints import port_problem
+
+    assert port_problem("tcp://localhost:65535") is None and port_problem("tcp://*:*") is None
+    assert port_problem("ipc:///tmp/x:99999") is None
+    assert port_problem("tcp://[::1]:70000") == "port 70000 is not in 0-65535 (ZeroMQ takes it modulo 65536: port 4464)"
+    code, _, err = run_main(["serve", "--policy", "fcfs", "--socket", "tcp://*:99999", "--connect-timeout", "1"])
+    assert code == 2
+    assert err.strip() == ("gridsched serve: --socket: cannot bind the scheduler's ZMQ REP socket to 'tcp://*:99999': "
+                           "port 99999 is not in 0-65535 (ZeroMQ takes it modulo 65536: port 34463)")
+    # a malformed endpoint is a bad option (2), not an internal error (1)
+    code, _, err = run_main(["serve", "--policy", "fcfs", "--socket", "nonsense", "--connect-timeout", "1"])
+    assert code == 2 and err.strip().startswith("gridsched serve: --socket: cannot bind the scheduler's ZMQ REP "
+                                                "socket to 'nonsense': Invalid argument")
+    code, _, err = run_main(["engine", "-p", HETERO, "-w", workload(tmp_path / "w.json"), "-s", "nonsense",
+                             "-e", tmp_path / "o"])
+    assert code == 2 and one_error_line(err).startswith("gridsched: error: -s 'nonsense': ZeroMQ cannot connect to "
+                                                        "it: Invalid argument")
+    # the engine plays Batsim, whose libzmq does the same: it connects to 34463, with a warning
+    code, _, err = run_main(["engine", "-p", HETERO, "-w", tmp_path / "w.json", "-s", "tcp://localhost:99999",
+                             "--timeout", "0.2", "-e", tmp_path / "o"])
+    lines = err.splitlines()
+    assert code == 2 and lines[0] == ("gridsched engine: warning: -s 'tcp://localhost:99999': port 99999 is not in "
+                                      "0-65535 (ZeroMQ takes it modulo 65536: port 34463); real Batsim 4.2.1 connects "
+                                      "there too")
+    assert lines[1].startswith("gridsched: error: no reply from the scheduler at tcp://localhost:99999 within 0.2 s")
