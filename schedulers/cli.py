@@ -164,11 +164,18 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                                     f"got a JSON {_json_kind(data)}")
             if args.max_jobs is not None:
                 data["jobs"] = _earliest_jobs(p, data.get("jobs"), args.max_jobs)
+            note = None
             if rescale:
                 from .inputs.rescale import rescale_workload
-                data = dict(rescale_workload(data, nb_hosts, mode=args.fit, source=str(p)))
+                fitted = rescale_workload(data, nb_hosts, mode=args.fit, source=str(p))
+                r = fitted.report
+                if r.notes or r.jobs_dropped:   # (said as a trace's conversion is: jobs changed)
+                    scale = (f"\n  every job's res x {nb_hosts} hosts / nb_res {data.get('nb_res')!r} of the file, rounded "
+                             "up: its share of the machine (jobs that fit too)" if args.fit == "scale" else "")
+                    note = f"--fit {args.fit}: {r.summary()}{scale}\n  written to {target}"
+                data = dict(fitted)
             atomic_write_text(target, json.dumps(data))
-            prepared.append(_Prepared(str(p), target, data))
+            prepared.append(_Prepared(str(p), target, data, note=note))
         else:
             prepared.append(_Prepared(str(p)))
     return prepared
@@ -418,6 +425,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
 def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     from .batsim.endpoints import port_problem
     from .engine import Deadlock, build_engine, write_outputs
+    from .engine.oddities import input_warnings
     from .engine.zmq_client import ZmqPort, zmq
 
     if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
@@ -437,6 +445,8 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
                           sg_config=args.sg_cfg, events=args.events or (),
                           forward_unknown_events=args.forward_unknown_events)
+    for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
+        print(f"gridsched engine: warning: {line}", file=sys.stderr)
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config = opts["config"]
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,

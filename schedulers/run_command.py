@@ -32,6 +32,7 @@ from .core.policy import Policy, batsim_flags, engine_flags
 from .engine import Deadlock, InProcessPort, write_outputs
 from .engine.extevents import EventList, read_events
 from .engine.outputs import JobColumns
+from .engine.oddities import input_warnings
 from .engine.platform import PlatformSpec, check_compute_speeds, read_platform
 from .engine.simulator import Engine
 from .outfiles import atomic_write_text, not_written
@@ -122,8 +123,11 @@ def _checked_engine(args: argparse.Namespace, spec: PlatformSpec, prepared: list
         wls = [_load(w, f"w{i}", nb_hosts, args.fit == "error") for i, w in enumerate(prepared)]
         features: dict[str, Any] = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
         features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
-        return Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, events=events,
-                      forward_unknown_events=args.forward_unknown_events, **features)
+        engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, events=events,
+                        forward_unknown_events=args.forward_unknown_events, **features)
+        for line in input_warnings(spec, engine.workloads, args.energy):   # (run as Batsim runs them)
+            print(f"gridsched: warning: {line}", file=sys.stderr)
+        return engine
     if args.fit == "error":
         for w in prepared:
             _refuse_oversized(w, nb_hosts)

@@ -350,3 +350,73 @@ def test_a_port_above_65535_is_refused_by_serve_and_said_by_engine(tmp_path: Pat
                                       "0-65535 (ZeroMQ takes it modulo 65536: port 34463); real Batsim 4.2.1 connects "
                                       "there too")
     assert lines[1].startswith("gridsched: error: no reply from the scheduler at tcp://localhost:99999 within 0.2 s")
+
+
+# ------------------------------------------ what real Batsim runs without a word: a warning
+def test_communications_on_a_platform_without_links_are_run_as_batsim_runs_them_with_a_warning(
+        tmp_path: Path) -> None:
+    # 1e8 flops on a1 (100 Mf) and a2 (200 Mf), 1 MB between them: SimGrid finds an empty route
+    # between two hosts of a Full zone without links, so the job takes 1e8 / 1e8 = 1 s
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 2, "profile": "p"}],
+                 {"p": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 1e6}})
+    code, _, err = run_main(run_args(tmp_path, w))
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"gridsched: warning: {w}: profile 'p' sends bytes between hosts ('com'), but {HETERO} has no network links: "
+        "SimGrid (and real Batsim 4.2.1) sends them in no time, only the computation is timed"]
+    import csv
+    with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
+        (row,) = csv.DictReader(f)
+    assert row["execution_time"] == "1.000000"
+    # no bytes between two hosts: no warning
+    w2 = workload(tmp_path / "w2.json", [{"id": 1, "subtime": 0, "res": 2, "profile": "p"}],
+                  {"p": {"type": "parallel", "cpu": [1e8, 1e8], "com": [0, 0, 0, 0]}})
+    code, _, err = run_main(run_args(tmp_path, w2, out="out2"))
+    assert code == 0 and err == ""
+
+
+def test_a_busy_host_drawing_less_than_an_idle_one_is_run_with_a_warning(tmp_path: Path) -> None:
+    # a2's power: idle 100 W, full load 50 W. One 2e8-flop job on a2 (200 Mf, 4 cores, one busy):
+    # 1 s at 100 + (50 - 100) x 1/4 = 87.5 W (SimGrid's formula), the other 3 hosts idle at 100 W,
+    # the master host is not counted: 387.5 J
+    plat = tmp_path / "p.xml"
+    plat.write_text(HETERO.read_text().replace('speed="200Mf" core="4"><prop id="wattage_per_state" '
+                                               'value="100.0:114.67:200.0"/>',
+                                               'speed="200Mf" core="4"><prop id="wattage_per_state" value="100:50"/>'))
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                 {"p": {"type": "parallel_homogeneous", "cpu": 2e8, "com": 0}})
+    code, _, err = run_main(["run", "--policy", f"{tmp_path / 'on_a2.py'}:OnA2", "-p", plat, "-w", w,
+                             "-o", tmp_path / "out", "--no-progress", "-E"]) if _write_on_a2(tmp_path) else (None, "", "")
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"gridsched: warning: {plat}: host 'a2' pstate 0: wattage_per_state gives a full-load power of 50 W, below its "
+        "idle (100 W) or epsilon (100 W) power: SimGrid (and real Batsim 4.2.1) charges a busy host less than an idle "
+        "one"]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["energy_joules"] == pytest.approx(387.5, abs=1e-3)
+
+
+def _write_on_a2(tmp: Path) -> bool:
+    (tmp / "on_a2.py").write_text("from schedulers.core.policy import Policy\n\n\nclass OnA2(Policy):\n"
+                                  "    def on_job_submitted(self, job):\n        self.execute(job, [1])\n")
+    return True
+
+
+def test_fit_scale_says_it_changed_every_job_not_only_the_large_ones(tmp_path: Path) -> None:
+    # nb_res 2 on 4 hosts: res' = ceil(res x 4 / 2), at most 4: 3 -> 4, 1 -> 2, 99 -> 4. The job of
+    # 1 host, which fits, doubles too; nothing said so (the trace conversion's report was not shown)
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 2, "jobs": [{"id": i, "subtime": 0, "res": r, "profile": "d"}
+                                                   for i, r in ((1, 3), (2, 1), (3, 99))], "profiles": DELAY}))
+    code, _, err = run_main(run_args(tmp_path, w, "--fit", "scale"))
+    assert code == 0, err
+    out = tmp_path / "out"
+    assert err.splitlines() == [
+        f"--fit scale: {w} (batsim-json): 3 records read, 3 jobs kept, 0 dropped", "  nb_res: 4",
+        "  note           3  res scaled",
+        "  every job's res x 4 hosts / nb_res 2 of the file, rounded up: its share of the machine (jobs that fit too)",
+        f"  written to {out}/workload_w0.json"]
+    assert [j["res"] for j in json.loads((out / "workload_w0.json").read_text())["jobs"]] == [4, 2, 4]
+    # clamp changes only the job too large, and says so
+    code, _, err = run_main(run_args(tmp_path, w, "--fit", "clamp", out="out2"))
+    assert code == 0 and "  note           1  res clamped to 4" in err.splitlines()

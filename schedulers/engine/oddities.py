@@ -1,0 +1,67 @@
+"""Inputs real Batsim 4.2.1 runs without a word although they make little sense: the engine runs
+them as Batsim does (the results are Batsim's), and ``gridsched run`` / ``gridsched engine`` print
+one warning line for each, so that a researcher learns why a number looks wrong.
+
+* Communications (``com`` of a ``parallel_homogeneous``, ``parallel_homogeneous_total`` or
+  ``parallel`` profile, between two different hosts) on a platform without network links: in a
+  ``Full`` or ``Vivaldi`` zone without links SimGrid 3.32 finds an empty route between two hosts,
+  and an empty route takes no time, so the bytes cost nothing (:mod:`.execution`, "Communications
+  on ``Full`` zones without links"); only the computation is timed.
+* A pstate whose full-load power (``AllCores`` of ``wattage_per_state``) is below its idle or
+  epsilon power: SimGrid's host-energy plugin then charges a busy host less than an idle one
+  (:mod:`schedulers.core.power`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .platform import PlatformSpec
+
+__all__ = ["input_warnings"]
+
+
+def _between_hosts(profile: dict[str, Any]) -> bool:
+    """Whether ``profile`` sends bytes from a host to another (not only to itself)."""
+    kind = profile.get("type")
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        com = profile.get("com", 0)
+        return isinstance(com, (int, float)) and com > 0
+    if kind == "parallel":
+        cpu, com = profile.get("cpu"), profile.get("com")
+        if not isinstance(cpu, list) or not isinstance(com, list):
+            return False
+        n = len(cpu)
+        return any(v > 0 for k, v in enumerate(com) if isinstance(v, (int, float)) and k // n != k % n)
+    return False
+
+
+def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> list[str]:
+    """One line per oddity of the inputs (see the module docstring), each naming the file and the
+    profile or host; [] when there is none.
+
+    Args:
+        spec: the platform as read.
+        workloads: the engine's :class:`~.workload.Workload` objects (``path``, ``profiles``: the
+            profiles the jobs use).
+        energy: whether the energy model is on (powers are read only then, as in Batsim).
+    """
+    lines: list[str] = []
+    if not spec.has_network:
+        for w in workloads:
+            names = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p))
+            if names:
+                more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+                lines.append(f"{w.path}: profile {names[0]!r}{more} sends bytes between hosts ('com'), but "
+                             f"{spec.source} has no network links: SimGrid (and real Batsim 4.2.1) sends them in no "
+                             "time, only the computation is timed")
+    if energy:
+        odd = [(h.name, k, r) for h in spec.compute for k, r in enumerate(h.power or ())
+               if r.all_cores < max(r.idle, r.epsilon)]
+        if odd:
+            name, k, r = odd[0]
+            more = f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""
+            lines.append(f"{spec.source}: host {name!r} pstate {k}{more}: wattage_per_state gives a full-load power "
+                         f"of {r.all_cores:g} W, below its idle ({r.idle:g} W) or epsilon ({r.epsilon:g} W) power: "
+                         "SimGrid (and real Batsim 4.2.1) charges a busy host less than an idle one")
+    return lines
