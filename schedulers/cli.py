@@ -604,7 +604,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      help="Batsim's --forward-unknown-events: events of your own types go to the policy as NOTIFY")
     run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
-    run.add_argument("--max-jobs", type=int, help="keep only the first N jobs")
+    run.add_argument("--max-jobs", type=int, help="keep only the N jobs submitted first, in each --workload")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--timeout", type=float, default=3600.0, help="real-Batsim run timeout (s)")
     from .batsim.runner import add_batsim_run_args

@@ -420,3 +420,16 @@ def test_fit_scale_says_it_changed_every_job_not_only_the_large_ones(tmp_path: P
     # clamp changes only the job too large, and says so
     code, _, err = run_main(run_args(tmp_path, w, "--fit", "clamp", out="out2"))
     assert code == 0 and "  note           1  res clamped to 4" in err.splitlines()
+
+
+def test_max_jobs_keeps_n_jobs_of_each_workload_as_its_help_says(tmp_path: Path) -> None:
+    # the help said "keep only the first N jobs": with two -w, N of each are kept
+    w = workload(tmp_path / "w.json")
+    code, stdout, err = run_main(run_args(tmp_path, w, "-w", w, "--max-jobs", "1"))
+    assert code == 0, err
+    assert "jobs                  2 (2 succeeded" in stdout
+    import subprocess
+    import sys
+    text = " ".join(subprocess.run([sys.executable, "-m", "schedulers.cli", "run", "--help"], capture_output=True,
+                                   text=True, cwd=ROOT, timeout=60).stdout.split())
+    assert "--max-jobs MAX_JOBS keep only the N jobs submitted first, in each --workload" in text
