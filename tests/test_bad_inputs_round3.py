@@ -433,3 +433,52 @@ def test_max_jobs_keeps_n_jobs_of_each_workload_as_its_help_says(tmp_path: Path)
     text = " ".join(subprocess.run([sys.executable, "-m", "schedulers.cli", "run", "--help"], capture_output=True,
                                    text=True, cwd=ROOT, timeout=60).stdout.split())
     assert "--max-jobs MAX_JOBS keep only the N jobs submitted first, in each --workload" in text
+
+
+REPLIES = '''from schedulers.core.events import ExecuteJob, RejectJob
+from schedulers.core.policy import Policy
+
+
+class DecideNone(Policy):
+    def decide(self, now, events):
+        super().decide(now, events)
+
+
+class DecideText(Policy):
+    def decide(self, now, events):
+        return super().decide(now, events) + ["EXECUTE_JOB"]
+
+
+class AtNaN(Policy):
+    def on_job_submitted(self, job):
+        self.emit(RejectJob(job_id=job.id, timestamp=float("nan")))
+
+
+class AllocText(Policy):
+    def on_job_submitted(self, job):
+        self.emit(ExecuteJob(job_id=job.id, alloc="0-1"))
+'''
+
+
+@pytest.mark.parametrize("cls, code, words", [
+    # these failed inside gridsched's ports.py, which the line named as the policy's code
+    ("DecideNone", 2, "policy 'DecideNone': its reply must be a list of decisions (schedulers.core.events), got "
+                      "NoneType None"),
+    ("DecideText", 2, "policy 'DecideText': its reply holds str 'EXECUTE_JOB', not a decision of "
+                      "schedulers.core.events"),
+    # a NaN timestamp was taken as "now" (its comparison with now is false): the jobs were rejected
+    ("AtNaN", 2, "policy 'AtNaN': decision RejectJob has timestamp nan that is not a finite number (Batsim aborts "
+                 "on such a reply)"),
+    # "0-1" was taken as the 3 hosts of its 3 characters ("allocation 0-1 has 3 hosts")
+    ("AllocText", 1, "policy AllocText failed in on_job_submitted ({user}, line 22): emit: ExecuteJob.alloc must be a "
+                     "ProcSet (e.g. ProcSet.from_str('0-3')), got str '0-1'"),
+])
+def test_a_reply_that_holds_no_decisions_is_named_by_the_policys_class(tmp_path: Path, cls: str, code: int,
+                                                                        words: str) -> None:
+    user = tmp_path / "replies.py"
+    user.write_text(REPLIES)
+    assert user.read_text().splitlines()[21].strip().startswith("self.emit(ExecuteJob")
+    w = workload(tmp_path / "w.json")
+    got, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:{cls}"))
+    assert got == code
+    assert one_error_line(err).startswith("gridsched: error: " + words.format(user=user))

@@ -741,6 +741,11 @@ class Policy:
         if not isinstance(decision, Decision):
             raise PolicyError(f"emit: expects a decision of schedulers.core.events (ExecuteJob, RejectJob, "
                               f"CallMeLater...), got {type(decision).__name__} {_show_hosts([decision])[1:-1]}")
+        for name in ("alloc", "resources"):   # (a str "0-3" would be read as 3 characters, not 4 hosts)
+            hosts = getattr(decision, name, None)
+            if hosts is not None and not isinstance(hosts, ProcSet):
+                raise PolicyError(f"emit: {type(decision).__name__}.{name} must be a ProcSet (e.g. "
+                                  f"ProcSet.from_str('0-3')), got {type(hosts).__name__} {hosts!r}")
         self._decisions.append(decision)
 
     # ----------------------------------------------------------------------------------- callbacks
