@@ -482,3 +482,15 @@ def test_a_reply_that_holds_no_decisions_is_named_by_the_policys_class(tmp_path:
     got, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:{cls}"))
     assert got == code
     assert one_error_line(err).startswith("gridsched: error: " + words.format(user=user))
+
+
+@pytest.mark.parametrize("user, shown", [(["a"], "['a']"), ("", "''"), (1.5, "1.5"), (True, "True")])
+def test_a_user_that_is_no_name_is_refused_not_made_a_user_named_by_its_repr(tmp_path: Path, user, shown) -> None:
+    # ["a"] was the user "['a']", True the user "True": a user owning nothing, without a word
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "user": user},
+                                       {"id": 2, "subtime": 0, "res": 1, "profile": "d", "user": 7}])
+    code, _, err = run_main(run_args(tmp_path, w, policy="osep"))
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {w}: job 'w0!1': workload field 'user' must be a non-empty "
+                                   f"string or an integer, got {shown}")
+    assert not (tmp_path / "out").exists()

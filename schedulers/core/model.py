@@ -104,9 +104,21 @@ class Job:
     @property
     def user(self) -> str | None:
         """The job's owner: its workload field ``user`` as a string, or None when the job has
-        none (owner-share policies refuse such a job: ``PolicyInputError``)."""
+        none (owner-share policies refuse such a job: ``PolicyInputError``).
+
+        Raises:
+            PolicyInputError: ``user`` is not a non-empty string nor an integer (a list, an object,
+                a boolean, a float, ``""``: it would silently be a user named ``['a']``).
+        """
         u = self.extra.get("user")
-        return None if u is None else str(u)
+        if u is None:
+            return None
+        if type(u) is str and u:
+            return u
+        if type(u) is int:
+            return str(u)
+        raise PolicyInputError(f"job {self.id!r}: workload field 'user' must be a non-empty string or an integer, "
+                               f"got {u!r}", job_id=self.id)
 
     @property
     def has_walltime(self) -> bool:
