@@ -494,3 +494,29 @@ def test_a_user_that_is_no_name_is_refused_not_made_a_user_named_by_its_repr(tmp
     assert one_error_line(err) == (f"gridsched: error: {w}: job 'w0!1': workload field 'user' must be a non-empty "
                                    f"string or an integer, got {shown}")
     assert not (tmp_path / "out").exists()
+
+
+def test_policy_metrics_that_are_no_numbers_fail_their_run_not_the_campaigns_collect(tmp_path: Path) -> None:
+    # {"label": "x"} was recorded as it was; `campaign collect` then refused the whole campaign
+    # ("policy_metrics must be an object of numbers or null"), the other runs' results included
+    (tmp_path / "m.py").write_text("from schedulers.fcfs import FCFS\n\n\nclass Labels(FCFS):\n    def metrics(self):\n"
+                                   "        return {'label': 'x', 'jobs': 2}\n\n\nclass Listed(FCFS):\n"
+                                   "    def metrics(self):\n        return [1, 2]\n")
+    toml = tmp_path / "c.toml"
+    toml.write_text("".join(f'[[policy]]\nname = "{tmp_path / "m.py"}:{c}"\n' for c in ("Labels", "Listed"))
+                    + '[[policy]]\nname = "fcfs"\n'
+                    + f'[[scenario]]\nname = "f"\nplatform = "{HETERO}"\nworkloads = ["w.json"]\n')
+    workload(tmp_path / "w.json")
+    out = tmp_path / "cout"
+    code, stdout, _ = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 1
+    failed = sorted(ln.split("): ", 1)[1] for ln in stdout.splitlines() if ln.startswith("  failed "))
+    assert failed == ["ValueError: policy Labels: metrics() must return a dict of name -> finite number, got "
+                      "'label': 'x'",
+                      "ValueError: policy Listed: metrics() must return a dict of name -> finite number, got list "
+                      "[1, 2]"]
+    code, _, err = run_main(["campaign", "collect", out])
+    assert code == 0, err
+    import csv
+    with open(out / "runs.csv", newline="") as f:
+        assert sorted(r["status"] for r in csv.DictReader(f)) == ["done", "failed", "failed"]
