@@ -520,3 +520,27 @@ def test_policy_metrics_that_are_no_numbers_fail_their_run_not_the_campaigns_col
     import csv
     with open(out / "runs.csv", newline="") as f:
         assert sorted(r["status"] for r in csv.DictReader(f)) == ["done", "failed", "failed"]
+
+
+def test_a_speed_or_bandwidth_without_unit_is_read_as_simgrid_reads_it_with_a_warning(tmp_path: Path) -> None:
+    # SimGrid 3.32 reads "2e8" as 2e8 flops/s and only logs "Deprecated unit-less value": a2 then
+    # computes 1e8 flops in 0.5 s, as with "200Mf"; gridsched showed no sign of it
+    plat = tmp_path / "p.xml"
+    plat.write_text(HETERO.read_text().replace('id="a2" speed="200Mf"', 'id="a2" speed="2e8"'))
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                 {"p": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 0}})
+    (tmp_path / "on_a2.py").write_text("from schedulers.core.policy import Policy\n\n\nclass OnA2(Policy):\n"
+                                       "    def on_job_submitted(self, job):\n        self.execute(job, [1])\n")
+    code, _, err = run_main(["run", "--policy", f"{tmp_path / 'on_a2.py'}:OnA2", "-p", plat, "-w", w,
+                             "-o", tmp_path / "out", "--no-progress"])
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"gridsched: warning: {plat}: speed='2e8' has no unit: SimGrid 3.32 (and real Batsim 4.2.1) reads it in f "
+        "(flops/s) and only logs \"Deprecated unit-less value\"; write the unit"]
+    import csv
+    with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
+        (row,) = csv.DictReader(f)
+    assert row["execution_time"] == "0.500000"
+    from schedulers.engine.oddities import unitless_values
+    assert unitless_values("<link id='l' bandwidth='1.25e9' latency=\"0\"/><cluster bw='10Gbps' lat='5e-5'/>") == {
+        "bandwidth": ["1.25e9"], "lat": ["5e-5"]}   # (0 may go without a unit, as in SimGrid)
