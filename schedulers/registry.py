@@ -190,6 +190,9 @@ def _user_policy(name: str) -> type[Policy]:
         try:
             module = importlib.import_module(where)
         except (Exception, SystemExit) as exc:
+            if isinstance(exc, ModuleNotFoundError) and exc.name == where.strip("/") and Path(where).is_dir():
+                raise KeyError(f"policy {name!r}: {where} is a folder; name a file of it: "
+                               f"{where.rstrip('/')}/FILE.py:{attr}") from None
             raise KeyError(f"policy {name!r}: importing module {where!r} failed: {_where(exc, None)}") from None
     cls = getattr(module, attr, None)
     if cls is None:
@@ -210,7 +213,8 @@ def _where(exc: BaseException, path: Any) -> str:
     line = None
     while tb is not None:
         f = tb.tb_frame.f_code.co_filename
-        if (f == str(path)) if path is not None else not (f.startswith("<frozen") or "importlib" in f):
+        if (f == str(path)) if path is not None else not (f.startswith("<frozen") or "importlib" in f
+                                                          or f == __file__):   # (not gridsched's own call)
             line = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
         tb = tb.tb_next
     return f"{text} ({line[0]}, line {line[1]})" if line else text

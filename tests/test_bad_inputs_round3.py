@@ -544,3 +544,18 @@ def test_a_speed_or_bandwidth_without_unit_is_read_as_simgrid_reads_it_with_a_wa
     from schedulers.engine.oddities import unitless_values
     assert unitless_values("<link id='l' bandwidth='1.25e9' latency=\"0\"/><cluster bw='10Gbps' lat='5e-5'/>") == {
         "bandwidth": ["1.25e9"], "lat": ["5e-5"]}   # (0 may go without a unit, as in SimGrid)
+
+
+def test_a_policy_module_that_cannot_be_imported_is_not_located_in_gridscheds_code(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    # the line ended "(.../schedulers/registry.py, line 191)": gridsched's import call, not the user's code
+    w = workload(tmp_path / "w.json")
+    code, _, err = run_main(run_args(tmp_path, w, policy="schedulers.nope:X"))
+    assert code == 2 and one_error_line(err) == ("gridsched: error: policy 'schedulers.nope:X': importing module "
+                                                 "'schedulers.nope' failed: ModuleNotFoundError: No module named "
+                                                 "'schedulers.nope'")
+    (tmp_path / "mine").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(run_args(tmp_path, w, policy="mine:Greedy"))
+    assert code == 2 and one_error_line(err) == ("gridsched: error: policy 'mine:Greedy': mine is a folder; name a "
+                                                 "file of it: mine/FILE.py:Greedy")
