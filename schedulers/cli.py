@@ -602,7 +602,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                           "machine_available; repeatable); the policy hears them as NOTIFY")
     run.add_argument("--forward-unknown-events", action="store_true",
                      help="Batsim's --forward-unknown-events: events of your own types go to the policy as NOTIFY")
-    run.add_argument("--fallback-workload", help="workload to use instead when a --workload file does not exist")
+    run.add_argument("--fallback-workload", help="workload to run instead of the --workload files when one of them does not exist")
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
     run.add_argument("--max-jobs", type=int, help="keep only the N jobs submitted first, in each --workload")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")

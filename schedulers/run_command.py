@@ -91,8 +91,10 @@ def _fall_back_workload(args: argparse.Namespace) -> None:
     """A missing workload with ``--fallback-workload``: run the shipped scenario instead (a note)."""
     missing = [w for w in args.workload if not Path(w).exists()]
     if missing and args.fallback_workload:
+        others = [w for w in args.workload if w not in missing]
+        also = f" (alone: {', '.join(others)} not run either)" if others else ""
         print(f"note: {', '.join(missing)} not found (is ../shared beside the project?); "
-              f"running the shipped scenario {args.fallback_workload} instead", file=sys.stderr)
+              f"running the shipped scenario {args.fallback_workload} instead{also}", file=sys.stderr)
         args.workload = [args.fallback_workload]
 
 

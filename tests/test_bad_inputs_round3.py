@@ -559,3 +559,15 @@ def test_a_policy_module_that_cannot_be_imported_is_not_located_in_gridscheds_co
     code, _, err = run_main(run_args(tmp_path, w, policy="mine:Greedy"))
     assert code == 2 and one_error_line(err) == ("gridsched: error: policy 'mine:Greedy': mine is a folder; name a "
                                                  "file of it: mine/FILE.py:Greedy")
+
+
+def test_the_fallback_workload_says_it_replaces_every_workload(tmp_path: Path) -> None:
+    # -w missing.json -w b.json --fallback-workload f.json ran f.json alone; the note named only the missing file
+    b = workload(tmp_path / "b.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}])
+    f = workload(tmp_path / "f.json", [{"id": 9, "subtime": 0, "res": 1, "profile": "d"}])
+    missing = tmp_path / "missing.json"
+    code, stdout, err = run_main(run_args(tmp_path, missing, "-w", b, "--fallback-workload", f))
+    assert code == 0, err
+    assert err.splitlines()[0] == (f"note: {missing} not found (is ../shared beside the project?); running the shipped "
+                                   f"scenario {f} instead (alone: {b} not run either)")
+    assert "jobs                  1 (1 succeeded" in stdout
