@@ -571,3 +571,39 @@ def test_the_fallback_workload_says_it_replaces_every_workload(tmp_path: Path) -
     assert err.splitlines()[0] == (f"note: {missing} not found (is ../shared beside the project?); running the shipped "
                                    f"scenario {f} instead (alone: {b} not run either)")
     assert "jobs                  1 (1 succeeded" in stdout
+
+
+@pytest.mark.parametrize("axes, words", [
+    # 1 and 1.0: two runs of one simulation, one group of the tables with n doubled (± 0 from copies)
+    ("[axes]\nload = [1, 1.0]\n", "axes.load[1]: 1.0 repeats the value axes.load[0]; each value is given once"),
+    ('[axes]\nprofile = ["delay", "compute", "delay"]\n',
+     "axes.profile[2]: 'delay' repeats the value axes.profile[0]; each value is given once"),
+    ("[zip]\njobs = [10, 20, 10]\nmax_res = [2, 2, 2]\n",
+     "zip: values number 2 (10, 2) repeat values number 0; each combination is given once"),
+])
+def test_an_axis_value_given_twice_is_refused(tmp_path: Path, axes: str, words: str) -> None:
+    toml = tmp_path / "c.toml"
+    toml.write_text('seeds = 1\n[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "g"\ngenerator = "synthetic"\n'
+                    'params = { hosts = 4 }\n' + axes)
+    code, _, err = run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial", "--no-progress"])
+    assert code == 2 and one_error_line(err) == f"gridsched: error: {toml}: {words}"
+
+
+def test_register_job_refuses_a_res_that_is_no_integer() -> None:
+    # int(2.7) made it a job of 2 hosts
+    from schedulers.core.model import PolicyError
+    from schedulers.core.policy import Policy
+
+    p = Policy()
+    with pytest.raises(PolicyError, match=r"^register_job w0!x: res must be an integer number of hosts, got 2\.7$"):
+        p.register_job("w0", "x", 2.7, "d")
+    assert p.register_job("w0", "y", 2, "d") == "w0!y"
+
+
+@pytest.mark.parametrize("toml", sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob("campaigns/**/*.toml"),
+                                                                           *ROOT.glob("docs/examples/*.toml")]))
+def test_every_shipped_campaign_file_passes_the_checks(toml: str) -> None:
+    # the checks above must not refuse the project's own campaigns (several axes setting several
+    # options of one policy, e.g. green_nantes/shutdown.toml's idle_timeout and delta)
+    from schedulers.campaign.spec import load_campaign
+    assert load_campaign(ROOT / toml).runs()

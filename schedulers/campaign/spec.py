@@ -590,6 +590,21 @@ def _axis_values(c: _Checker, value: Any, key: str) -> list:
     return value
 
 
+def _distinct(c: _Checker, rows: list[tuple], key: str, zipped: bool = False) -> None:
+    """Refuse an axis (or zip group) that gives one value twice: ``1`` and ``1.0`` are one load
+    to the simulation, two runs to the campaign, and one group of twice the runs to its tables."""
+    seen: dict[tuple, int] = {}
+    for i, row in enumerate(rows):
+        norm = tuple(("n", float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (type(v).__name__, v)
+                     for v in row)
+        if norm in seen:
+            if zipped:
+                raise c.fail(key, f"values number {i} {row!r} repeat values number {seen[norm]}; each combination "
+                                  "is given once")
+            raise c.fail(f"{key}[{i}]", f"{row[0]!r} repeats the value {key}[{seen[norm]}]; each value is given once")
+        seen[norm] = i
+
+
 def _sets_option(options: dict[str, Any], opt: str) -> bool:
     """Whether a [[policy]]'s ``options`` set ``opt`` (``NAME``, or ``NAME.KEY``: one key of a
     mapping option)."""
@@ -616,8 +631,8 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
             # two spellings of one setting ("load" and "scenario.load", or a mapping option and
             # one of its keys): the later would silently replace the earlier in every run
             for (k2, o2), other in targets.items():
-                if k2 == kind and (o2 == opt or (kind == "policy" and opt.split(".", 1)[0] in (o2, opt)
-                                                 and o2.split(".", 1)[0] in (o2, opt))):
+                if k2 == kind and (o2 == opt or (kind == "policy" and (opt.split(".", 1)[0] == o2
+                                                                       or o2.split(".", 1)[0] == opt))):
                     raise c.fail(key, f"sets the same {kind} {'option' if kind != 'scenario' else 'parameter'} "
                                       f"{opt!r} as axis {other!r}: give it in one place")
             targets[(kind, opt)] = name
@@ -635,9 +650,11 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
             if len({len(col) for col in cols}) > 1:
                 raise c.fail(where, "zip axes must have the same length, got "
                                     + ", ".join(f"{n}: {len(col)}" for n, col in zip(ns, cols)))
+            _distinct(c, list(zip(*cols)), where, zipped=True)
             axes.append(Axis(tuple(ns), tuple(kinds), tuple(keys), tuple(zip(*cols))))
         else:
             for n, k, o, col in zip(ns, kinds, keys, cols):
+                _distinct(c, [(v,) for v in col], f"{where}.{n}")
                 axes.append(Axis((n,), (k,), (o,), tuple((v,) for v in col)))
 
     if "axes" in data:

@@ -713,7 +713,8 @@ class Policy:
         """REGISTER_JOB (Batsim ``--enable-dynamic-jobs``): submit job ``workload!name`` of ``res``
         hosts running ``profile`` (s of ``walltime``, -1 = none), submitted now unless
         ``subtime`` (s) is given; extra fields (``user``...) go into the job. Returns the job id.
-        End registrations with ``notify("registration_finished")``.
+        End registrations with ``notify("registration_finished")``. Raises PolicyError when
+        ``res`` is not an integer (a float, a boolean).
 
         Without ``track``, the policy learns of the job as Batsim tells it: with
         ``--acknowledge-dynamic-jobs`` a JOB_SUBMITTED comes back (and :meth:`on_job_submitted`
@@ -721,8 +722,11 @@ class Policy:
         Batsim's acknowledgement setting: it is in :attr:`jobs` (state SUBMITTED, ``profile_data``
         as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
         is absorbed (no second :meth:`on_job_submitted`)."""
+        if isinstance(res, bool) or not isinstance(res, int):   # (int(2.7) would silently ask for 2 hosts)
+            if isinstance(res, bool) or not hasattr(res, "__index__"):
+                raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
         job_id = f"{workload}!{name}"
-        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": int(res),
+        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": res.__index__(),
                "profile": profile, "walltime": float(walltime), **extra}
         self._decisions.append(RegisterJob(job_id=job_id, job=job))
         if track:
