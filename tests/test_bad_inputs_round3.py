@@ -607,3 +607,18 @@ def test_every_shipped_campaign_file_passes_the_checks(toml: str) -> None:
     # options of one policy, e.g. green_nantes/shutdown.toml's idle_timeout and delta)
     from schedulers.campaign.spec import load_campaign
     assert load_campaign(ROOT / toml).runs()
+
+
+def test_buc_kp_is_bounded_as_times_are() -> None:
+    # Sf = (Su x 0.8 + 1e5 / Wt x 0.2) x Kp + Te: with Kp = 1e308 every scored job had Sf = inf,
+    # and BUC's order by Su was a tie
+    from schedulers.buc import sf_index
+    from schedulers.core.policy import PolicyOptionError
+    from schedulers.registry import get_policy
+
+    assert sf_index(60, 600, 5, 1e308) == sf_index(10, 600, 5, 1e308) == float("inf")
+    with pytest.raises(PolicyOptionError, match=r"^policy 'buc': option 'kp' must be a number in \[0, 8589934592\], "
+                                                r"got 1e\+308$"):
+        get_policy("buc", {"kp": 1e308})
+    assert get_policy("buc", {"kp": 2 ** 33}).kp == 2 ** 33
+    assert sf_index(60, 600, 5, 2 ** 33) > sf_index(10, 600, 5, 2 ** 33)

@@ -203,9 +203,9 @@ def option_number(policy: str, options: dict[str, Any], key: str, default: float
         and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
     if not ok:
         if high == math.inf:
-            what = f"{'>' if low_open else '>='} {low:g}"
+            what = f"{'>' if low_open else '>='} {low:.15g}"
         else:
-            what = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+            what = f"in {'(' if low_open else '['}{low:.15g}, {high:.15g}{')' if high_open else ']'}"
         raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be a number {what}, got {v!r}")
     return float(v)
 
