@@ -20,6 +20,7 @@ The ``gridsched`` command. Sub-commands:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -795,6 +796,12 @@ def _main(argv: list[str] | None) -> int:
     except (BatsimRunError, TimeoutError) as exc:
         print(f"gridsched: error: {_one_line(exc)}", file=sys.stderr)
         return FAILED
+    except BrokenPipeError:   # the reader of stdout went away (`gridsched policies | head`): quietly
+        try:   # (and no second error when Python flushes stdout at exit)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+        return 0
     except OSError as exc:
         if isinstance(exc, OutputWriteError) or exc.errno in WRITE_ERRNOS:   # a full disk...
             where = "" if isinstance(exc, OutputWriteError) or not exc.filename else f"{exc.filename}: "

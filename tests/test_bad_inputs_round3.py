@@ -622,3 +622,16 @@ def test_buc_kp_is_bounded_as_times_are() -> None:
         get_policy("buc", {"kp": 1e308})
     assert get_policy("buc", {"kp": 2 ** 33}).kp == 2 ** 33
     assert sf_index(60, 600, 5, 2 ** 33) > sf_index(10, 600, 5, 2 ** 33)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    # `gridsched policies easy | head -1` could print "gridsched: error: [Errno 32] Broken pipe" and
+    # exit 2, as if the input were bad (when head is gone before the last write)
+    class GoneReader(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(GoneReader()), contextlib.redirect_stderr(err):
+        code = main(["policies", "easy"])
+    assert code == 0 and err.getvalue() == ""
