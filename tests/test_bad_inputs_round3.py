@@ -635,3 +635,38 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     with contextlib.redirect_stdout(GoneReader()), contextlib.redirect_stderr(err):
         code = main(["policies", "easy"])
     assert code == 0 and err.getvalue() == ""
+
+
+# ------------------------------------------------------------- a UTF-8 byte-order mark (BOM)
+BOM = b"\xef\xbb\xbf"
+BOM_WORDS = ("the file starts with a UTF-8 byte-order mark (BOM): JSON is read without one, as real Batsim 4.2.1's "
+             "parser (RapidJSON) reads it; save the file as UTF-8 without BOM")
+
+
+def test_a_bom_is_refused_in_json_inputs_with_words_a_user_understands(tmp_path: Path) -> None:
+    # Python's words were "Unexpected UTF-8 BOM (decode using utf-8-sig)"
+    w = tmp_path / "w.json"
+    w.write_bytes(BOM + workload(tmp_path / "plain.json").read_bytes())
+    code, _, err = run_main(run_args(tmp_path, w))
+    assert code == 2 and one_error_line(err) == f"gridsched: error: {w}: {BOM_WORDS}"
+    ev = tmp_path / "ev.txt"
+    ev.write_bytes(BOM + b'{"type": "machine_unavailable", "resources": "0", "timestamp": 1}\n')
+    code, _, err = run_main(run_args(tmp_path, tmp_path / "plain.json", "--events", ev))
+    assert code == 2 and one_error_line(err) == f"gridsched: error: {ev}, line 1: {BOM_WORDS}"
+
+
+def test_a_bom_is_skipped_in_traces_and_campaign_files(tmp_path: Path) -> None:
+    # gridsched's own formats: a BOM made the first line of a trace a bad job line and a campaign
+    # file "invalid TOML: Invalid statement (at line 1, column 1)"
+    swf = tmp_path / "t.swf"
+    swf.write_bytes(BOM + (FIX / "tiny.swf").read_bytes())
+    code, _, err = run_main(run_args(tmp_path, swf))
+    assert code == 0, err
+    plain = tmp_path / "plain.swf"
+    plain.write_bytes((FIX / "tiny.swf").read_bytes())
+    assert run_main(run_args(tmp_path, plain, out="out2"))[0] == 0
+    assert (tmp_path / "out" / "out_jobs.csv").read_text() == (tmp_path / "out2" / "out_jobs.csv").read_text()
+    from schedulers.campaign.spec import load_campaign
+    toml = tmp_path / "c.toml"
+    toml.write_bytes(BOM + ('[[policy]]\nname = "fcfs"\n' + SYNTH).encode())
+    assert len(load_campaign(toml).runs()) == 1

@@ -380,7 +380,7 @@ def load_campaign(path: str | Path) -> Campaign:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(p.read_text(encoding="utf-8-sig"))   # (a BOM, as editors on Windows write it)
     except OSError as exc:
         raise CampaignError(f"{p}: cannot read campaign file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
