@@ -670,3 +670,23 @@ def test_a_bom_is_skipped_in_traces_and_campaign_files(tmp_path: Path) -> None:
     toml = tmp_path / "c.toml"
     toml.write_bytes(BOM + ('[[policy]]\nname = "fcfs"\n' + SYNTH).encode())
     assert len(load_campaign(toml).runs()) == 1
+
+
+@pytest.mark.parametrize("body, words", [
+    # gridsched policies FILE:P stopped with "internal error: TypeError: expected string or bytes-like object"
+    ('option_docs = {"a": 1}', "P.option_docs must map option names to descriptions (a string or "
+                               "schedulers.core.options.Option), got 'a': 1"),
+    ('option_docs = ["a"]', "P.option_docs must map option names to descriptions (a string or "
+                            "schedulers.core.options.Option), got list ['a']"),
+    # an unknown feature failed later, as a KeyError of gridsched's own tables
+    ('requires = {"dynamic_jobs"}', "P.requires names unknown Batsim features dynamic_jobs; known: dynamic-jobs, "
+                                    "forward-profiles"),
+])
+def test_a_policy_class_declaring_bad_options_or_features_is_refused_at_its_line(tmp_path: Path, body: str,
+                                                                                   words: str) -> None:
+    f = tmp_path / "p.py"
+    f.write_text(f"from schedulers.core.policy import Policy\n\n\nclass P(Policy):\n    {body}\n")
+    for argv in (["policies", f"{f}:P"], run_args(tmp_path, workload(tmp_path / "w.json"), policy=f"{f}:P")):
+        code, _, err = run_main(argv)
+        assert code == 2 and one_error_line(err) == (f"gridsched: error: policy '{f}:P': importing {f} failed: "
+                                                     f"TypeError: {words} ({f}, line 4)")

@@ -329,6 +329,17 @@ class Policy:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        docs = cls.option_docs   # (checked here, at the class: a policy file's mistake names its class)
+        bad = next((f"{k!r}: {v!r}" for k, v in docs.items() if not isinstance(k, str) or not isinstance(v, (str, Option))),
+                   None) if isinstance(docs, dict) else f"{type(docs).__name__} {docs!r}"
+        if bad is not None:
+            raise TypeError(f"{cls.__name__}.option_docs must map option names to descriptions (a string or "
+                            f"schedulers.core.options.Option), got {bad[:80]}")
+        unknown = sorted(str(f) for f in cls.requires if f not in FEATURES) \
+            if isinstance(cls.requires, (set, frozenset, tuple, list)) else [repr(cls.requires)]
+        if unknown:
+            raise TypeError(f"{cls.__name__}.requires names unknown Batsim features {', '.join(unknown)}; known: "
+                            f"{', '.join(sorted(FEATURES))}")
         cls._own_execute = cls.execute is not Policy.execute
         if cls.idle_shutdown and not _shutdown.OPTION_DOCS.keys() <= cls.option_docs.keys():
             cls.option_docs = {**cls.option_docs, **_shutdown.OPTION_DOCS}
