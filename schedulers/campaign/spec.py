@@ -286,6 +286,7 @@ class Campaign:
                 scenario["events"] = list(sc.events)
                 scenario["forward_unknown_events"] = sc.forward_unknown_events
             if sc.label not in self._digests:
+                assert sc.platform is not None   # (a scenario without a generator has one: _scenarios)
                 self._digests[sc.label] = files_sha256(self.path.parent, [sc.platform, *sc.workloads, *sc.events])
         if engine["simulator"] not in SIMULATORS or not isinstance(engine["energy"], bool) \
                 or not isinstance(engine["compute_sharing"], bool):
