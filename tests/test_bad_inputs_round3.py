@@ -690,3 +690,15 @@ def test_a_policy_class_declaring_bad_options_or_features_is_refused_at_its_line
         code, _, err = run_main(argv)
         assert code == 2 and one_error_line(err) == (f"gridsched: error: policy '{f}:P': importing {f} failed: "
                                                      f"TypeError: {words} ({f}, line 4)")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["hosep", "--late-delay", "1e300"], "generator 'hosep' (seed 0): job 'user1-0' gets subtime 1e+300 s, beyond "
+                                         "the 8589934592 s (2**33) a workload's times may reach; its parameters: "),
+    (["green-nantes", "--runtime-max", "1e300"], "generator 'green-nantes' (seed 0): job '0' gets walltime "),
+])
+def test_no_generator_writes_a_workload_gridsched_run_then_refuses(tmp_path: Path, argv: list, words: str) -> None:
+    # the files were written, and `gridsched run` refused them ("'subtime' must be ... <= 8589934592")
+    code, _, err = run_main(["scenario", *argv, "-o", tmp_path / "s"])
+    assert code == 2 and one_error_line(err).startswith(f"gridsched: error: {words}")
+    assert not (tmp_path / "s").exists()

@@ -131,10 +131,37 @@ def generate(name: str, params: dict[str, Any], seed: int) -> Scenario:
     """Run generator ``name`` with ``params`` (checked, defaults filled in) and ``seed``.
 
     Raises:
-        GeneratorError: see :func:`check_params`, or parameters the generator refuses.
+        GeneratorError: see :func:`check_params`, parameters the generator refuses, or a
+            generated workload holding a time beyond 2**33 s (a submission, walltime or delay
+            that ``gridsched run`` and the engine refuse: the parameters that made it are named).
     """
     full = check_params(name, params)
-    return GENERATORS[name].func(full, seed)
+    scenario = GENERATORS[name].func(full, seed)
+    _check_times(name, full, seed, scenario)
+    return scenario
+
+
+def _check_times(name: str, params: dict[str, Any], seed: int, scenario: Scenario) -> None:
+    """Refuse a generated workload whose times pass 2**33 s (:data:`schedulers.engine.workload.
+    MAX_TIME`): a parameter far out of its range (a tiny load, a huge delay)."""
+    from ..engine.workload import MAX_TIME
+
+    for w in scenario.workloads:
+        if not isinstance(w, dict):
+            continue
+        for job in w.get("jobs", ()):
+            for key in ("subtime", "walltime"):
+                v = job.get(key)
+                if isinstance(v, (int, float)) and not v <= MAX_TIME:
+                    raise GeneratorError(f"generator {name!r} (seed {seed}): job {job.get('id')!r} gets {key} {v:.6g} s, "
+                                         f"beyond the {MAX_TIME:.0f} s (2**33) a workload's times may reach; its "
+                                         f"parameters: {params}")
+        for pname, prof in (w.get("profiles") or {}).items():
+            v = prof.get("delay") if isinstance(prof, dict) else None
+            if isinstance(v, (int, float)) and not v <= MAX_TIME:
+                raise GeneratorError(f"generator {name!r} (seed {seed}): profile {pname!r} gets delay {v:.6g} s, "
+                                     f"beyond the {MAX_TIME:.0f} s (2**33) a workload's times may reach; its "
+                                     f"parameters: {params}")
 
 
 # ------------------------------------------------------------------------------ platforms
