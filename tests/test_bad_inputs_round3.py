@@ -702,3 +702,14 @@ def test_no_generator_writes_a_workload_gridsched_run_then_refuses(tmp_path: Pat
     code, _, err = run_main(["scenario", *argv, "-o", tmp_path / "s"])
     assert code == 2 and one_error_line(err).startswith(f"gridsched: error: {words}")
     assert not (tmp_path / "s").exists()
+
+
+def test_set_pstate_on_a_host_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    # it failed with "IndexError: list index out of range" inside the base class
+    f = tmp_path / "p.py"
+    f.write_text("from schedulers.fcfs import FCFS\n\n\nclass Far(FCFS):\n    def on_simulation_begins(self, platform):\n"
+                 "        self.set_pstate([99], 0)\n")
+    code, _, err = run_main(run_args(tmp_path, workload(tmp_path / "w.json"), "-E", policy=f"{f}:Far"))
+    assert code == 1 and one_error_line(err).startswith(
+        f"gridsched: error: policy Far failed in on_simulation_begins ({f}, line 6): set_pstate: host 99 does not exist "
+        "(the platform has 4 compute hosts, ids 0-3); the run stopped at simulated time t=0.000 s")

@@ -692,6 +692,10 @@ class Policy:
             if isinstance(pstate, bool) or not hasattr(pstate, "__index__") or pstate.__index__() < 0:
                 raise PolicyError(f"set_pstate: the pstate must be an integer index >= 0, got {pstate!r}")
             pstate = pstate.__index__()   # (a numpy integer)
+        n = len(self.platform.hosts)
+        if res and res.max >= n:   # (an IndexError of the base class otherwise)
+            raise PolicyError(f"set_pstate: host {res.max} does not exist (the platform has {n} compute hosts, "
+                              f"ids 0-{n - 1})")
         for i in res:
             h = self.platform.hosts[i]
             if self._is_sleep_pstate(h, pstate):
