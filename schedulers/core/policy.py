@@ -587,7 +587,8 @@ class Policy:
             extra: other fields of Batsim's EXECUTE_JOB (rarely needed).
 
         Raises:
-            PolicyError: the job is not waiting, or ``hosts`` has not exactly ``job.res`` hosts.
+            PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts, or
+                holds a host id that is not an integer >= 0 (``True``, ``0.5``, ``"1"``).
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
@@ -686,6 +687,10 @@ class Policy:
         sleep; a sleeping host woken to a computation pstate computes one flop at ``ON`` first.
         Batsim reports the end of a switch with RESOURCE_STATE_CHANGED
         (:meth:`on_resource_state_changed`); the hosts are back in :attr:`available` then.
+
+        Raises:
+            PolicyError: a host id that is not an integer >= 0 or that the platform does not
+                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1).
         """
         res = as_procset(hosts)
         if isinstance(pstate, bool) or not isinstance(pstate, int) or pstate < 0:
