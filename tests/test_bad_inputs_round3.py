@@ -713,3 +713,22 @@ def test_set_pstate_on_a_host_that_does_not_exist_says_so(tmp_path: Path) -> Non
     assert code == 1 and one_error_line(err).startswith(
         f"gridsched: error: policy Far failed in on_simulation_begins ({f}, line 6): set_pstate: host 99 does not exist "
         "(the platform has 4 compute hosts, ids 0-3); the run stopped at simulated time t=0.000 s")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "{t}: no recorded reply ('sched->batsim' line) to play"),
+    ("garbage\n", "{t}:1: malformed JSON at line 1, column 1: Expecting value"),
+    ('{"dir": "sched->batsim", "msg": {"now": "x", "events": []}}\n',
+     "{t}: a recorded reply is not a valid message: scheduler->Batsim message: 'now' must be a finite number, got "
+     "string x"),
+])
+def test_a_replay_transcript_that_is_no_transcript_is_bad_input(tmp_path: Path, text: str, words: str) -> None:
+    # it was "policy ReplayPolicy failed in __init__ (.../schedulers/batsim/replay.py, line 46)", status 1
+    t = tmp_path / "t.jsonl"
+    t.write_text(text)
+    code, _, err = run_main(run_args(tmp_path, workload(tmp_path / "w.json"), "--policy-options",
+                                     json.dumps({"transcript": str(t)}), policy="replay"))
+    assert code == 2
+    assert one_error_line(err).startswith("gridsched: error: policy 'replay': option 'transcript': "
+                                          + words.format(t=t))
+    assert not (tmp_path / "out").exists()
