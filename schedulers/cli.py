@@ -262,8 +262,9 @@ def _previous_run(out: Path, overwrite: bool) -> list[Path]:
         return []
     if not out.is_dir():
         raise RunInputError(f"{out}: the output path is an existing file, not a folder; choose another --output")
-    try:
-        entries = sorted(out.iterdir())
+    from .run_lock import LOCK_NAME
+    try:   # (a run's lock file, left by a run that was killed, is no file of the user's)
+        entries = sorted(e for e in out.iterdir() if e.name != LOCK_NAME)
     except OSError as exc:
         raise RunInputError(f"{out}: cannot read the output folder: {exc.strerror or exc}") from None
     if entries and not overwrite:

@@ -35,6 +35,7 @@ from .engine.outputs import JobColumns
 from .engine.oddities import input_warnings
 from .engine.platform import PlatformSpec, check_compute_speeds, read_platform
 from .engine.simulator import Engine
+from .run_lock import LOCK_NAME, RunLock
 from .outfiles import atomic_write_text, not_written
 from .registry import PolicyOptionError, check_options, get_policy, policy_class
 
@@ -64,27 +65,31 @@ def run(args: argparse.Namespace) -> int:
     events = [read_events(f, f"we{i}", args.forward_unknown_events, nb_hosts + len(spec.storage))
               for i, f in enumerate(args.events or ())]
     cores = min(h.cores for h in spec.compute)
-    with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
-        prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
-        engine = _checked_engine(args, spec, prepared, events, nb_hosts)
-        # Every input is good: now the output folder.
-        created = _prepare_output(out, previous)
-        workloads = _keep_workloads(out, prepared, engine)
-    for w in prepared:
-        if w.note:
-            print(w.note, file=sys.stderr)
-    prefix = str(out / "out_")
-    if engine is None:
-        _run_batsim(args, options, workloads, events, prefix)
-        summary = summarize_outputs(prefix, nb_hosts)
-    else:
-        assert policy is not None   # (built with the engine: args.engine == "embedded")
-        done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
-        if isinstance(done, int):
-            return done
-        summary = done
-    _write_summary(args, out, prefix, nb_hosts, summary)
-    return 0
+    lock = RunLock(out)
+    try:
+        with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
+            prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
+            engine = _checked_engine(args, spec, prepared, events, nb_hosts)
+            # Every input is good: now the output folder, held until the last file is written.
+            created = _prepare_output(out, previous, lock, args.overwrite)
+            workloads = _keep_workloads(out, prepared, engine)
+        for w in prepared:
+            if w.note:
+                print(w.note, file=sys.stderr)
+        prefix = str(out / "out_")
+        if engine is None:
+            _run_batsim(args, options, workloads, events, prefix)
+            summary = summarize_outputs(prefix, nb_hosts)
+        else:
+            assert policy is not None   # (built with the engine: args.engine == "embedded")
+            done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
+            if isinstance(done, int):
+                return done
+            summary = done
+        _write_summary(args, out, prefix, nb_hosts, summary)
+        return 0
+    finally:
+        lock.release()
 
 
 def _fall_back_workload(args: argparse.Namespace) -> None:
@@ -136,15 +141,30 @@ def _checked_engine(args: argparse.Namespace, spec: PlatformSpec, prepared: list
     return None
 
 
-def _prepare_output(out: Path, previous: list[Path]) -> bool:
-    """Create the output folder and remove the previous run's files (``--overwrite``); True when
-    the folder was created here (a failed run then removes it)."""
+def _prepare_output(out: Path, previous: list[Path], lock: RunLock, overwrite: bool) -> bool:
+    """Create the output folder, take its lock (:mod:`.run_lock`) and remove the previous run's
+    files (``--overwrite``); True when the folder was created here (a failed run then removes it).
+
+    Raises:
+        RunInputError: the folder cannot be made, another run holds it, or a run wrote into it
+            since it was found empty (the two started at once).
+    """
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
+        try:
+            lock.acquire()
+        except RuntimeError as exc:
+            raise RunInputError(str(exc)) from None
+        again = _previous_run(out, overwrite)   # (under the lock: what another run wrote meanwhile)
+        if {p.name for p in again} - {p.name for p in previous}:
+            lock.release()
+            raise RunInputError(f"{out}: another `gridsched run` wrote into this folder since this one found it "
+                                f"empty ({', '.join(sorted(p.name for p in again)[:3])}); choose another --output")
         for f in previous:
-            f.unlink()
+            f.unlink(missing_ok=True)
     except OSError as exc:
+        lock.release()
         raise RunInputError(f"{out}: cannot prepare the output folder: {exc.strerror or exc}") from None
     if previous:
         print(f"--overwrite: removed the previous run's files from {out}/: "
@@ -263,5 +283,6 @@ def _undo_output(out: Path, created: bool, prepared: list[_Prepared]) -> None:
     for w in prepared:
         if w.staged is not None and Path(w.staged).parent == out:
             Path(w.staged).unlink(missing_ok=True)
+    (out / LOCK_NAME).unlink(missing_ok=True)   # (the lock itself: still held, by its open file)
     if created and out.is_dir() and not any(out.iterdir()):
         out.rmdir()

@@ -732,3 +732,32 @@ def test_a_replay_transcript_that_is_no_transcript_is_bad_input(tmp_path: Path, 
     assert one_error_line(err).startswith("gridsched: error: policy 'replay': option 'transcript': "
                                           + words.format(t=t))
     assert not (tmp_path / "out").exists()
+
+
+def test_two_runs_into_one_folder_at_once_the_second_stops(tmp_path: Path) -> None:
+    # Both found the folder empty and wrote their files: one run's out_jobs.csv could end beside the
+    # other's summary.json. A run holds the folder's lock from its preparation to its last file.
+    import subprocess
+    import sys
+    from schedulers.run_lock import LOCK_NAME
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
+                               "from schedulers.run_lock import RunLock\n"
+                               f"lock = RunLock(Path({str(out)!r}))\nlock.acquire()\nprint('held', flush=True)\n"
+                               "sys.stdin.read()\nlock.release()\n"],
+                              cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        code, _, err = run_main(run_args(tmp_path, workload(tmp_path / "w.json")))
+        assert code == 2
+        assert one_error_line(err).startswith(f"gridsched: error: {out}: another `gridsched run` is writing into this "
+                                              f"folder (pid {holder.pid} on ")
+        assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]   # nothing written
+    finally:
+        holder.kill()   # (kill -9: the system releases its lock; its file is left behind)
+        holder.wait()
+    code, _, err = run_main(run_args(tmp_path, tmp_path / "w.json"))
+    assert code == 0, err   # the lock of a process that is gone is taken over, its file no user file
+    assert sorted(p.name for p in out.iterdir()) == ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv",
+                                                     "out_schedule.trace", "summary.json"]
