@@ -761,3 +761,18 @@ def test_two_runs_into_one_folder_at_once_the_second_stops(tmp_path: Path) -> No
     assert code == 0, err   # the lock of a process that is gone is taken over, its file no user file
     assert sorted(p.name for p in out.iterdir()) == ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv",
                                                      "out_schedule.trace", "summary.json"]
+
+
+def test_the_summary_counts_failed_jobs_so_that_the_counts_add_up(tmp_path: Path) -> None:
+    # job 1 ends COMPLETED_FAILED (ret 1), job 2 at its walltime, job 3 succeeds, job 4 (9 hosts)
+    # is rejected: "jobs 4 (1 succeeded, 1 killed, 1 rejected)" left job 1 out
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "f"},
+                                       {"id": 2, "subtime": 0, "res": 1, "profile": "d", "walltime": 1},
+                                       {"id": 3, "subtime": 0, "res": 1, "profile": "d"},
+                                       {"id": 4, "subtime": 0, "res": 9, "profile": "d"}],
+                 {"d": {"type": "delay", "delay": 3}, "f": {"type": "delay", "delay": 2, "ret": 1}})
+    code, stdout, err = run_main(run_args(tmp_path, w, "--fit", "keep"))
+    assert code == 0, err
+    assert "jobs                  4 (1 succeeded, 1 killed, 1 rejected, 1 failed (return code > 0))" in stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["jobs"], summary["success"], summary["killed"], summary["rejected"]) == (4, 1, 1, 1)
