@@ -131,6 +131,11 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     from .outfiles import OutputWriteError, atomic_write_text
 
     prepared: list[_Prepared] = []
+    traces = (".swf", ".swf.gz", ".gwf", ".gwf.gz")
+    if args.cores_per_host is not None and not any(Path(w).name.lower().endswith(traces) for w in args.workload):
+        raise RunInputError(f"--cores-per-host applies to SWF/GWF traces (their processors become hosts); "
+                            f"{args.workload[0]} is a Batsim JSON workload, whose 'res' counts hosts: it would be "
+                            "ignored; drop the option")
     rescale = args.fit in ("scale", "clamp", "drop")  # a JSON workload is changed (rescale_workload's modes)
     for i, w in enumerate(args.workload):
         p = Path(w)

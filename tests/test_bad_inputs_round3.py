@@ -776,3 +776,14 @@ def test_the_summary_counts_failed_jobs_so_that_the_counts_add_up(tmp_path: Path
     assert "jobs                  4 (1 succeeded, 1 killed, 1 rejected, 1 failed (return code > 0))" in stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["jobs"], summary["success"], summary["killed"], summary["rejected"]) == (4, 1, 1, 1)
+
+
+def test_cores_per_host_with_no_trace_is_refused_not_ignored(tmp_path: Path) -> None:
+    # it was ignored without a word: a JSON workload's res counts hosts already
+    w = workload(tmp_path / "w.json")
+    code, _, err = run_main(run_args(tmp_path, w, "--cores-per-host", "4"))
+    assert code == 2 and one_error_line(err) == (
+        f"gridsched: error: --cores-per-host applies to SWF/GWF traces (their processors become hosts); {w} is a "
+        "Batsim JSON workload, whose 'res' counts hosts: it would be ignored; drop the option")
+    assert not (tmp_path / "out").exists()
+    assert run_main(run_args(tmp_path, w, "-w", FIX / "tiny.swf", "--cores-per-host", "4"))[0] == 0   # a trace too
