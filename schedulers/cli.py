@@ -253,8 +253,17 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise RunInputError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
     if args.cores_per_host is not None and args.cores_per_host < 1:
         raise RunInputError(f"--cores-per-host must be an integer >= 1, got {args.cores_per_host}")
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
         raise RunInputError(f"--timeout must be a number of seconds > 0, got {args.timeout}")
+    if args.engine == "embedded":   # (real Batsim's options, ignored without a word by the embedded engine)
+        given = [opt for opt, on in (("--timeout", args.timeout is not None), ("--batsim", args.batsim != "batsim"),
+                                     ("--batsim-socket", args.batsim_socket is not None),
+                                     ("--batsim-connect-timeout", args.batsim_connect_timeout != 60.0),
+                                     ("--batsim-arg", bool(args.batsim_arg))) if on]
+        if given:
+            raise RunInputError(f"{given[0]} applies to --engine batsim (real Batsim); the embedded engine would "
+                                "ignore it: add --engine batsim, or drop it (Batsim's flags of the embedded engine "
+                                "are gridsched run's own: --compute-sharing, --forward-profiles, --events...)")
 
 
 def _previous_run(out: Path, overwrite: bool) -> list[Path]:
@@ -613,7 +622,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--cores-per-host", type=int, help="trace processors per host (default: the platform's cores)")
     run.add_argument("--max-jobs", type=int, help="keep only the N jobs submitted first, in each --workload")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--timeout", type=float, default=3600.0, help="real-Batsim run timeout (s)")
+    run.add_argument("--timeout", type=float, default=None, help="real-Batsim run timeout (s, default 3600)")
     from .batsim.runner import add_batsim_run_args
     add_batsim_run_args(run)
     run.set_defaults(func=cmd_run)

@@ -787,3 +787,15 @@ def test_cores_per_host_with_no_trace_is_refused_not_ignored(tmp_path: Path) -> 
         "Batsim JSON workload, whose 'res' counts hosts: it would be ignored; drop the option")
     assert not (tmp_path / "out").exists()
     assert run_main(run_args(tmp_path, w, "-w", FIX / "tiny.swf", "--cores-per-host", "4"))[0] == 0   # a trace too
+
+
+@pytest.mark.parametrize("option", [["--batsim-arg=--enable-compute-sharing"], ["--timeout", "60"],
+                                    ["--batsim", "/opt/batsim"], ["--batsim-socket", "tcp://127.0.0.1:28001"]])
+def test_real_batsim_options_without_engine_batsim_are_refused_not_ignored(tmp_path: Path, option: list) -> None:
+    # --batsim-arg=--enable-compute-sharing ran the embedded engine without compute sharing, silently
+    code, _, err = run_main(run_args(tmp_path, workload(tmp_path / "w.json"), *option))
+    assert code == 2 and one_error_line(err) == (
+        f"gridsched: error: {option[0].split('=')[0]} applies to --engine batsim (real Batsim); the embedded engine "
+        "would ignore it: add --engine batsim, or drop it (Batsim's flags of the embedded engine are gridsched run's "
+        "own: --compute-sharing, --forward-profiles, --events...)")
+    assert not (tmp_path / "out").exists()
