@@ -64,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     nb_hosts = len(spec.compute)
     events = [read_events(f, f"we{i}", args.forward_unknown_events, nb_hosts + len(spec.storage))
               for i, f in enumerate(args.events or ())]
+    if args.forward_unknown_events and not events:   # (as Batsim: read only with events files)
+        print("gridsched: warning: --forward-unknown-events without --events: real Batsim 4.2.1 reads it only with "
+              "events files, and so does the engine: it changes nothing", file=sys.stderr)
     cores = min(h.cores for h in spec.compute)
     lock = RunLock(out)
     try:

@@ -799,3 +799,10 @@ def test_real_batsim_options_without_engine_batsim_are_refused_not_ignored(tmp_p
         "would ignore it: add --engine batsim, or drop it (Batsim's flags of the embedded engine are gridsched run's "
         "own: --compute-sharing, --forward-profiles, --events...)")
     assert not (tmp_path / "out").exists()
+
+
+def test_forward_unknown_events_without_events_is_run_as_batsim_runs_it_with_a_warning(tmp_path: Path) -> None:
+    code, _, err = run_main(run_args(tmp_path, workload(tmp_path / "w.json"), "--forward-unknown-events"))
+    assert code == 0 and err.splitlines() == [
+        "gridsched: warning: --forward-unknown-events without --events: real Batsim 4.2.1 reads it only with events "
+        "files, and so does the engine: it changes nothing"]
