@@ -806,3 +806,12 @@ def test_forward_unknown_events_without_events_is_run_as_batsim_runs_it_with_a_w
     assert code == 0 and err.splitlines() == [
         "gridsched: warning: --forward-unknown-events without --events: real Batsim 4.2.1 reads it only with events "
         "files, and so does the engine: it changes nothing"]
+
+
+def test_convert_to_a_folder_is_a_bad_option_not_a_write_failure(tmp_path: Path) -> None:
+    # status 4 ("cannot write the file: Is a directory"), the status of a full disk
+    (tmp_path / "d").mkdir()
+    code, _, err = run_main(["convert", FIX / "tiny.swf", "-o", tmp_path / "d"])
+    assert code == 2 and one_error_line(err) == (f"gridsched convert: error: -o {tmp_path / 'd'}: is a folder; -o names "
+                                                 f"the workload file to write, e.g. {tmp_path / 'd' / 'tiny.json'}")
+    assert not any((tmp_path / "d").iterdir())
