@@ -815,3 +815,13 @@ def test_convert_to_a_folder_is_a_bad_option_not_a_write_failure(tmp_path: Path)
     assert code == 2 and one_error_line(err) == (f"gridsched convert: error: -o {tmp_path / 'd'}: is a folder; -o names "
                                                  f"the workload file to write, e.g. {tmp_path / 'd' / 'tiny.json'}")
     assert not any((tmp_path / "d").iterdir())
+
+
+def test_batsim_launcher_into_a_file_says_it_is_a_file(tmp_path: Path) -> None:
+    # "f/batsim: cannot write the launcher: File exists"
+    f = tmp_path / "f"
+    f.write_text("x")
+    code, _, err = run_main(["batsim-launcher", f])
+    assert code == 2 and one_error_line(err) == f"gridsched: error: {f}: is a file, not a folder; give the folder to " \
+                                                "write `batsim` into"
+    assert f.read_text() == "x"
