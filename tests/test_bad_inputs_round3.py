@@ -825,3 +825,13 @@ def test_batsim_launcher_into_a_file_says_it_is_a_file(tmp_path: Path) -> None:
     assert code == 2 and one_error_line(err) == f"gridsched: error: {f}: is a file, not a folder; give the folder to " \
                                                 "write `batsim` into"
     assert f.read_text() == "x"
+
+
+def test_a_trace_without_its_extension_is_said_to_look_like_one(tmp_path: Path) -> None:
+    # it was "malformed JSON at line 1, column 1: Expecting value"
+    t = tmp_path / "kth.txt"
+    t.write_bytes((FIX / "tiny.swf").read_bytes())
+    code, _, err = run_main(run_args(tmp_path, t))
+    assert code == 2 and one_error_line(err) == (
+        f"gridsched: error: {t}: not a Batsim JSON workload, but it looks like an SWF/GWF trace (lines of numbers): "
+        "gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it")
