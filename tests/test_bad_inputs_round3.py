@@ -835,3 +835,19 @@ def test_a_trace_without_its_extension_is_said_to_look_like_one(tmp_path: Path) 
     assert code == 2 and one_error_line(err) == (
         f"gridsched: error: {t}: not a Batsim JSON workload, but it looks like an SWF/GWF trace (lines of numbers): "
         "gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it")
+
+
+def test_kill_of_job_ids_says_it_takes_jobs() -> None:
+    # "AttributeError: 'str' object has no attribute 'id'" / "'Job' object is not iterable"
+    from schedulers.core.model import Job, PolicyError
+    from schedulers.core.policy import Policy
+
+    p = Policy()
+    job = Job.from_json("w0!1", {"id": 1, "subtime": 0, "res": 1, "profile": "d"})
+    with pytest.raises(PolicyError, match=r"^kill takes jobs \(Job objects, e\.g\. self\.jobs\[job_id\]\), got str "
+                                          r"'w0!1'$"):
+        p.kill(["w0!1"])
+    with pytest.raises(PolicyError, match=r"^kill takes a list of jobs, got the job 'w0!1' alone: kill\(\[job\]\)$"):
+        p.kill(job)
+    p.kill([job])
+    assert [d.job_ids for d in p._decisions] == [["w0!1"]]

@@ -656,7 +656,19 @@ class Policy:
     def kill(self, jobs: Iterable[Job]) -> None:
         """Kill running jobs (KILL_JOB). Each ends ``COMPLETED_KILLED``: Batsim answers with a
         JOB_COMPLETED per job (:meth:`on_job_completed`, which frees its hosts) and one JOB_KILLED
-        with each job's progress (:meth:`on_jobs_killed`). Nothing is sent for an empty list."""
+        with each job's progress (:meth:`on_jobs_killed`). Nothing is sent for an empty list.
+
+        Raises:
+            PolicyError: ``jobs`` holds something else than jobs (an id ``"w0!1"``: use
+                ``self.jobs[id]``), or is one job not in a list.
+        """
+        if isinstance(jobs, Job):
+            raise PolicyError(f"kill takes a list of jobs, got the job {jobs.id!r} alone: kill([job])")
+        jobs = list(jobs)
+        bad = next((j for j in jobs if not isinstance(j, Job)), None)
+        if bad is not None:
+            raise PolicyError(f"kill takes jobs (Job objects, e.g. self.jobs[job_id]), got {type(bad).__name__} "
+                              f"{bad!r}")
         ids = [j.id for j in jobs]
         if ids:
             self._decisions.append(KillJobs(job_ids=ids))
