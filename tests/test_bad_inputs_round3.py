@@ -851,3 +851,16 @@ def test_kill_of_job_ids_says_it_takes_jobs() -> None:
         p.kill(job)
     p.kill([job])
     assert [d.job_ids for d in p._decisions] == [["w0!1"]]
+
+
+def test_execute_and_reject_of_a_job_id_say_they_take_a_job() -> None:
+    from schedulers.core.model import PolicyError
+    from schedulers.core.policy import Policy
+
+    p = Policy()
+    with pytest.raises(PolicyError, match=r"^execute takes a job \(a Job object, e\.g\. self\.jobs\[job_id\]\), got "
+                                          r"str 'w0!1'$"):
+        p.execute("w0!1", [0])
+    with pytest.raises(PolicyError, match=r"^reject takes a job \(a Job object, e\.g\. self\.jobs\[job_id\]\), got "
+                                          r"str 'w0!1'$"):
+        p.reject("w0!1")

@@ -614,6 +614,9 @@ class Policy:
     @staticmethod
     def _check_start(job: Job, alloc: ProcSet, count: int) -> None:
         """Refuse to start ``job`` unless it waits and ``alloc`` has ``count`` = ``job.res`` hosts."""
+        if not isinstance(job, Job):
+            raise PolicyError(f"execute takes a job (a Job object, e.g. self.jobs[job_id]), got {type(job).__name__} "
+                              f"{job!r}")
         if job.state != JobState.SUBMITTED:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if count != job.res:
@@ -649,7 +652,14 @@ class Policy:
     def reject(self, job: Job) -> None:
         """Reject ``job`` (REJECT_JOB): it never runs and ends in state ``REJECTED``
         (``out_jobs.csv`` counts it, with ``success`` 0). Policies reject the jobs that could
-        never start, e.g. larger than the platform."""
+        never start, e.g. larger than the platform.
+
+        Raises:
+            PolicyError: ``job`` is not a Job (an id ``"w0!1"``: use ``self.jobs[id]``).
+        """
+        if not isinstance(job, Job):
+            raise PolicyError(f"reject takes a job (a Job object, e.g. self.jobs[job_id]), got {type(job).__name__} "
+                              f"{job!r}")
         job.state = JobState.REJECTED
         self._decisions.append(RejectJob(job_id=job.id))
 
