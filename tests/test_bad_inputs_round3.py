@@ -9,8 +9,12 @@ number, worked out by hand in the test.
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -80,7 +84,6 @@ def test_two_axes_or_an_axis_and_a_table_setting_one_value_are_refused(tmp_path:
 def test_two_keys_of_one_mapping_option_are_two_axes() -> None:
     from schedulers.campaign.spec import parse_campaign
 
-    import tomllib
     data = tomllib.loads('seeds = 1\n[[policy]]\nname = "ehosep"\n' + SYNTH
                          + '[axes]\n"policy.limits.user1" = [100, 150]\n"policy.limits.user2" = [90, 120]\n')
     runs = parse_campaign(data, ROOT / "c.toml").runs()
@@ -276,7 +279,6 @@ def test_conservative_rjms_delay_is_bounded_as_workload_times_are(tmp_path: Path
     code, _, err = run_main(run_args(tmp_path, w, "--policy-options", json.dumps({"rjms_delay": 2 ** 33}),
                                      policy="conservative"))
     assert code == 0, err
-    import csv
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
         starts = {r["job_id"]: (float(r["starting_time"]), r["allocated_resources"]) for r in csv.DictReader(f)}
     assert starts == {"1": (0.0, "0-1"), "2": (3.0, "0-3"), "3": (6.0, "0"), "4": (6.0, "1-3")}
@@ -364,7 +366,6 @@ def test_communications_on_a_platform_without_links_are_run_as_batsim_runs_them_
     assert err.splitlines() == [
         f"gridsched: warning: {w}: profile 'p' sends bytes between hosts ('com'), but {HETERO} has no network links: "
         "SimGrid (and real Batsim 4.2.1) sends them in no time, only the computation is timed"]
-    import csv
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
         (row,) = csv.DictReader(f)
     assert row["execution_time"] == "1.000000"
@@ -385,8 +386,8 @@ def test_a_busy_host_drawing_less_than_an_idle_one_is_run_with_a_warning(tmp_pat
                                                'speed="200Mf" core="4"><prop id="wattage_per_state" value="100:50"/>'))
     w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
                  {"p": {"type": "parallel_homogeneous", "cpu": 2e8, "com": 0}})
-    code, _, err = run_main(["run", "--policy", f"{tmp_path / 'on_a2.py'}:OnA2", "-p", plat, "-w", w,
-                             "-o", tmp_path / "out", "--no-progress", "-E"]) if _write_on_a2(tmp_path) else (None, "", "")
+    code, _, err = run_main(["run", "--policy", on_a2(tmp_path), "-p", plat, "-w", w, "-o", tmp_path / "out",
+                             "--no-progress", "-E"])
     assert code == 0, err
     assert err.splitlines() == [
         f"gridsched: warning: {plat}: host 'a2' pstate 0: wattage_per_state gives a full-load power of 50 W, below its "
@@ -396,10 +397,11 @@ def test_a_busy_host_drawing_less_than_an_idle_one_is_run_with_a_warning(tmp_pat
     assert summary["energy_joules"] == pytest.approx(387.5, abs=1e-3)
 
 
-def _write_on_a2(tmp: Path) -> bool:
+def on_a2(tmp: Path) -> str:
+    """A policy of the user's own that runs every job on host 1 (a2): its FILE:Class."""
     (tmp / "on_a2.py").write_text("from schedulers.core.policy import Policy\n\n\nclass OnA2(Policy):\n"
                                   "    def on_job_submitted(self, job):\n        self.execute(job, [1])\n")
-    return True
+    return f"{tmp / 'on_a2.py'}:OnA2"
 
 
 def test_fit_scale_says_it_changed_every_job_not_only_the_large_ones(tmp_path: Path) -> None:
@@ -428,8 +430,6 @@ def test_max_jobs_keeps_n_jobs_of_each_workload_as_its_help_says(tmp_path: Path)
     code, stdout, err = run_main(run_args(tmp_path, w, "-w", w, "--max-jobs", "1"))
     assert code == 0, err
     assert "jobs                  2 (2 succeeded" in stdout
-    import subprocess
-    import sys
     text = " ".join(subprocess.run([sys.executable, "-m", "schedulers.cli", "run", "--help"], capture_output=True,
                                    text=True, cwd=ROOT, timeout=60).stdout.split())
     assert "--max-jobs MAX_JOBS keep only the N jobs submitted first, in each --workload" in text
@@ -517,7 +517,6 @@ def test_policy_metrics_that_are_no_numbers_fail_their_run_not_the_campaigns_col
                       "[1, 2]"]
     code, _, err = run_main(["campaign", "collect", out])
     assert code == 0, err
-    import csv
     with open(out / "runs.csv", newline="") as f:
         assert sorted(r["status"] for r in csv.DictReader(f)) == ["done", "failed", "failed"]
 
@@ -529,15 +528,12 @@ def test_a_speed_or_bandwidth_without_unit_is_read_as_simgrid_reads_it_with_a_wa
     plat.write_text(HETERO.read_text().replace('id="a2" speed="200Mf"', 'id="a2" speed="2e8"'))
     w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
                  {"p": {"type": "parallel_homogeneous", "cpu": 1e8, "com": 0}})
-    (tmp_path / "on_a2.py").write_text("from schedulers.core.policy import Policy\n\n\nclass OnA2(Policy):\n"
-                                       "    def on_job_submitted(self, job):\n        self.execute(job, [1])\n")
-    code, _, err = run_main(["run", "--policy", f"{tmp_path / 'on_a2.py'}:OnA2", "-p", plat, "-w", w,
-                             "-o", tmp_path / "out", "--no-progress"])
+    code, _, err = run_main(["run", "--policy", on_a2(tmp_path), "-p", plat, "-w", w, "-o", tmp_path / "out",
+                             "--no-progress"])
     assert code == 0, err
     assert err.splitlines() == [
         f"gridsched: warning: {plat}: speed='2e8' has no unit: SimGrid 3.32 (and real Batsim 4.2.1) reads it in f "
         "(flops/s) and only logs \"Deprecated unit-less value\"; write the unit"]
-    import csv
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
         (row,) = csv.DictReader(f)
     assert row["execution_time"] == "0.500000"
@@ -737,8 +733,6 @@ def test_a_replay_transcript_that_is_no_transcript_is_bad_input(tmp_path: Path, 
 def test_two_runs_into_one_folder_at_once_the_second_stops(tmp_path: Path) -> None:
     # Both found the folder empty and wrote their files: one run's out_jobs.csv could end beside the
     # other's summary.json. A run holds the folder's lock from its preparation to its last file.
-    import subprocess
-    import sys
     from schedulers.run_lock import LOCK_NAME
     out = tmp_path / "out"
     out.mkdir()
