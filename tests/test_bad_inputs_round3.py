@@ -858,3 +858,17 @@ def test_execute_and_reject_of_a_job_id_say_they_take_a_job() -> None:
     with pytest.raises(PolicyError, match=r"^reject takes a job \(a Job object, e\.g\. self\.jobs\[job_id\]\), got "
                                           r"str 'w0!1'$"):
         p.reject("w0!1")
+
+
+def test_simulate_refuses_one_events_file_not_in_a_list(tmp_path: Path) -> None:
+    # "ev.txt" was read as the files "e", "v", ".", ...
+    from schedulers.engine import simulate
+    from schedulers.fcfs import FCFS
+
+    ev = tmp_path / "ev.txt"
+    ev.write_text('{"type": "machine_unavailable", "resources": "0", "timestamp": 1}\n')
+    w = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], "profiles": DELAY}
+    with pytest.raises(TypeError, match=r"^events must be a list of events files, got str '.*ev\.txt' "
+                                        r"\(one file: \[it\]\)$"):
+        simulate(HETERO, [w], FCFS(), events=str(ev))
+    assert simulate(HETERO, [w], FCFS(), events=[str(ev)]).makespan == pytest.approx(3.0, abs=1e-6)

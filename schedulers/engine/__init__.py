@@ -41,10 +41,10 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
 
     Raises:
         PlatformError, WorkloadError, EventsError: bad inputs (message names the file and item).
-        TypeError: ``workloads`` is not a list (or tuple) of paths and dicts: a single path or
-            dict would be read as the list of its characters or keys.
+        TypeError: ``workloads`` is not a list (or tuple) of paths and dicts, or ``events`` not
+            a list of paths: a single path or dict would be read as its characters or keys.
     """
-    _check_workload_list(workloads)
+    _check_workload_list(workloads, events)
     if mmax_workload and workloads:
         largest = max(_nb_res(w) for w in workloads)
         mmax = min(mmax, largest) if mmax > 0 else largest
@@ -66,14 +66,18 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                   trace_outputs=trace_outputs, progress=progress)
 
 
-def _check_workload_list(workloads: Any) -> None:
-    """Raise TypeError unless ``workloads`` is a list or tuple of paths (str, Path) and dicts."""
+def _check_workload_list(workloads: Any, events: Any = ()) -> None:
+    """Raise TypeError unless ``workloads`` is a list or tuple of paths (str, Path) and dicts, and
+    ``events`` a list or tuple of paths (a single path would be read as its characters)."""
     if not isinstance(workloads, (list, tuple)):
         hint = " (one workload: [it])" if isinstance(workloads, (str, Path, dict)) else ""
         raise TypeError(f"workloads must be a list of workload files or dicts, got a {type(workloads).__name__}{hint}")
     for i, w in enumerate(workloads):
         if not isinstance(w, (str, Path, dict)):
             raise TypeError(f"workloads[{i}] must be a workload file (str or Path) or a dict, got a {type(w).__name__}")
+    if not isinstance(events, (list, tuple)) or not all(isinstance(e, (str, Path)) for e in events):
+        hint = " (one file: [it])" if isinstance(events, (str, Path)) else ""
+        raise TypeError(f"events must be a list of events files, got {type(events).__name__} {events!r}"[:200] + hint)
 
 
 def _nb_res(w: str | Path | dict) -> int:
