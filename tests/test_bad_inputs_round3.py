@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
 import io
 import json
 import subprocess
@@ -872,3 +873,18 @@ def test_simulate_refuses_one_events_file_not_in_a_list(tmp_path: Path) -> None:
                                         r"\(one file: \[it\]\)$"):
         simulate(HETERO, [w], FCFS(), events=str(ev))
     assert simulate(HETERO, [w], FCFS(), events=[str(ev)]).makespan == pytest.approx(3.0, abs=1e-6)
+
+
+def test_a_platform_that_is_no_xml_at_all_says_what_it_looks_like(tmp_path: Path) -> None:
+    # -p and -w swapped gave "malformed XML: not well-formed (invalid token): line 1, column 0" only
+    w = workload(tmp_path / "w.json")
+    gz = tmp_path / "p.xml.gz"
+    gz.write_bytes(gzip.compress(HETERO.read_bytes()))
+    for platform, hint in ((w, "it looks like JSON (a Batsim workload?): the platform is SimGrid XML (were -p and -w "
+                               "swapped?)"),
+                           (FIX / "tiny.swf", "it looks like an SWF/GWF trace: the platform is SimGrid XML (were -p "
+                                              "and -w swapped?)"),
+                           (gz, "the file is gzip-compressed: SimGrid (and real Batsim) read a platform uncompressed")):
+        code, _, err = run_main(run_args(tmp_path, w, platform=platform))
+        assert code == 2 and one_error_line(err) == (f"gridsched: error: {platform}: malformed XML: not well-formed "
+                                                     f"(invalid token): line 1, column 0; {hint}")
