@@ -116,18 +116,21 @@ class _Prepared:
     note: str | None = None
 
 
-def _looks_like_trace(path: Path) -> bool:
-    """Whether the plain file ``path`` starts (past blanks) with what an SWF/GWF trace starts with:
-    a ``;`` or ``#`` comment or a job number, never a JSON object's ``{``."""
+def _looks_like(path: Path) -> str | None:
+    """``"trace"`` when the plain file ``path`` starts (past blanks) with what an SWF/GWF trace
+    starts with (a ``;`` or ``#`` comment, a job number), ``"xml"`` with ``<``; None otherwise
+    (a JSON object's ``{``...)."""
     import stat
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):   # (a FIFO would block the read)
-            return False
+            return None
         with open(path, "rb") as f:
             head = f.read(512).lstrip()
     except OSError:
-        return False   # (read again, and refused with the reader's words)
-    return head[:1] in (b";", b"#") or head[:1].isdigit()
+        return None   # (read again, and refused with the reader's words)
+    if head[:1] in (b";", b"#") or head[:1].isdigit():
+        return "trace"
+    return "xml" if head[:1] == b"<" else None
 
 
 def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
@@ -177,9 +180,12 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 raise RunInputError(f"{p}: cannot convert the trace: {exc}") from None
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
             prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
-        elif not name.endswith((".json", ".json.gz")) and _looks_like_trace(p):
+        elif not name.endswith((".json", ".json.gz")) and (kind := _looks_like(p)) is not None:
             raise RunInputError(f"{p}: not a Batsim JSON workload, but it looks like an SWF/GWF trace (lines of "
-                                "numbers): gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it")
+                                "numbers): gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it"
+                                if kind == "trace" else
+                                f"{p}: not a Batsim JSON workload, but it looks like XML (a SimGrid platform?): -w "
+                                "takes a workload or a trace (were -p and -w swapped?)")
         elif rescale or args.max_jobs is not None:
             data = read_json(p, WorkloadError, "workload", batsim_number)
             if not isinstance(data, dict):

@@ -888,3 +888,11 @@ def test_a_platform_that_is_no_xml_at_all_says_what_it_looks_like(tmp_path: Path
         code, _, err = run_main(run_args(tmp_path, w, platform=platform))
         assert code == 2 and one_error_line(err) == (f"gridsched: error: {platform}: malformed XML: not well-formed "
                                                      f"(invalid token): line 1, column 0; {hint}")
+
+
+def test_a_platform_given_as_workload_says_it_looks_like_xml(tmp_path: Path) -> None:
+    # "malformed JSON at line 1, column 1: Expecting value"
+    code, _, err = run_main(run_args(tmp_path, HETERO))
+    assert code == 2 and one_error_line(err) == (
+        f"gridsched: error: {HETERO}: not a Batsim JSON workload, but it looks like XML (a SimGrid platform?): -w takes "
+        "a workload or a trace (were -p and -w swapped?)")
