@@ -20,6 +20,7 @@ The ``gridsched`` command. Sub-commands:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -115,6 +116,23 @@ class _Prepared:
     note: str | None = None
 
 
+def _looks_like(path: Path) -> str | None:
+    """``"trace"`` when the plain file ``path`` starts (past blanks) with what an SWF/GWF trace
+    starts with (a ``;`` or ``#`` comment, a job number), ``"xml"`` with ``<``; None otherwise
+    (a JSON object's ``{``...)."""
+    import stat
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):   # (a FIFO would block the read)
+            return None
+        with open(path, "rb") as f:
+            head = f.read(512).lstrip()
+    except OSError:
+        return None   # (read again, and refused with the reader's words)
+    if head[:1] in (b";", b"#") or head[:1].isdigit():
+        return "trace"
+    return "xml" if head[:1] == b"<" else None
+
+
 def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
     """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked, into
     ``stage`` (moved to the output folder once every input is known to be good). For the
@@ -130,6 +148,11 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     from .outfiles import OutputWriteError, atomic_write_text
 
     prepared: list[_Prepared] = []
+    traces = (".swf", ".swf.gz", ".gwf", ".gwf.gz")
+    if args.cores_per_host is not None and not any(Path(w).name.lower().endswith(traces) for w in args.workload):
+        raise RunInputError(f"--cores-per-host applies to SWF/GWF traces (their processors become hosts); "
+                            f"{args.workload[0]} is a Batsim JSON workload, whose 'res' counts hosts: it would be "
+                            "ignored; drop the option")
     rescale = args.fit in ("scale", "clamp", "drop")  # a JSON workload is changed (rescale_workload's modes)
     for i, w in enumerate(args.workload):
         p = Path(w)
@@ -157,6 +180,12 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 raise RunInputError(f"{p}: cannot convert the trace: {exc}") from None
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
             prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
+        elif not name.endswith((".json", ".json.gz")) and (kind := _looks_like(p)) is not None:
+            raise RunInputError(f"{p}: not a Batsim JSON workload, but it looks like an SWF/GWF trace (lines of "
+                                "numbers): gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it"
+                                if kind == "trace" else
+                                f"{p}: not a Batsim JSON workload, but it looks like XML (a SimGrid platform?): -w "
+                                "takes a workload or a trace (were -p and -w swapped?)")
         elif rescale or args.max_jobs is not None:
             data = read_json(p, WorkloadError, "workload", batsim_number)
             if not isinstance(data, dict):
@@ -164,11 +193,18 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                                     f"got a JSON {_json_kind(data)}")
             if args.max_jobs is not None:
                 data["jobs"] = _earliest_jobs(p, data.get("jobs"), args.max_jobs)
+            note = None
             if rescale:
                 from .inputs.rescale import rescale_workload
-                data = dict(rescale_workload(data, nb_hosts, mode=args.fit, source=str(p)))
+                fitted = rescale_workload(data, nb_hosts, mode=args.fit, source=str(p))
+                r = fitted.report
+                if r.notes or r.jobs_dropped:   # (said as a trace's conversion is: jobs changed)
+                    scale = (f"\n  every job's res x {nb_hosts} hosts / nb_res {data.get('nb_res')!r} of the file, rounded "
+                             "up: its share of the machine (jobs that fit too)" if args.fit == "scale" else "")
+                    note = f"--fit {args.fit}: {r.summary()}{scale}\n  written to {target}"
+                data = dict(fitted)
             atomic_write_text(target, json.dumps(data))
-            prepared.append(_Prepared(str(p), target, data))
+            prepared.append(_Prepared(str(p), target, data, note=note))
         else:
             prepared.append(_Prepared(str(p)))
     return prepared
@@ -240,8 +276,17 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise RunInputError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
     if args.cores_per_host is not None and args.cores_per_host < 1:
         raise RunInputError(f"--cores-per-host must be an integer >= 1, got {args.cores_per_host}")
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
         raise RunInputError(f"--timeout must be a number of seconds > 0, got {args.timeout}")
+    if args.engine == "embedded":   # (real Batsim's options, ignored without a word by the embedded engine)
+        given = [opt for opt, on in (("--timeout", args.timeout is not None), ("--batsim", args.batsim != "batsim"),
+                                     ("--batsim-socket", args.batsim_socket is not None),
+                                     ("--batsim-connect-timeout", args.batsim_connect_timeout != 60.0),
+                                     ("--batsim-arg", bool(args.batsim_arg))) if on]
+        if given:
+            raise RunInputError(f"{given[0]} applies to --engine batsim (real Batsim); the embedded engine would "
+                                "ignore it: add --engine batsim, or drop it (Batsim's flags of the embedded engine "
+                                "are gridsched run's own: --compute-sharing, --forward-profiles, --events...)")
 
 
 def _previous_run(out: Path, overwrite: bool) -> list[Path]:
@@ -254,8 +299,9 @@ def _previous_run(out: Path, overwrite: bool) -> list[Path]:
         return []
     if not out.is_dir():
         raise RunInputError(f"{out}: the output path is an existing file, not a folder; choose another --output")
-    try:
-        entries = sorted(out.iterdir())
+    from .run_lock import LOCK_NAME
+    try:   # (a run's lock file, left by a run that was killed, is no file of the user's)
+        entries = sorted(e for e in out.iterdir() if e.name != LOCK_NAME)
     except OSError as exc:
         raise RunInputError(f"{out}: cannot read the output folder: {exc.strerror or exc}") from None
     if entries and not overwrite:
@@ -416,8 +462,10 @@ def cmd_engine(args: argparse.Namespace) -> int:
 
 
 def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
+    from .batsim.endpoints import port_problem
     from .engine import Deadlock, build_engine, write_outputs
-    from .engine.zmq_client import ZmqPort
+    from .engine.oddities import input_warnings
+    from .engine.zmq_client import ZmqPort, zmq
 
     if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
         raise RunInputError(f"--timeout must be a number of seconds >= 0 (0 or inf: wait forever for each "
@@ -436,11 +484,21 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
                           sg_config=args.sg_cfg, events=args.events or (),
                           forward_unknown_events=args.forward_unknown_events)
+    for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
+        print(f"gridsched engine: warning: {line}", file=sys.stderr)
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config.update(opts["config"])   # (build_engine's forward-unknown-events kept)
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,
              "machine_states": not args.disable_machine_state_tracing}
-    port = ZmqPort(args.socket_endpoint, timeout=timeout)
+    problem = port_problem(args.socket_endpoint)
+    if problem is not None:   # real Batsim's libzmq does the same, silently: followed, with a word
+        print(f"gridsched engine: warning: -s {args.socket_endpoint!r}: {problem}; real Batsim 4.2.1 connects "
+              "there too", file=sys.stderr)
+    try:
+        port = ZmqPort(args.socket_endpoint, timeout=timeout)
+    except zmq.ZMQError as exc:   # (real Batsim aborts on the same ZeroMQ error)
+        raise RunInputError(f"-s {args.socket_endpoint!r}: ZeroMQ cannot connect to it: {exc}; a scheduler's "
+                            "endpoint is tcp://HOST:PORT (or ipc://PATH)") from None
     try:
         result = engine.run(port)
     except Deadlock as dead:
@@ -583,12 +641,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                           "machine_available; repeatable); the policy hears them as NOTIFY")
     run.add_argument("--forward-unknown-events", action="store_true",
                      help="Batsim's --forward-unknown-events: events of your own types go to the policy as NOTIFY")
-    run.add_argument("--fallback-workload", metavar="FILE", help="workload to use instead when a --workload file does not exist")
+    run.add_argument("--fallback-workload", metavar="FILE",
+                     help="workload to run instead of the --workload files when one of them does not exist")
     run.add_argument("--cores-per-host", type=int, metavar="N",
                      help="trace processors per host (default: the platform's cores): res = ceil(processors / N)")
-    run.add_argument("--max-jobs", type=int, metavar="N", help="keep only the N jobs submitted first")
+    run.add_argument("--max-jobs", type=int, metavar="N", help="keep only the N jobs submitted first, in each --workload")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="real-Batsim run timeout (s)")
+    run.add_argument("--timeout", type=float, default=None, metavar="S", help="real-Batsim run timeout (s, default 3600)")
     from .batsim.runner import add_batsim_run_args
     add_batsim_run_args(run)
     run.set_defaults(func=cmd_run)
@@ -777,6 +836,12 @@ def _main(argv: list[str] | None) -> int:
     except (BatsimRunError, TimeoutError) as exc:
         print(f"gridsched: error: {_one_line(exc)}", file=sys.stderr)
         return FAILED
+    except BrokenPipeError:   # the reader of stdout went away (`gridsched policies | head`): quietly
+        try:   # (and no second error when Python flushes stdout at exit)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+        return 0
     except OSError as exc:
         if isinstance(exc, OutputWriteError) or exc.errno in WRITE_ERRNOS:   # a full disk...
             where = "" if isinstance(exc, OutputWriteError) or not exc.filename else f"{exc.filename}: "

@@ -147,6 +147,10 @@ from .core.model import Job, JobState
 from .core.waiting import walltime_key, walltime_limits
 from .easy import EASY
 
+#: Largest ``rjms_delay`` (s): 2**33, the bound of every time of a workload
+#: (:data:`schedulers.engine.workload.MAX_TIME`).
+MAX_DELAY = float(2 ** 33)
+
 
 @dataclass
 class _Quiet:
@@ -254,7 +258,8 @@ class Conservative(EASY):
                                default="every waiting job"),
         "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
                              "job's hold (batsched's --rjms_delay, applied to every job it reads); "
-                             "ignored with recompute", type="number >= 0 (s)", default="5 (batsched's)"),
+                             "ignored with recompute", type="number >= 0 and <= 2**33 (s)",
+                             default="5 (batsched's)"),
         "recompute": Option("true: rebuild every reservation in queue order at each pass from the running "
                             "jobs (a compression that may push a later job back) instead of keeping them "
                             "and compressing each in turn", type="boolean", default="false"),
@@ -271,9 +276,11 @@ class Conservative(EASY):
             raise PolicyOptionError(f"policy 'conservative': option 'recompute' must be true or false, "
                                     f"got {recompute!r}")
         delay = self.options.get("rjms_delay", 5.0)
-        if type(delay) not in (int, float) or not 0 <= delay < INF:
-            raise PolicyOptionError(f"policy 'conservative': option 'rjms_delay' must be a finite number "
-                                    f">= 0 (s), got {delay!r}")
+        # (bounded as a workload's times are: past 2**33 s, start + walltime + delay loses the
+        # seconds that tell a reservation's end from the next start, and jobs backfill into it)
+        if type(delay) not in (int, float) or not 0 <= delay <= MAX_DELAY:
+            raise PolicyOptionError(f"policy 'conservative': option 'rjms_delay' must be a number >= 0 and <= "
+                                    f"{MAX_DELAY:.0f} (2**33) s, got {delay!r}")
         self.reservation_limit: int | None = limit
         self.recompute: bool = recompute
         self.rjms_delay: float = 0.0 if recompute else float(delay)

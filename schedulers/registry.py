@@ -190,6 +190,9 @@ def _user_policy(name: str) -> type[Policy]:
         try:
             module = importlib.import_module(where)
         except (Exception, SystemExit) as exc:
+            if isinstance(exc, ModuleNotFoundError) and exc.name == where.strip("/") and Path(where).is_dir():
+                raise KeyError(f"policy {name!r}: {where} is a folder; name a file of it: "
+                               f"{where.rstrip('/')}/FILE.py:{attr}") from None
             raise KeyError(f"policy {name!r}: importing module {where!r} failed: {_where(exc, None)}") from None
     cls = getattr(module, attr, None)
     if cls is None:
@@ -210,7 +213,8 @@ def _where(exc: BaseException, path: Any) -> str:
     line = None
     while tb is not None:
         f = tb.tb_frame.f_code.co_filename
-        if (f == str(path)) if path is not None else not (f.startswith("<frozen") or "importlib" in f):
+        if (f == str(path)) if path is not None else not (f.startswith("<frozen") or "importlib" in f
+                                                          or f == __file__):   # (not gridsched's own call)
             line = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
         tb = tb.tb_next
     return f"{text} ({line[0]}, line {line[1]})" if line else text
@@ -249,17 +253,20 @@ def get_policy(name: str, options: dict[str, Any] | None = None) -> Policy:
         KeyError: unknown name; the message lists the known names.
         PolicyOptionError: an option the policy does not read, or a bad value (the policy's
             constructor checks values).
-        PolicyFailure: the constructor raised another exception or called ``sys.exit()``
-            (:mod:`schedulers.core.failure`: the class, ``__init__``, the file and line).
+        PolicyFailure: the constructor raised another exception or called ``sys.exit()``, or
+            did not call ``super().__init__(options)`` (:mod:`schedulers.core.failure`: the class,
+            ``__init__``, the file and line).
     """
-    from .core.failure import located
+    from .core.failure import check_runnable, located
 
     check_options(name, options)
     cls = policy_class(name)
     try:
-        return cls(options)
+        policy = cls(options)
     except (Exception, SystemExit) as exc:
         failure = located(cls, exc, "__init__")
         if failure is None:
             raise
         raise failure from exc
+    check_runnable(policy)   # (its __init__ called the base class's)
+    return policy

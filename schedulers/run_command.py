@@ -32,8 +32,10 @@ from .core.policy import Policy, batsim_flags, engine_flags
 from .engine import Deadlock, InProcessPort, write_outputs
 from .engine.extevents import EventList, read_events
 from .engine.outputs import JobColumns
+from .engine.oddities import input_warnings
 from .engine.platform import PlatformSpec, check_compute_speeds, read_platform
 from .engine.simulator import Engine
+from .run_lock import LOCK_NAME, RunLock
 from .outfiles import atomic_write_text, not_written
 from .registry import PolicyOptionError, check_options, get_policy, policy_class
 
@@ -62,36 +64,45 @@ def run(args: argparse.Namespace) -> int:
     nb_hosts = len(spec.compute)
     events = [read_events(f, f"we{i}", args.forward_unknown_events, nb_hosts + len(spec.storage))
               for i, f in enumerate(args.events or ())]
+    if args.forward_unknown_events and not events:   # (as Batsim: read only with events files)
+        print("gridsched: warning: --forward-unknown-events without --events: real Batsim 4.2.1 reads it only with "
+              "events files, and so does the engine: it changes nothing", file=sys.stderr)
     cores = min(h.cores for h in spec.compute)
-    with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
-        prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
-        engine = _checked_engine(args, spec, prepared, events, nb_hosts)
-        # Every input is good: now the output folder.
-        created = _prepare_output(out, previous)
-        workloads = _keep_workloads(out, prepared, engine)
-    for w in prepared:
-        if w.note:
-            print(w.note, file=sys.stderr)
-    prefix = str(out / "out_")
-    if engine is None:
-        _run_batsim(args, options, workloads, events, prefix)
-        summary = summarize_outputs(prefix, nb_hosts)
-    else:
-        assert policy is not None   # (built with the engine: args.engine == "embedded")
-        done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
-        if isinstance(done, int):
-            return done
-        summary = done
-    _write_summary(args, out, prefix, nb_hosts, summary)
-    return 0
+    lock = RunLock(out)
+    try:
+        with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
+            prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
+            engine = _checked_engine(args, spec, prepared, events, nb_hosts)
+            # Every input is good: now the output folder, held until the last file is written.
+            created = _prepare_output(out, previous, lock, args.overwrite)
+            workloads = _keep_workloads(out, prepared, engine)
+        for w in prepared:
+            if w.note:
+                print(w.note, file=sys.stderr)
+        prefix = str(out / "out_")
+        if engine is None:
+            _run_batsim(args, options, workloads, events, prefix)
+            summary = summarize_outputs(prefix, nb_hosts)
+        else:
+            assert policy is not None   # (built with the engine: args.engine == "embedded")
+            done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
+            if isinstance(done, int):
+                return done
+            summary = done
+        _write_summary(args, out, prefix, nb_hosts, summary)
+        return 0
+    finally:
+        lock.release()
 
 
 def _fall_back_workload(args: argparse.Namespace) -> None:
     """A missing workload with ``--fallback-workload``: run the shipped scenario instead (a note)."""
     missing = [w for w in args.workload if not Path(w).exists()]
     if missing and args.fallback_workload:
+        others = [w for w in args.workload if w not in missing]
+        also = f" (alone: {', '.join(others)} not run either)" if others else ""
         print(f"note: {', '.join(missing)} not found (is ../shared beside the project?); "
-              f"running the shipped scenario {args.fallback_workload} instead", file=sys.stderr)
+              f"running the shipped scenario {args.fallback_workload} instead{also}", file=sys.stderr)
         args.workload = [args.fallback_workload]
 
 
@@ -122,23 +133,41 @@ def _checked_engine(args: argparse.Namespace, spec: PlatformSpec, prepared: list
         wls = [_load(w, f"w{i}", nb_hosts, args.fit == "error") for i, w in enumerate(prepared)]
         features: dict[str, Any] = engine_flags(policy_class(args.policy))  # e.g. dynamic jobs for OSEP/HOSEP
         features["forward_profiles"] = features.get("forward_profiles", False) or args.forward_profiles
-        return Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, events=events,
-                      forward_unknown_events=args.forward_unknown_events, **features)
+        engine = Engine(spec, wls, energy=args.energy, compute_sharing=args.compute_sharing, events=events,
+                        forward_unknown_events=args.forward_unknown_events, **features)
+        for line in input_warnings(spec, engine.workloads, args.energy):   # (run as Batsim runs them)
+            print(f"gridsched: warning: {line}", file=sys.stderr)
+        return engine
     if args.fit == "error":
         for w in prepared:
             _refuse_oversized(w, nb_hosts)
     return None
 
 
-def _prepare_output(out: Path, previous: list[Path]) -> bool:
-    """Create the output folder and remove the previous run's files (``--overwrite``); True when
-    the folder was created here (a failed run then removes it)."""
+def _prepare_output(out: Path, previous: list[Path], lock: RunLock, overwrite: bool) -> bool:
+    """Create the output folder, take its lock (:mod:`.run_lock`) and remove the previous run's
+    files (``--overwrite``); True when the folder was created here (a failed run then removes it).
+
+    Raises:
+        RunInputError: the folder cannot be made, another run holds it, or a run wrote into it
+            since it was found empty (the two started at once).
+    """
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
+        try:
+            lock.acquire()
+        except RuntimeError as exc:
+            raise RunInputError(str(exc)) from None
+        again = _previous_run(out, overwrite)   # (under the lock: what another run wrote meanwhile)
+        if {p.name for p in again} - {p.name for p in previous}:
+            lock.release()
+            raise RunInputError(f"{out}: another `gridsched run` wrote into this folder since this one found it "
+                                f"empty ({', '.join(sorted(p.name for p in again)[:3])}); choose another --output")
         for f in previous:
-            f.unlink()
+            f.unlink(missing_ok=True)
     except OSError as exc:
+        lock.release()
         raise RunInputError(f"{out}: cannot prepare the output folder: {exc.strerror or exc}") from None
     if previous:
         print(f"--overwrite: removed the previous run's files from {out}/: "
@@ -195,6 +224,9 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
         progress.close()
         if isinstance(exc, PolicyInputError):   # (bad input: nothing kept, as any input error)
             _undo_output(out, created, prepared)
+            path = _workload_of(engine, prepared, getattr(exc, "job_id", None))
+            if path is not None and exc.args and isinstance(exc.args[0], str):
+                exc.args = (f"{path}: {exc.args[0]}", *exc.args[1:])
             raise
         exc.args = (f"{exc.args[0]}; the run stopped {_keep_done(engine, out, prepared)}", *exc.args[1:])
         raise
@@ -215,6 +247,17 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
         raise
     # (the same summary as of the files just written, without reading them back)
     return columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
+
+
+def _workload_of(engine: Engine, prepared: list[_Prepared], job_id: str | None) -> str | None:
+    """The file the user gave for the workload of ``job_id`` (``w0!7``: the first ``-w``), or None."""
+    if not job_id or "!" not in job_id:
+        return None
+    name = job_id.split("!", 1)[0]
+    for i, w in enumerate(engine.workloads):
+        if w.name == name:
+            return str(prepared[i].source) if i < len(prepared) else w.path
+    return None
 
 
 def _write_summary(args: argparse.Namespace, out: Path, prefix: str, nb_hosts: int, summary: RunSummary) -> None:
@@ -243,5 +286,6 @@ def _undo_output(out: Path, created: bool, prepared: list[_Prepared]) -> None:
     for w in prepared:
         if w.staged is not None and Path(w.staged).parent == out:
             Path(w.staged).unlink(missing_ok=True)
+    (out / LOCK_NAME).unlink(missing_ok=True)   # (the lock itself: still held, by its open file)
     if created and out.is_dir() and not any(out.iterdir()):
         out.rmdir()

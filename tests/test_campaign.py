@@ -106,8 +106,8 @@ def test_failing_run_is_recorded_and_others_finish(tmp_path: Path) -> None:
         [[scenario]]
         name = "bad"
         generator = "synthetic"
-        params = { jobs = 10, hosts = 4, max_res = 8 }
-        """)
+        params = { jobs = 10, hosts = 4, load = 1e-300 }
+        """)   # (arrivals spread over ~1e303 s: refused when generated, run by run)
     code = main(["campaign", "run", str(f), "--out", str(tmp_path / "out"), "--serial", "--no-progress"])
     assert code == 1
     store = ResultStore(tmp_path / "out")
@@ -115,7 +115,7 @@ def test_failing_run_is_recorded_and_others_finish(tmp_path: Path) -> None:
     assert sorted((r["params"]["scenario"], r["status"]) for r in recs) == [
         ("bad", "failed"), ("bad", "failed"), ("ok", "done"), ("ok", "done")]
     bad = [r for r in recs if r["status"] == "failed"][0]
-    assert bad["error"].startswith("GeneratorError: generator 'synthetic': need") and "\n" not in bad["error"]
+    assert bad["error"].startswith("GeneratorError: generator 'synthetic': load 1e-300 spreads") and "\n" not in bad["error"]
     assert bad["summary"] is None and "Traceback" in bad["traceback"]
     # failed runs are not run again unless asked
     camp = load_campaign(f)

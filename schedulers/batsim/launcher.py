@@ -96,6 +96,8 @@ def write_launcher(folder: str | os.PathLike[str], *, force: bool = False, pytho
         LauncherError: ``folder/batsim`` exists and ``force`` is False, or it cannot be written.
     """
     target = Path(folder) / "batsim"
+    if Path(folder).exists() and not Path(folder).is_dir():   # (mkdir's words: "File exists")
+        raise LauncherError(f"{folder}: is a file, not a folder; give the folder to write `batsim` into")
     if target.exists() and not force:
         what = "a gridsched launcher" if is_launcher(target) else "a file that is not a gridsched launcher"
         raise LauncherError(f"{target} already exists ({what}); not overwritten (--force replaces it)")

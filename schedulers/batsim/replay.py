@@ -126,11 +126,20 @@ class ReplayPolicy(Policy):
             except OSError as exc:   # (a bad option value: bad input, not the policy's failure)
                 raise PolicyOptionError(f"policy 'replay': option 'transcript': {recorded}: cannot read it: "
                                         f"{exc.strerror or exc}") from None
+            except ValueError as exc:   # (not a transcript: bad input too, the file and line named)
+                raise PolicyOptionError(f"policy 'replay': option 'transcript': {exc}") from None
+            if not messages:   # (else the first message fails, as the policy's failure)
+                raise PolicyOptionError(f"policy 'replay': option 'transcript': {recorded}: no recorded reply "
+                                        f"({SCHED_TO_BATSIM!r} line) to play")
         else:
             self.source = "<list>"
             messages = list(recorded)
         self.check_now = bool(self.options.get("check_now", True)) if check_now is None else check_now
-        self.replies: list[tuple[float, list[Decision]]] = [decode_decisions(m) for m in messages]
+        try:
+            self.replies: list[tuple[float, list[Decision]]] = [decode_decisions(m) for m in messages]
+        except ValueError as exc:   # (a recorded reply that is no protocol message: the transcript's fault)
+            raise PolicyOptionError(f"policy 'replay': option 'transcript': {self.source}: a recorded reply is not "
+                                    f"a valid message: {' '.join(str(exc).split())}") from None
         self.position = 0
 
     @property

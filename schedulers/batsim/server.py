@@ -45,6 +45,7 @@ from ..core.model import PolicyInputError
 from ..core.policy import Policy, PolicyError
 from ..exits import interrupt_status, interrupt_word, one_line
 from ..inputs.errors import PlatformError
+from .endpoints import EndpointError, port_problem
 from .platform_file import PlatformFile, PlatformMismatch
 from .protocol import ProtocolError, decode_message, encode_decisions
 
@@ -354,10 +355,13 @@ def serve(
     linger_ms = 0
     try:
         sock.setsockopt(zmq.LINGER, 0)
+        problem = port_problem(endpoint)
+        if problem is not None:   # (ZeroMQ would bind another port without a word)
+            raise EndpointError(f"cannot bind the scheduler's ZMQ REP socket to {endpoint!r}: {problem}")
         try:
             sock.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise OSError(f"cannot bind the scheduler's ZMQ REP socket to {endpoint!r}: {exc}") from None
+            raise EndpointError(f"cannot bind the scheduler's ZMQ REP socket to {endpoint!r}: {exc}") from None
         try:
             stats.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT) or endpoint
         except zmq.ZMQError:  # pragma: no cover - transports without LAST_ENDPOINT
@@ -497,7 +501,9 @@ def run_serve(args: argparse.Namespace) -> int:
         (a malformed message, or one real Batsim never sends), a failure of the policy's code (its
         exception or ``sys.exit()``, named by class, callback, file and line:
         :mod:`schedulers.core.failure`) or socket error; 2 bad arguments (unknown policy, bad
-        ``--policy-options``, unreadable ``--platform``, or a ``--platform`` file that does not
+        ``--policy-options``, a ``--socket`` that cannot be bound or whose port is above 65535
+        (ZeroMQ would silently take it modulo 65536), unreadable ``--platform``, or a
+        ``--platform`` file that does not
         match the platform Batsim announced) or inputs that lack what the policy needs (host
         speeds or cores unknown without ``--platform``: :class:`~schedulers.core.model.
         PolicyInputError`); 3 timeout (Batsim never connected or went silent); 130 Ctrl-C, 143
@@ -552,6 +558,9 @@ def run_serve(args: argparse.Namespace) -> int:
     except PolicyError as exc:
         print(f"gridsched serve: policy error: {one_line(exc)}", file=err)
         return 1
+    except EndpointError as exc:   # (--socket: a bad option value)
+        print(f"gridsched serve: --socket: {one_line(exc)}", file=err)
+        return 2
     except OSError as exc:
         print(f"gridsched serve: {one_line(exc)}", file=err)
         return 1

@@ -24,6 +24,7 @@ A run record (``results/<id>.json``, format ``gridsched-campaign-run/1``)::
      "status": "done" | "failed",
      "params": {"policy": "<label>", "scenario": "<label>", "seed": 3, "<axis>": value, ...},
      "policy_name": "easy", "policy_options": {...}, "scenario_spec": {...}, "engine_options": {...},
+     "inputs_sha256": "<64 hex digits>",   # file scenarios only: the SHA-256 of their files
      "simulator": "engine" | "batsim",
      "summary": {"jobs": 40, "success": 40, "killed": 0, "rejected": 0, "makespan": 1234.5,   # s
                  "mean_waiting_time": ..., "max_waiting_time": ...,                        # s

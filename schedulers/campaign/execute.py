@@ -134,14 +134,35 @@ def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
     return d
 
 
+def _policy_metrics(policy: Any, metrics: Any) -> dict[str, Any]:
+    """``metrics`` (what ``policy.metrics()`` returned) as a record keeps them: name -> finite
+    number (or null).
+
+    Raises:
+        ValueError: not a dict of names to finite numbers (a record holding one would make
+            ``campaign collect`` refuse the whole campaign); the message names the policy's class.
+    """
+    who = f"policy {type(policy).__name__}: metrics() must return a dict of name -> finite number"
+    if not isinstance(metrics, dict):
+        raise ValueError(f"{who}, got {type(metrics).__name__} {repr(metrics)[:60]}")
+    for k, v in metrics.items():
+        if not isinstance(k, str) or not (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                        and math.isfinite(v))):
+            raise ValueError(f"{who}, got {k!r}: {repr(v)[:60]}")
+    return dict(metrics)
+
+
 def new_record(spec: RunSpec, error: str | None = None) -> dict[str, Any]:
     """The record of ``spec`` before it ran (format in :mod:`schedulers.campaign`): status
     ``failed`` with ``error`` until :func:`execute_run` fills in a result."""
-    return {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
-            "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
-            "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
-            "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
-            "outputs": None, "gridsched_version": __version__}
+    record = {"format": RECORD_FORMAT, "id": spec.id, "campaign": spec.campaign, "status": "failed",
+              "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
+              "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
+              "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
+              "outputs": None, "gridsched_version": __version__}
+    if spec.inputs_sha256 is not None:   # (file scenarios: what the run read)
+        record["inputs_sha256"] = spec.inputs_sha256
+    return record
 
 
 def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
@@ -182,7 +203,7 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
             summary.update(fn(outputs / "out_jobs.csv", workloads, platform, **kw))
         metrics = call_policy(policy, "metrics")   # (a failure: the policy's class, file and line)
         record["summary"] = _finite(summary, "summary metric")
-        record["policy_metrics"] = _finite({k: v for k, v in metrics.items()}, "policy metric")
+        record["policy_metrics"] = _policy_metrics(policy, metrics)
         if keep:
             assert out_dir is not None and outputs is not None   # (keep: an out_dir, and a work folder)
             final = Path(out_dir) / "outputs" / spec.id

@@ -43,7 +43,9 @@ Runs are the product policies x scenarios x axes x seeds. An axis name is routed
 ``policy.NAME`` / ``scenario.NAME`` / ``engine.NAME`` say it explicitly; a bare ``NAME`` is a
 policy option when some policy of the campaign declares it (:attr:`Policy.option_docs`), a
 generator parameter when some generator scenario declares it, or an engine option (``energy``,
-``compute_sharing``, ``simulator``); a name that fits two of these must be prefixed. An axis that
+``compute_sharing``, ``simulator``); a name that fits two of these must be prefixed. A setting is
+given in one place: two axes that set it (``load`` and ``scenario.load``, a mapping option and one
+of its keys), or an axis and a ``[[policy]]`` / ``[[scenario]]`` table, are refused. An axis that
 does not apply to a run (an option its policy does not have, a parameter of another generator or of
 a file scenario) does not multiply that run: the run is made once, with the axis value null in its
 parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
@@ -54,9 +56,11 @@ already one of its columns (``jobs``, ``makespan``... of the run summary, ``id``
 
 Every run has an id: the first 16 hex digits of the SHA-256 of its canonical parameters (JSON with
 sorted keys: its params, the policy's registry name and effective options, the scenario's
-definition with the generator's defaults filled in, the engine options). The same file means the
-same ids, in any process, whatever the order of keys in the file; the campaign's name,
-``keep_outputs`` and ``batsim_timeout`` do not enter it.
+definition with the generator's defaults filled in, the engine options, and for a file scenario
+the SHA-256 of its files' contents). The same file means the same ids, in any process, whatever
+the order of keys in the file; the campaign's name, ``keep_outputs`` and ``batsim_timeout`` do
+not enter it. A platform, workload or events file edited since a run makes a new run (the old
+record is ignored), never a result of the old file reused.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
@@ -166,14 +170,18 @@ class RunSpec:
     keep_outputs: bool = False
     batsim_timeout: float = 3600.0
     metrics: tuple[str, ...] = ()
+    inputs_sha256: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """The parameters the id is the hash of (run metrics included: asking for one more
-        metric makes new runs, so that every record has every metric)."""
+        metric makes new runs, so that every record has every metric; a file scenario's
+        contents too: an edited workload makes new runs)."""
         ident = {"params": self.params, "policy_name": self.policy_name,
                  "policy_options": self.policy_options, "scenario": self.scenario, "engine": self.engine}
         if self.metrics:
             ident["metrics"] = list(self.metrics)
+        if self.inputs_sha256 is not None:
+            ident["inputs_sha256"] = self.inputs_sha256
         return ident
 
 
@@ -220,6 +228,7 @@ class Campaign:
 
     def _expand(self) -> list[RunSpec]:
         out: dict[str, RunSpec] = {}
+        self._digests: dict[str, str] = {}   # scenario label -> SHA-256 of its files
         for pol in self.policies:
             for sc in self.scenarios:
                 seeded = sc.generator is not None or "seed" in policy_class(pol.name).option_docs
@@ -264,7 +273,7 @@ class Campaign:
         params["seed"] = seed
         if "seed" in policy_class(pol.name).option_docs:
             options["seed"] = seed
-        where = f"{self.path}: run policy={pol.label} scenario={sc.label}"
+        where = f"{self.path}: run " + " ".join(f"{k}={v}" for k, v in params.items() if k != "seed" and v is not None)
         try:
             check_options(pol.name, options)
         except PolicyOptionError as exc:
@@ -280,14 +289,38 @@ class Campaign:
             if sc.events:   # (only then: the ids of scenarios without events stay as they were)
                 scenario["events"] = list(sc.events)
                 scenario["forward_unknown_events"] = sc.forward_unknown_events
+            if sc.label not in self._digests:
+                assert sc.platform is not None   # (a scenario without a generator has one: _scenarios)
+                self._digests[sc.label] = files_sha256(self.path.parent, [sc.platform, *sc.workloads, *sc.events])
         if engine["simulator"] not in SIMULATORS or not isinstance(engine["energy"], bool) \
                 or not isinstance(engine["compute_sharing"], bool):
             raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
                                 "energy and compute_sharing true or false")
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
                        scenario=scenario, engine=engine, seed=self.seeds[0] if seed is None else seed, base_dir=str(self.path.parent),
-                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout, metrics=self.metrics)
+                       keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout, metrics=self.metrics,
+                       inputs_sha256=None if sc.generator is not None else self._digests[sc.label])
         return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
+
+
+def files_sha256(base: Path, names: list[str]) -> str:
+    """The SHA-256 (hex) of the contents of files ``names`` (relative to ``base``), in order,
+    each prefixed by its length (so that two lists of files never hash alike by accident).
+
+    Raises:
+        CampaignError: a file cannot be read.
+    """
+    h = hashlib.sha256()
+    for name in names:
+        p = base / name
+        try:
+            with open(p, "rb") as f:
+                h.update(f"{p.stat().st_size}:".encode())
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError as exc:
+            raise CampaignError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------ parsing
@@ -352,7 +385,7 @@ def load_campaign(path: str | Path) -> Campaign:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(p.read_text(encoding="utf-8-sig"))   # (a BOM, as editors on Windows write it)
     except OSError as exc:
         raise CampaignError(f"{p}: cannot read campaign file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -568,9 +601,35 @@ def _axis_values(c: _Checker, value: Any, key: str) -> list:
     return value
 
 
+def _distinct(c: _Checker, rows: list[tuple], key: str, zipped: bool = False) -> None:
+    """Refuse an axis (or zip group) that gives one value twice: ``1`` and ``1.0`` are one load
+    to the simulation, two runs to the campaign, and one group of twice the runs to its tables."""
+    seen: dict[tuple, int] = {}
+    for i, row in enumerate(rows):
+        norm = tuple(("n", float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (type(v).__name__, v)
+                     for v in row)
+        if norm in seen:
+            if zipped:
+                raise c.fail(key, f"values number {i} {row!r} repeat values number {seen[norm]}; each combination "
+                                  "is given once")
+            raise c.fail(f"{key}[{i}]", f"{row[0]!r} repeats the value {key}[{seen[norm]}]; each value is given once")
+        seen[norm] = i
+
+
+def _sets_option(options: dict[str, Any], opt: str) -> bool:
+    """Whether a [[policy]]'s ``options`` set ``opt`` (``NAME``, or ``NAME.KEY``: one key of a
+    mapping option)."""
+    head, _, sub = opt.partition(".")
+    if not sub:
+        return opt in options
+    value = options.get(head)
+    return isinstance(value, dict) and sub in value
+
+
 def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[ScenarioEntry]) -> list[Axis]:
     axes: list[Axis] = []
     names: set[str] = set()
+    targets: dict[tuple[str, str], str] = {}   # (kind, option) -> the axis that sets it
 
     def add(group: dict, where: str, zipped: bool) -> None:
         ns, kinds, keys, cols = [], [], [], []
@@ -583,11 +642,20 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
             if name in RESULT_COLUMNS:
                 raise c.fail(key, f"{name!r} names a column the results table already has (a run metric or "
                                   f"field); write \"{kind}.{name}\" for this axis")
+            # two spellings of one setting ("load" and "scenario.load", or a mapping option and
+            # one of its keys): the later would silently replace the earlier in every run
+            for (k2, o2), other in targets.items():
+                if k2 == kind and (o2 == opt or (kind == "policy" and (opt.split(".", 1)[0] == o2
+                                                                       or o2.split(".", 1)[0] == opt))):
+                    raise c.fail(key, f"sets the same {kind} {'option' if kind != 'scenario' else 'parameter'} "
+                                      f"{opt!r} as axis {other!r}: give it in one place")
+            targets[(kind, opt)] = name
             ns.append(name)
             kinds.append(kind)
             keys.append(opt)
             cols.append(_axis_values(c, value, key))
-            fixed = [f"policy[{i}].options" for i, p in enumerate(policies) if opt in p.options] if kind == "policy" \
+            fixed = [f"policy[{i}].options" for i, p in enumerate(policies) if _sets_option(p.options, opt)] \
+                if kind == "policy" \
                 else [f"scenario[{i}].params" for i, s in enumerate(scenarios) if opt in s.params] \
                 if kind == "scenario" else ([opt] if opt in data else [])
             if fixed:
@@ -596,9 +664,11 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
             if len({len(col) for col in cols}) > 1:
                 raise c.fail(where, "zip axes must have the same length, got "
                                     + ", ".join(f"{n}: {len(col)}" for n, col in zip(ns, cols)))
+            _distinct(c, list(zip(*cols)), where, zipped=True)
             axes.append(Axis(tuple(ns), tuple(kinds), tuple(keys), tuple(zip(*cols))))
         else:
             for n, k, o, col in zip(ns, kinds, keys, cols):
+                _distinct(c, [(v,) for v in col], f"{where}.{n}")
                 axes.append(Axis((n,), (k,), (o,), tuple((v,) for v in col)))
 
     if "axes" in data:

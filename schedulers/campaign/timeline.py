@@ -62,6 +62,13 @@ def replay_usage(record: dict[str, Any], base_dir: str, out: Path, *, title: str
     if spec.engine.get("simulator") == "batsim":
         raise CampaignError(f"run {spec.id}: a timeline replays a run in the embedded engine; this run used "
                             "real Batsim")
+    digest = record.get("inputs_sha256")
+    if digest is not None and "platform" in spec.scenario:   # (files edited since: another run's plot)
+        from .spec import files_sha256
+        names = [spec.scenario["platform"], *spec.scenario["workloads"], *spec.scenario.get("events", [])]
+        if files_sha256(Path(base_dir), names) != digest:
+            raise CampaignError(f"run {spec.id}: its files ({', '.join(names)}, in {base_dir}) changed since it "
+                                "ran; run the campaign again before plotting its timeline")
     try:
         with tempfile.TemporaryDirectory(prefix="gridsched-timeline-") as tmp:
             work = Path(tmp)

@@ -27,7 +27,7 @@ from typing import Any
 from .model import PolicyError, PolicyInputError
 from .policy import Policy, PolicyOptionError
 
-__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "PASS_THROUGH"]
+__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "check_runnable", "PASS_THROUGH"]
 
 #: Longest text of the original error kept in the message (characters).
 _ERROR_TEXT = 300
@@ -163,3 +163,39 @@ def call_policy(obj: Any, method: str, *args: Any) -> Any:
         if failure is None:
             raise
         raise failure from exc
+
+
+def check_runnable(policy: Any, fresh: bool = False) -> None:
+    """Refuse, before the simulation starts, a policy object the engine cannot run (``fresh``:
+    nor one that already ran a simulation).
+
+    Raises:
+        TypeError: ``policy`` is a class (``FCFS`` for ``FCFS()``), or has no ``decide`` method.
+        PolicyFailure: its class's ``__init__`` did not call ``super().__init__(options)``: the
+            base class's bookkeeping (jobs, hosts, decisions) is missing, and the first event
+            would fail inside gridsched's code; the message names that ``__init__``'s file and line.
+        PolicyError: with ``fresh``, the object already ran a simulation (it keeps that run's
+            jobs and hosts, and a second run would start from them): make a new one per run.
+    """
+    if isinstance(policy, type):
+        raise TypeError(f"the scheduler must be a policy object, got the class {policy.__name__}: "
+                        f"pass {policy.__name__}() (or get_policy(name, options))")
+    if not callable(getattr(policy, "decide", None)):
+        raise TypeError(f"the scheduler must be a Policy (schedulers.core.policy) or a SchedulerPort, got "
+                        f"{type(policy).__name__} {repr(policy)[:60]}")
+    if not isinstance(policy, Policy):
+        return   # (an object of its own kind with a decide method: it keeps its own state)
+    cls = type(policy)
+    if "_decisions" not in vars(policy):
+        init = next((c.__dict__["__init__"] for c in cls.__mro__ if "__init__" in c.__dict__), None)
+        code = getattr(init, "__code__", None)
+        where = f" ({code.co_filename}, line {code.co_firstlineno})" if code is not None else ""
+        raise PolicyFailure(f"policy {cls.__name__} failed in __init__{where}: it does not call "
+                            "super().__init__(options), which sets up the jobs, hosts and decisions of the base "
+                            "class Policy", policy=cls.__name__, callback="__init__",
+                            path=code.co_filename if code is not None else None,
+                            line=code.co_firstlineno if code is not None else None,
+                            error=AttributeError("_decisions"))
+    if fresh and (policy.jobs_seen or policy.simulation_ended or policy.now):
+        raise PolicyError(f"policy {cls.__name__}: this object already ran a simulation (it holds that run's jobs "
+                          "and hosts); make a new policy object for each run")

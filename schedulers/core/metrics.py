@@ -35,9 +35,11 @@ JOULES_PER_KWH = 3.6e6
 class RunSummary:
     """Headline numbers of one simulation (times in s, energy in J and kWh, utilisation in [0, 1]).
 
-    ``jobs``, ``success``, ``killed``, ``rejected`` count Batsim's jobs (rows of ``out_jobs.csv``).
-    The waiting times and the bounded slowdown are None (``null`` in ``summary.json``) when no job
-    started (every job rejected): they have no value then, and a bounded slowdown is never below 1.
+    ``jobs``, ``success``, ``killed``, ``rejected`` count Batsim's jobs (rows of ``out_jobs.csv``);
+    the jobs that ended ``COMPLETED_FAILED`` (a profile's ``ret`` > 0) are the rest,
+    :attr:`failed`. The waiting times and the bounded slowdown are None (``null`` in
+    ``summary.json``) when no job started (every job rejected): they have no value then, and a
+    bounded slowdown is never below 1.
     A run of a preemptive owner-share policy (OSEP, HOSEP, EHOSEP) also has ``tasks`` (the
     workload's jobs), ``restarts`` (the jobs it registered to run a preempted task again,
     ``<task>#<k>``) and ``preemptions`` (jobs killed to give their hosts away, each followed by a
@@ -59,6 +61,12 @@ class RunSummary:
     restarts: int | None = None
     preemptions: int | None = None
 
+    @property
+    def failed(self) -> int:
+        """Jobs that ended ``COMPLETED_FAILED`` (their profile's return code ``ret`` > 0): the jobs
+        neither succeeded, killed nor rejected."""
+        return self.jobs - self.success - self.killed - self.rejected
+
     def as_dict(self) -> dict:
         """The fields as a dict (``summary.json``); ``tasks``, ``restarts`` and ``preemptions``
         only when known."""
@@ -74,11 +82,13 @@ class RunSummary:
         if self.tasks is not None:
             lines.append(f"tasks                 {self.tasks:,} ({self.preemptions:,} preemptions, "
                          f"{self.restarts:,} restarts)")
+            failed = f", {self.failed:,} failed (return code > 0)" if self.failed else ""
             lines.append(f"Batsim jobs           {self.jobs:,}: {self.success:,} succeeded, {self.killed:,} killed "
-                         f"of which {self.preemptions:,} preempted, {self.rejected:,} rejected")
+                         f"of which {self.preemptions:,} preempted, {self.rejected:,} rejected{failed}")
         else:
+            failed = f", {self.failed:,} failed (return code > 0)" if self.failed else ""
             lines.append(f"jobs                  {self.jobs:,} ({self.success:,} succeeded, {self.killed:,} killed, "
-                         f"{self.rejected:,} rejected)")
+                         f"{self.rejected:,} rejected{failed})")
         lines.append(f"makespan              {self.makespan:,.1f} s")
         if self.mean_waiting_time is None or self.max_waiting_time is None or self.mean_bounded_slowdown is None:
             lines += ["mean waiting time     none: no job started",

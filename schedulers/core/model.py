@@ -104,9 +104,21 @@ class Job:
     @property
     def user(self) -> str | None:
         """The job's owner: its workload field ``user`` as a string, or None when the job has
-        none (owner-share policies refuse such a job: ``PolicyInputError``)."""
+        none (owner-share policies refuse such a job: ``PolicyInputError``).
+
+        Raises:
+            PolicyInputError: ``user`` is not a non-empty string nor an integer (a list, an object,
+                a boolean, a float, ``""``: it would silently be a user named ``['a']``).
+        """
         u = self.extra.get("user")
-        return None if u is None else str(u)
+        if u is None:
+            return None
+        if type(u) is str and u:
+            return u
+        if type(u) is int:
+            return str(u)
+        raise PolicyInputError(f"job {self.id!r}: workload field 'user' must be a non-empty string or an integer, "
+                               f"got {u!r}", job_id=self.id)
 
     @property
     def has_walltime(self) -> bool:
@@ -247,7 +259,17 @@ class PolicyInputError(PolicyError):
     """The inputs lack what a policy needs (a job without the ``user`` field an owner-share policy
     reads, hosts without power states, host data Batsim does not send): bad input, reported by
     ``gridsched`` as one line with exit status 2, not as an internal error. A policy raises it
-    (with the file, job or host and what is missing) when it finds such input."""
+    (with the file, job or host and what is missing) when it finds such input.
+
+    Args:
+        message: what is missing, naming the job or host.
+        job_id: the job at fault (``w0!7``), when there is one: ``gridsched run`` then names the
+            workload file it comes from.
+    """
+
+    def __init__(self, message: str = "", *, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
 
 
 class HostInfoUnknown(PolicyInputError):

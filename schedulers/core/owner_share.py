@@ -250,7 +250,7 @@ class OwnerSharePolicy(Policy):
             return
         if job.user is None:
             raise MissingUserError(f"job {job.id!r} has no workload field 'user': policy {self.name!r} needs the "
-                                 "user of every job")
+                                   "user of every job", job_id=job.id)
         task = Task(id=job.id, user=job.user, job=job, arrival=job.subtime, index=len(self.tasks),
                     profile=job.profile_data)
         self.tasks[job.id] = task

@@ -132,7 +132,7 @@ def _job_user(job: Owned) -> str:
     user = job.user
     if user is None:
         raise MissingUserError(f"job {job.id!r} has no workload field 'user': owner-share policies need "
-                             "the user of every job")
+                               "the user of every job", job_id=job.id)
     return user
 
 

@@ -80,12 +80,30 @@ _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_O
 
 
 def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
-    """Normalise host ids given as a ProcSet, an iterable of ints or one int."""
+    """Normalise host ids given as a ProcSet, an iterable of ints or one int.
+
+    Raises:
+        PolicyError: a host id that is not an integer >= 0 (a bool, a float, a string: ``True``
+            would silently be host 1, ``"12"`` hosts 1 and 2), or ``hosts`` is none of the above.
+    """
     if isinstance(hosts, ProcSet):
         return hosts
-    if isinstance(hosts, int):
+    if isinstance(hosts, int) and not isinstance(hosts, bool) and hosts >= 0:
         return ProcSet(hosts)
-    return ProcSet(*hosts)
+    if isinstance(hosts, (bool, int, float, str, bytes)) or not isinstance(hosts, Iterable):
+        raise PolicyError(f"host ids must be a ProcSet, integers >= 0 or one integer >= 0, got {hosts!r}")
+    items = list(hosts)
+    for h in items:
+        if isinstance(h, bool) or not isinstance(h, int) or h < 0:
+            if not isinstance(h, bool) and hasattr(h, "__index__") and h.__index__() >= 0:
+                continue   # (numpy integers)
+            raise PolicyError(f"host ids must be integers >= 0, got {h!r} in {_show_hosts(items)}")
+    return ProcSet(*items)
+
+
+def _show_hosts(items: list) -> str:
+    text = repr(items)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _HostSet:
@@ -185,9 +203,9 @@ def option_number(policy: str, options: dict[str, Any], key: str, default: float
         and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
     if not ok:
         if high == math.inf:
-            what = f"{'>' if low_open else '>='} {low:g}"
+            what = f"{'>' if low_open else '>='} {low:.15g}"
         else:
-            what = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+            what = f"in {'(' if low_open else '['}{low:.15g}, {high:.15g}{')' if high_open else ']'}"
         raise PolicyOptionError(f"policy {policy!r}: option {key!r} must be a number {what}, got {v!r}")
     return float(v)
 
@@ -311,6 +329,17 @@ class Policy:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        docs = cls.option_docs   # (checked here, at the class: a policy file's mistake names its class)
+        bad = next((f"{k!r}: {v!r}" for k, v in docs.items() if not isinstance(k, str) or not isinstance(v, (str, Option))),
+                   None) if isinstance(docs, dict) else f"{type(docs).__name__} {docs!r}"
+        if bad is not None:
+            raise TypeError(f"{cls.__name__}.option_docs must map option names to descriptions (a string or "
+                            f"schedulers.core.options.Option), got {bad[:80]}")
+        unknown = sorted(str(f) for f in cls.requires if f not in FEATURES) \
+            if isinstance(cls.requires, (set, frozenset, tuple, list)) else [repr(cls.requires)]
+        if unknown:
+            raise TypeError(f"{cls.__name__}.requires names unknown Batsim features {', '.join(unknown)}; known: "
+                            f"{', '.join(sorted(FEATURES))}")
         cls._own_execute = cls.execute is not Policy.execute
         if cls.idle_shutdown and not _shutdown.OPTION_DOCS.keys() <= cls.option_docs.keys():
             cls.option_docs = {**cls.option_docs, **_shutdown.OPTION_DOCS}
@@ -558,7 +587,8 @@ class Policy:
             extra: other fields of Batsim's EXECUTE_JOB (rarely needed).
 
         Raises:
-            PolicyError: the job is not waiting, or ``hosts`` has not exactly ``job.res`` hosts.
+            PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts, or
+                holds a host id that is not an integer >= 0 (``True``, ``0.5``, ``"1"``).
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
@@ -584,6 +614,9 @@ class Policy:
     @staticmethod
     def _check_start(job: Job, alloc: ProcSet, count: int) -> None:
         """Refuse to start ``job`` unless it waits and ``alloc`` has ``count`` = ``job.res`` hosts."""
+        if not isinstance(job, Job):
+            raise PolicyError(f"execute takes a job (a Job object, e.g. self.jobs[job_id]), got {type(job).__name__} "
+                              f"{job!r}")
         if job.state != JobState.SUBMITTED:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if count != job.res:
@@ -619,14 +652,33 @@ class Policy:
     def reject(self, job: Job) -> None:
         """Reject ``job`` (REJECT_JOB): it never runs and ends in state ``REJECTED``
         (``out_jobs.csv`` counts it, with ``success`` 0). Policies reject the jobs that could
-        never start, e.g. larger than the platform."""
+        never start, e.g. larger than the platform.
+
+        Raises:
+            PolicyError: ``job`` is not a Job (an id ``"w0!1"``: use ``self.jobs[id]``).
+        """
+        if not isinstance(job, Job):
+            raise PolicyError(f"reject takes a job (a Job object, e.g. self.jobs[job_id]), got {type(job).__name__} "
+                              f"{job!r}")
         job.state = JobState.REJECTED
         self._decisions.append(RejectJob(job_id=job.id))
 
     def kill(self, jobs: Iterable[Job]) -> None:
         """Kill running jobs (KILL_JOB). Each ends ``COMPLETED_KILLED``: Batsim answers with a
         JOB_COMPLETED per job (:meth:`on_job_completed`, which frees its hosts) and one JOB_KILLED
-        with each job's progress (:meth:`on_jobs_killed`). Nothing is sent for an empty list."""
+        with each job's progress (:meth:`on_jobs_killed`). Nothing is sent for an empty list.
+
+        Raises:
+            PolicyError: ``jobs`` holds something else than jobs (an id ``"w0!1"``: use
+                ``self.jobs[id]``), or is one job not in a list.
+        """
+        if isinstance(jobs, Job):
+            raise PolicyError(f"kill takes a list of jobs, got the job {jobs.id!r} alone: kill([job])")
+        jobs = list(jobs)
+        bad = next((j for j in jobs if not isinstance(j, Job)), None)
+        if bad is not None:
+            raise PolicyError(f"kill takes jobs (Job objects, e.g. self.jobs[job_id]), got {type(bad).__name__} "
+                              f"{bad!r}")
         ids = [j.id for j in jobs]
         if ids:
             self._decisions.append(KillJobs(job_ids=ids))
@@ -657,8 +709,20 @@ class Policy:
         sleep; a sleeping host woken to a computation pstate computes one flop at ``ON`` first.
         Batsim reports the end of a switch with RESOURCE_STATE_CHANGED
         (:meth:`on_resource_state_changed`); the hosts are back in :attr:`available` then.
+
+        Raises:
+            PolicyError: a host id that is not an integer >= 0 or that the platform does not
+                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1).
         """
         res = as_procset(hosts)
+        if isinstance(pstate, bool) or not isinstance(pstate, int) or pstate < 0:
+            if isinstance(pstate, bool) or not hasattr(pstate, "__index__") or pstate.__index__() < 0:
+                raise PolicyError(f"set_pstate: the pstate must be an integer index >= 0, got {pstate!r}")
+            pstate = pstate.__index__()   # (a numpy integer)
+        n = len(self.platform.hosts)
+        if res and res.max >= n:   # (an IndexError of the base class otherwise)
+            raise PolicyError(f"set_pstate: host {res.max} does not exist (the platform has {n} compute hosts, "
+                              f"ids 0-{n - 1})")
         for i in res:
             h = self.platform.hosts[i]
             if self._is_sleep_pstate(h, pstate):
@@ -691,7 +755,8 @@ class Policy:
         """REGISTER_JOB (Batsim ``--enable-dynamic-jobs``): submit job ``workload!name`` of ``res``
         hosts running ``profile`` (s of ``walltime``, -1 = none), submitted now unless
         ``subtime`` (s) is given; extra fields (``user``...) go into the job. Returns the job id.
-        End registrations with ``notify("registration_finished")``.
+        End registrations with ``notify("registration_finished")``. Raises PolicyError when
+        ``res`` is not an integer (a float, a boolean).
 
         Without ``track``, the policy learns of the job as Batsim tells it: with
         ``--acknowledge-dynamic-jobs`` a JOB_SUBMITTED comes back (and :meth:`on_job_submitted`
@@ -699,8 +764,11 @@ class Policy:
         Batsim's acknowledgement setting: it is in :attr:`jobs` (state SUBMITTED, ``profile_data``
         as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
         is absorbed (no second :meth:`on_job_submitted`)."""
+        if isinstance(res, bool) or not isinstance(res, int):   # (int(2.7) would silently ask for 2 hosts)
+            if isinstance(res, bool) or not hasattr(res, "__index__"):
+                raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
         job_id = f"{workload}!{name}"
-        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": int(res),
+        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": res.__index__(),
                "profile": profile, "walltime": float(walltime), **extra}
         self._decisions.append(RegisterJob(job_id=job_id, job=job))
         if track:
@@ -711,7 +779,19 @@ class Policy:
 
     def emit(self, decision: Decision) -> None:
         """Send any decision of :mod:`schedulers.core.events` as it is (for protocol features
-        without a method here)."""
+        without a method here).
+
+        Raises:
+            PolicyError: ``decision`` is not a :class:`~schedulers.core.events.Decision`.
+        """
+        if not isinstance(decision, Decision):
+            raise PolicyError(f"emit: expects a decision of schedulers.core.events (ExecuteJob, RejectJob, "
+                              f"CallMeLater...), got {type(decision).__name__} {_show_hosts([decision])[1:-1]}")
+        for name in ("alloc", "resources"):   # (a str "0-3" would be read as 3 characters, not 4 hosts)
+            hosts = getattr(decision, name, None)
+            if hosts is not None and not isinstance(hosts, ProcSet):
+                raise PolicyError(f"emit: {type(decision).__name__}.{name} must be a ProcSet (e.g. "
+                                  f"ProcSet.from_str('0-3')), got {type(hosts).__name__} {hosts!r}")
         self._decisions.append(decision)
 
     # ----------------------------------------------------------------------------------- callbacks

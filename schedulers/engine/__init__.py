@@ -41,7 +41,10 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
 
     Raises:
         PlatformError, WorkloadError, EventsError: bad inputs (message names the file and item).
+        TypeError: ``workloads`` is not a list (or tuple) of paths and dicts, or ``events`` not
+            a list of paths: a single path or dict would be read as its characters or keys.
     """
+    _check_workload_list(workloads, events)
     if mmax_workload and workloads:
         largest = max(_nb_res(w) for w in workloads)
         mmax = min(mmax, largest) if mmax > 0 else largest
@@ -61,6 +64,20 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
                   profile_reuse=profile_reuse, events=evs, forward_unknown_events=forward_unknown_events,
                   trace_outputs=trace_outputs, progress=progress)
+
+
+def _check_workload_list(workloads: Any, events: Any = ()) -> None:
+    """Raise TypeError unless ``workloads`` is a list or tuple of paths (str, Path) and dicts, and
+    ``events`` a list or tuple of paths (a single path would be read as its characters)."""
+    if not isinstance(workloads, (list, tuple)):
+        hint = " (one workload: [it])" if isinstance(workloads, (str, Path, dict)) else ""
+        raise TypeError(f"workloads must be a list of workload files or dicts, got a {type(workloads).__name__}{hint}")
+    for i, w in enumerate(workloads):
+        if not isinstance(w, (str, Path, dict)):
+            raise TypeError(f"workloads[{i}] must be a workload file (str or Path) or a dict, got a {type(w).__name__}")
+    if not isinstance(events, (list, tuple)) or not all(isinstance(e, (str, Path)) for e in events):
+        hint = " (one file: [it])" if isinstance(events, (str, Path)) else ""
+        raise TypeError(f"events must be a list of events files, got {type(events).__name__} {events!r}"[:200] + hint)
 
 
 def _nb_res(w: str | Path | dict) -> int:
@@ -105,16 +122,22 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
 
     Raises:
         PlatformError, WorkloadError: bad inputs. EngineError: invalid decisions, livelock.
+        TypeError: ``workloads`` is not a list, or ``scheduler`` is a class or no policy.
+        PolicyError: ``scheduler`` already ran a simulation (make one policy object per run).
+        PolicyFailure: the policy's code failed (``__init__`` that skipped the base class's too).
         Deadlock (an EngineError): nothing left to simulate before the end; as real Batsim
         4.2.1, the output files of the run up to the deadlock are written first (when
         ``export_prefix`` is given) and the error's ``result`` holds that run.
     """
+    if not hasattr(scheduler, "exchange"):   # (checked before the inputs are read)
+        from ..core.failure import check_runnable
+        check_runnable(scheduler, fresh=True)
+    port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
                           forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
                           acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, profile_reuse=profile_reuse,
                           master_host=master_host, trace_outputs=export_prefix is not None, progress=progress,
                           events=events, forward_unknown_events=forward_unknown_events)
-    port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
     try:
         result = engine.run(port)
     except Deadlock as dead:

@@ -84,8 +84,9 @@ class DynamicJobs:
     def _check(self, what: str) -> None:
         """Raise Batsim's abort for a registration ``what`` when it is not allowed now."""
         if not self.enabled:
-            raise EngineError(f"{what} at t={self.clock.now}: dynamic job registration is disabled; enable it "
-                              "with --enable-dynamic-jobs (Batsim aborts)")
+            raise EngineError(f"{what} at t={self.clock.now}: dynamic job registration is disabled (Batsim aborts); "
+                              "enable it with Batsim's --enable-dynamic-jobs (a policy declares requires = "
+                              "{\"dynamic-jobs\"}, which gridsched run and campaigns honour)")
         if self.registration_finished:
             raise EngineError(f"{what} at t={self.clock.now}: the scheduler already sent NOTIFY "
                               "registration_finished (Batsim aborts)")
@@ -120,7 +121,7 @@ class DynamicJobs:
             EngineError: Batsim 4.2.1's abort (the message names the job and the reason).
         """
         where = f"REGISTER_JOB {job_id!r} at t={self.clock.now}"
-        self._check(where)
+        self._check(f"REGISTER_JOB {job_id!r}")
         wname, sep, jname = job_id.partition("!")
         if not sep or not wname or not jname:
             raise EngineError(f"{where}: job_id must be 'workload!name'")

@@ -540,12 +540,24 @@ def _parse_xml(src: str, text: str | bytes | None) -> tuple[ET.Element, bytes]:
         _refuse_huge(data, src)
         root = ET.fromstring(data.lstrip())  # SimGrid accepts blank lines before <?xml
     except ET.ParseError as exc:
-        raise PlatformError(f"{src}: malformed XML: {exc}") from None
+        raise PlatformError(f"{src}: malformed XML: {exc}{_not_xml_hint(data)}") from None
     except OSError as exc:
         raise PlatformError(f"{src}: cannot read platform: {exc.strerror or exc}") from None
     if _tag(root) != "platform":
         raise PlatformError(f"{src}: root element is <{_tag(root)}>, expected <platform>")
     return root, data
+
+
+def _not_xml_hint(data: bytes) -> str:
+    """What a file that is not XML at all looks like, for the message (a swapped ``-p``/``-w``)."""
+    head = data.lstrip()[:64]
+    if head.startswith(b"\x1f\x8b"):
+        return "; the file is gzip-compressed: SimGrid (and real Batsim) read a platform uncompressed"
+    if head[:1] in (b"{", b"["):
+        return "; it looks like JSON (a Batsim workload?): the platform is SimGrid XML (were -p and -w swapped?)"
+    if head[:1] in (b";", b"#") or head[:1].isdigit():
+        return "; it looks like an SWF/GWF trace: the platform is SimGrid XML (were -p and -w swapped?)"
+    return ""
 
 
 class _HostWalk:

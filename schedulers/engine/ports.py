@@ -80,9 +80,13 @@ class InProcessPort:
     and behind ``gridsched serve``.
 
     An exception of the policy's code (or its ``sys.exit()``) is raised as a
-    :class:`~schedulers.core.failure.PolicyFailure` naming the policy, the callback and the line."""
+    :class:`~schedulers.core.failure.PolicyFailure` naming the policy, the callback and the line.
+    A policy object the engine cannot run (a class, one whose ``__init__`` skipped the base
+    class's) is refused at once (:func:`~schedulers.core.failure.check_runnable`)."""
 
     def __init__(self, policy: Any) -> None:
+        from ..core.failure import check_runnable
+        check_runnable(policy)   # (a class, an object whose __init__ skipped the base's)
         self.policy = policy
 
     def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:
@@ -111,7 +115,9 @@ class InProcessPort:
             raise failure from exc
 
     def __str__(self) -> str:
-        name = getattr(self.policy, "name", None) or type(self.policy).__name__
+        name = getattr(self.policy, "name", None)
+        if not name or name == "policy":   # (the base class's: a policy of the user's own names none)
+            name = type(self.policy).__name__
         return f"policy {name!r}"
 
 
@@ -120,9 +126,13 @@ def as_batsim_reads(decisions: list[Decision]) -> list[Decision]:
     CALL_ME_LATER's time, an explicit ``timestamp``; :func:`~schedulers.inputs.batsim_numbers.
     batsim_float_of`): so that a policy run in-process sees the times it would see behind
     ``gridsched serve``. Times of at most 15 digits are unchanged."""
+    if type(decisions) is not list:
+        return decisions   # (refused with the policy's name by the engine: Server.reply_parts)
     out = decisions
     for k, d in enumerate(decisions):
-        ts = d.timestamp
+        ts = getattr(d, "timestamp", None)   # (a reply holding no decision: refused by reply_parts)
+        if ts is not None and (not isinstance(ts, (int, float)) or ts - ts != 0):
+            continue   # (not a finite number: refused by reply_parts)
         if ts is not None and (read := batsim_float_of(ts)) != ts:
             d = replace(d, timestamp=read)
         if isinstance(d, CallMeLater) and (read := batsim_float_of(d.at)) != d.at:

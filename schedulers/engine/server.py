@@ -187,16 +187,34 @@ class Server:
             self.record.rows["jobs"].append(job.row)
 
     def reply_parts(self, reply: list[Decision] | Reply) -> tuple[float, list[Decision]]:
-        """A reply's ``now`` (s) and decisions, checked as Batsim checks them."""
+        """A reply's ``now`` (s) and decisions, checked as Batsim checks them.
+
+        Raises:
+            EngineError: the reply is not a list of decisions (a policy's own ``decide`` that
+                returns something else), a decision's timestamp is not a finite number (Batsim
+                cannot read NaN or infinity in a reply), or is later than the reply's ``now``.
+        """
         if isinstance(reply, Reply):
             ready_at, decisions = reply.now, reply.decisions
-            for d in decisions:
-                if d.timestamp is not None and d.timestamp > ready_at:
-                    raise EngineError(f"{describe_scheduler(self.port)}: decision {type(d).__name__} has "
-                                      f"timestamp {d.timestamp} later than its reply's now={ready_at} "
-                                      "(Batsim aborts: timestamps must be <= now)")
-        else:
+            latest = ready_at
+        else:   # (the decisions of a reply at the message's now: the port dated them)
             ready_at, decisions = self.clock.now, reply
+            latest = math.inf
+        if type(decisions) is not list:
+            raise EngineError(f"{describe_scheduler(self.port)}: its reply must be a list of decisions "
+                              f"(schedulers.core.events), got {type(decisions).__name__} {_short(decisions)}")
+        for d in decisions:
+            if not isinstance(d, Decision):
+                raise EngineError(f"{describe_scheduler(self.port)}: its reply holds {type(d).__name__} "
+                                  f"{_short(d)}, not a decision of schedulers.core.events")
+            ts = d.timestamp
+            if ts is not None and not (isinstance(ts, (int, float)) and ts - ts == 0 and ts <= latest):
+                raise EngineError(f"{describe_scheduler(self.port)}: decision {type(d).__name__} has "
+                                  f"timestamp {ts!r} " + (f"later than its reply's now={ready_at} (Batsim aborts: "
+                                                          "timestamps must be <= now)"
+                                                          if isinstance(ts, (int, float)) and ts - ts == 0 else
+                                                          "that is not a finite number (Batsim aborts on such a "
+                                                          "reply)"))
         return ready_at, decisions
 
     def sleep_until(self, t: float, kind: int, payload: Any = None) -> bool:
@@ -464,3 +482,9 @@ class Server:
                 self.clock.mark_live()
                 break
         return entries
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, at most 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -109,7 +109,7 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
 
     Raises:
         ValueError: unknown extension, an option the converter does not take, an option out
-            of range, or ``output`` is ``path`` itself (nothing is read nor written).
+            of range, or ``output`` is ``path`` itself or a folder (nothing is read nor written).
         FileNotFoundError: ``path`` does not exist.
         WorkloadError: malformed input (file and line), a trace of which no job is kept
             (:func:`no_job`: ``gridsched run`` refuses it too), or a result that is not a valid
@@ -125,6 +125,9 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
     if output.exists() and path.exists() and os.path.samefile(path, output):
         raise ValueError(f"-o {output}: is the input trace itself: the conversion would replace it; "
                          "give another output file")
+    if output.is_dir():   # (a bad option: the line said "cannot write the file: Is a directory", status 4)
+        raise ValueError(f"-o {output}: is a folder; -o names the workload file to write, e.g. "
+                         f"{output / (path.name.split('.')[0] + '.json')}")
     regular_file(path, "trace", WorkloadError)   # (a FIFO would block the read)
     if kind in ("swf", "gwf"):
         conversion = (swf_conversion if kind == "swf" else gwf_conversion)(path, **options)

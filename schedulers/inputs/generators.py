@@ -65,13 +65,15 @@ class Generator:
     params: dict[str, Any]
     doc: str
     param_docs: dict[str, str] = field(default_factory=dict)
+    check: Callable[[dict[str, Any]], None] | None = None
 
 
 #: Every registered generator, by name.
 GENERATORS: dict[str, Generator] = {}
 
 
-def register_generator(name: str, params: dict[str, Any], docs: dict[str, str] | None = None) -> Callable:
+def register_generator(name: str, params: dict[str, Any], docs: dict[str, str] | None = None,
+                       check: Callable[[dict[str, Any]], None] | None = None) -> Callable:
     """Decorator registering ``func(params, seed) -> Scenario`` as generator ``name``.
 
     Args:
@@ -79,6 +81,9 @@ def register_generator(name: str, params: dict[str, Any], docs: dict[str, str] |
         params: every parameter with its default value (bool, int, float or str).
         docs: what each parameter is, in words, with its unit (``"mean gap between arrivals
             (s)"``); shown by ``gridsched scenario NAME --help``.
+        check: ``check(full_params)`` raises :class:`GeneratorError` for values the generator
+            cannot honour (ranges), without generating: :func:`check_params` calls it, so that a
+            campaign refuses such values when it is loaded, not run by run.
 
     Raises:
         ValueError: a name registered twice, or ``docs`` naming a parameter ``params`` lacks.
@@ -91,7 +96,7 @@ def register_generator(name: str, params: dict[str, Any], docs: dict[str, str] |
         if name in GENERATORS:
             raise ValueError(f"scenario generator {name!r} registered twice")
         doc = (func.__doc__ or "").strip().splitlines()
-        GENERATORS[name] = Generator(name, func, dict(params), doc[0] if doc else "", dict(docs or {}))
+        GENERATORS[name] = Generator(name, func, dict(params), doc[0] if doc else "", dict(docs or {}), check)
         return func
     return deco
 
@@ -109,7 +114,8 @@ def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
     Raises:
         GeneratorError: unknown generator (lists the known ones), unknown parameter (lists the
-            generator's parameters), or a value of the wrong type.
+            generator's parameters), a value of the wrong type, or values the generator's
+            ``check`` refuses.
     """
     gen = GENERATORS.get(name)
     if gen is None:
@@ -125,6 +131,8 @@ def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
             raise GeneratorError(f"generator {name!r}: parameter {k!r} must be "
                                  f"{type(gen.params[k]).__name__}, got {v!r}")
         full[k] = float(v) if isinstance(gen.params[k], float) else v
+    if gen.check is not None:
+        gen.check(full)
     return full
 
 
@@ -132,10 +140,37 @@ def generate(name: str, params: dict[str, Any], seed: int) -> Scenario:
     """Run generator ``name`` with ``params`` (checked, defaults filled in) and ``seed``.
 
     Raises:
-        GeneratorError: see :func:`check_params`, or parameters the generator refuses.
+        GeneratorError: see :func:`check_params`, parameters the generator refuses, or a
+            generated workload holding a time beyond 2**33 s (a submission, walltime or delay
+            that ``gridsched run`` and the engine refuse: the parameters that made it are named).
     """
     full = check_params(name, params)
-    return GENERATORS[name].func(full, seed)
+    scenario = GENERATORS[name].func(full, seed)
+    _check_times(name, full, seed, scenario)
+    return scenario
+
+
+def _check_times(name: str, params: dict[str, Any], seed: int, scenario: Scenario) -> None:
+    """Refuse a generated workload whose times pass 2**33 s (:data:`schedulers.engine.workload.
+    MAX_TIME`): a parameter far out of its range (a tiny load, a huge delay)."""
+    from ..engine.workload import MAX_TIME
+
+    for w in scenario.workloads:
+        if not isinstance(w, dict):
+            continue
+        for job in w.get("jobs", ()):
+            for key in ("subtime", "walltime"):
+                v = job.get(key)
+                if isinstance(v, (int, float)) and not v <= MAX_TIME:
+                    raise GeneratorError(f"generator {name!r} (seed {seed}): job {job.get('id')!r} gets {key} {v:.6g} s, "
+                                         f"beyond the {MAX_TIME:.0f} s (2**33) a workload's times may reach; its "
+                                         f"parameters: {params}")
+        for pname, prof in (w.get("profiles") or {}).items():
+            v = prof.get("delay") if isinstance(prof, dict) else None
+            if isinstance(v, (int, float)) and not v <= MAX_TIME:
+                raise GeneratorError(f"generator {name!r} (seed {seed}): profile {pname!r} gets delay {v:.6g} s, "
+                                     f"beyond the {MAX_TIME:.0f} s (2**33) a workload's times may reach; its "
+                                     f"parameters: {params}")
 
 
 # ------------------------------------------------------------------------------ platforms
@@ -213,6 +248,27 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
 
 
 # ------------------------------------------------------------------------------ synthetic
+def _check_synthetic(params: dict[str, Any]) -> None:
+    """The ranges of :func:`synthetic`'s parameters (GeneratorError), its hosts' included, and
+    times a workload may hold (at most 2**33 s: :data:`schedulers.engine.workload.MAX_TIME`)."""
+    from ..engine.workload import MAX_TIME
+
+    h, n, load, max_res = params["hosts"], params["jobs"], params["load"], params["max_res"]
+    lo, hi, wf = params["runtime_min"], params["runtime_max"], params["walltime_factor"]
+    if n < 1 or not load > 0 or not 1 <= max_res <= h or not 0 < lo <= hi or wf < 1 \
+            or params["profile"] not in ("delay", "compute") or params["users"] < 1:
+        raise GeneratorError(
+            "generator 'synthetic': need jobs >= 1, load > 0, 1 <= max_res <= hosts, "
+            "0 < runtime_min <= runtime_max, walltime_factor >= 1, profile 'delay' or 'compute', "
+            f"users >= 1; got {params}")
+    if hi * wf > MAX_TIME:
+        raise GeneratorError(f"generator 'synthetic': runtime_max x walltime_factor = {hi * wf:g} s, beyond the "
+                             f"{MAX_TIME:.0f} s (2**33) a workload's walltimes may reach")
+    if h < 1 or params["cores"] < 1 or not params["speed"] > 0:
+        raise GeneratorError(f"platform 'synthetic': need hosts >= 1, cores >= 1 and a finite speed > 0 "
+                             f"(got {h}, {params['cores']}, {params['speed']})")
+
+
 @register_generator("synthetic", params={
     "hosts": 16, "cores": 1, "speed": 1e9, "jobs": 40, "load": 0.8, "max_res": 4,
     "runtime_min": 60.0, "runtime_max": 3600.0, "walltime_factor": 2.0, "profile": "delay",
@@ -227,7 +283,7 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
     "runtime_max": "longest run time (s)",
     "walltime_factor": "walltime = run time x U(1, factor), >= 1 (never short)",
     "profile": "'delay' (hosts stay at idle power) or 'compute' (one core of each host busy)",
-    "users": "number of users (u0, u1...) the jobs are drawn among"})
+    "users": "number of users (u0, u1...) the jobs are drawn among"}, check=_check_synthetic)
 def synthetic(params: dict[str, Any], seed: int) -> Scenario:
     """Poisson arrivals at a given offered load on identical hosts (seeded, in memory).
 
@@ -245,16 +301,14 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
 
     Raises:
         GeneratorError: jobs < 1, load <= 0, max_res outside 1..hosts, runtime bounds not
-            0 < min <= max, walltime_factor < 1, unknown profile, users < 1.
+            0 < min <= max, walltime_factor < 1, unknown profile, users < 1, walltimes that may
+            pass 2**33 s; arrivals spread beyond 2**33 s (a load too small for the jobs).
     """
+    from ..engine.workload import MAX_TIME
+
+    _check_synthetic(params)
     h, n, load, max_res = params["hosts"], params["jobs"], params["load"], params["max_res"]
     lo, hi, wf = params["runtime_min"], params["runtime_max"], params["walltime_factor"]
-    if n < 1 or not load > 0 or not 1 <= max_res <= h or not 0 < lo <= hi or wf < 1 \
-            or params["profile"] not in ("delay", "compute") or params["users"] < 1:
-        raise GeneratorError(
-            "generator 'synthetic': need jobs >= 1, load > 0, 1 <= max_res <= hosts, "
-            "0 < runtime_min <= runtime_max, walltime_factor >= 1, profile 'delay' or 'compute', "
-            f"users >= 1; got {params}")
     import numpy as np  # here, not at the top: `gridsched` starts without numpy
     rng = np.random.default_rng(seed)
     res = rng.integers(1, max_res + 1, size=n)
@@ -264,6 +318,10 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
     gaps[0] = 0.0
     arrivals = np.cumsum(gaps)
     span = float((res * runtime).sum()) / (load * h)
+    if not span <= MAX_TIME:
+        raise GeneratorError(f"generator 'synthetic': load {load!r} spreads the {n} arrivals of seed {seed} over "
+                             f"{span:.6g} s, beyond the {MAX_TIME:.0f} s (2**33) a workload's times may reach: raise "
+                             "load, or lower jobs or the runtimes")
     if arrivals[-1] > 0:
         arrivals = arrivals * (span / arrivals[-1])
     users = rng.integers(0, params["users"], size=n)

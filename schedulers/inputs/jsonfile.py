@@ -6,7 +6,8 @@ for workloads, ``ValueError`` for options) with a one-line message naming the fi
 * cannot be read: missing, a folder, no permission (``OSError``);
 * gzip-compressed (detected from its first two bytes, whatever its name) but truncated or corrupt;
 * not UTF-8 text;
-* malformed JSON (line and column), nested deeper than Python's parser can go
+* malformed JSON (line and column), a UTF-8 byte-order mark at its start (RapidJSON, Batsim's
+  parser, refuses it too), nested deeper than Python's parser can go
   (``RecursionError``, about 1,000 levels), a number with more digits than Python converts;
 * the non-standard tokens ``NaN``, ``Infinity``, ``-Infinity`` (Python's ``json`` accepts them,
   they are not JSON) and numbers too large for a double (``1e400`` would become ``inf``);
@@ -233,6 +234,9 @@ def loads_strict(text: str, source: str, error: type[Exception] = ValueError,
     except RepeatedKey:
         raise error(f"{source}: {json_problem(text, parse_float)}") from None
     except json.JSONDecodeError as exc:
+        if text.startswith("\ufeff"):   # (Python's words say "decode using utf-8-sig": for programmers)
+            raise error(f"{source}: the file starts with a UTF-8 byte-order mark (BOM): JSON is read without one, "
+                        "as real Batsim 4.2.1's parser (RapidJSON) reads it; save the file as UTF-8 without BOM") from None
         raise error(f"{source}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise error(f"{source}: JSON nested too deeply to read (Python's parser stops at about 1,000 "

@@ -668,12 +668,13 @@ class TraceConversion:
 
 
 def _open_text(path: Path) -> IO[str]:
-    """Open a trace as text, gunzipping it when it starts with the gzip magic bytes."""
+    """Open a trace as text, gunzipping it when it starts with the gzip magic bytes (a UTF-8
+    byte-order mark at its start, as some editors write it, is skipped)."""
     with open(path, "rb") as probe:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")
 
 
 def _trace_lines(path: Path) -> Iterator[tuple[int, str]]:

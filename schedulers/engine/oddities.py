@@ -1,0 +1,105 @@
+"""Inputs real Batsim 4.2.1 runs without a word although they make little sense: the engine runs
+them as Batsim does (the results are Batsim's), and ``gridsched run`` / ``gridsched engine`` print
+one warning line for each, so that a researcher learns why a number looks wrong.
+
+* Communications (``com`` of a ``parallel_homogeneous``, ``parallel_homogeneous_total`` or
+  ``parallel`` profile, between two different hosts) on a platform without network links: in a
+  ``Full`` or ``Vivaldi`` zone without links SimGrid 3.32 finds an empty route between two hosts,
+  and an empty route takes no time, so the bytes cost nothing (:mod:`.execution`, "Communications
+  on ``Full`` zones without links"); only the computation is timed.
+* A pstate whose full-load power (``AllCores`` of ``wattage_per_state``) is below its idle or
+  epsilon power: SimGrid's host-energy plugin then charges a busy host less than an idle one
+  (:mod:`schedulers.core.power`).
+* A speed, bandwidth or latency written without its unit (``speed="1e9"``, ``bw="1e9"``):
+  SimGrid 3.32 (``xbt_parse_get_value_with_unit``, ``src/xbt/xbt_parse_units.cpp``) reads it in
+  its default unit, flops/s, bytes/s (not bits) or seconds, and only logs "Deprecated unit-less
+  value", which ``gridsched`` would not show otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from .platform import PlatformSpec
+
+__all__ = ["input_warnings"]
+
+
+def _between_hosts(profile: dict[str, Any]) -> bool:
+    """Whether ``profile`` sends bytes from a host to another (not only to itself)."""
+    kind = profile.get("type")
+    if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        com = profile.get("com", 0)
+        return isinstance(com, (int, float)) and com > 0
+    if kind == "parallel":
+        cpu, com = profile.get("cpu"), profile.get("com")
+        if not isinstance(cpu, list) or not isinstance(com, list):
+            return False
+        n = len(cpu)
+        return any(v > 0 for k, v in enumerate(com) if isinstance(v, (int, float)) and k // n != k % n)
+    return False
+
+
+#: Attributes read with a unit, by what they are: (default unit, what it means).
+_UNITS = {"speed": ("f", "flops/s"), "bandwidth": ("Bps", "bytes/s, not bits/s"), "bw": ("Bps", "bytes/s, not bits/s"),
+          "bb_bw": ("Bps", "bytes/s, not bits/s"), "loopback_bw": ("Bps", "bytes/s, not bits/s"),
+          "limiter_link": ("Bps", "bytes/s, not bits/s"), "latency": ("s", "seconds"), "lat": ("s", "seconds"),
+          "bb_lat": ("s", "seconds"), "loopback_lat": ("s", "seconds")}
+_ATTR = re.compile(r"""\s(speed|bandwidth|bw|bb_bw|loopback_bw|limiter_link|latency|lat|bb_lat|loopback_lat)\s*=\s*"""
+                   r"""(?:"([^"]*)"|'([^']*)')""")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def unitless_values(text: str) -> dict[str, list[str]]:
+    """Attribute name -> the values written without a unit in platform XML ``text`` (a number
+    other than 0 and nothing after it; each part of a multi-pstate speed apart)."""
+    found: dict[str, list[str]] = {}
+    for m in _ATTR.finditer(text):
+        value = m.group(2) if m.group(2) is not None else m.group(3)
+        for part in value.split(",") if m.group(1) == "speed" else [value]:
+            part = part.strip()
+            if _NUMBER.fullmatch(part) and float(part) != 0:
+                found.setdefault(m.group(1), []).append(part)
+    return found
+
+
+def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> list[str]:
+    """One line per oddity of the inputs (see the module docstring), each naming the file and the
+    profile or host; [] when there is none.
+
+    Args:
+        spec: the platform as read.
+        workloads: the engine's :class:`~.workload.Workload` objects (``path``, ``profiles``: the
+            profiles the jobs use).
+        energy: whether the energy model is on (powers are read only then, as in Batsim).
+    """
+    lines: list[str] = []
+    try:
+        text = Path(spec.source).read_text(encoding="utf-8", errors="replace")
+    except OSError:   # (a platform given as text, or gone since it was read)
+        text = ""
+    for attr, values in unitless_values(text).items():
+        unit, meaning = _UNITS[attr]
+        more = f" (and {len(values) - 1} more)" if len(values) > 1 else ""
+        lines.append(f"{spec.source}: {attr}={values[0]!r}{more} has no unit: SimGrid 3.32 (and real Batsim 4.2.1) "
+                     f"reads it in {unit} ({meaning}) and only logs \"Deprecated unit-less value\"; write the unit")
+    if not spec.has_network:
+        for w in workloads:
+            names = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p))
+            if names:
+                more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+                lines.append(f"{w.path}: profile {names[0]!r}{more} sends bytes between hosts ('com'), but "
+                             f"{spec.source} has no network links: SimGrid (and real Batsim 4.2.1) sends them in no "
+                             "time, only the computation is timed")
+    if energy:
+        odd = [(h.name, k, r) for h in spec.compute for k, r in enumerate(h.power or ())
+               if r.all_cores < max(r.idle, r.epsilon)]
+        if odd:
+            name, k, r = odd[0]
+            more = f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""
+            lines.append(f"{spec.source}: host {name!r} pstate {k}{more}: wattage_per_state gives a full-load power "
+                         f"of {r.all_cores:g} W, below its idle ({r.idle:g} W) or epsilon ({r.epsilon:g} W) power: "
+                         "SimGrid (and real Batsim 4.2.1) charges a busy host less than an idle one")
+    return lines
