@@ -433,7 +433,7 @@ def test_max_jobs_keeps_n_jobs_of_each_workload_as_its_help_says(tmp_path: Path)
     assert "jobs                  2 (2 succeeded" in stdout
     text = " ".join(subprocess.run([sys.executable, "-m", "schedulers.cli", "run", "--help"], capture_output=True,
                                    text=True, cwd=ROOT, timeout=60).stdout.split())
-    assert "--max-jobs MAX_JOBS keep only the N jobs submitted first, in each --workload" in text
+    assert "--max-jobs N keep only the N jobs submitted first, in each --workload" in text
 
 
 REPLIES = '''from schedulers.core.events import ExecuteJob, RejectJob
@@ -575,7 +575,7 @@ def test_the_fallback_workload_says_it_replaces_every_workload(tmp_path: Path) -
     ("[axes]\nload = [1, 1.0]\n", "axes.load[1]: 1.0 repeats the value axes.load[0]; each value is given once"),
     ('[axes]\nprofile = ["delay", "compute", "delay"]\n',
      "axes.profile[2]: 'delay' repeats the value axes.profile[0]; each value is given once"),
-    ("[zip]\njobs = [10, 20, 10]\nmax_res = [2, 2, 2]\n",
+    ('[zip]\n"scenario.jobs" = [10, 20, 10]\nmax_res = [2, 2, 2]\n',
      "zip: values number 2 (10, 2) repeat values number 0; each combination is given once"),
 ])
 def test_an_axis_value_given_twice_is_refused(tmp_path: Path, axes: str, words: str) -> None:
