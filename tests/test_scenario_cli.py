@@ -39,3 +39,24 @@ def test_words_for_a_parameter_the_generator_lacks_are_refused() -> None:
     with pytest.raises(ValueError, match=r"scenario generator 'typo-case': docs for unknown parameters \['jbos'\]"):
         register_generator("typo-case", params={"jobs": 4}, docs={"jbos": "number of jobs"})
     assert "typo-case" not in GENERATORS
+
+
+def test_a_folder_holding_a_scenario_is_refused_unless_overwrite(tmp_path, capsys):
+    """A second scenario written into one folder replaced platform.xml without a word; with
+    --overwrite, the first scenario's extra workload files do not stay beside the new one."""
+    from schedulers.inputs.scenario_cli import main as scenario_cli
+
+    out = tmp_path / "case"
+    assert scenario_cli(["synthetic", "--jobs", "5", "-o", str(out)]) == 0
+    first = (out / "workload.json").read_text()
+    (out / "workload_w1.json").write_text("{}")   # (as left by a scenario of two workloads)
+    capsys.readouterr()
+    assert scenario_cli(["synthetic", "--jobs", "7", "--seed", "1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"gridsched: error: {out}: holds a scenario already (platform.xml, workload.json, "
+                   "workload_w1.json); give --overwrite to replace it, or choose another -o")
+    assert (out / "workload.json").read_text() == first   # untouched
+    assert scenario_cli(["synthetic", "--jobs", "7", "--seed", "1", "-o", str(out), "--overwrite"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["platform.xml", "workload.json"]
+    import json
+    assert len(json.loads((out / "workload.json").read_text())["jobs"]) == 7

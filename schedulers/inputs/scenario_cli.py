@@ -5,7 +5,8 @@ generators`` lists them) becomes a sub-command whose options are its parameters 
 is ``--tasks-per-user``; booleans are ``--x`` / ``--no-x``); unset options keep the generator's
 defaults. The scenario is written to ``DIR/platform.xml`` and ``DIR/workload.json`` (several
 workloads: ``DIR/workload_w0.json``, ``DIR/workload_w1.json``, ...), ready for
-``gridsched run -p DIR/platform.xml -w DIR/workload.json``. Example::
+``gridsched run -p DIR/platform.xml -w DIR/workload.json``. A folder that holds a scenario
+already is refused unless ``--overwrite`` is given. Example::
 
     gridsched scenario hosep --demand large --late user1 --seed 3 -o out/hosep-large-u1-3
 
@@ -28,9 +29,14 @@ from .generators import GENERATORS, GeneratorError, generate
 __all__ = ["add_scenario_parser", "write_scenario", "run_scenario", "main"]
 
 
-def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path) -> list[Path]:
+def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path, *,
+                   overwrite: bool = True) -> list[Path]:
     """Generate scenario ``name`` with ``params`` and ``seed`` and write it in folder ``out``
     (created if needed): ``platform.xml`` and ``workload.json`` (or ``workload_w<i>.json``).
+
+    A scenario already in the folder (its ``platform.xml``, ``workload.json``,
+    ``workload_w<i>.json``) is replaced whole when ``overwrite`` is true: its workload files are
+    removed first, so that none of a scenario of more workloads is left beside the new one.
 
     Returns:
         The paths written, platform first.
@@ -38,12 +44,20 @@ def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path
     Raises:
         GeneratorError: unknown generator or bad parameters (see
             :func:`~schedulers.inputs.generators.check_params`).
+        FileExistsError: ``overwrite`` is false and the folder holds a scenario's file.
         OSError: the folder or a file cannot be written (``OutputWriteError``, naming the file,
             for a full disk: no file is left cut).
     """
     scenario = generate(name, params, seed)
     folder = Path(out)
+    old = scenario_files(folder)
+    if old and not overwrite:
+        raise FileExistsError(f"{folder}: holds a scenario already ({', '.join(p.name for p in old)}); "
+                              "give --overwrite to replace it, or choose another -o")
     folder.mkdir(parents=True, exist_ok=True)
+    for p in old:
+        if p.name != "platform.xml":
+            p.unlink()
     written = [folder / "platform.xml"]
     if scenario.platform_xml is not None:
         atomic_write_text(written[0], scenario.platform_xml)   # (whole or not at all)
@@ -62,6 +76,16 @@ def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path
     return written
 
 
+def scenario_files(folder: Path) -> list[Path]:
+    """The files of a written scenario in ``folder`` (platform, then workloads; none when the
+    folder does not exist)."""
+    if not folder.is_dir():
+        return []
+    names = ["platform.xml", "workload.json"]
+    found = [folder / n for n in names if (folder / n).exists()]
+    return found + sorted(folder.glob("workload_w*.json"))
+
+
 def _copy(src: str | Path, dst: Path) -> None:
     with atomic_output(dst, "wb") as f:
         f.write(Path(src).read_bytes())
@@ -73,9 +97,12 @@ def run_scenario(args: argparse.Namespace) -> int:
     gen = GENERATORS[args.generator]
     params = {k: getattr(args, k) for k in gen.params if getattr(args, k, None) is not None}
     try:
-        paths = write_scenario(args.generator, params, args.seed, args.output)
+        paths = write_scenario(args.generator, params, args.seed, args.output, overwrite=args.overwrite)
     except OutputWriteError:
         raise   # (a full disk: exit status 4, gridsched's main)
+    except FileExistsError as exc:
+        print(f"gridsched: error: {exc}", file=sys.stderr)
+        return 2
     except (GeneratorError, OSError) as exc:
         print(f"gridsched: error: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -106,7 +133,10 @@ def add_scenario_parser(sub: Any) -> argparse.ArgumentParser:
                 g.add_argument(flag, dest=key, type=_option_type(default), default=None,
                                help=f"{words} (default {default!r})".lstrip())
         g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-        g.add_argument("-o", "--output", required=True, help="folder to write platform.xml and workload.json in")
+        g.add_argument("-o", "--output", required=True, metavar="FOLDER",
+                       help="folder to write platform.xml and workload.json in")
+        g.add_argument("--overwrite", action="store_true",
+                       help="replace the scenario already in the folder (refused without it)")
         g.set_defaults(func=run_scenario)
     return p
 
