@@ -490,3 +490,27 @@ def test_run_metrics_join_the_summary(tmp_path: Path) -> None:
     bad = write(tmp_path, f.read_text().replace('"satisfaction"]', '"happiness"]'), "b.toml")
     with pytest.raises(CampaignError, match=r"metrics\[0\]: unknown run metric 'happiness'; known: satisfaction"):
         load_campaign(bad)
+
+
+def test_a_campaign_needing_real_batsim_stops_at_once_without_it(tmp_path: Path, monkeypatch) -> None:
+    """simulator = "batsim" with no real Batsim on PATH: one error before any run (each run used
+    to fail in turn with the same message), and no run recorded; the engine's runs of the same
+    file are not held back when only they are to do."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    f = write(tmp_path, """
+        seeds = 2
+        [[policy]]
+        name = "fcfs"
+        [[scenario]]
+        name = "s"
+        generator = "synthetic"
+        params = { jobs = 5, hosts = 4 }
+        [axes]
+        simulator = ["engine", "batsim"]
+        """)
+    camp = load_campaign(f)
+    with pytest.raises(CampaignError) as err:
+        run_campaign(camp, tmp_path / "out", serial=True, progress=False)
+    assert str(err.value).startswith(f"{f}: 2 run(s) to do have simulator = \"batsim\": no 'batsim' executable on "
+                                     "PATH.")
+    assert not ResultStore(tmp_path / "out").ids()

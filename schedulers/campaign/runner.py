@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .errors import CampaignError
 from .execute import execute_batch, new_record
 from .spec import Campaign, RunSpec
 from .store import ResultStore, Status
@@ -159,6 +160,25 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
                            retry_failed=retry_failed, progress=progress, on_record=on_record)
 
 
+def _check_batsim_here(path: Path, todo: list[RunSpec]) -> None:
+    """Runs on this machine (serial, or a LocalCluster) that need real Batsim (``simulator =
+    "batsim"``) stop the campaign at once when no real Batsim is on PATH, instead of each run
+    failing with the same error. (Workers of a remote cluster have their own PATH: not checked.)
+
+    Raises:
+        CampaignError: a run to do needs real Batsim and :func:`~schedulers.batsim.runner.find_batsim`
+            finds none.
+    """
+    need = sum(1 for r in todo if r.engine.get("simulator") == "batsim")
+    if not need:
+        return
+    from ..batsim.runner import BatsimNotFound, find_batsim
+    try:
+        find_batsim()
+    except BatsimNotFound as exc:
+        raise CampaignError(f"{path}: {need:,} run(s) to do have simulator = \"batsim\": {exc}") from None
+
+
 def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: str | None, workers: int | None,
                 jobqueue: str | None, serial: bool, retry_failed: bool, progress: bool,
                 on_record: Callable[[dict], None] | None) -> RunStats:
@@ -172,6 +192,8 @@ def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: s
     skip = set(before.done) | (set() if retry_failed else set(before.failed))
     todo = [r for r in runs if r.id not in skip]
     executed = failed = 0
+    if serial or (address is None and jobqueue is None):
+        _check_batsim_here(campaign.path, todo)
     bar = _Bar(len(runs), len(runs) - len(todo), progress)
 
     def store_all(records: list[dict]) -> None:
