@@ -28,7 +28,7 @@ from array import array
 from fractions import Fraction
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, cast
 
 from ..outfiles import atomic_output
 from ..core.metrics import RunSummary, summarize_columns
@@ -327,7 +327,9 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     check_finite(result)
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"], columns, r.rows.get("job_metadata")),
+    # (SET_JOB_METADATA's texts by (workload, job name): a dict among the row lists, Server._set_job_metadata)
+    files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"], columns,
+                                                  cast("dict[tuple[str, str], str] | None", r.rows.get("job_metadata"))),
              "schedule.csv": schedule_rows}
     if machine_states:
         files["machine_states.csv"] = _iter_machine_state_rows
