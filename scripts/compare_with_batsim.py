@@ -71,6 +71,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from procset import ProcSet
+
 FILES = ("out_jobs.csv", "out_machine_states.csv", "out_consumed_energy.csv", "out_pstate_changes.csv",
          "out_schedule.trace")
 #: A job's entity value in the Pajé trace, its colour apart.
@@ -337,12 +339,105 @@ def kills_args(rng: random.Random, d: Path) -> list[str]:
     return args
 
 
+def events_file(rng: random.Random, machines: list[int], n: int, instants: list[float],
+                generic: bool) -> tuple[list[str], bool]:
+    """Lines of an events file for ``machines`` of ``n``: 0-3 unavailability windows a machine (an
+    ``machine_unavailable`` then maybe a ``machine_available``, several machines of one instant
+    in one event or in several), at random times or at ``instants`` (job submissions and ends),
+    some at 0 or long after the last job; generic events when ``generic``. In a few files a
+    machine made unavailable twice, available while it is not unavailable, a machine id past the
+    platform's or a timestamp before 0 (Batsim refuses those: the two sides must agree)."""
+    def when() -> float:
+        k = rng.random()
+        if k < 0.45 and instants:
+            return rng.choice(instants)
+        if k < 0.55:
+            return 0.0
+        if k < 0.6:
+            return rng.choice([500.0, 1e4, 123456.789])
+        return rng.choice([round(rng.uniform(0, 60), rng.choice([0, 1, 3, 9])), round(rng.uniform(0, 5), 7)])
+
+    by_time: dict[tuple[float, str], list[int]] = {}
+    for m in machines:
+        t = 0.0
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            start = max(t, when()) + rng.choice([0, 0, 0.5, 1e-7])
+            by_time.setdefault((start, "machine_unavailable"), []).append(m)
+            if rng.random() < 0.04:  # unavailable until the end
+                break
+            end = start + rng.choice([1e-6, 0.5, 1, 3.3, 10, 40]) if rng.random() < 0.6 else when()
+            if end <= start:  # (available and unavailable at one instant: available first, Batsim aborts)
+                end = start + 2
+            by_time.setdefault((end, "machine_available"), []).append(m)
+            t = end + rng.choice([0, 0, 0.25])
+    lines: list[dict] = []
+    for (t, kind), machines in by_time.items():
+        if rng.random() < 0.5:  # one event of all the instant's machines
+            lines.append({"type": kind, "resources": str(ProcSet(*machines)), "timestamp": t})
+        else:
+            lines += [{"type": kind, "resources": str(m), "timestamp": t} for m in machines]
+    if generic:
+        for i in range(rng.randint(1, 6)):
+            lines.append({"type": rng.choice(["tick", "operator_note"]), "timestamp": when(), "i": i})
+    bad = rng.random() < 0.08
+    if bad:
+        k = rng.randrange(4)
+        lines.append({"type": "machine_unavailable", "resources": str(n), "timestamp": when()} if k == 0 else
+                     {"type": "machine_available", "resources": str(rng.randrange(n)), "timestamp": when()} if k == 1 else
+                     {"type": "machine_unavailable", "resources": f"0-{n - 1}", "timestamp": when()} if k == 2 else
+                     {"type": "tick" if generic else "machine_available", "resources": "0", "timestamp": -1})
+    rng.shuffle(lines)
+    text = []
+    for e in lines:
+        t = e["timestamp"]
+        e["timestamp"] = int(t) if t == int(t) and rng.random() < 0.5 else t
+        text.append(json.dumps(e))
+    if rng.random() < 0.2:
+        text.insert(rng.randint(0, len(text)), "")
+    return text, bad
+
+
+def events_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``events`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
+    n = rng.randint(1, 8)
+    text, energy = platform(rng, n) if rng.random() < 0.6 else cluster_platform(rng, n)
+    (d / "p.xml").write_text(text)
+    args = ["--policy", rng.choice(["fcfs", "easy", "conservative"]), "-p", str(d / "p.xml")]
+    instants: list[float] = []
+    for i in range(rng.randint(1, 3)):
+        w = workload(rng, n)
+        for job in w["jobs"]:
+            instants.append(job["subtime"])
+            prof = w["profiles"][job["profile"]]
+            if prof["type"] == "delay":
+                instants.append(round(job["subtime"] + prof["delay"], 9))
+        (d / f"w{i}.json").write_text(json.dumps(w))
+        args += ["-w", str(d / f"w{i}.json")]
+    generic = rng.random() < 0.5
+    files = rng.choice([1, 1, 1, 2])
+    owner = [rng.randrange(files) for _ in range(n)]  # each machine's events in one file
+    for i in range(files):
+        lines, _ = events_file(rng, [m for m in range(n) if owner[m] == i], n, instants, generic)
+        (d / f"e{i}.txt").write_text("\n".join(lines) + "\n")
+        args += ["--events", str(d / f"e{i}.txt")]
+    if generic:
+        args.append("--forward-unknown-events")
+    if rng.random() < 0.5:
+        args.append("--forward-profiles")
+    if energy and rng.random() < 0.7:
+        args.append("-E")
+    if rng.random() < 0.3:
+        args.append("--compute-sharing")
+    return args
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args}[suite](rng, d)
+    args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args,
+            "events": events_args}[suite](rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
@@ -358,11 +453,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=1, help="first seed")
     ap.add_argument("--count", type=int, default=100, help="number of cases")
     ap.add_argument("--out", type=Path, required=True, help="folder for the cases and their outputs")
-    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms"), default="basic",
+    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events"), default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
                          "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
                          "jobs and changing pstates at random; platforms: Vivaldi coordinates and cabinets "
-                         "(module docstring)")
+                         "(module docstring); events: external events files, several workloads")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):
