@@ -341,12 +341,14 @@ def kills_args(rng: random.Random, d: Path) -> list[str]:
 
 def events_file(rng: random.Random, machines: list[int], n: int, instants: list[float],
                 generic: bool) -> tuple[list[str], bool]:
-    """Lines of an events file for ``machines`` of ``n``: 0-3 unavailability windows a machine (an
-    ``machine_unavailable`` then maybe a ``machine_available``, several machines of one instant
-    in one event or in several), at random times or at ``instants`` (job submissions and ends),
-    some at 0 or long after the last job; generic events when ``generic``. In a few files a
-    machine made unavailable twice, available while it is not unavailable, a machine id past the
-    platform's or a timestamp before 0 (Batsim refuses those: the two sides must agree)."""
+    """Lines of an events file for ``machines`` of ``n``: 0-3 unavailability windows a machine,
+    each a ``machine_unavailable`` then a ``machine_available`` (in a tenth of the files one
+    machine stays unavailable to the end); the machines of one instant in one event or in
+    several; at random times, at ``instants`` (job submissions and ends), at 0 or long after the
+    last job; generic events when ``generic``. In a few files a machine made unavailable twice,
+    one made available while it is not unavailable, a machine id past the platform's or a
+    timestamp before 0: Batsim refuses those, and the two sides must agree. Returns the lines
+    and whether such a fault was added."""
     def when() -> float:
         k = rng.random()
         if k < 0.45 and instants:
@@ -358,12 +360,13 @@ def events_file(rng: random.Random, machines: list[int], n: int, instants: list[
         return rng.choice([round(rng.uniform(0, 60), rng.choice([0, 1, 3, 9])), round(rng.uniform(0, 5), 7)])
 
     by_time: dict[tuple[float, str], list[int]] = {}
+    forever = rng.choice(machines) if machines and rng.random() < 0.1 else -1
     for m in machines:
         t = 0.0
         for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
             start = max(t, when()) + rng.choice([0, 0, 0.5, 1e-7])
             by_time.setdefault((start, "machine_unavailable"), []).append(m)
-            if rng.random() < 0.04:  # unavailable until the end
+            if m == forever:  # unavailable until the end
                 break
             end = start + rng.choice([1e-6, 0.5, 1, 3.3, 10, 40]) if rng.random() < 0.6 else when()
             if end <= start:  # (available and unavailable at one instant: available first, Batsim aborts)
@@ -399,7 +402,7 @@ def events_file(rng: random.Random, machines: list[int], n: int, instants: list[
 
 def events_args(rng: random.Random, d: Path) -> list[str]:
     """The ``events`` suite's case (module docstring): its inputs written in ``d``, its arguments."""
-    n = rng.randint(1, 8)
+    n = rng.randint(1, 8) if rng.random() < 0.75 else rng.randint(9, 40)
     text, energy = platform(rng, n) if rng.random() < 0.6 else cluster_platform(rng, n)
     (d / "p.xml").write_text(text)
     args = ["--policy", rng.choice(["fcfs", "easy", "conservative"]), "-p", str(d / "p.xml")]
@@ -426,6 +429,8 @@ def events_args(rng: random.Random, d: Path) -> list[str]:
         args.append("--forward-profiles")
     if energy and rng.random() < 0.7:
         args.append("-E")
+        if rng.random() < 0.4:  # idle hosts switched off, some of them then made unavailable
+            args += ["--policy-options", json.dumps({"idle_timeout": rng.choice([0, 1, 5])})]
     if rng.random() < 0.3:
         args.append("--compute-sharing")
     return args
