@@ -35,10 +35,22 @@ Vivaldi zone at random coordinates (the messages' latencies: 0.01 to 40 ms of di
 a routing="Cluster" zone of ``<cabinet>``s, a host and the master host with ``<host_link>``s and
 maybe a ``<backbone>``; jobs with communications.
 
+``--suite events`` gives each case one or two external events files (``--events``; each machine's
+events in one file) on 1-8 hosts, or 9-40 in a quarter of the cases, of the basic suite's
+platforms or a generated ``<cluster>``: 0-3 unavailability windows a machine at random times, at
+job submissions and ends, at 0 or long after the last job (one machine unavailable to the end in
+a tenth of the files), the machines of one instant in one event or in several, generic events
+with ``--forward-unknown-events`` in half the cases; 1-3 workloads, ``--forward-profiles``,
+``-E`` (idle hosts switched off in some cases) and ``--compute-sharing`` at random; FCFS, EASY or
+conservative. A few files hold a fault that Batsim refuses (a machine made unavailable twice or
+available while it is not unavailable, a machine past the platform's, a timestamp below 0): both
+sides must then refuse.
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
     python scripts/compare_with_batsim.py --suite wide --seeds 1 --count 400 --out /tmp/cmp-wide
+    python scripts/compare_with_batsim.py --suite events --seeds 1 --count 250 --out /tmp/cmp-events
 
 Prints a JSON summary (``equal``, ``differ`` with the files, ``refused`` by both sides with their
 last error lines, ``disagree`` when one side refuses and the other runs); each case's inputs,
