@@ -53,7 +53,8 @@ Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
     python scripts/compare_with_batsim.py --suite events --seeds 1 --count 250 --out /tmp/cmp-events
 
 Prints a JSON summary (``equal``, ``differ`` with the files, ``refused`` by both sides with their
-last error lines, ``disagree`` when one side refuses and the other runs); each case's inputs,
+last error lines, ``disagree`` when one side refuses and the other runs; when both refuse, the
+output files both wrote, such as a deadlock's, are compared all the same); each case's inputs,
 arguments and both output folders stay in ``OUT/s<seed>/`` for a closer look. Exit status 1 when
 a case differs or the two sides disagree.
 
@@ -458,8 +459,12 @@ def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
+    if rb and re_:   # both refuse: the files both wrote (a deadlock's, an abort's) must agree
+        bad = [f for f in FILES if (d / "batsim" / f).exists() and (d / "engine" / f).exists()
+               and not same_file(d / "batsim" / f, d / "engine" / f)]
+        return ("differ", bad) if bad else ("refused", [eb, ee])
     if rb or re_:
-        return ("refused", [eb, ee]) if rb and re_ else ("disagree", {"batsim": [rb, eb], "engine": [re_, ee]})
+        return "disagree", {"batsim": [rb, eb], "engine": [re_, ee]}
     bad = [f for f in FILES if (d / "batsim" / f).exists() != (d / "engine" / f).exists()
            or ((d / "batsim" / f).exists() and not same_file(d / "batsim" / f, d / "engine" / f))]
     return ("differ", bad) if bad else ("equal", None)
