@@ -362,9 +362,11 @@ class ParallelTasks:
             by_name = self.book.by_name
             files = sorted({str(by_name[w].path) for w in (getattr(j, "workload", None) for j in in_play)
                             if w in by_name})
+            batsim = ("hangs in this solve (it never returns)" if exc.rounds == _INF else
+                      "spends that long in this solve")
             raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.clock.now!r}: {exc}; the system holds "
-                              f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 hangs in "
-                              "this solve (it never returns), the engine stops instead") from None
+                              f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 {batsim}, "
+                              "the engine stops instead") from None
         for k, j in enumerate(tasks):
             if not j.links and not any(f > 0 for f in j.flops):
                 rates[k] = _INF
