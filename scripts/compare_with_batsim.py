@@ -76,7 +76,9 @@ and seed 104 a job end out of order after a rate change (``batsim_rate_change_or
 fixed, seeds 1-250, 1000-1249, 2000-2249 and 3000-3249: 757 of 1,000 equal, none differing, 243
 refused by both with the same files written (70 deadlocks where a machine stays unavailable, 48
 EXECUTE_JOB crossing an event, 8 hosts made unavailable while switching off, 117 faults of the
-files); then basic 1000-1149, 150 of 150, wide
+files); ``--suite events-big`` 7000-7059 (the first drawing of which, seed 7021, took 2.8e9 solver
+rounds that the engine refused: ``batsim_long_solve``), 38 equal, 22 refused by both with the same
+files (EXECUTE_JOB crossing an event, switches crossing one, faults); then basic 1000-1149, 150 of 150, wide
 1-150 and 6000-6079, 230 of 230, platforms 500-559, 60 of 60, kills 200-259, 58 equal and 2
 refused by both. The cases that differ are the known differences of the documentation's fidelity
 page (``docs/engine/fidelity.md``).
