@@ -73,10 +73,10 @@ with the rules for tasks held at their walltime (``tests/fixtures/batsim_held_ti
 ``--suite platforms`` 500-559, 60 of 60. ``--suite events``: seeds 1-150 and 1000-1149 first gave
 five cases of several workloads submitted out of order with ``-E`` (``batsim_first_submission_read``)
 and seed 104 a job end out of order after a rate change (``batsim_rate_change_order``); with both
-fixed, seeds 1-250, 1000-1249, 2000-2249 and 3000-3249: 757 of 1,000 equal, none differing, 243
-refused by both with the same files written (70 deadlocks where a machine stays unavailable, 48
-EXECUTE_JOB crossing an event, 8 hosts made unavailable while switching off, 117 faults of the
-files); ``--suite events-big`` 7000-7059 (the first drawing of which, seed 7021, took 2.8e9 solver
+fixed, seeds 1-250, 1000-1249, 2000-2249, 3000-3249 and 4000-4249: 959 of 1,250 equal, none
+differing, 291 refused by both with the same files written (85 deadlocks where a machine stays
+unavailable, 59 EXECUTE_JOB crossing an event, 9 hosts made unavailable while switching, 138
+faults of the files); ``--suite events-big`` 7000-7059 (the first drawing of which, seed 7021, took 2.8e9 solver
 rounds that the engine refused: ``batsim_long_solve``), 38 equal, 22 refused by both with the same
 files (EXECUTE_JOB crossing an event, switches crossing one, faults); then basic 1000-1149, 150 of 150, wide
 1-150 and 6000-6079, 230 of 230, platforms 500-559, 60 of 60, kills 200-259, 58 equal and 2
