@@ -35,13 +35,27 @@ Vivaldi zone at random coordinates (the messages' latencies: 0.01 to 40 ms of di
 a routing="Cluster" zone of ``<cabinet>``s, a host and the master host with ``<host_link>``s and
 maybe a ``<backbone>``; jobs with communications.
 
+``--suite events`` gives each case one or two external events files (``--events``; each machine's
+events in one file) on 1-8 hosts, or 9-40 in a quarter of the cases, of the basic suite's
+platforms or a generated ``<cluster>``: 0-3 unavailability windows a machine at random times, at
+job submissions and ends, at 0 or long after the last job (one machine unavailable to the end in
+a tenth of the files), the machines of one instant in one event or in several, generic events
+with ``--forward-unknown-events`` in half the cases; 1-3 workloads, ``--forward-profiles``,
+``-E`` (idle hosts switched off in some cases) and ``--compute-sharing`` at random; FCFS, EASY or
+conservative. A few files hold a fault that Batsim refuses (a machine made unavailable twice or
+available while it is not unavailable, a machine past the platform's, a timestamp below 0): both
+sides must then refuse. ``--suite events-big`` draws the same on the wide suite's platforms of
+22 to 512 hosts (Batsim's and the project's, read as they are).
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
     python scripts/compare_with_batsim.py --suite wide --seeds 1 --count 400 --out /tmp/cmp-wide
+    python scripts/compare_with_batsim.py --suite events --seeds 1 --count 250 --out /tmp/cmp-events
 
 Prints a JSON summary (``equal``, ``differ`` with the files, ``refused`` by both sides with their
-last error lines, ``disagree`` when one side refuses and the other runs); each case's inputs,
+last error lines, ``disagree`` when one side refuses and the other runs; when both refuse, the
+output files both wrote, such as a deadlock's, are compared all the same); each case's inputs,
 arguments and both output folders stay in ``OUT/s<seed>/`` for a closer look. Exit status 1 when
 a case differs or the two sides disagree.
 
@@ -56,8 +70,18 @@ look-ups, wide seeds 6000-6079, 80 of 80 equal; basic 6000-6059, 60 of 60; ``--s
 and 1000-1099, 153 equal and 7 refused by both (the same), and wide seeds 6000-6079, 80 of 80,
 with the rules for tasks held at their walltime (``tests/fixtures/batsim_held_timeout``,
 ``batsim_pending_held``);
-``--suite platforms`` 500-559, 60 of 60. The cases that differ are the known differences of the documentation's fidelity page
-(``docs/engine/fidelity.md``).
+``--suite platforms`` 500-559, 60 of 60. ``--suite events``: seeds 1-150 and 1000-1149 first gave
+five cases of several workloads submitted out of order with ``-E`` (``batsim_first_submission_read``)
+and seed 104 a job end out of order after a rate change (``batsim_rate_change_order``); with both
+fixed, seeds 1-250, 1000-1249, 2000-2249, 3000-3249 and 4000-4249: 959 of 1,250 equal, none
+differing, 291 refused by both with the same files written (85 deadlocks where a machine stays
+unavailable, 59 EXECUTE_JOB crossing an event, 9 hosts made unavailable while switching, 138
+faults of the files); ``--suite events-big`` 7000-7059 (the first drawing of which, seed 7021, took 2.8e9 solver
+rounds that the engine refused: ``batsim_long_solve``), 38 equal, 22 refused by both with the same
+files (EXECUTE_JOB crossing an event, switches crossing one, faults); then basic 1000-1149, 150 of 150, wide
+1-150 and 6000-6079, 230 of 230, platforms 500-559, 60 of 60, kills 200-259, 58 equal and 2
+refused by both. The cases that differ are the known differences of the documentation's fidelity
+page (``docs/engine/fidelity.md``).
 """
 
 from __future__ import annotations
@@ -69,7 +93,10 @@ import random
 import re
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
+
+from procset import ProcSet
 
 FILES = ("out_jobs.csv", "out_machine_states.csv", "out_consumed_energy.csv", "out_pstate_changes.csv",
          "out_schedule.trace")
@@ -337,17 +364,124 @@ def kills_args(rng: random.Random, d: Path) -> list[str]:
     return args
 
 
+def events_file(rng: random.Random, machines: list[int], n: int, instants: list[float],
+                generic: bool) -> tuple[list[str], bool]:
+    """Lines of an events file for ``machines`` of ``n``: 0-3 unavailability windows a machine,
+    each a ``machine_unavailable`` then a ``machine_available`` (in a tenth of the files one
+    machine stays unavailable to the end); the machines of one instant in one event or in
+    several; at random times, at ``instants`` (job submissions and ends), at 0 or long after the
+    last job; generic events when ``generic``. In a few files a machine made unavailable twice,
+    one made available while it is not unavailable, a machine id past the platform's or a
+    timestamp before 0: Batsim refuses those, and the two sides must agree. Returns the lines
+    and whether such a fault was added."""
+    def when() -> float:
+        k = rng.random()
+        if k < 0.45 and instants:
+            return rng.choice(instants)
+        if k < 0.55:
+            return 0.0
+        if k < 0.6:
+            return rng.choice([500.0, 1e4, 123456.789])
+        return rng.choice([round(rng.uniform(0, 60), rng.choice([0, 1, 3, 9])), round(rng.uniform(0, 5), 7)])
+
+    by_time: dict[tuple[float, str], list[int]] = {}
+    forever = rng.choice(machines) if machines and rng.random() < 0.1 else -1
+    for m in machines:
+        t = 0.0
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            start = max(t, when()) + rng.choice([0, 0, 0.5, 1e-7])
+            by_time.setdefault((start, "machine_unavailable"), []).append(m)
+            if m == forever:  # unavailable until the end
+                break
+            end = start + rng.choice([1e-6, 0.5, 1, 3.3, 10, 40]) if rng.random() < 0.6 else when()
+            if end <= start:  # (available and unavailable at one instant: available first, Batsim aborts)
+                end = start + 2
+            by_time.setdefault((end, "machine_available"), []).append(m)
+            t = end + rng.choice([0, 0, 0.25])
+    lines: list[dict] = []
+    for (t, kind), machines in by_time.items():
+        if rng.random() < 0.5:  # one event of all the instant's machines
+            lines.append({"type": kind, "resources": str(ProcSet(*machines)), "timestamp": t})
+        else:
+            lines += [{"type": kind, "resources": str(m), "timestamp": t} for m in machines]
+    if generic:
+        for i in range(rng.randint(1, 6)):
+            lines.append({"type": rng.choice(["tick", "operator_note"]), "timestamp": when(), "i": i})
+    bad = rng.random() < 0.08
+    if bad:
+        k = rng.randrange(4)
+        lines.append({"type": "machine_unavailable", "resources": str(n), "timestamp": when()} if k == 0 else
+                     {"type": "machine_available", "resources": str(rng.randrange(n)), "timestamp": when()} if k == 1 else
+                     {"type": "machine_unavailable", "resources": f"0-{n - 1}", "timestamp": when()} if k == 2 else
+                     {"type": "tick" if generic else "machine_available", "resources": "0", "timestamp": -1})
+    rng.shuffle(lines)
+    text = []
+    for e in lines:
+        t = e["timestamp"]
+        e["timestamp"] = int(t) if t == int(t) and rng.random() < 0.5 else t
+        text.append(json.dumps(e))
+    if rng.random() < 0.2:
+        text.insert(rng.randint(0, len(text)), "")
+    return text, bad
+
+
+def events_args(rng: random.Random, d: Path, big: bool = False) -> list[str]:
+    """The ``events`` suite's case (module docstring): its inputs written in ``d``, its arguments;
+    ``big``: the ``events-big`` suite's, on the larger platforms of :data:`FILE_PLATFORMS`."""
+    if big:
+        path, n, energy, _ = rng.choice([p for p in FILE_PLATFORMS if p[1] >= 22])
+        text = path.read_text()
+    else:
+        n = rng.randint(1, 8) if rng.random() < 0.75 else rng.randint(9, 40)
+        text, energy = platform(rng, n) if rng.random() < 0.6 else cluster_platform(rng, n)
+    (d / "p.xml").write_text(text)
+    args = ["--policy", rng.choice(["fcfs", "easy", "conservative"]), "-p", str(d / "p.xml")]
+    instants: list[float] = []
+    for i in range(rng.randint(1, 3)):
+        w = workload(rng, n)
+        for job in w["jobs"]:
+            instants.append(job["subtime"])
+            prof = w["profiles"][job["profile"]]
+            if prof["type"] == "delay":
+                instants.append(round(job["subtime"] + prof["delay"], 9))
+        (d / f"w{i}.json").write_text(json.dumps(w))
+        args += ["-w", str(d / f"w{i}.json")]
+    generic = rng.random() < 0.5
+    files = rng.choice([1, 1, 1, 2])
+    owner = [rng.randrange(files) for _ in range(n)]  # each machine's events in one file
+    for i in range(files):
+        lines, _ = events_file(rng, [m for m in range(n) if owner[m] == i], n, instants, generic)
+        (d / f"e{i}.txt").write_text("\n".join(lines) + "\n")
+        args += ["--events", str(d / f"e{i}.txt")]
+    if generic:
+        args.append("--forward-unknown-events")
+    if rng.random() < 0.5:
+        args.append("--forward-profiles")
+    if energy and rng.random() < 0.7:
+        args.append("-E")
+        if rng.random() < 0.4:  # idle hosts switched off, some of them then made unavailable
+            args += ["--policy-options", json.dumps({"idle_timeout": rng.choice([0, 1, 5])})]
+    if rng.random() < 0.3:
+        args.append("--compute-sharing")
+    return args
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args}[suite](rng, d)
+    args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args,
+            "events": events_args, "events-big": partial(events_args, big=True)}[suite](rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
+    if rb and re_:   # both refuse: the files both wrote (a deadlock's, an abort's) must agree
+        bad = [f for f in FILES if (d / "batsim" / f).exists() and (d / "engine" / f).exists()
+               and not same_file(d / "batsim" / f, d / "engine" / f)]
+        return ("differ", bad) if bad else ("refused", [eb, ee])
     if rb or re_:
-        return ("refused", [eb, ee]) if rb and re_ else ("disagree", {"batsim": [rb, eb], "engine": [re_, ee]})
+        return "disagree", {"batsim": [rb, eb], "engine": [re_, ee]}
     bad = [f for f in FILES if (d / "batsim" / f).exists() != (d / "engine" / f).exists()
            or ((d / "batsim" / f).exists() and not same_file(d / "batsim" / f, d / "engine" / f))]
     return ("differ", bad) if bad else ("equal", None)
@@ -358,11 +492,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=1, help="first seed")
     ap.add_argument("--count", type=int, default=100, help="number of cases")
     ap.add_argument("--out", type=Path, required=True, help="folder for the cases and their outputs")
-    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms"), default="basic",
+    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big"), default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
                          "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
                          "jobs and changing pstates at random; platforms: Vivaldi coordinates and cabinets "
-                         "(module docstring)")
+                         "(module docstring); events: external events files, several workloads; events-big: the same "
+                         "on the project's and Batsim's platforms of 22-512 hosts")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):

@@ -135,3 +135,38 @@ def test_each_platform_kind_gets_its_clock():
     assert type(build_engine(vivaldi, wl)._queue) is LazyStepQueue
     unknown = dataclasses.replace(loop, message_delays=None)
     assert type(build_engine(unknown, wl)._queue) is EventQueue
+
+
+@pytest.mark.parametrize("queue", [StepQueue, LazyStepQueue])
+def test_a_computation_given_a_new_rate_keeps_its_creation_order(queue):
+    # SimGrid changes the rate of the running action, which stays in started_action_set: the
+    # computation (created first) ends before a sleep created after it, both ending at t = 10 s
+    job = _Job()
+    q = queue()
+    a = q.work(20.0, 1.0, Kind.JOB_END, (job, 0, False))
+    q.sleep(10.0, Kind.WAITER, "sleep")
+    job.version = 1
+    q.work(10.0, 1.0, Kind.JOB_END, (job, 1, False), replace=a)   # re-armed: 10 left at 1/s
+    t, entries = q.pop_instant()
+    assert t == 10.0
+    assert [p if isinstance(p, str) else p[1] for _, p in entries] == [1, "sleep"]
+    # without `replace` the new action is created last and ends after the sleep
+    job2 = _Job()
+    q = queue()
+    q.work(20.0, 1.0, Kind.JOB_END, (job2, 0, False))
+    q.sleep(10.0, Kind.WAITER, "sleep")
+    job2.version = 1
+    q.work(10.0, 1.0, Kind.JOB_END, (job2, 1, False))
+    assert [p if isinstance(p, str) else p[1] for _, p in q.pop_instant()[1]] == ["sleep", 1]
+
+
+@pytest.mark.parametrize("queue", [StepQueue, LazyStepQueue])
+def test_replacing_an_ended_computation_arms_a_new_one(queue):
+    job = _Job()
+    q = queue()
+    a = q.work(5.0, 1.0, Kind.JOB_END, (job, 0, False))
+    assert q.pop_instant() == (5.0, [(Kind.JOB_END, (job, 0, False))])
+    q.sleep(3.0, Kind.WAITER, "sleep")
+    job.version = 1
+    q.work(3.0, 1.0, Kind.JOB_END, (job, 1, False), replace=a)   # a left the clock: a new action
+    assert [p if isinstance(p, str) else p[1] for _, p in q.pop_instant()[1]] == ["sleep", 1]

@@ -113,7 +113,7 @@ def test_a_solve_that_never_ends_in_simgrid_is_an_error():
     message = ([("master", 0.0), ("master", 0.0), ("lo", 1.0)], float("inf"))
     with pytest.raises(SolverLoop):
         fair_bottleneck(caps, [task, message], {"lo"})
-    # 1e-4 B/s a round: it would end after 1e14 rounds (hours in SimGrid): an error as well
+    # 1e-4 B/s a round: it would end after 1e14 rounds (days in SimGrid): an error as well
     with pytest.raises(SolverLoop, match="1.0e\\+14 rounds"):
         fair_bottleneck(caps, [([("host0", 1e6), ("lo", 1.0)], 1e-4), message], {"lo"})
     # 1e3 B/s a round: 1e7 rounds, played at once; the message's value is about

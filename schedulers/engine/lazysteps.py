@@ -113,10 +113,15 @@ class LazyStepQueue:
         heappush(self._heap, [self.now + (d - PRECISION_TIMING), seq, 0.0, d, self._base + len(self._deltas),
                               kind, payload, kind is _JOB_END or kind is _LATENCY])
 
-    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> list:
+    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None, replace: list | None = None) -> list:
         """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0); returns
-        its action, whose work left :meth:`remains` reads."""
-        seq = self._seq = self._seq + 1
+        its action, whose work left :meth:`remains` reads. ``replace``: the computation's
+        action armed before a change of rate (:meth:`.steps.StepQueue.work`); still on the clock,
+        the new one takes its creation number (the old one is stale by its version)."""
+        if replace is not None and replace[4] != _ENDED and replace[2]:
+            seq = replace[1]
+        else:
+            seq = self._seq = self._seq + 1
         e = [self.now + (remains - PRECISION_WORK) / rate, seq, rate, remains, self._base + len(self._deltas),
              kind, payload, kind is _JOB_END or kind is _LATENCY]
         heappush(self._heap, e)
@@ -149,7 +154,7 @@ class LazyStepQueue:
         while heap:
             if not _stale(heap[0]):
                 return True
-            heappop(heap)
+            heappop(heap)[4] = _ENDED
         return False
 
     def __len__(self) -> int:
@@ -195,6 +200,7 @@ class LazyStepQueue:
             if e[7]:
                 p = e[6]
                 if p[1] != p[0].version:
+                    e[4] = _ENDED
                     continue
             c = self._sync(e)
             if c < best:
@@ -254,6 +260,7 @@ class LazyStepQueue:
             else:
                 v = e[3] - delta
                 if v < PRECISION_TIMING:
+                    e[4] = _ENDED
                     out.append((e[5], e[6]))
                     continue
                 e[0] = now + (v - PRECISION_TIMING)
@@ -326,6 +333,7 @@ class LazyStepQueue:
         live = []
         for e in self._heap:
             if _stale(e):
+                e[4] = _ENDED
                 continue
             if e[4] < cut:
                 self._sync(e)   # (its key stays: an estimate all the same)

@@ -416,13 +416,14 @@ class ActorServer:
     def _submit_step(self, s: _Submitter, woke: bool = False) -> None:
         """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due
         (:func:`_due_end`), sleep (:meth:`_submitter_next`). Before its first job, with energy, it
-        reads every host's energy (``total_consumed_energy``)."""
+        reads every host's energy (``total_consumed_energy``) if Batsim's
+        ``energy_first_job_submission`` is not yet set; that is set once the reading is over, so
+        the submitters whose first job comes while another reads read too, beside it (their
+        JOB_SUBMITTED in the order they woke)."""
         table, subtimes = s.w.jobs, s.w.jobs.subtimes
         k0 = s.k
         s.k = _due_end(subtimes, k0, s.clock, woke)
         first_read = s.k > k0 and self.energy and self.record.first_submission[0] < 0
-        if first_read:
-            self.record.first_submission = self.machines.total_exact()
         batch = []
         for k in range(k0, s.k):
             job = table.job(k)  # the engine's from now on (state NOT_SUBMITTED until received)
@@ -430,7 +431,10 @@ class ActorServer:
             batch.append(job)
         step = self._submitter_next(s, batch, _SUBMITTED, _BYE, s.w, subtimes, Kind.SUBMIT)
         if first_read:
-            self.rounds.read_energy(HostOrder((), len(self.hosts)), step)
+            def read_over() -> None:
+                self.record.first_submission = self.machines.total_exact()
+                step()
+            self.rounds.read_energy(HostOrder((), len(self.hosts)), read_over)
         else:
             step()
 

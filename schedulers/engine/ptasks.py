@@ -294,7 +294,7 @@ class ParallelTasks:
             self.machines.set_power(h, True)
         for j in tasks:
             if type(j) is not MessageFlow:   # (a message's action reads its new rate itself)
-                self.arm_compute_end(j)
+                self.arm_compute_end(j, keep=j is not started)
 
     def _connected_tasks(self, hids: Any, links: Any = ()) -> list[Any]:
         """The running compute tasks linked to hosts ``hids`` or links ``links`` through shared
@@ -362,9 +362,11 @@ class ParallelTasks:
             by_name = self.book.by_name
             files = sorted({str(by_name[w].path) for w in (getattr(j, "workload", None) for j in in_play)
                             if w in by_name})
+            batsim = ("hangs in this solve (it never returns)" if exc.rounds == _INF else
+                      "spends that long in this solve")
             raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.clock.now!r}: {exc}; the system holds "
-                              f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 hangs in "
-                              "this solve (it never returns), the engine stops instead") from None
+                              f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 {batsim}, "
+                              "the engine stops instead") from None
         for k, j in enumerate(tasks):
             if not j.links and not any(f > 0 for f in j.flops):
                 rates[k] = _INF
@@ -478,21 +480,25 @@ class ParallelTasks:
             return job, job.version, True
         return payload
 
-    def arm_compute_end(self, job: Any) -> None:
+    def arm_compute_end(self, job: Any, keep: bool = False) -> None:
         """Arm the end of ``job``'s current task (an :class:`EngineJob`'s or a
         :class:`HeldTask`) at its rate: on SimGrid's clock an action (and the stage's
         ``wait_for`` timeout, :meth:`arm_walltime`); else an event at the end time rounded to
-        1e-9 s, or at the walltime if that comes first."""
+        1e-9 s, or at the walltime if that comes first. ``keep``: the task was running and
+        only its rate changed: its action keeps its place in SimGrid's creation order (of two
+        tasks ending in one step, the one created first wakes its actor first; recorded on
+        Batsim 4.2.1, ``tests/fixtures/batsim_rate_change_order``)."""
         job.version += 1
         if self.steps:
             # the task and wait_for's timeout are two actions; the first to end wins (the task
             # when both end in one step: it was created first)
             q = self.timers
+            old = job.action if keep else None
             job.action = None
             if job.rate == _INF or job.remaining <= 0:
                 q.sleep(0.0, Kind.JOB_END, (job, job.version, False))
             elif job.rate > 0:
-                job.action = q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False))
+                job.action = q.work(job.remaining, job.rate, Kind.JOB_END, (job, job.version, False), replace=old)
             self.arm_walltime(job)
             return
         now = self.clock.now

@@ -59,13 +59,14 @@ class _Action:
     ``remains`` (work left), ``rate`` (work/s once the latency is paid), ``maxdur`` (s left,
     -1 for none); ``versioned``: a ``JOB_END``/``LATENCY`` timer, stale once its job moved on."""
 
-    __slots__ = ("typ", "lat", "remains", "rate", "maxdur", "kind", "payload", "versioned", "links")
+    __slots__ = ("typ", "lat", "remains", "rate", "maxdur", "kind", "payload", "versioned", "links", "alive")
 
     def __init__(self, typ, lat, remains, rate, maxdur, kind, payload, links=()) -> None:
         self.typ, self.lat, self.remains, self.rate, self.maxdur = typ, lat, remains, rate, maxdur
         self.kind, self.payload = kind, payload
         self.versioned = kind == Kind.JOB_END or kind == Kind.LATENCY
         self.links = links   # a message's route: [(link, 1.0)] (it shares them once its latency is paid)
+        self.alive = True    # still on the clock (False once it ended or was dropped as stale)
 
 
 def _live(a: _Action) -> bool:
@@ -111,9 +112,18 @@ class StepQueue:
         self._acts.append(a)
         return a
 
-    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None) -> "_Action":
+    def work(self, remains: float, rate: float, kind: Kind, payload: Any = None,
+             replace: "_Action | None" = None) -> "_Action":
         """A computation with ``remains`` work left at ``rate`` work/s (``rate`` > 0); returns
-        its action, whose work left :meth:`remains` reads."""
+        its action, whose work left :meth:`remains` reads. ``replace``: the computation's
+        action armed before a change of rate; still on the clock, it is that action that goes
+        on with the new values, in its place in the creation order (SimGrid changes the rate
+        of the action, which stays where it is in ``started_action_set``: of the actions ending
+        in one step, it wakes its actor before those created after it)."""
+        if replace is not None and replace.alive and replace.typ == _WORK:
+            replace.remains, replace.rate, replace.kind, replace.payload = remains, rate, kind, payload
+            replace.versioned = kind == Kind.JOB_END or kind == Kind.LATENCY
+            return replace
         a = _Action(_WORK, 0.0, remains, rate, _NONE, kind, payload)
         self._acts.append(a)
         return a
@@ -156,6 +166,7 @@ class StepQueue:
             if a.versioned:
                 p = a.payload
                 if p[1] != p[0].version:
+                    a.alive = False
                     continue
             live.append(a)
             typ = a.typ
@@ -189,6 +200,7 @@ class StepQueue:
             if typ == _SLEEP:
                 m = a.maxdur - delta
                 if m < PRECISION_TIMING:
+                    a.alive = False
                     out.append((a.kind, a.payload))
                 else:
                     a.maxdur = m
@@ -199,6 +211,7 @@ class StepQueue:
                 lat = lat - delta if lat > delta else 0.0
                 a.lat = lat = 0.0 if lat < PRECISION_TIMING else lat
                 if lat <= 0 and typ == _LATENCY:
+                    a.alive = False
                     out.append((a.kind, a.payload))
                 else:
                     if lat <= 0 and a.links:
@@ -208,6 +221,7 @@ class StepQueue:
             r = a.remains - a.rate * delta
             if r < PRECISION_WORK:
                 a.remains = 0.0   # (double_update: below the precision, 0)
+                a.alive = False
                 out.append((a.kind, a.payload))
             else:
                 a.remains = r
