@@ -489,9 +489,12 @@ def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=1, help="first seed")
-    ap.add_argument("--count", type=int, default=100, help="number of cases")
-    ap.add_argument("--out", type=Path, required=True, help="folder for the cases and their outputs")
+    ap.add_argument("--seeds", type=int, default=1, metavar="FIRST",
+                    help="seed of the first case; case k uses seed FIRST + k (default 1)")
+    ap.add_argument("--count", type=int, default=100, metavar="N",
+                    help="number of cases, one seed each (default 100)")
+    ap.add_argument("--out", type=Path, required=True, metavar="FOLDER",
+                    help="folder for the cases and the outputs of both sides (required)")
     ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big"), default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
                          "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
