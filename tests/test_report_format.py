@@ -185,3 +185,17 @@ def test_faceted_line_plot_with_an_order(tmp_path):
                        order={"others": [200, 120]}, formats=("png",))
     assert [p.name for p in paths] == ["p.png"] and paths[0].stat().st_size > 0
     assert sorted([120, 200, 150], key=sort_by("others", {"others": [200, 120]})) == [200, 120, 150]
+
+
+def test_header_lists_large_whole_numbers_alike():
+    """The header's list of a group column gave "0, 2785, 5570, 11,140" (separators from 10,000
+    only, and commas between values): now every whole number of 4+ digits has them, and the
+    values are then separated by semicolons."""
+    import pandas as pd
+
+    from schedulers.campaign.report import _values
+
+    table = pd.DataFrame({"jobs_per_year": [0, 2785, 5570.0, 11140, 2785]})
+    assert _values(table, "jobs_per_year") == "0; 2,785; 5,570; 11,140"
+    assert _values(pd.DataFrame({"load": [0.5, 0.8, 1.1]}), "load") == "0.5, 0.8, 1.1"
+    assert _values(pd.DataFrame({"name": ["b", "a"]}), "name") == "a, b"

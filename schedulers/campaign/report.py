@@ -401,10 +401,24 @@ def _metrics_and_plots(spec: ReportSpec, c: _Checker, summary: pd.DataFrame) -> 
 
 
 def _values(table: pd.DataFrame, col: str) -> str:
+    """The values of group column ``col`` for the header's list: runs of integers as ranges,
+    else each value as a cell; whole numbers of four digits or more with thousands separators,
+    and then ``"; "`` between values (``0; 2,785; 11,140``, not ``0, 2785, 11,140``)."""
     vals = sorted({v for v in map(scalar, table[col]) if v is not None}, key=sort_key)
     if col == "seed" or (vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals) and len(vals) > 5):
         return fmt.ranges(vals)
-    return ", ".join(_cell(v) for v in vals) or "—"
+    cells = [_list_cell(v) for v in vals]
+    return ("; " if any("," in c for c in cells) else ", ").join(cells) or "—"
+
+
+def _list_cell(v: Any) -> str:
+    """:func:`_cell`, with thousands separators from 1,000 on."""
+    w = scalar(v)
+    if isinstance(w, float) and w.is_integer():
+        w = int(w)
+    if isinstance(w, int) and not isinstance(w, bool) and abs(w) >= 1000:
+        return f"{w:,}"
+    return _cell(v)
 
 
 def _header(title: str, name: str, source: str | None, table: pd.DataFrame, manifest: dict | None,
