@@ -116,6 +116,10 @@ class _Prepared:
     note: str | None = None
 
 
+#: File names `gridsched run` converts as SWF/GWF traces (the others are Batsim JSON workloads).
+_TRACE_SUFFIXES = (".swf", ".swf.gz", ".gwf", ".gwf.gz")
+
+
 def _looks_like(path: Path) -> str | None:
     """``"trace"`` when the plain file ``path`` starts (past blanks) with what an SWF/GWF trace
     starts with (a ``;`` or ``#`` comment, a job number), ``"xml"`` with ``<``; None otherwise
@@ -148,8 +152,8 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     from .outfiles import OutputWriteError, atomic_write_text
 
     prepared: list[_Prepared] = []
-    traces = (".swf", ".swf.gz", ".gwf", ".gwf.gz")
-    if args.cores_per_host is not None and not any(Path(w).name.lower().endswith(traces) for w in args.workload):
+    if args.cores_per_host is not None and not any(Path(w).name.lower().endswith(_TRACE_SUFFIXES)
+                                                   for w in args.workload):
         raise RunInputError(f"--cores-per-host applies to SWF/GWF traces (their processors become hosts); "
                             f"{args.workload[0]} is a Batsim JSON workload, whose 'res' counts hosts: it would be "
                             "ignored; drop the option")
@@ -158,7 +162,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         p = Path(w)
         name = p.name.lower()
         target = stage / f"workload_w{i}.json"
-        if name.endswith((".swf", ".swf.gz", ".gwf", ".gwf.gz")):
+        if name.endswith(_TRACE_SUFFIXES):
             if args.fit == "keep":
                 raise RunInputError(f"{p}: --fit keep applies to JSON workloads; a trace's jobs larger than the "
                                     "platform are dropped (default) or clamped (--fit clamp)")

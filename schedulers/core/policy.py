@@ -94,11 +94,21 @@ def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
         raise PolicyError(f"host ids must be a ProcSet, integers >= 0 or one integer >= 0, got {hosts!r}")
     items = list(hosts)
     for h in items:
-        if isinstance(h, bool) or not isinstance(h, int) or h < 0:
-            if not isinstance(h, bool) and hasattr(h, "__index__") and h.__index__() >= 0:
-                continue   # (numpy integers)
+        k = _as_index(h)
+        if k is None or k < 0:
             raise PolicyError(f"host ids must be integers >= 0, got {h!r} in {_show_hosts(items)}")
     return ProcSet(*items)
+
+
+def _as_index(v: Any) -> int | None:
+    """``v`` as an int when it is an integer, Python's or numpy's (``__index__``), but not a
+    bool; None otherwise (a float, a string...)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    index = getattr(v, "__index__", None)
+    return index() if index is not None else None
 
 
 def _show_hosts(items: list) -> str:
@@ -715,10 +725,10 @@ class Policy:
                 have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1).
         """
         res = as_procset(hosts)
-        if isinstance(pstate, bool) or not isinstance(pstate, int) or pstate < 0:
-            if isinstance(pstate, bool) or not hasattr(pstate, "__index__") or pstate.__index__() < 0:
-                raise PolicyError(f"set_pstate: the pstate must be an integer index >= 0, got {pstate!r}")
-            pstate = pstate.__index__()   # (a numpy integer)
+        index = _as_index(pstate)
+        if index is None or index < 0:
+            raise PolicyError(f"set_pstate: the pstate must be an integer index >= 0, got {pstate!r}")
+        pstate = index
         n = len(self.platform.hosts)
         if res and res.max >= n:   # (an IndexError of the base class otherwise)
             raise PolicyError(f"set_pstate: host {res.max} does not exist (the platform has {n} compute hosts, "
@@ -764,11 +774,11 @@ class Policy:
         Batsim's acknowledgement setting: it is in :attr:`jobs` (state SUBMITTED, ``profile_data``
         as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
         is absorbed (no second :meth:`on_job_submitted`)."""
-        if isinstance(res, bool) or not isinstance(res, int):   # (int(2.7) would silently ask for 2 hosts)
-            if isinstance(res, bool) or not hasattr(res, "__index__"):
-                raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
+        hosts = _as_index(res)   # (int(2.7) would silently ask for 2 hosts)
+        if hosts is None:
+            raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
         job_id = f"{workload}!{name}"
-        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": res.__index__(),
+        job = {"id": name, "subtime": self.now if subtime is None else float(subtime), "res": hosts,
                "profile": profile, "walltime": float(walltime), **extra}
         self._decisions.append(RegisterJob(job_id=job_id, job=job))
         if track:

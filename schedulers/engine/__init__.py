@@ -129,10 +129,12 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
         4.2.1, the output files of the run up to the deadlock are written first (when
         ``export_prefix`` is given) and the error's ``result`` holds that run.
     """
-    if not hasattr(scheduler, "exchange"):   # (checked before the inputs are read)
+    if hasattr(scheduler, "exchange"):
+        port = scheduler
+    else:   # (a policy: checked before the inputs are read)
         from ..core.failure import check_runnable
         check_runnable(scheduler, fresh=True)
-    port = scheduler if hasattr(scheduler, "exchange") else InProcessPort(scheduler)
+        port = InProcessPort(scheduler)
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
                           forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
                           acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, profile_reuse=profile_reuse,
