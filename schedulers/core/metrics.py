@@ -79,14 +79,13 @@ class RunSummary:
     def format(self) -> str:
         """A short human-readable block."""
         lines = []
+        failed = f", {self.failed:,} failed (return code > 0)" if self.failed else ""
         if self.tasks is not None:
             lines.append(f"tasks                 {self.tasks:,} ({self.preemptions:,} preemptions, "
                          f"{self.restarts:,} restarts)")
-            failed = f", {self.failed:,} failed (return code > 0)" if self.failed else ""
             lines.append(f"Batsim jobs           {self.jobs:,}: {self.success:,} succeeded, {self.killed:,} killed "
                          f"of which {self.preemptions:,} preempted, {self.rejected:,} rejected{failed}")
         else:
-            failed = f", {self.failed:,} failed (return code > 0)" if self.failed else ""
             lines.append(f"jobs                  {self.jobs:,} ({self.success:,} succeeded, {self.killed:,} killed, "
                          f"{self.rejected:,} rejected{failed})")
         lines.append(f"makespan              {self.makespan:,.1f} s")
