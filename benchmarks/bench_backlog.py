@@ -28,6 +28,15 @@ Usage::
     python benchmarks/bench_backlog.py --sizes 10000,30000 --policies easy,green-easy:delta=10 --sharing
     python benchmarks/bench_backlog.py --sizes 3000 --policies easy,conservative --append
     python benchmarks/bench_backlog.py --sizes 10000,100000 --policies easy,heft:reservations=8
+    python benchmarks/bench_backlog.py --sizes 10000,100000 --policies every --time-limit 600
+    python benchmarks/bench_backlog.py --sizes 10000,100000 --policies every --owned --time-limit 600
+
+``--policies every`` runs every registered policy this workload suits (:data:`EVERY`; with
+``--sharing`` the green heuristic's, :data:`EVERY_SHARING`; with ``--owned`` the owner-share ones,
+:data:`EVERY_OWNED`), FCFS and EASY first. ``--time-limit S`` stops a run whose ``Engine.run``
+goes past ``S`` seconds: its row says ``stopped`` with ``run`` = ``S``, a lower bound, and its ratios
+are lower bounds too (``> x``). Below the table, each policy of :data:`GOALS` at 10,000 and 100,000
+jobs is set against its goal: its engine time within that many times EASY's in the same invocation.
 
 A policy is ``name`` or ``name:key=value:...`` (its options, values read as JSON, else as
 strings; the row's policy column shows the whole spec). ``--sharing`` runs every configuration
@@ -78,6 +87,20 @@ NB_OWNERS = 4
 GOAL_RATIO = 3.0
 GOAL_1M_S = 600.0
 
+
+#: ``--policies every``: the registered policies the plain workload suits; with ``--sharing`` the
+#: green heuristic's (its Δ > 0 overlaps jobs, which needs compute sharing); with ``--owned``
+#: (hosts and jobs with owners) the owner-share policies. FCFS and EASY first, for the ratios.
+EVERY = ("fcfs", "easy", "conservative", "heft", "buc", "buc-easy")
+EVERY_SHARING = ("fcfs", "easy", "green-easy", "green-heft")
+EVERY_OWNED = ("fcfs", "easy", "osep", "hosep", "ehosep")
+
+#: The goal of each policy under this backlog: engine time at most this many times EASY's, in the
+#: same invocation, at 10,000 and at 100,000 jobs (the owner-share policies on the ``--owned``
+#: platform and workload).
+GOALS = {"conservative": 3.0, "heft": 3.0, "green-easy": 3.0, "green-heft": 3.0, "buc": 3.0, "buc-easy": 3.0,
+         "osep": 5.0, "hosep": 5.0, "ehosep": 5.0}
+GOAL_SIZES = (10_000, 100_000)
 
 #: Policies whose default reserves every waiting job: quadratic under this backlog (option
 #: ``reservations`` bounds them).
@@ -153,8 +176,11 @@ def parse_policy(spec: str) -> tuple[str, dict | None]:
 
 
 def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = False,
-            sharing: bool = False, owned: bool = False) -> dict:
-    """Run one configuration in this process and measure it (``policy`` as :func:`parse_policy`)."""
+            sharing: bool = False, owned: bool = False, time_limit: float | None = None) -> dict:
+    """Run one configuration in this process and measure it (``policy`` as :func:`parse_policy`).
+
+    ``time_limit`` (s): when ``Engine.run`` goes past it, the worker prints a row saying so
+    (``stopped_after_s``; ``run_s`` = the limit, a lower bound) and exits at once."""
     import gc
     import resource
 
@@ -173,6 +199,9 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     del wl
     t1 = time.perf_counter()
     port = InProcessPort(pol)
+    if time_limit is not None:
+        _stop_after(time_limit, {"policy": policy, "size": size, "sharing": sharing,
+                                 **({"owned": True} if owned else {}), "setup_s": t1 - t0})
     if profile:
         import cProfile
         import pstats
@@ -182,6 +211,9 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     else:
         result = engine.run(port)
     t2 = time.perf_counter()
+    if time_limit is not None:
+        import signal
+        signal.setitimer(signal.ITIMER_REAL, 0)
     s = result.schedule
     return {
         "policy": policy, "size": size, "sharing": sharing, **({"owned": True} if owned else {}), "setup_s": t1 - t0, "run_s": t2 - t1,
@@ -192,8 +224,24 @@ def run_one(platform: str, policy: str, size: int, seed: int, profile: bool = Fa
     }
 
 
+def _stop_after(limit: float, row: dict) -> None:
+    """Arm a timer: ``limit`` seconds from now, print ``row`` as a stopped run and exit (0)."""
+    import os
+    import signal
+
+    def stop(signum, frame):  # (the engine may be anywhere: print the row and leave at once)
+        import resource
+        print(json.dumps({**row, "run_s": limit, "stopped_after_s": limit, "jobs_per_s": None, "messages": None,
+                          "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          "makespan": None, "mean_waiting_time": None, "check": None}), flush=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+
+
 def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool, sharing: bool = False,
-           owned: bool = False) -> dict:
+           owned: bool = False, time_limit: float | None = None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--platform", str(platform),
            "--policies", policy, "--sizes", str(size), "--seed", str(seed)]
     if profile:
@@ -202,25 +250,45 @@ def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool, sha
         cmd.append("--sharing")
     if owned:
         cmd.append("--owned")
+    if time_limit is not None:
+        cmd += ["--time-limit", repr(time_limit)]
     return run_worker(cmd, echo_stderr=profile)
 
 
-def _fmt_table(rows: list[dict]) -> list[str]:
-    def same(r: dict) -> tuple:  # ratios within one invocation, at one size and sharing
-        return r.get("run", ""), r["size"], r.get("sharing", False), r.get("owned", False)
+def _same(r: dict) -> tuple:
+    """Rows compared with each other: one invocation, one size, the same sharing and owners."""
+    return r.get("run", ""), r["size"], r.get("sharing", False), r.get("owned", False)
 
-    fcfs = {same(r): r["run_s"] for r in rows if r["policy"] == "fcfs"}
-    easy = {same(r): r["run_s"] for r in rows if r["policy"] == "easy"}
+
+def _references(rows: list[dict], policy: str) -> dict[tuple, float]:
+    """The run times (s) of ``policy``'s rows that ran to the end, by :func:`_same`."""
+    return {_same(r): r["run_s"] for r in rows if r["policy"] == policy and not r.get("stopped_after_s")}
+
+
+def _ratio(r: dict, ref: dict[tuple, float]) -> str:
+    """``r``'s run time over the reference's of the same invocation and size ('-': none; '> x':
+    ``r`` was stopped, so x is a lower bound)."""
+    base = ref.get(_same(r))
+    if base is None:
+        return "-"
+    return ("> " if r.get("stopped_after_s") else "") + f"{r['run_s'] / base:.2f}"
+
+
+def _fmt_table(rows: list[dict]) -> list[str]:
+    fcfs = _references(rows, "fcfs")
+    easy = _references(rows, "easy")
     runs = any(r.get("run") for r in rows)  # rows of several invocations: say which
     out = ["| policy | jobs | setup (s) | run (s) | jobs/s | / FCFS | / EASY | peak RSS (MB) | makespan (s) "
            "| mean wait (s) | check |" + (" invocation |" if runs else ""),
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|" + ("---|" if runs else "")]
     for r in rows:
-        ref = fcfs.get(same(r))
-        ratio = "-" if ref is None or r["policy"] == "fcfs" else f"{r['run_s'] / ref:.2f}"
         name = r["policy"] + (" (sharing)" if r.get("sharing") else "") + (" (owned)" if r.get("owned") else "")
-        ref = easy.get(same(r))
-        ratio += " | " + ("-" if ref is None or r["policy"] in ("fcfs", "easy") else f"{r['run_s'] / ref:.2f}")
+        ratio = ("-" if r["policy"] == "fcfs" else _ratio(r, fcfs)) + " | " + \
+            ("-" if r["policy"] in ("fcfs", "easy") else _ratio(r, easy))
+        if r.get("stopped_after_s"):
+            out.append(f"| {name} | {r['size']:,} | {r['setup_s']:.2f} | > {r['run_s']:g} (stopped) | - | {ratio} "
+                       f"| {r['maxrss_mb']:.0f} | - | - | - |" + (f" {r.get('run') or 'earlier'} |" if runs else ""))
+            continue
         out.append(f"| {name} | {r['size']:,} | {r['setup_s']:.2f} | {r['run_s']:.2f} "
                    f"| {r['jobs_per_s']:,.0f} | {ratio} | {r['maxrss_mb']:.0f} | {r['makespan']:,.0f} "
                    f"| {r['mean_waiting_time']:,.0f} | `{r['check']}` |"
@@ -231,8 +299,12 @@ def _fmt_table(rows: list[dict]) -> list[str]:
 def _goals(rows: list[dict]) -> list[str]:
     out = []
     # the ratio is taken within one invocation (the same machine load), as in the table
-    fcfs = {(r.get("run"), r["size"]): r["run_s"] for r in rows if r["policy"] == "fcfs"}
+    fcfs = {(r.get("run"), r["size"]): r["run_s"] for r in rows
+            if r["policy"] == "fcfs" and not r.get("stopped_after_s")}
+    easy = _references(rows, "easy")
     for r in rows:
+        if r.get("stopped_after_s"):
+            continue
         same = (r.get("run"), 100_000)
         if r["policy"] == "easy" and r["size"] == 100_000 and same in fcfs:
             ratio = r["run_s"] / fcfs[same]
@@ -241,6 +313,16 @@ def _goals(rows: list[dict]) -> list[str]:
         if r["policy"] == "easy" and r["size"] == 1_000_000:
             out.append(f"- EASY, 1M jobs: {r['run_s']:.0f} s (goal < {GOAL_1M_S:.0f} s): "
                        f"{'met' if r['run_s'] < GOAL_1M_S else 'NOT met'}")
+    for r in rows:
+        goal = GOALS.get(parse_policy(r["policy"])[0])
+        if goal is None or r["size"] not in GOAL_SIZES or _same(r) not in easy:
+            continue
+        ratio = r["run_s"] / easy[_same(r)]
+        stopped = bool(r.get("stopped_after_s"))
+        met = not stopped and ratio <= goal
+        what = (f"stopped after {r['run_s']:g} s, over {ratio:.1f}x EASY" if stopped else f"{ratio:.2f}x EASY")
+        out.append(f"- {r['policy']}{' (sharing)' if r.get('sharing') else ''}{' (owned)' if r.get('owned') else ''} "
+                   f"at {r['size']:,} jobs: {what} (goal <= {goal:g}x): {'met' if met else 'NOT met'}")
     return out
 
 
@@ -270,7 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,30000,100000", help="comma-separated job counts")
-    ap.add_argument("--policies", default="fcfs,easy", help="comma-separated policy names")
+    ap.add_argument("--policies", default="fcfs,easy",
+                    help="comma-separated policy names (name:key=value:... for options), or 'every': "
+                         "every registered policy this workload suits (with --sharing: the green ones; "
+                         "with --owned: the owner-share ones)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="cProfile each run (top 25 by own time, on stderr)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
@@ -281,16 +366,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="hosts and jobs with owners (osep, hosep, ehosep)")
     ap.add_argument("--append", action="store_true",
                     help="add the rows to those of the existing backlog.json")
+    ap.add_argument("--time-limit", type=float, metavar="S",
+                    help="stop a run whose engine time goes past S seconds (its row says 'stopped'; "
+                         "its ratios are lower bounds)")
     ap.add_argument("--platform", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    if policies == ["every"]:
+        policies = list(EVERY_OWNED if args.owned else EVERY_SHARING if args.sharing else EVERY)
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        ap.error(f"--time-limit must be a number of seconds > 0, got {args.time_limit!r}")
 
     if args.worker:
         print(json.dumps(run_one(str(args.platform), policies[0], sizes[0], args.seed, args.profile,
-                                 args.sharing, args.owned)))
+                                 args.sharing, args.owned, args.time_limit)))
         return 0
 
     from schedulers.registry import POLICIES, check_options
@@ -309,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         if name in QUADRATIC and not (opts or {}).get("reservations") and max(sizes) > 3000:
             print(f"note: {p} reserves every waiting job, so its run grows as the square of the backlog "
                   f"(129 s at 10,000 jobs for heft on the 2-core machine, hours at 100,000); "
-                  f"'{name}:reservations=8' bounds it (benchmarks/results/conservative/README.md)", flush=True)
+                  f"'{name}:reservations=8' bounds it (benchmarks/results/conservative/README.md)"
+                  + ("" if args.time_limit else "; --time-limit S stops such runs after S seconds"), flush=True)
 
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     with tempfile.TemporaryDirectory(prefix="bench_backlog_") as tmp:
@@ -323,9 +416,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for size in sizes:
             for policy in policies:
-                r = _spawn(plat, policy, size, args.seed, args.profile, args.sharing, args.owned)
+                r = _spawn(plat, policy, size, args.seed, args.profile, args.sharing, args.owned, args.time_limit)
                 r["run"] = started
                 rows.append(r)
+                if r.get("stopped_after_s"):
+                    print(f"  {policy:5s} {size:>9,} jobs{' sharing' if args.sharing else ''}"
+                          f"{' owned' if args.owned else ''}  stopped after {r['run_s']:g} s", flush=True)
+                    continue
                 print(f"  {policy:5s} {size:>9,} jobs{' sharing' if args.sharing else ''}{' owned' if args.owned else ''}  run {r['run_s']:8.2f} s  {r['jobs_per_s']:>8,.0f} jobs/s  "
                       f"peak RSS {r['maxrss_mb']:5.0f} MB  check {r['check']}", flush=True)
     meta = {

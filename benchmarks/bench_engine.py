@@ -189,16 +189,20 @@ def _spawn(platform: Path, policy: str, size: int, energy: bool, trace: bool, se
     return run_worker(cmd)
 
 
-def run_worker(cmd: list[str], echo_stderr: bool = False) -> dict:
+def run_worker(cmd: list[str], echo_stderr: bool = False, timeout: float | None = None) -> dict | None:
     """Run a benchmark's ``--worker`` subprocess (the project on its PYTHONPATH) and return the JSON
     object its last stdout line holds (shared by the benchmarks that measure in fresh processes).
+    ``timeout`` (s): the worker is killed when it runs longer, and None is returned.
 
     Raises:
         RuntimeError: the worker failed (its stderr in the message).
     """
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark worker failed ({' '.join(cmd)}):\n{proc.stderr}")
     if echo_stderr:

@@ -227,3 +227,59 @@ def test_the_shutdown_benchmark_shows_commands_a_shell_runs_as_they_are():
     argv = shlex.split(lines[1])
     assert argv[argv.index("--policy-options") + 1] == '{"idle_timeout": 300.0}'
     assert "--policy-options" not in shlex.split(lines[0])
+
+
+def _backlog_module():
+    spec = importlib.util.spec_from_file_location("bench_backlog", ROOT / "benchmarks" / "bench_backlog.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_backlog_goal_lines_set_each_policy_against_easy():
+    """The goals below the table: run time over EASY's of the same invocation, size and owners
+    (2.5 = 5.0 / 2.0; 4.0 = 4.0 / 1.0 on the owned platform, against its own EASY; a stopped run's
+    ratio is a lower bound and never meets its goal)."""
+    bench = _backlog_module()
+    base = {"run": "t0", "setup_s": 0.1, "maxrss_mb": 30.0}
+    rows = [{**base, "policy": "easy", "size": 10_000, "run_s": 2.0},
+            {**base, "policy": "buc", "size": 10_000, "run_s": 5.0},
+            {**base, "policy": "conservative", "size": 10_000, "run_s": 300.0, "stopped_after_s": 300.0},
+            {**base, "policy": "heft:reservations=8", "size": 10_000, "run_s": 6.2},
+            {**base, "policy": "easy", "size": 10_000, "owned": True, "run_s": 1.0},
+            {**base, "policy": "hosep", "size": 10_000, "owned": True, "run_s": 4.0},
+            {**base, "policy": "buc", "size": 3_000, "run_s": 9.0}]          # not a goal size
+    assert bench._goals(rows) == [
+        "- buc at 10,000 jobs: 2.50x EASY (goal <= 3x): met",
+        "- conservative at 10,000 jobs: stopped after 300 s, over 150.0x EASY (goal <= 3x): NOT met",
+        "- heft:reservations=8 at 10,000 jobs: 3.10x EASY (goal <= 3x): NOT met",
+        "- hosep (owned) at 10,000 jobs: 4.00x EASY (goal <= 5x): met",
+    ]
+
+
+def test_backlog_time_limit_stops_a_run_and_says_so(tmp_path):
+    """``--time-limit``: classic conservative on 1,000 backlogged jobs takes about 30 times EASY's
+    0.2 s (5.7 s, ``benchmarks/results/conservative/README.md``); stopped after 1.5 s of engine
+    time, its row says so and its ratio to EASY is a lower bound."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_backlog.py"), "--sizes", "1000",
+         "--policies", "easy,conservative", "--time-limit", "1.5", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "backlog.json").read_text())["results"]
+    easy, cons = rows
+    assert easy["policy"] == "easy" and easy.get("stopped_after_s") is None and easy["check"]
+    assert cons["policy"] == "conservative" and cons["stopped_after_s"] == 1.5 and cons["run_s"] == 1.5
+    assert cons["check"] is None and cons["makespan"] is None
+    md = (tmp_path / "backlog.md").read_text()
+    assert "| conservative | 1,000 |" in md and "> 1.5 (stopped)" in md
+    assert f"| > {1.5 / easy['run_s']:.2f} |" in md
+    assert "stopped after 1.5 s" in proc.stdout
+
+
+def test_backlog_time_limit_must_be_positive(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_backlog.py"), "--sizes", "10", "--time-limit", "0",
+         "--out", str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "--time-limit must be a number of seconds > 0, got 0.0" in proc.stderr.splitlines()[-1]
