@@ -57,6 +57,17 @@ def test_containers_destroyed_at_the_acknowledgement_of_simulation_ends(tmp_path
     assert _without_colors(mine) == _without_colors(batsim)
 
 
+def test_odd_host_names_and_job_ids_as_real_batsim(tmp_path: Path) -> None:
+    """A host named with a double quote, one with a space, job ids with a space, an apostrophe
+    and non-ASCII letters: written as they are, as real Batsim 4.2.1 writes them."""
+    odd = FIX / "odd_names"
+    out = _run(tmp_path, "--policy", "fcfs", "-p", str(odd / "p.xml"), "-w", str(odd / "w.json"))
+    assert (out / "out_jobs.csv").read_text() == (odd / "out_jobs.csv").read_text()
+    mine, batsim = (out / "out_schedule.trace").read_text(), (odd / "out_schedule.trace").read_text()
+    assert '2 0.000000 machine_ct m0 "ho"st0" root' in batsim.splitlines()
+    assert _without_colors(mine) == _without_colors(batsim)
+
+
 def test_colors_are_batsims_64_hues() -> None:
     # generate_colors(64): hue i * 5.625 degrees, s = v = 1
     assert hsv_to_rgb(0.0, 1.0, 1.0) == (1.0, 0.0, 0.0)
