@@ -538,9 +538,39 @@ def test_a_speed_or_bandwidth_without_unit_is_read_as_simgrid_reads_it_with_a_wa
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
         (row,) = csv.DictReader(f)
     assert row["execution_time"] == "0.500000"
-    from schedulers.engine.oddities import unitless_values
-    assert unitless_values("<link id='l' bandwidth='1.25e9' latency=\"0\"/><cluster bw='10Gbps' lat='5e-5'/>") == {
-        "bandwidth": ["1.25e9"], "lat": ["5e-5"]}   # (0 may go without a unit, as in SimGrid)
+
+
+def test_the_platform_reader_records_each_value_without_unit_in_file_order(tmp_path: Path) -> None:
+    # recorded while the file is read (PlatformSpec.unitless), not found again in its text: every
+    # occurrence (a cluster's attributes in the order written, each pstate of a speed apart), 0 left
+    # out (it may go without a unit, as in SimGrid), nothing from a comment, nor a peer's lat
+    # (SimGrid 3.32 does not read it in its unit parser); hexadecimal numbers are not counted
+    from schedulers.engine.platform import read_platform
+    plat = tmp_path / "p.xml"
+    plat.write_text('<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="z" routing="Full">\n'
+                    '  <!-- <host id="old" speed="3e9"/> -->\n'
+                    '  <cluster id="c" prefix="n" suffix="" radical="0-1" speed="1e9" lat="5e-5" bw="10Gbps" '
+                    "bb_bw='2e9' bb_lat=\"0\" loopback_bw=\"3e9\" limiter_link=\"4GBps\"/>\n"
+                    '  <zone id="z1" routing="Full">\n'
+                    '    <host id="master_host" speed="2e8, 1e8,0, 0x10"/>\n'
+                    '    <link id="l" latency="1e-3" bandwidth="1.25e9"/>\n'
+                    '    <link id="m" bandwidth="1.25e9" latency="0"/>\n'
+                    '  </zone>\n</zone>\n</platform>\n')
+    spec = read_platform(plat, master_host="master_host")
+    assert spec.unitless == {"speed": ["1e9", "2e8", "1e8"], "lat": ["5e-5"], "bb_bw": ["2e9"], "loopback_bw": ["3e9"],
+                             "latency": ["1e-3"], "bandwidth": ["1.25e9", "1.25e9"]}
+    assert list(spec.unitless)[:3] == ["speed", "lat", "bb_bw"]   # (first seen in the cluster, lat before bw)
+    from schedulers.engine.platform_build import check_build
+    from schedulers.engine.platform import _parse_xml
+    peer = tmp_path / "peer.xml"
+    peer.write_text('<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="z" routing="Vivaldi">\n'
+                    '  <peer id="p" speed="1e9" bw_in="1GBps" bw_out="1GBps" lat="5e-5" coordinates="0 0 0"/>\n'
+                    '</zone>\n</platform>\n')
+    root, data = _parse_xml(str(peer), None)
+    assert check_build(root, data, str(peer), 10).unitless == {"speed": ["1e9"]}
+    from schedulers.engine.oddities import _UNITS
+    from schedulers.engine.platform_build import UNIT_ATTRIBUTES
+    assert set(_UNITS) == UNIT_ATTRIBUTES   # (each recorded attribute has its unit in the warning)
 
 
 def test_a_policy_module_that_cannot_be_imported_is_not_located_in_gridscheds_code(tmp_path: Path,
