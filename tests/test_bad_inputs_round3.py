@@ -651,6 +651,19 @@ def test_buc_kp_is_bounded_as_times_are() -> None:
     assert sf_index(60, 600, 5, 2 ** 33) > sf_index(10, 600, 5, 2 ** 33)
 
 
+def test_one_largest_time_bounds_workloads_events_and_policy_options() -> None:
+    # 2**33 s was written out in the workload reader, conservative's rjms_delay and buc's kp: one
+    # constant now, in schedulers.core (policies do not import the engine)
+    from schedulers import buc, conservative
+    from schedulers.core import limits
+    from schedulers.engine import extevents, workload
+
+    assert limits.MAX_TIME == 8589934592.0 == 2.0 ** limits.MAX_TIME_POWER
+    assert workload.MAX_TIME is extevents.MAX_TIME is conservative.MAX_DELAY is buc.MAX_TIME is limits.MAX_TIME
+    assert conservative.Conservative.option_docs["rjms_delay"].type == "number >= 0 and <= 2**33 (s)"
+    assert buc.BUC.option_docs["kp"].type == "number in [0, 2**33] (s)"
+
+
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     # `gridsched policies easy | head -1` could print "gridsched: error: [Errno 32] Broken pipe" and
     # exit 2, as if the input were bad (when head is gone before the last write)
