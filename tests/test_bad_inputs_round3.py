@@ -222,6 +222,33 @@ def test_simulate_refuses_a_class_a_single_workload_and_a_policy_object_run_twic
     assert simulate(HETERO, [w], FCFS()).makespan == pytest.approx(3.0, abs=1e-6)
 
 
+def test_a_policy_object_is_checked_once_on_each_path(tmp_path: Path, monkeypatch) -> None:
+    # check_runnable ran twice per `gridsched run` and campaign run (get_policy, then the run's port)
+    # and per simulate(policy) (simulate, then its port); each path a user reaches alone still checks
+    import schedulers.core.failure as failure
+    from schedulers.engine import InProcessPort, simulate
+    from schedulers.fcfs import FCFS
+    from schedulers.registry import get_policy
+
+    checked: list[str] = []
+    real = failure.check_runnable
+    monkeypatch.setattr(failure, "check_runnable",
+                        lambda policy, fresh=False: (checked.append(type(policy).__name__), real(policy, fresh))[1])
+    w = workload(tmp_path / "w.json")
+    code, _, err = run_main(run_args(tmp_path, w))
+    assert code == 0, err
+    assert checked == ["FCFS"]
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
+                    f'workloads = ["{w}"]\n')
+    for run in (lambda: simulate(HETERO, [w], FCFS()), lambda: get_policy("fcfs"), lambda: InProcessPort(FCFS()),
+                lambda: run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial", "--no-progress"])):
+        checked.clear()
+        run()
+        assert checked == ["FCFS"]
+    assert (tmp_path / "cout" / "results").is_dir()
+
+
 # ------------------------------------------------------------------- scenario generators
 def test_generator_values_it_cannot_honour_are_refused_when_the_campaign_is_read(tmp_path: Path) -> None:
     # load = 0 used to pass the campaign's checks and fail run by run
