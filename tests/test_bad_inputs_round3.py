@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers_policy import line_of
 from schedulers.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,17 +142,6 @@ class Registers(Policy):
 '''
 
 
-def _line_of(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
-
-
-@pytest.fixture()
-def user(tmp_path: Path) -> Path:
-    p = tmp_path / "mine.py"
-    p.write_text(POLICIES)
-    return p
-
-
 @pytest.mark.parametrize("cls, at, words", [
     # True is the int 1 to Python: the job used to start on host 1 (a2); "1" on hosts of its characters
     ("OnTrue", "self.execute(job, True)", "host ids must be a ProcSet, integers >= 0 or one integer >= 0, got True"),
@@ -169,7 +159,7 @@ def test_a_decision_of_the_wrong_type_is_the_policys_error_at_its_line(tmp_path:
     code, _, err = run_main(run_args(tmp_path, w, "-E", policy=f"{user}:{cls}"))
     assert code == 1
     assert one_error_line(err) == (
-        f"gridsched: error: policy {cls} failed in schedule ({user}, line {_line_of(user, at)}): {words}; the run "
+        f"gridsched: error: policy {cls} failed in schedule ({user}, line {line_of(user, at)}): {words}; the run "
         "stopped at simulated time t=0.000 s with 0 of 2 jobs done; kept in " f"{tmp_path / 'out'}/: "
         "out_jobs.partial.csv (the 0 jobs done, in out_jobs.csv's format); no summary and no other output file "
         "(the run did not end)")
@@ -181,7 +171,7 @@ def test_a_policy_whose_init_skips_the_base_class_is_named_at_its_init(tmp_path:
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:NoBase"))
     assert code == 1
     assert one_error_line(err) == (
-        f"gridsched: error: policy NoBase failed in __init__ ({user}, line {_line_of(user, 'def __init__')}): it does "
+        f"gridsched: error: policy NoBase failed in __init__ ({user}, line {line_of(user, 'def __init__')}): it does "
         "not call super().__init__(options), which sets up the jobs, hosts and decisions of the base class Policy")
     assert not (tmp_path / "out").exists()
 
