@@ -80,6 +80,7 @@ from typing import Any, Callable, ClassVar
 
 from .core.backfilling import lowest_bits
 from .core.grouped_queue import GroupedQueue, MergedView
+from .core.limits import MAX_TIME, MAX_TIME_POWER
 from .core.model import Job, JobState
 from .core.policy import Option, option_choice, option_number
 from .easy import EASY
@@ -179,7 +180,7 @@ class BUCOrder:
 
     option_docs: ClassVar[dict[str, str]] = {
         "kp": Option("Kp of eq. 2, the weight of the score Su against the waiting time (the paper uses "
-                     "1440 and 10800)", type="number in [0, 2**33] (s)", default="10800"),
+                     "1440 and 10800)", type=f"number in [0, 2**{MAX_TIME_POWER}] (s)", default="10800"),
         "su0": Option("initial score Su of every user", type="number in [0, 100]", default="60"),
         "rule": Option("score update after a job that ended normally: 'threshold' (consistent with the paper's "
                        "final scores: 4.8, 96.14 and 99 for P = 0, 0.5 and 1), 'ema' (Su += alpha (100 P - Su)) "
@@ -202,7 +203,7 @@ class BUCOrder:
         opts, name = self.options, self.name  # type: ignore[attr-defined]
         # (bounded as times are: a larger Kp makes Sf infinite for every scored job, and the queue
         # order of Su a tie)
-        self.kp = option_number(name, opts, "kp", DEFAULTS["kp"], low=0.0, high=float(2 ** 33))
+        self.kp = option_number(name, opts, "kp", DEFAULTS["kp"], low=0.0, high=MAX_TIME)
         self.su0 = option_number(name, opts, "su0", DEFAULTS["su0"], low=0.0, high=100.0)
         self.alpha = option_number(name, opts, "alpha", DEFAULTS["alpha"], low=0.0, high=1.0)
         self.up = option_number(name, opts, "up", DEFAULTS["up"], low=0.0, high=1.0)

@@ -142,14 +142,15 @@ from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
 from .core.kept_reservations import KeptReservations
+from .core.limits import MAX_TIME, MAX_TIME_POWER
 from .core.policy import Option, PolicyOptionError
 from .core.model import Job, JobState
 from .core.waiting import walltime_key, walltime_limits
 from .easy import EASY
 
-#: Largest ``rjms_delay`` (s): 2**33, the bound of every time of a workload
-#: (:data:`schedulers.engine.workload.MAX_TIME`).
-MAX_DELAY = float(2 ** 33)
+#: Largest ``rjms_delay`` (s): the bound of every time of a workload
+#: (:data:`schedulers.core.limits.MAX_TIME`, 2**33 s).
+MAX_DELAY = MAX_TIME
 
 
 @dataclass
@@ -258,7 +259,7 @@ class Conservative(EASY):
                                default="every waiting job"),
         "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
                              "job's hold (batsched's --rjms_delay, applied to every job it reads); "
-                             "ignored with recompute", type="number >= 0 and <= 2**33 (s)",
+                             "ignored with recompute", type=f"number >= 0 and <= 2**{MAX_TIME_POWER} (s)",
                              default="5 (batsched's)"),
         "recompute": Option("true: rebuild every reservation in queue order at each pass from the running "
                             "jobs (a compression that may push a later job back) instead of keeping them "
@@ -280,7 +281,7 @@ class Conservative(EASY):
         # seconds that tell a reservation's end from the next start, and jobs backfill into it)
         if type(delay) not in (int, float) or not 0 <= delay <= MAX_DELAY:
             raise PolicyOptionError(f"policy 'conservative': option 'rjms_delay' must be a number >= 0 and <= "
-                                    f"{MAX_DELAY:.0f} (2**33) s, got {delay!r}")
+                                    f"{MAX_DELAY:.0f} (2**{MAX_TIME_POWER}) s, got {delay!r}")
         self.reservation_limit: int | None = limit
         self.recompute: bool = recompute
         self.rjms_delay: float = 0.0 if recompute else float(delay)

@@ -216,7 +216,7 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
     progress = _Progress(engine.nb_jobs, enabled=not args.no_progress)
     engine.progress = progress if progress.bar is not None else None  # (called at every instant)
     try:
-        result = engine.run(InProcessPort(policy))
+        result = engine.run(InProcessPort(policy, checked=True))   # (by get_policy, in _checked_policy)
     except KeyboardInterrupt as exc:   # (Ctrl-C, or SIGTERM: exits.Terminated)
         progress.close()
         return _interrupted(engine, out, prepared, exc)

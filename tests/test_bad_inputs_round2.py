@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from schedulers import exits
+from helpers_policy import line_of
 from schedulers.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,17 +193,6 @@ class Sleeps(FCFS):
 '''
 
 
-def _line_of(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
-
-
-@pytest.fixture()
-def user(tmp_path: Path) -> Path:
-    p = tmp_path / "mine.py"
-    p.write_text(POLICIES)
-    return p
-
-
 def test_a_policy_that_calls_sys_exit_fails_the_run_and_the_jobs_done_are_kept(tmp_path: Path, user: Path) -> None:
     # jobs 1 (t=0) and 2 (t=1), 3 s each: the policy exits when job 2 is submitted, at t=1
     w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"},
@@ -211,7 +201,7 @@ def test_a_policy_that_calls_sys_exit_fails_the_run_and_the_jobs_done_are_kept(t
     assert code == exits.FAILED == 1
     line = one_error_line(err)
     assert line.startswith(f"gridsched: error: policy Exits called sys.exit(0) in on_job_submitted ({user}, line "
-                           f"{_line_of(user, 'sys.exit(0)')}): a policy returns decisions and must not end the process")
+                           f"{line_of(user, 'sys.exit(0)')}): a policy returns decisions and must not end the process")
     assert "the run stopped at simulated time t=1.000 s with 0 of 2 jobs done" in line
     assert (tmp_path / "out" / "out_jobs.partial.csv").read_text().startswith("job_id,")
     assert not (tmp_path / "out" / "summary.json").exists()
@@ -223,26 +213,26 @@ def test_an_exception_in_a_policy_names_its_class_file_line_and_callback(tmp_pat
     assert code == 1
     line = one_error_line(err)
     assert line.startswith(f"gridsched: error: policy Raises failed in on_job_completed ({user}, line "
-                           f"{_line_of(user, 'missing')}): KeyError: 'missing'; the run stopped at simulated time "
+                           f"{line_of(user, 'missing')}): KeyError: 'missing'; the run stopped at simulated time "
                            "t=4.000 s with 1 of 2 jobs done")   # job 1 (1-4 s) done, job 2 ends at 5 s
     rows = list(csv.DictReader((tmp_path / "out" / "out_jobs.partial.csv").open()))
     assert [r["job_id"] for r in rows] == ["1"]
     # in the constructor: nothing written
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:InitRaises", out="out2"))
     assert code == 1 and one_error_line(err) == (f"gridsched: error: policy InitRaises failed in __init__ ({user}, line "
-                                                 f"{_line_of(user, '1 / 0')}): ZeroDivisionError: division by zero")
+                                                 f"{line_of(user, '1 / 0')}): ZeroDivisionError: division by zero")
     assert not (tmp_path / "out2").exists()
     # a decision the base class refuses keeps its words and gains the policy's line
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:BadDecision", out="out3"))
     line = one_error_line(err)
     assert code == 1 and line.startswith(f"gridsched: error: policy BadDecision failed in schedule ({user}, line "
-                                         f"{_line_of(user, 'self.execute(job, [0, 1, 2])')}): ")
+                                         f"{line_of(user, 'self.execute(job, [0, 1, 2])')}): ")
     assert "internal error" not in line
     # a call at a time that is no number is the policy's error, at its line (not the engine's, later)
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:CallsAtNaN", out="out4"))
     line = one_error_line(err)
     assert code == 1 and line.startswith(f"gridsched: error: policy CallsAtNaN failed in on_job_submitted ({user}, "
-                                         f"line {_line_of(user, 'call_me_later(float')}): call_me_later: the time must "
+                                         f"line {line_of(user, 'call_me_later(float')}): call_me_later: the time must "
                                          "be a finite number of seconds, got nan")
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers_policy import line_of
 from schedulers.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,17 +142,6 @@ class Registers(Policy):
 '''
 
 
-def _line_of(path: Path, text: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
-
-
-@pytest.fixture()
-def user(tmp_path: Path) -> Path:
-    p = tmp_path / "mine.py"
-    p.write_text(POLICIES)
-    return p
-
-
 @pytest.mark.parametrize("cls, at, words", [
     # True is the int 1 to Python: the job used to start on host 1 (a2); "1" on hosts of its characters
     ("OnTrue", "self.execute(job, True)", "host ids must be a ProcSet, integers >= 0 or one integer >= 0, got True"),
@@ -169,7 +159,7 @@ def test_a_decision_of_the_wrong_type_is_the_policys_error_at_its_line(tmp_path:
     code, _, err = run_main(run_args(tmp_path, w, "-E", policy=f"{user}:{cls}"))
     assert code == 1
     assert one_error_line(err) == (
-        f"gridsched: error: policy {cls} failed in schedule ({user}, line {_line_of(user, at)}): {words}; the run "
+        f"gridsched: error: policy {cls} failed in schedule ({user}, line {line_of(user, at)}): {words}; the run "
         "stopped at simulated time t=0.000 s with 0 of 2 jobs done; kept in " f"{tmp_path / 'out'}/: "
         "out_jobs.partial.csv (the 0 jobs done, in out_jobs.csv's format); no summary and no other output file "
         "(the run did not end)")
@@ -181,7 +171,7 @@ def test_a_policy_whose_init_skips_the_base_class_is_named_at_its_init(tmp_path:
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:NoBase"))
     assert code == 1
     assert one_error_line(err) == (
-        f"gridsched: error: policy NoBase failed in __init__ ({user}, line {_line_of(user, 'def __init__')}): it does "
+        f"gridsched: error: policy NoBase failed in __init__ ({user}, line {line_of(user, 'def __init__')}): it does "
         "not call super().__init__(options), which sets up the jobs, hosts and decisions of the base class Policy")
     assert not (tmp_path / "out").exists()
 
@@ -220,6 +210,33 @@ def test_simulate_refuses_a_class_a_single_workload_and_a_policy_object_run_twic
                                           r"run's jobs and hosts\); make a new policy object for each run$"):
         simulate(HETERO, [w], policy)
     assert simulate(HETERO, [w], FCFS()).makespan == pytest.approx(3.0, abs=1e-6)
+
+
+def test_a_policy_object_is_checked_once_on_each_path(tmp_path: Path, monkeypatch) -> None:
+    # check_runnable ran twice per `gridsched run` and campaign run (get_policy, then the run's port)
+    # and per simulate(policy) (simulate, then its port); each path a user reaches alone still checks
+    import schedulers.core.failure as failure
+    from schedulers.engine import InProcessPort, simulate
+    from schedulers.fcfs import FCFS
+    from schedulers.registry import get_policy
+
+    checked: list[str] = []
+    real = failure.check_runnable
+    monkeypatch.setattr(failure, "check_runnable",
+                        lambda policy, fresh=False: (checked.append(type(policy).__name__), real(policy, fresh))[1])
+    w = workload(tmp_path / "w.json")
+    code, _, err = run_main(run_args(tmp_path, w))
+    assert code == 0, err
+    assert checked == ["FCFS"]
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
+                    f'workloads = ["{w}"]\n')
+    for run in (lambda: simulate(HETERO, [w], FCFS()), lambda: get_policy("fcfs"), lambda: InProcessPort(FCFS()),
+                lambda: run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial", "--no-progress"])):
+        checked.clear()
+        run()
+        assert checked == ["FCFS"]
+    assert (tmp_path / "cout" / "results").is_dir()
 
 
 # ------------------------------------------------------------------- scenario generators
@@ -538,9 +555,39 @@ def test_a_speed_or_bandwidth_without_unit_is_read_as_simgrid_reads_it_with_a_wa
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as f:
         (row,) = csv.DictReader(f)
     assert row["execution_time"] == "0.500000"
-    from schedulers.engine.oddities import unitless_values
-    assert unitless_values("<link id='l' bandwidth='1.25e9' latency=\"0\"/><cluster bw='10Gbps' lat='5e-5'/>") == {
-        "bandwidth": ["1.25e9"], "lat": ["5e-5"]}   # (0 may go without a unit, as in SimGrid)
+
+
+def test_the_platform_reader_records_each_value_without_unit_in_file_order(tmp_path: Path) -> None:
+    # recorded while the file is read (PlatformSpec.unitless), not found again in its text: every
+    # occurrence (a cluster's attributes in the order written, each pstate of a speed apart), 0 left
+    # out (it may go without a unit, as in SimGrid), nothing from a comment, nor a peer's lat
+    # (SimGrid 3.32 does not read it in its unit parser); hexadecimal numbers are not counted
+    from schedulers.engine.platform import read_platform
+    plat = tmp_path / "p.xml"
+    plat.write_text('<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="z" routing="Full">\n'
+                    '  <!-- <host id="old" speed="3e9"/> -->\n'
+                    '  <cluster id="c" prefix="n" suffix="" radical="0-1" speed="1e9" lat="5e-5" bw="10Gbps" '
+                    "bb_bw='2e9' bb_lat=\"0\" loopback_bw=\"3e9\" limiter_link=\"4GBps\"/>\n"
+                    '  <zone id="z1" routing="Full">\n'
+                    '    <host id="master_host" speed="2e8, 1e8,0, 0x10"/>\n'
+                    '    <link id="l" latency="1e-3" bandwidth="1.25e9"/>\n'
+                    '    <link id="m" bandwidth="1.25e9" latency="0"/>\n'
+                    '  </zone>\n</zone>\n</platform>\n')
+    spec = read_platform(plat, master_host="master_host")
+    assert spec.unitless == {"speed": ["1e9", "2e8", "1e8"], "lat": ["5e-5"], "bb_bw": ["2e9"], "loopback_bw": ["3e9"],
+                             "latency": ["1e-3"], "bandwidth": ["1.25e9", "1.25e9"]}
+    assert list(spec.unitless)[:3] == ["speed", "lat", "bb_bw"]   # (first seen in the cluster, lat before bw)
+    from schedulers.engine.platform_build import check_build
+    from schedulers.engine.platform import _parse_xml
+    peer = tmp_path / "peer.xml"
+    peer.write_text('<?xml version="1.0"?>\n<platform version="4.1">\n<zone id="z" routing="Vivaldi">\n'
+                    '  <peer id="p" speed="1e9" bw_in="1GBps" bw_out="1GBps" lat="5e-5" coordinates="0 0 0"/>\n'
+                    '</zone>\n</platform>\n')
+    root, data = _parse_xml(str(peer), None)
+    assert check_build(root, data, str(peer), 10).unitless == {"speed": ["1e9"]}
+    from schedulers.engine.oddities import _UNITS
+    from schedulers.engine.platform_build import UNIT_ATTRIBUTES
+    assert set(_UNITS) == UNIT_ATTRIBUTES   # (each recorded attribute has its unit in the warning)
 
 
 def test_a_policy_module_that_cannot_be_imported_is_not_located_in_gridscheds_code(tmp_path: Path,
@@ -619,6 +666,19 @@ def test_buc_kp_is_bounded_as_times_are() -> None:
         get_policy("buc", {"kp": 1e308})
     assert get_policy("buc", {"kp": 2 ** 33}).kp == 2 ** 33
     assert sf_index(60, 600, 5, 2 ** 33) > sf_index(10, 600, 5, 2 ** 33)
+
+
+def test_one_largest_time_bounds_workloads_events_and_policy_options() -> None:
+    # 2**33 s was written out in the workload reader, conservative's rjms_delay and buc's kp: one
+    # constant now, in schedulers.core (policies do not import the engine)
+    from schedulers import buc, conservative
+    from schedulers.core import limits
+    from schedulers.engine import extevents, workload
+
+    assert limits.MAX_TIME == 8589934592.0 == 2.0 ** limits.MAX_TIME_POWER
+    assert workload.MAX_TIME is extevents.MAX_TIME is conservative.MAX_DELAY is buc.MAX_TIME is limits.MAX_TIME
+    assert conservative.Conservative.option_docs["rjms_delay"].type == "number >= 0 and <= 2**33 (s)"
+    assert buc.BUC.option_docs["kp"].type == "number in [0, 2**33] (s)"
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:

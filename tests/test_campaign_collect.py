@@ -156,6 +156,23 @@ def test_runs_table_columns_and_order():
     assert list(runs_table(RECORDS).columns[2:5]) == ["policy", "scenario", "seed"]
 
 
+def test_the_runs_tables_own_columns_are_those_an_axis_may_not_be_named():
+    # the campaign file's check of axis names (spec.RESULT_COLUMNS) and the table collect writes
+    # listed these columns apart: a column added to one only would let an axis take its name, or
+    # refuse an axis for nothing
+    from schedulers.campaign.spec import RESULT_COLUMNS
+
+    axes = ["scenario", "policy", "seed"]
+    preemptive = record("osep", "small", 0, wait=1.0, makespan=100.0)
+    preemptive["summary"].update(tasks=40, restarts=2, preemptions=2)   # (an owner-share policy's run)
+    table = runs_table([*RECORDS, preemptive], axes=axes)
+    own = [c for c in table.columns if c not in axes and not c.startswith("policy.")]
+    assert own == ["id", "status", "policy_name", "simulator", "jobs", "success", "killed", "rejected", "makespan",
+                   "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "utilisation", "energy_joules",
+                   "energy_kwh", "tasks", "restarts", "preemptions", "wall_time_s", "error"]
+    assert set(own) - {"simulator"} == RESULT_COLUMNS   # (an axis named simulator is that column)
+
+
 def test_runs_table_rejects_param_named_like_a_column():
     rec = record("easy", "small", 0, wait=1.0, makespan=1.0, extra={"makespan": 3})
     with pytest.raises(CampaignError, match="params key 'makespan'"):

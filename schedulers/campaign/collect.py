@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .columns import FIRST_COLUMNS, LAST_COLUMNS, RUN_COLUMNS, SIMULATOR
 from .errors import CampaignError
 
 RUN_FORMAT = "gridsched-campaign-run/1"
@@ -165,9 +166,9 @@ def column(values: list) -> pd.Series:
 def runs_table(records: Iterable[dict], axes: list[str] | None = None) -> pd.DataFrame:
     """One row per run record.
 
-    Columns, in order: ``id``, ``status``, the params keys (axis order of ``axes``, the
-    manifest's, then the other keys sorted), ``policy_name``, ``simulator``, the summary keys
-    (order of first appearance), ``policy.<name>`` for every policy metric (sorted),
+    Columns, in order (:mod:`.columns`): ``id``, ``status``, the params keys (axis order of
+    ``axes``, the manifest's, then the other keys sorted), ``policy_name``, ``simulator``, the
+    summary keys (order of first appearance), ``policy.<name>`` for every policy metric (sorted),
     ``wall_time_s`` (s), ``error``. Rows sorted by params (numbers < strings < missing), then id.
     A failed run has empty summary cells. Metric columns are ``Int64`` or ``float64``.
 
@@ -182,10 +183,10 @@ def runs_table(records: Iterable[dict], axes: list[str] | None = None) -> pd.Dat
     for r in records:
         summary_keys += [k for k in (r.get("summary") or {}) if k not in summary_keys]
     policy_keys = sorted({k for r in records for k in (r.get("policy_metrics") or {})})
-    metrics = summary_keys + [f"policy.{k}" for k in policy_keys] + ["wall_time_s"]
     # an axis named ``simulator`` (engine against real Batsim) is the simulator column itself
-    own_simulator = "simulator" not in params
-    fixed = ["id", "status", "policy_name", *(["simulator"] if own_simulator else []), *metrics, "error"]
+    own_simulator = SIMULATOR not in params
+    fixed = [*FIRST_COLUMNS, *(c for c in RUN_COLUMNS if own_simulator or c != SIMULATOR), *summary_keys,
+             *(f"policy.{k}" for k in policy_keys), *LAST_COLUMNS]
     clash = sorted(set(params) & set(fixed))
     if clash:
         raise CampaignError(f"params key {clash[0]!r} has the name of a runs-table column; name the axis "
@@ -195,19 +196,22 @@ def runs_table(records: Iterable[dict], axes: list[str] | None = None) -> pd.Dat
     def cells(get) -> pd.Series:
         return column([get(r) for r in records])
 
-    data = {"id": cells(lambda r: r["id"]), "status": cells(lambda r: r["status"])}
+    own = {"id": lambda r: r["id"], "status": lambda r: r["status"], "policy_name": lambda r: r.get("policy_name"),
+           SIMULATOR: lambda r: r.get(SIMULATOR),
+           "wall_time_s": lambda r: float(r["wall_time_s"]) if _is_number(r.get("wall_time_s")) else None,
+           "error": lambda r: r.get("error")}   # the cell of each column of .columns
+    data = {c: cells(own[c]) for c in FIRST_COLUMNS}
     for k in params:
         data[k] = cells(lambda r, k=k: r["params"].get(k))
-    data["policy_name"] = cells(lambda r: r.get("policy_name"))
-    if own_simulator:
-        data["simulator"] = cells(lambda r: r.get("simulator"))
+    for c in RUN_COLUMNS:
+        if own_simulator or c != SIMULATOR:
+            data[c] = cells(own[c])
     for k in summary_keys:
         data[k] = cells(lambda r, k=k: (r.get("summary") or {}).get(k))
     for k in policy_keys:
         data[f"policy.{k}"] = cells(lambda r, k=k: (r.get("policy_metrics") or {}).get(k))
-    data["wall_time_s"] = column([float(r["wall_time_s"]) if _is_number(r.get("wall_time_s")) else None
-                                  for r in records])
-    data["error"] = cells(lambda r: r.get("error"))
+    for c in LAST_COLUMNS:
+        data[c] = cells(own[c])
     return pd.DataFrame(data)
 
 

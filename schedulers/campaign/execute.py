@@ -69,7 +69,7 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
     flags: dict[str, Any] = engine_flags(policy)
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=spec.engine["compute_sharing"],
                           trace_outputs=outputs is not None, events=events, forward_unknown_events=forward, **flags)
-    result = engine.run(InProcessPort(policy))
+    result = engine.run(InProcessPort(policy, checked=True))   # (by get_policy)
     if outputs is not None:
         write_outputs(result, str(outputs / "out_"), energy=energy)
     return summary_of_result(result, len(engine.hosts), energy), policy

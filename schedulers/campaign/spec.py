@@ -80,6 +80,7 @@ from typing import Any
 from ..core.metrics import RunSummary
 from ..inputs.generators import GENERATORS, GeneratorError, check_params
 from ..registry import POLICIES, PolicyOptionError, check_options, policy_class
+from .columns import FIRST_COLUMNS, LAST_COLUMNS, RUN_COLUMNS, SIMULATOR
 from .errors import CampaignError
 
 __all__ = ["Campaign", "RunSpec", "load_campaign", "parse_campaign", "run_id", "ENGINE_OPTIONS"]
@@ -584,10 +585,11 @@ def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
     return found[0], name
 
 
-#: Columns of a campaign's runs table besides its axes (:func:`schedulers.campaign.collect.runs_table`):
-#: an axis may not take one of these names (``simulator`` may: that axis is the column itself).
-RESULT_COLUMNS = frozenset({"id", "status", "policy_name", "wall_time_s", "error",
-                            *RunSummary.__dataclass_fields__})
+#: Columns of a campaign's runs table besides its axes (:mod:`schedulers.campaign.columns`, the
+#: summary metrics): an axis may not take one of these names (``simulator`` may: that axis is the
+#: column itself).
+RESULT_COLUMNS = frozenset({*FIRST_COLUMNS, *RUN_COLUMNS, *RunSummary.__dataclass_fields__, *LAST_COLUMNS}
+                           - {SIMULATOR})
 
 
 def _axis_values(c: _Checker, value: Any, key: str) -> list:

@@ -134,7 +134,7 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
     else:   # (a policy: checked before the inputs are read)
         from ..core.failure import check_runnable
         check_runnable(scheduler, fresh=True)
-        port = InProcessPort(scheduler)
+        port = InProcessPort(scheduler, checked=True)
     engine = build_engine(platform, workloads, energy=energy, compute_sharing=compute_sharing,
                           forward_profiles=forward_profiles, dynamic_jobs=dynamic_jobs,
                           acknowledge_dynamic_jobs=acknowledge_dynamic_jobs, profile_reuse=profile_reuse,

@@ -38,10 +38,10 @@ from typing import Any
 
 from procset import ProcSet
 
+from ..core.limits import MAX_TIME
 from ..inputs.batsim_numbers import batsim_float
 from ..inputs.errors import EventsError
 from ..inputs.jsonfile import loads_strict, regular_file
-from .workload import MAX_TIME
 
 __all__ = ["EventsError", "ExternalEvent", "EventList", "read_events", "MACHINE_AVAILABLE", "MACHINE_UNAVAILABLE",
            "GENERIC"]

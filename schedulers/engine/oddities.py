@@ -18,8 +18,6 @@ one warning line for each, so that a researcher learns why a number looks wrong.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 from .platform import PlatformSpec
@@ -42,27 +40,12 @@ def _between_hosts(profile: dict[str, Any]) -> bool:
     return False
 
 
-#: Attributes read with a unit, by what they are: (default unit, what it means).
+#: Attributes read with a unit (:data:`.platform_build.UNIT_ATTRIBUTES`), by what they are:
+#: (default unit, what it means).
 _UNITS = {"speed": ("f", "flops/s"), "bandwidth": ("Bps", "bytes/s, not bits/s"), "bw": ("Bps", "bytes/s, not bits/s"),
           "bb_bw": ("Bps", "bytes/s, not bits/s"), "loopback_bw": ("Bps", "bytes/s, not bits/s"),
           "limiter_link": ("Bps", "bytes/s, not bits/s"), "latency": ("s", "seconds"), "lat": ("s", "seconds"),
           "bb_lat": ("s", "seconds"), "loopback_lat": ("s", "seconds")}
-_ATTR = re.compile(r"""\s(speed|bandwidth|bw|bb_bw|loopback_bw|limiter_link|latency|lat|bb_lat|loopback_lat)\s*=\s*"""
-                   r"""(?:"([^"]*)"|'([^']*)')""")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-def unitless_values(text: str) -> dict[str, list[str]]:
-    """Attribute name -> the values written without a unit in platform XML ``text`` (a number
-    other than 0 and nothing after it; each part of a multi-pstate speed apart)."""
-    found: dict[str, list[str]] = {}
-    for m in _ATTR.finditer(text):
-        value = m.group(2) if m.group(2) is not None else m.group(3)
-        for part in value.split(",") if m.group(1) == "speed" else [value]:
-            part = part.strip()
-            if _NUMBER.fullmatch(part) and float(part) != 0:
-                found.setdefault(m.group(1), []).append(part)
-    return found
 
 
 def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> list[str]:
@@ -70,17 +53,13 @@ def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> li
     profile or host; [] when there is none.
 
     Args:
-        spec: the platform as read.
+        spec: the platform as read (its values without a unit: :attr:`.PlatformSpec.unitless`).
         workloads: the engine's :class:`~.workload.Workload` objects (``path``, ``profiles``: the
             profiles the jobs use).
         energy: whether the energy model is on (powers are read only then, as in Batsim).
     """
     lines: list[str] = []
-    try:
-        text = Path(spec.source).read_text(encoding="utf-8", errors="replace")
-    except OSError:   # (a platform given as text, or gone since it was read)
-        text = ""
-    for attr, values in unitless_values(text).items():
+    for attr, values in spec.unitless.items():   # (recorded while the platform was read)
         unit, meaning = _UNITS[attr]
         more = f" (and {len(values) - 1} more)" if len(values) > 1 else ""
         lines.append(f"{spec.source}: {attr}={values[0]!r}{more} has no unit: SimGrid 3.32 (and real Batsim 4.2.1) "

@@ -166,6 +166,11 @@ class PlatformSpec:
     #: Why the embedded engine cannot run this platform although Batsim can (SimGrid traces,
     #: :func:`traces_error`); None: it can.
     unsimulated: str | None = None
+    #: Speeds, bandwidths and latencies written without a unit (``speed="1e9"``), which SimGrid
+    #: 3.32 reads in its default unit with only a log line: attribute name -> the values as
+    #: written, in file order (:attr:`.platform_build.BuildInfo.unitless`, recorded while the
+    #: file is read; shown by :func:`.oddities.input_warnings`).
+    unitless: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def has_energy(self) -> bool:
@@ -522,7 +527,7 @@ def read_platform(path: str | PathLike[str], master_host: str = "master_host", *
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
                         vivaldi_error=viv_error,
                         uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
-                        unsimulated=traces_error(root, src))
+                        unsimulated=traces_error(root, src), unitless=built.unitless)
 
 
 def _parse_xml(src: str, text: str | bytes | None) -> tuple[ET.Element, bytes]:

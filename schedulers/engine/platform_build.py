@@ -51,6 +51,10 @@ element and what is wrong, quoting SimGrid's words:
   route, a ``<peer>`` outside a Vivaldi zone, a ``<trace_connect>`` naming an unknown trace,
   host or link, a Wifi zone whose ``access_point`` is not a host or router.
 
+While it reads them, it records the speeds, bandwidths and latencies written without a unit
+(``speed="1e9"``: SimGrid reads them in flops/s, bytes/s or seconds and only logs "Deprecated
+unit-less value"), in :attr:`BuildInfo.unitless`, for :mod:`.oddities` to warn of.
+
 Then, at t = 0 (:meth:`BuildInfo.start_error`): the master host in a None zone aborts ("There
 can't be route in an Empty zone", when Batsim routes its first message from the master host to
 itself), in a Dijkstra zone where no ``<route>`` names it SimGrid crashes (the host is not in
@@ -82,8 +86,8 @@ from typing import NoReturn
 
 from ..inputs.errors import PlatformError
 
-__all__ = ["ROUTING_MODELS", "BuildInfo", "SimGridAbort", "check_build", "parse_speeds", "radical_ranges",
-           "routing_model", "stoi"]
+__all__ = ["ROUTING_MODELS", "UNIT_ATTRIBUTES", "BuildInfo", "SimGridAbort", "check_build", "parse_speeds",
+           "radical_ranges", "routing_model", "stoi"]
 
 #: SimGrid 3.32's routing models (``sg_platf_create_zone``, compared with ``strcasecmp``).
 ROUTING_MODELS = ("Cluster", "Dijkstra", "DijkstraCache", "Floyd", "Full", "None", "Vivaldi", "Wifi")
@@ -190,8 +194,17 @@ _TIME = {"w": 7 * 24 * 60 * 60.0, "d": 24 * 60 * 60.0, "h": 60 * 60.0, "m": 60.0
          "ns": 1e-9, "ps": 1e-12}
 
 
-def _value(text: str, units: dict[str, float], default: str) -> float:
+_PLAIN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _read(text: str, units: dict[str, float], default: str) -> tuple[float, bool]:
     """``xbt_parse_get_value_with_unit``: a number then nothing (the default unit) or exactly a unit.
+
+    Returns:
+        (the value in the base unit of ``units``, whether it is written without a unit): a plain
+        decimal number other than 0 and nothing after it, on which SimGrid 3.32 logs "Deprecated
+        unit-less value" (``src/xbt/xbt_parse_units.cpp``; SimGrid logs it for hexadecimal
+        numbers, ``inf`` and leading blanks too, which are not counted here).
 
     Raises:
         SimGridAbort: SimGrid's words ("cannot parse number:x", "unknown unit: gf", "value out of
@@ -206,7 +219,17 @@ def _value(text: str, units: dict[str, float], default: str) -> float:
     mult = units.get(rest)
     if mult is None:
         raise SimGridAbort(f"unknown unit: {rest}")
-    return v * mult
+    return v * mult, end == len(text) and v != 0 and _PLAIN.fullmatch(text) is not None
+
+
+def _read_speeds(text: str) -> list[tuple[float, str | None]]:
+    """:func:`parse_speeds`, each value with its text when it has no unit (None otherwise)."""
+    out: list[tuple[float, str | None]] = []
+    for part in text.split(","):
+        part = part.strip(_C_SPACES)
+        v, plain = _read(part, _SPEED, "f")
+        out.append((v, part if plain else None))
+    return out
 
 
 def parse_speeds(text: str) -> list[float]:
@@ -217,15 +240,27 @@ def parse_speeds(text: str) -> list[float]:
 
     Raises:
         SimGridAbort: SimGrid's words."""
-    return [_value(part.strip(_C_SPACES), _SPEED, "f") for part in text.split(",")]
+    return [v for v, _ in _read_speeds(text)]
 
 
-def _bandwidth(text: str) -> float:
-    return _value(text, _BANDWIDTH, "Bps")
+def _speed(text: str) -> tuple[float, bool]:
+    return _read(text, _SPEED, "f")
 
 
-def _time(text: str) -> float:
-    return _value(text, _TIME, "s")
+def _bandwidth(text: str) -> tuple[float, bool]:
+    return _read(text, _BANDWIDTH, "Bps")
+
+
+def _time(text: str) -> tuple[float, bool]:
+    return _read(text, _TIME, "s")
+
+
+#: The attributes whose values without a unit the reader records (:attr:`BuildInfo.unitless`):
+#: speeds, bandwidths and latencies of hosts, clusters, cabinets, peers (speed), links and
+#: backbones (SimGrid also reads a peer's ``bw_in``/``bw_out`` and a disk's ``read_bw``/
+#: ``write_bw`` in its unit parser; they are not recorded).
+UNIT_ATTRIBUTES = frozenset(("speed", "bandwidth", "bw", "bb_bw", "loopback_bw", "limiter_link", "latency", "lat",
+                             "bb_lat", "loopback_lat"))
 
 
 def radical_ranges(radical: str) -> list[tuple[int, int]]:
@@ -293,10 +328,14 @@ def _tag(e: ET.Element) -> str:
 @dataclass(slots=True)
 class BuildInfo:
     """What the build tells the reader: the platform's netpoints (hosts, routers, zones: their
-    zones) and the hosts that a ``<route>`` of a Dijkstra zone names."""
+    zones), the hosts that a ``<route>`` of a Dijkstra zone names, and the values written
+    without a unit."""
 
     points: dict[str, tuple]
     dijkstra_routed: set[str]
+    #: Attribute name (one of :data:`UNIT_ATTRIBUTES`) -> its values written without a unit
+    #: (:func:`_read`), as written, in file order, each part of a multi-pstate speed apart.
+    unitless: dict[str, list[str]] = field(default_factory=dict)
 
     def model(self, host: str) -> str | None:
         """The routing model of ``host``'s zone (canonical: ``"Full"`` for ``routing="full"``;
@@ -346,7 +385,8 @@ class _Builder:
         # <host_link>s, built when the zone ends (sg_platf_new_zone_seal)
         self.backbone: str | None = None
         self.cabinets: list[tuple[dict[str, str], list[tuple[int, int]]]] = []
-        self.speed_cache: dict[str, list[float] | str] = {}   # speed text -> values, or SimGrid's words
+        self.speed_cache: dict[str, list | str] = {}   # speed text -> _read_speeds(text), or SimGrid's words
+        self.unitless: list[tuple[int, int, str, str]] = []   # (element index, attribute's rank, attribute, value)
         self.int_cache: dict[str, int | str] = {}
 
     # ---------------------------------------------------------------- helpers
@@ -373,11 +413,32 @@ class _Builder:
         return (f"{where} a second top-level zone (only the first zone or cluster under <platform> is SimGrid's root, "
                 "the others get no resource models)")
 
-    def value(self, what: str, parse, text: str) -> float:
+    def value(self, what: str, parse, a: dict[str, str], attr: str, text: str | None = None) -> float:
+        """``parse`` (:func:`_bandwidth`, :func:`_time`, :func:`_speed`) of attribute ``attr`` of
+        the element's attributes ``a`` (or of ``text``, a part of it), a value written without a
+        unit recorded; SimGrid's words on an abort."""
+        if text is None:
+            text = a.get(attr, "")
         try:
-            return parse(text)
+            v, plain = parse(text)
         except SimGridAbort as exc:
             self.fail(f"{what} {text!r}", str(exc))
+        if plain and attr in UNIT_ATTRIBUTES:
+            self.note(a, attr, text)
+        return v
+
+    def note(self, a: dict[str, str], attr: str, text: str) -> None:
+        """Record the value ``text`` of attribute ``attr`` of the current element (attributes
+        ``a``), written without a unit."""
+        self.unitless.append((self.index, list(a).index(attr), attr, text))
+
+    def unitless_values(self) -> dict[str, list[str]]:
+        """:attr:`BuildInfo.unitless`: the recorded values in file order (elements in document
+        order, an element's attributes in the order written)."""
+        out: dict[str, list[str]] = {}
+        for _, _, attr, text in sorted(self.unitless, key=lambda r: r[:2]):
+            out.setdefault(attr, []).append(text)
+        return out
 
     @staticmethod
     def _cached(cache: dict, parse, text: str):
@@ -392,8 +453,9 @@ class _Builder:
             cache[text] = got
         return got
 
-    def speeds(self, who: str, text: str) -> list[float]:
-        got = self._cached(self.speed_cache, parse_speeds, text)
+    def speeds(self, who: str, a: dict[str, str]) -> None:
+        text = a.get("speed", "")
+        got = self._cached(self.speed_cache, _read_speeds, text)
         if isinstance(got, str):
             if not text:
                 self.fail(f"{who} has no speed (speed=\"\")", got)
@@ -401,7 +463,9 @@ class _Builder:
                 self.fail(f"{who}: unknown speed unit in {text!r} (SimGrid knows f, kf, Mf, Gf... and flops, "
                           "kiloflops..., case-sensitive)", got)
             self.fail(f"{who}: speed {text!r}", got)
-        return got
+        for _, plain in got:
+            if plain is not None:
+                self.note(a, "speed", plain)
 
     def integer(self, what: str, text: str) -> int:
         got = self._cached(self.int_cache, stoi, text)
@@ -486,7 +550,7 @@ class _Builder:
             name = a.get("id", "")
             self.count_hosts(1, f"host {name!r}")
             who = f"host {name!r}"
-            self.speeds(who, a.get("speed", ""))
+            self.speeds(who, a)
             core = self.integer(f"{who}: core={a.get('core', '1')!r}", a.get("core", "1"))
             self.new_host(name, self.zone, who)
             coords = a.get("coordinates", "")
@@ -508,9 +572,9 @@ class _Builder:
             self.peer(a)
         elif tag == "cabinet":
             cid = a.get("id", "")
-            self.value(f"cabinet {cid!r}: speed", lambda t: _value(t, _SPEED, "f"), a.get("speed", ""))
-            self.value(f"cabinet {cid!r}: bw", _bandwidth, a.get("bw", ""))
-            self.value(f"cabinet {cid!r}: lat", _time, a.get("lat", ""))
+            self.value(f"cabinet {cid!r}: speed", _speed, a, "speed")
+            self.value(f"cabinet {cid!r}: bw", _bandwidth, a, "bw")
+            self.value(f"cabinet {cid!r}: lat", _time, a, "lat")
             ranges = self.radical(cid, a.get("radical", ""), "cabinet")
             self.count_hosts(sum(max(0, hi - lo + 1) for lo, hi in ranges), f"cabinet {cid!r}", a.get("radical", ""))
             self.cabinets.append((a, ranges))
@@ -546,16 +610,16 @@ class _Builder:
                           f"Invalid parameters for CPU {name} (pstate {pstate % 2 ** 64} >= length of pstates {n})")
         elif tag == "disk":
             did = a.get("id", "")
-            self.value(f"disk {did!r}: read_bw", _bandwidth, a.get("read_bw", ""))
-            self.value(f"disk {did!r}: write_bw", _bandwidth, a.get("write_bw", ""))
+            self.value(f"disk {did!r}: read_bw", _bandwidth, a, "read_bw")
+            self.value(f"disk {did!r}: write_bw", _bandwidth, a, "write_bw")
         elif tag == "cluster":
             self.cluster(a)
         elif tag == "link":
             self.link(a)
         elif tag == "backbone":
             bid = a.get("id", "")
-            self.value(f"backbone {bid!r}: bandwidth", _bandwidth, a.get("bandwidth", ""))
-            self.value(f"backbone {bid!r}: latency", _time, a.get("latency", ""))
+            self.value(f"backbone {bid!r}: bandwidth", _bandwidth, a, "bandwidth")
+            self.value(f"backbone {bid!r}: latency", _time, a, "latency")
             self.backbone = bid
         elif tag in ("route", "zoneRoute", "ASroute"):
             self.add_route(a, tag)
@@ -602,15 +666,15 @@ class _Builder:
         ranges = self.radical(cid, a.get("radical", ""))
         count = sum(max(0, hi - lo + 1) for lo, hi in ranges)
         self.count_hosts(count, what, a.get("radical", ""))
-        self.speeds(what, a.get("speed", ""))
+        self.speeds(what, a)
         core = self.integer(f"{what}: core={a.get('core', '1')!r}", a.get("core", "1"))
-        self.value(f"{what}: bw", _bandwidth, a.get("bw", ""))
-        self.value(f"{what}: lat", _time, a.get("lat", ""))
-        bb_bw = self.value(f"{what}: bb_bw", _bandwidth, a["bb_bw"]) if a.get("bb_bw") else 0.0
-        bb_lat = self.value(f"{what}: bb_lat", _time, a["bb_lat"]) if a.get("bb_lat") else 0.0
-        limiter = self.value(f"{what}: limiter_link", _bandwidth, a["limiter_link"]) if a.get("limiter_link") else 0.0
-        lb_bw = self.value(f"{what}: loopback_bw", _bandwidth, a["loopback_bw"]) if a.get("loopback_bw") else 0.0
-        lb_lat = self.value(f"{what}: loopback_lat", _time, a["loopback_lat"]) if a.get("loopback_lat") else 0.0
+        self.value(f"{what}: bw", _bandwidth, a, "bw")
+        self.value(f"{what}: lat", _time, a, "lat")
+        bb_bw = self.value(f"{what}: bb_bw", _bandwidth, a, "bb_bw") if a.get("bb_bw") else 0.0
+        bb_lat = self.value(f"{what}: bb_lat", _time, a, "bb_lat") if a.get("bb_lat") else 0.0
+        limiter = self.value(f"{what}: limiter_link", _bandwidth, a, "limiter_link") if a.get("limiter_link") else 0.0
+        lb_bw = self.value(f"{what}: loopback_bw", _bandwidth, a, "loopback_bw") if a.get("loopback_bw") else 0.0
+        lb_lat = self.value(f"{what}: loopback_lat", _time, a, "loopback_lat") if a.get("loopback_lat") else 0.0
         z = self.new_zone(cid, "Star", "cluster")
         prefix, suffix = a.get("prefix", ""), a.get("suffix", "")
         flat = a.get("topology", "FLAT") == "FLAT"
@@ -646,8 +710,9 @@ class _Builder:
         """``ETag_surfxml_link`` then ``sg_platf_new_link``."""
         lid = a.get("id", "")
         what = f"link {lid!r}"
-        bws = [self.value(f"{what}: bandwidth", _bandwidth, part) for part in re.split(r"[;,]", a.get("bandwidth", ""))]
-        self.value(f"{what}: latency", _time, a.get("latency", ""))
+        bws = [self.value(f"{what}: bandwidth", _bandwidth, a, "bandwidth", part)
+               for part in re.split(r"[;,]", a.get("bandwidth", ""))]
+        self.value(f"{what}: latency", _time, a, "latency")
         z = self.zone
         if z.model == "Wifi":
             if not z.models:
@@ -668,9 +733,9 @@ class _Builder:
         """``STag_surfxml_peer`` then ``sg_platf_new_peer`` (a host and its two links)."""
         pid = a.get("id", "")
         what = f"peer {pid!r}"
-        self.value(f"{what}: speed", lambda t: _value(t, _SPEED, "f"), a.get("speed", ""))
-        self.value(f"{what}: bw_in", _bandwidth, a.get("bw_in", ""))
-        self.value(f"{what}: bw_out", _bandwidth, a.get("bw_out", ""))
+        self.value(f"{what}: speed", _speed, a, "speed")
+        self.value(f"{what}: bw_in", _bandwidth, a, "bw_in")
+        self.value(f"{what}: bw_out", _bandwidth, a, "bw_out")
         z = self.zone
         if z.model != "Vivaldi":
             self.fail(f"{what} in zone {z.id!r}, of routing {z.model!r}", "<peer> tag can only be used in Vivaldi netzones.")
@@ -947,4 +1012,4 @@ def check_build(root: ET.Element, data: bytes | None, src: str, max_hosts: int) 
         index, message = exc.args
         line = _line_of(data, index) if data is not None else None
         raise PlatformError(f"{src}{'' if line is None else f':{line}'}: {message}") from None
-    return BuildInfo(b.points, b.dijkstra_routed)
+    return BuildInfo(b.points, b.dijkstra_routed, b.unitless_values())

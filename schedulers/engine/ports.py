@@ -82,11 +82,14 @@ class InProcessPort:
     An exception of the policy's code (or its ``sys.exit()``) is raised as a
     :class:`~schedulers.core.failure.PolicyFailure` naming the policy, the callback and the line.
     A policy object the engine cannot run (a class, one whose ``__init__`` skipped the base
-    class's) is refused at once (:func:`~schedulers.core.failure.check_runnable`)."""
+    class's) is refused at once (:func:`~schedulers.core.failure.check_runnable`), unless
+    ``checked``: the caller checked it already (:func:`~schedulers.registry.get_policy` and
+    :func:`~schedulers.engine.simulate` do), and it is checked once on each path."""
 
-    def __init__(self, policy: Any) -> None:
-        from ..core.failure import check_runnable
-        check_runnable(policy)   # (a class, an object whose __init__ skipped the base's)
+    def __init__(self, policy: Any, *, checked: bool = False) -> None:
+        if not checked:
+            from ..core.failure import check_runnable
+            check_runnable(policy)   # (a class, an object whose __init__ skipped the base's)
         self.policy = policy
 
     def exchange(self, now: float, events: list[Event]) -> list[Decision] | Reply:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence, cast
 
+from ..core.limits import MAX_TIME
 from ..inputs.errors import WorkloadError
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed")
@@ -116,9 +117,6 @@ class Workload:
     #: (:func:`unreferenced_profiles`); also in ``collected``
     unreferenced: set[str] = field(default_factory=set)
 
-
-#: Largest time (s) accepted in a workload: 2**33 s, about 272 years (see the module docstring).
-MAX_TIME = float(2 ** 33)
 
 #: Largest number of stages of one job's profile (``composed`` expanded with ``repeat``).
 MAX_STAGES = 1_000_000

@@ -1,0 +1,22 @@
+"""Bounds on the numbers a simulation reads, shared by the engine and the policies.
+
+A policy imports them from here, never from the engine (:mod:`schedulers.engine` may be absent
+when a policy runs against real Batsim).
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_TIME", "MAX_TIME_POWER"]
+
+#: ``MAX_TIME`` is ``2 ** MAX_TIME_POWER`` s (the messages write the bound as ``2**33``).
+MAX_TIME_POWER = 33
+
+#: Largest time (s) the project accepts: 2**33 s, about 272 years. It bounds every time of a
+#: workload (``subtime``, ``walltime``, a ``delay`` profile's ``delay``:
+#: :mod:`schedulers.engine.workload`), an external event's ``timestamp``
+#: (:mod:`schedulers.engine.extevents`) and the policy options added to such times
+#: (``conservative``'s ``rjms_delay``, ``buc``'s ``kp``). Why: Batsim and the engine keep times
+#: in doubles; below 2**33 s a double still resolves the microsecond that Batsim's outputs
+#: print (its spacing is at most 2**-20 s; beyond it, 2**-19 s and more), and the sums made of
+#: such times (start + walltime + delay, sums over jobs) stay finite.
+MAX_TIME = float(2 ** MAX_TIME_POWER)
