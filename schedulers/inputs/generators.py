@@ -153,7 +153,7 @@ def generate(name: str, params: dict[str, Any], seed: int) -> Scenario:
 def _check_times(name: str, params: dict[str, Any], seed: int, scenario: Scenario) -> None:
     """Refuse a generated workload whose times pass 2**33 s (:data:`schedulers.engine.workload.
     MAX_TIME`): a parameter far out of its range (a tiny load, a huge delay)."""
-    from ..engine.workload import MAX_TIME
+    from ..core.limits import MAX_TIME
 
     for w in scenario.workloads:
         if not isinstance(w, dict):
@@ -251,7 +251,7 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
 def _check_synthetic(params: dict[str, Any]) -> None:
     """The ranges of :func:`synthetic`'s parameters (GeneratorError), its hosts' included, and
     times a workload may hold (at most 2**33 s: :data:`schedulers.engine.workload.MAX_TIME`)."""
-    from ..engine.workload import MAX_TIME
+    from ..core.limits import MAX_TIME
 
     h, n, load, max_res = params["hosts"], params["jobs"], params["load"], params["max_res"]
     lo, hi, wf = params["runtime_min"], params["runtime_max"], params["walltime_factor"]
@@ -304,7 +304,7 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
             0 < min <= max, walltime_factor < 1, unknown profile, users < 1, walltimes that may
             pass 2**33 s; arrivals spread beyond 2**33 s (a load too small for the jobs).
     """
-    from ..engine.workload import MAX_TIME
+    from ..core.limits import MAX_TIME
 
     _check_synthetic(params)
     h, n, load, max_res = params["hosts"], params["jobs"], params["load"], params["max_res"]
