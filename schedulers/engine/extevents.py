@@ -9,7 +9,7 @@ An events file has one JSON object per line (Batsim 4.2.1, ``docs/input-events.r
     {"type": "user_specific_type", "timestamp": 150, "some_field": "value_of_field"}
 
 Empty lines are skipped; every other line must be a JSON object with a string ``type`` and a
-number ``timestamp`` >= 0 (s), at most :data:`~.workload.MAX_TIME` (2**33 s, as every time of a
+number ``timestamp`` >= 0 (s), at most :data:`~schedulers.core.limits.MAX_TIME` (2**33 s, as every time of a
 workload). ``machine_unavailable`` / ``machine_available`` carry
 ``resources``, an interval set of machine ids (``"0-4 6 8"``). An event of another type is
 refused, unless ``--forward-unknown-events``: it is then a *generic* event, sent to the scheduler

@@ -250,7 +250,7 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
 # ------------------------------------------------------------------------------ synthetic
 def _check_synthetic(params: dict[str, Any]) -> None:
     """The ranges of :func:`synthetic`'s parameters (GeneratorError), its hosts' included, and
-    times a workload may hold (at most 2**33 s: :data:`schedulers.engine.workload.MAX_TIME`)."""
+    times a workload may hold (at most 2**33 s: :data:`schedulers.core.limits.MAX_TIME`)."""
     from ..core.limits import MAX_TIME
 
     h, n, load, max_res = params["hosts"], params["jobs"], params["load"], params["max_res"]
