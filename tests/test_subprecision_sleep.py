@@ -1,9 +1,11 @@
-"""A submitter's sleep shorter than SimGrid's precision ends at the same clock: the next job of a
-shared subtime is submitted an ulp before it (``fixtures/batsim_subprecision_sleep``, recorded on
-real Batsim 4.2.1)."""
+"""A submitter's sleep shorter than SimGrid's precision ends in the next step: at the same clock
+when a message step of 0 s comes first, the next job of a shared subtime then submitted an ulp
+before it (``fixtures/batsim_subprecision_sleep``); at the subtime when none does
+(``fixtures/batsim_subprecision_step``). Both recorded on real Batsim 4.2.1."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from schedulers.engine import InProcessPort, build_engine
@@ -24,3 +26,40 @@ def test_second_job_of_a_subtime_is_submitted_at_the_clock_short_of_it():
     assert job_rows(result) == recorded
     start = {j.id: j.start for j in result.jobs}
     assert start["w0!23"] == start["w0!22"] == 22.870370366999996 < 22.870370367
+
+
+STEP = Path(__file__).parent / "fixtures" / "batsim_subprecision_step"
+_NAMES = {"SimulationBegins": "SIMULATION_BEGINS", "JobSubmitted": "JOB_SUBMITTED", "JobCompleted": "JOB_COMPLETED",
+          "Notify": "NOTIFY", "SimulationEnds": "SIMULATION_ENDS"}
+
+
+class _Recording(InProcessPort):
+    """The policy in-process, each message's events written down as Batsim's recorder writes them."""
+
+    def __init__(self, policy) -> None:
+        super().__init__(policy)
+        self.messages: list[list[str]] = []
+
+    def exchange(self, now, events):
+        self.messages.append([_NAMES[type(e).__name__] + (f" {e.job_id}" if hasattr(e, "job_id") else "")
+                              for e in events])
+        return super().exchange(now, events)
+
+
+def test_a_short_sleep_with_no_message_step_before_it_reaches_the_subtime():
+    """``fixtures/batsim_subprecision_step`` (``clock.txt``: SimGrid's clock on real Batsim 4.2.1):
+    the clock stops an ulp short of 3.5 (3.49999999999999911) when the submitter wakes for job 1;
+    the next jobs' subtime is 3.5, 8.9e-16 s later. EASY's reply is dated 3.5 (``now`` printed
+    with 6 decimals), so the request-reply actor sleeps first: no message step of 0 s comes, the
+    next step lasts 8.9e-16 s and ends both sleeps at 3.5 exactly. Job 1 starts at 3.5 (waiting
+    time 0.000000, not -0.000000) and jobs 2, 3 and 4 go out in one message."""
+    clock = [float(t) for t in (STEP / "clock.txt").read_text().split()]
+    assert clock[clock.index(3.5) - 1] == 3.4999999999999991 < 3.5
+    port = _Recording(get_policy("easy"))
+    result = build_engine(str(STEP / "p.xml"), [str(STEP / "w.json")], compute_sharing=True).run(port)
+    assert job_rows(result) == (STEP / "out_jobs.csv").read_text().splitlines()
+    start = {j.id: j.start for j in result.jobs}
+    assert start["w0!1"] == 3.5
+    recorded = json.loads((STEP / "messages.json").read_text())
+    assert ["JOB_SUBMITTED w0!2", "JOB_SUBMITTED w0!3", "JOB_SUBMITTED w0!4"] in recorded
+    assert port.messages == recorded

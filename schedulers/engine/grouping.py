@@ -17,6 +17,20 @@ Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
     they go out in one message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
     other messages were still being handled; simultaneous ends of separate switches are handled
     one mailbox round each. This reproduces every grouping of the recorded transcripts.
+
+Message steps (``EngineImpl::solve`` of SimGrid 3.32)
+    Here the messages of one instant are handled without SimGrid's steps of 0 s, which change
+    nothing but an actor's sleep shorter than SimGrid's precision (1e-9 s): such a sleep ends in
+    the next step, of 0 s if one comes first, else of its own length. The job submitter sleeps so
+    when the clock stopped an ulp short of the next subtime (``subtime - clock`` < 1e-9 s). When
+    another message reaches the server at that instant (one more in its mailbox, the request-reply
+    actor's decision or SCHED_READY sent without a sleep, a KILLING_DONE), a step of 0 s comes and
+    the submitter wakes at the same clock, before its next subtime
+    (``tests/fixtures/batsim_subprecision_sleep``); when none does (the request-reply actor sleeps
+    to its reply's later ``now`` first), the next step lasts the shortest sleep and the clock
+    reaches the subtime (``tests/fixtures/batsim_subprecision_step``). The engine keeps the
+    submitter's sleep on the clock and, in the first case, puts a step of 0 s (:attr:`Kind.STEP
+    <.queue.Kind.STEP>`, nothing for the server) before it.
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ from .workload import Workload
 
 _SUBMIT, _JOB_END, _SWITCH, _WAITER = Kind.SUBMIT, Kind.JOB_END, Kind.SWITCH, Kind.WAITER
 _BYE, _DECISION, _READY, _LATENCY = Kind.BYE, Kind.DECISION, Kind.READY, Kind.LATENCY
+_STEP = Kind.STEP
 
 
 class GroupedServer:
@@ -79,10 +94,22 @@ class GroupedServer:
         self.energy = energy
         self.forward_profiles = forward_profiles
         self._kills_done: list[tuple[list[str], dict[str, Any]]] = []   # kills done in the reply being played
+        # a submitter sleeps less than SimGrid's precision since the start of this instant: the
+        # next message reaching the server makes a step of 0 s that ends it ("Message steps")
+        self._short_sleep = False
+
+    def _message_step(self) -> None:
+        """A message reaches the server now, after a submitter began a sleep shorter than
+        SimGrid's precision: the step of 0 s that delivers it ends that sleep (module docstring,
+        "Message steps")."""
+        self._short_sleep = False
+        self.timers.push(self.clock.now, _STEP)
 
     def _handle(self, kind: int, payload: Any) -> list[Any]:
         """Handle one message reaching Batsim's server; return follow-up messages."""
         t = self.clock.now
+        if self._short_sleep and kind != _LATENCY:
+            self._message_step()
         if kind == _SUBMIT:
             # the static submitter's jobs of one subtime: made into EngineJobs now (JobTable.job)
             # (static_job_submitter_process, src/job_submitter.cpp): woken, the submitter takes
@@ -108,14 +135,14 @@ class GroupedServer:
                 k += 1
             if k < n:
                 # a sleep shorter than SimGrid's precision (1e-9 s: the clock stopped an ulp short
-                # of a subtime shared by the next job) ends in the next step even of 0 s, and the
-                # server's exchange with the scheduler about the jobs just submitted makes 0-s
-                # message steps: the next job is submitted at the same clock (recorded on Batsim
-                # 4.2.1: "sleep_for() is smaller than the SimGrid numerical accuracy (3.55271e-15
-                # < 1e-09)", then the job submitted at 22.87037036699999604, before its subtime)
-                if (steps and subtimes[k] - t < PRECISION_TIMING) or \
-                        not self.server.sleep_until(subtimes[k], _SUBMIT, (w, k)):
+                # of a subtime shared by the next job: "sleep_for() is smaller than the SimGrid
+                # numerical accuracy (3.55271e-15 < 1e-09)" on Batsim 4.2.1) ends in the next
+                # step: of 0 s when another message reaches the server now (module docstring,
+                # "Message steps"), else of its own length
+                if not self.server.sleep_until(subtimes[k], _SUBMIT, (w, k)):
                     self.timers.push(t, _SUBMIT, (w, k))
+                elif steps and subtimes[k] - t < PRECISION_TIMING:
+                    self._short_sleep = True
                 return []
             return [(_BYE, w)]
         if kind == _BYE:
@@ -156,6 +183,8 @@ class GroupedServer:
             if self._kills_done:
                 self._killings_reported()
             self.server.ready = not self.server.sleep_until(ready_at, _READY)
+            if self.server.ready and self._short_sleep:   # (SCHED_READY sent now)
+                self._message_step()
 
     def _play_decisions(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
         """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY
@@ -175,10 +204,14 @@ class GroupedServer:
         if self._kills_done:
             self._killings_reported()
         self.server.ready = woke or not self.server.sleep_until(ready_at, _READY)
+        if self.server.ready and self._short_sleep:   # (SCHED_READY sent now)
+            self._message_step()
 
     def _apply(self, d: Decision) -> None:
         """The server applies ``d``; the killer of a KILL_JOB ends its jobs at once, its
         KILLING_DONE is reported after the reply's decisions (:meth:`_killings_reported`)."""
+        if self._short_sleep:   # (the decision's message reaches the server now)
+            self._message_step()
         kill = self.server.apply(d)
         if kill is not None:
             ids, really = kill
@@ -189,6 +222,8 @@ class GroupedServer:
         reach the server after the reply's decisions (see "Kills and zero-work jobs" in :mod:`.server`)."""
         if self._kills_done:
             done, self._kills_done = self._kills_done, []
+            if self._short_sleep:
+                self._message_step()
             for ids, progress in done:
                 self.server.killing_done(ids, progress)
 
@@ -223,10 +258,14 @@ class GroupedServer:
 
     def _process_instant(self, entries: list, port: SchedulerPort) -> None:
         """Deliver the messages of one instant to the server's mailbox, in arming order."""
+        self._short_sleep = False   # (a step passed: such a sleep begun before has ended)
         if len(entries) == 1:  # the common case: one message reaches the server alone
             kind, payload = entries[0]
+            if kind == _STEP:
+                return
             self._send_loop(port, self._handle(kind, payload))
             return
+        entries = [e for e in entries if e[0] != _STEP]
         mailbox: deque = deque()
         deferred_switches: deque = deque()
         switch_seen = False

@@ -39,6 +39,7 @@ class Kind(enum.IntEnum):
     LATENCY = 9     #: a parallel task's communications paid their latency: it starts progressing
     MSG_ACTIVE = 10  #: networked platforms: a message paid its latency; its byte shares the links (:mod:`.netserver`)
     EVENT = 11      #: an external event submitter wakes: the events due now (EVENT_OCCURRED, :mod:`.extevents`)
+    STEP = 12       #: grouped servers: a message step of 0 s, nothing for the server (:mod:`.grouping`)
 
 
 def at(t: float) -> float:
