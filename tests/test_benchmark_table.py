@@ -72,3 +72,29 @@ def test_a_missing_result_is_said_not_invented(tmp_path: Path) -> None:
     (tmp_path / "replay.json").write_text(json.dumps(_replay(100.0, 600.0)))
     out = bt.table(tmp_path)
     assert "100.0 s" in out and "no result in `swf.json`" in out and "no result in `startup.json`" in out
+
+
+def test_every_policy_is_set_against_easy_of_its_own_invocation_and_owners() -> None:
+    """Ratios worked by hand: buc 5.0 / 2.0 = 2.5 at 10k and 33.0 / 30.0 = 1.1 at 100k (the later
+    invocation wins over the earlier 99 s); hosep 4.0 / 1.0 against the owned EASY, not the plain
+    one; a stopped run is a lower bound and fails its goal; a policy with options is not its default."""
+    rows = [("t1", "easy", 10_000, 2.0, {}), ("t1", "buc", 10_000, 5.0, {}),
+            ("t0", "easy", 100_000, 30.0, {}), ("t0", "buc", 100_000, 99.0, {}),
+            ("t1", "easy", 100_000, 30.0, {}), ("t1", "buc", 100_000, 33.0, {}),
+            ("t1", "easy", 10_000, 1.0, {"owned": True}), ("t1", "hosep", 10_000, 4.0, {"owned": True}),
+            ("t1", "easy", 100_000, 10.0, {"owned": True}), ("t1", "hosep", 100_000, 45.0, {"owned": True}),
+            ("t1", "heft:reservations=8", 10_000, 2.0, {})]
+    data = {"meta": META, "results": [{"run": inv, "policy": pol, "size": n, "run_s": s, "maxrss_mb": 1.0, **extra}
+                                      for inv, pol, n, s, extra in rows]}
+    goals = {"buc": 3.0, "hosep": 5.0}
+    text, verdict, when = bt.backlog_policies_row(data, goals)
+    assert text == "at 10k / 100k jobs: buc 2.5x / 1.1x, hosep 4.0x / 4.5x" and verdict == "met"
+    assert when.startswith("t1")
+    data["results"].append({"run": "t2", "policy": "easy", "size": 10_000, "run_s": 1.0, "maxrss_mb": 1.0})
+    data["results"].append({"run": "t2", "policy": "buc", "size": 10_000, "run_s": 300.0, "maxrss_mb": 1.0,
+                            "stopped_after_s": 300.0})
+    text, verdict, _ = bt.backlog_policies_row(data, goals)
+    assert text == "at 10k / 100k jobs: buc > 300x (stopped at 300 s) / 1.1x, hosep 4.0x / 4.5x"
+    assert verdict == "**NOT met**"
+    text, verdict, _ = bt.backlog_policies_row(data, {"buc": 3.0, "heft": 3.0})
+    assert "heft - / -" in text and verdict == "**NOT met**"   # heft:reservations=8 is not heft's default
