@@ -63,3 +63,19 @@ def test_a_short_sleep_with_no_message_step_before_it_reaches_the_subtime():
     recorded = json.loads((STEP / "messages.json").read_text())
     assert ["JOB_SUBMITTED w0!2", "JOB_SUBMITTED w0!3", "JOB_SUBMITTED w0!4"] in recorded
     assert port.messages == recorded
+
+
+def test_a_message_after_the_exchange_ends_the_replys_short_sleep():
+    """``fixtures/batsim_subprecision_step/bye``: job 1 is the last job, so the submitter's bye
+    reaches the server after the exchange about it; EASY's EXECUTE_JOB is dated 3.5, 8.9e-16 s
+    after the clock, and the bye's step of 0 s ends the request-reply actor's sleep to it: the
+    job starts at 3.49999999999999911, printed with a waiting time of -0.000000."""
+    bye = STEP / "bye"
+    clock = [float(t) for t in (bye / "clock.txt").read_text().split()]
+    assert 3.4999999999999991 in clock and 3.5 in clock
+    result = build_engine(str(STEP / "p.xml"), [str(bye / "w.json")], compute_sharing=True).run(
+        InProcessPort(get_policy("easy")))
+    rows = job_rows(result)
+    assert rows == (bye / "out_jobs.csv").read_text().splitlines()
+    assert rows[2].split(",")[11] == "-0.000000"
+    assert {j.id: j.start for j in result.jobs}["w0!1"] == 3.4999999999999991

@@ -21,16 +21,18 @@ Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
 Message steps (``EngineImpl::solve`` of SimGrid 3.32)
     Here the messages of one instant are handled without SimGrid's steps of 0 s, which change
     nothing but an actor's sleep shorter than SimGrid's precision (1e-9 s): such a sleep ends in
-    the next step, of 0 s if one comes first, else of its own length. The job submitter sleeps so
-    when the clock stopped an ulp short of the next subtime (``subtime - clock`` < 1e-9 s). When
-    another message reaches the server at that instant (one more in its mailbox, the request-reply
-    actor's decision or SCHED_READY sent without a sleep, a KILLING_DONE), a step of 0 s comes and
-    the submitter wakes at the same clock, before its next subtime
-    (``tests/fixtures/batsim_subprecision_sleep``); when none does (the request-reply actor sleeps
-    to its reply's later ``now`` first), the next step lasts the shortest sleep and the clock
-    reaches the subtime (``tests/fixtures/batsim_subprecision_step``). The engine keeps the
-    submitter's sleep on the clock and, in the first case, puts a step of 0 s (:attr:`Kind.STEP
-    <.queue.Kind.STEP>`, nothing for the server) before it.
+    the next step, of 0 s if a message comes first, else of its own length. Two actors sleep so:
+    the job submitter, when the clock stopped an ulp short of the next subtime (``subtime -
+    clock`` < 1e-9 s), and the request-reply actor, when the ``now`` printed with 6 decimals is an
+    ulp after the clock (a decision or its SCHED_READY dated there). Each message that reaches the
+    server after such a sleep began (a later one in the mailbox, one posted before the reply and
+    delivered after the exchange, the request-reply actor's decision or SCHED_READY sent without
+    a sleep, a KILLING_DONE) is a step of 0 s that ends it at the same clock: the submitter then
+    submits the next job before its subtime (``tests/fixtures/batsim_subprecision_sleep``), the
+    decision is applied an ulp early (``tests/fixtures/batsim_subprecision_step/bye``). With no
+    such message the clock reaches the later time (``tests/fixtures/batsim_subprecision_step``).
+    The engine keeps these sleeps on the clock and puts a step of 0 s (:attr:`Kind.STEP
+    <.queue.Kind.STEP>`, nothing for the server) where such a message comes.
 """
 
 from __future__ import annotations
@@ -97,6 +99,9 @@ class GroupedServer:
         # a submitter sleeps less than SimGrid's precision since the start of this instant: the
         # next message reaching the server makes a step of 0 s that ends it ("Message steps")
         self._short_sleep = False
+        # messages posted before the reply being played reached the server after the exchange
+        # began, and the request-reply actor sent none yet: a sleep it begins first ends at them
+        self._flushed = False
 
     def _message_step(self) -> None:
         """A message reaches the server now, after a submitter began a sleep shorter than
@@ -104,6 +109,20 @@ class GroupedServer:
         "Message steps")."""
         self._short_sleep = False
         self.timers.push(self.clock.now, _STEP)
+
+    def _replier_sleeps(self, t: float, kind: int, payload: Any = None) -> bool:
+        """The request-reply actor sleeps until ``t`` if it is later (:meth:`.server.Server.sleep_until`);
+        returns whether it sleeps. A sleep shorter than SimGrid's precision ends at the next
+        message step: of the messages flushed since the exchange when it is the actor's first
+        action (it began before them), else of a later message (module docstring, "Message steps")."""
+        if not self.server.sleep_until(t, kind, payload):
+            return False
+        if self.steps and t - self.clock.now < PRECISION_TIMING:
+            if self._flushed:
+                self._message_step()
+            else:
+                self._short_sleep = True
+        return True
 
     def _handle(self, kind: int, payload: Any) -> list[Any]:
         """Handle one message reaching Batsim's server; return follow-up messages."""
@@ -182,7 +201,7 @@ class GroupedServer:
         else:   # (no decision: the scheduler is ready again at the reply's now)
             if self._kills_done:
                 self._killings_reported()
-            self.server.ready = not self.server.sleep_until(ready_at, _READY)
+            self.server.ready = not self._replier_sleeps(ready_at, _READY)
             if self.server.ready and self._short_sleep:   # (SCHED_READY sent now)
                 self._message_step()
 
@@ -195,7 +214,7 @@ class GroupedServer:
             ts = decisions[0].timestamp
             if ts is None:   # dated by the reply's now (a plain list: the message's)
                 ts = ready_at
-            if not woke and self.server.sleep_until(ts, _DECISION, (decisions, ready_at, True)):
+            if not woke and self._replier_sleeps(ts, _DECISION, (decisions, ready_at, True)):
                 self.server.ready = False
                 self._killings_reported()
                 return
@@ -203,13 +222,14 @@ class GroupedServer:
             self._apply(decisions.popleft())
         if self._kills_done:
             self._killings_reported()
-        self.server.ready = woke or not self.server.sleep_until(ready_at, _READY)
+        self.server.ready = woke or not self._replier_sleeps(ready_at, _READY)
         if self.server.ready and self._short_sleep:   # (SCHED_READY sent now)
             self._message_step()
 
     def _apply(self, d: Decision) -> None:
         """The server applies ``d``; the killer of a KILL_JOB ends its jobs at once, its
         KILLING_DONE is reported after the reply's decisions (:meth:`_killings_reported`)."""
+        self._flushed = False   # (the request-reply actor sent a message: it acts after it)
         if self._short_sleep:   # (the decision's message reaches the server now)
             self._message_step()
         kill = self.server.apply(d)
@@ -235,8 +255,10 @@ class GroupedServer:
                 return
             if self.buffer:
                 reply = self.server.exchange(port)
+                self._flushed = bool(pending)
                 self._flush(pending)  # messages posted before the reply's decisions reach the server first
                 self.play_reply(reply)
+                self._flushed = False
                 continue
             if pending:
                 self._flush(pending)
