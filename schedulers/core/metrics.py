@@ -39,7 +39,10 @@ class RunSummary:
     the jobs that ended ``COMPLETED_FAILED`` (a profile's ``ret`` > 0) are the rest,
     :attr:`failed`. The waiting times and the bounded slowdown are None (``null`` in
     ``summary.json``) when no job started (every job rejected): they have no value then, and a
-    bounded slowdown is never below 1.
+    bounded slowdown is never below 1. So is the energy then (:attr:`energy_unmeasured`): Batsim's
+    ``consumed_joules`` is the energy at the last job end minus the energy at the first
+    submission, and with no job end Batsim 4.2.1 (``export.cpp``) prints -1 minus the latter, a
+    negative number of joules that measures nothing; ``out_schedule.csv`` keeps it, as Batsim's.
     A run of a preemptive owner-share policy (OSEP, HOSEP, EHOSEP) also has ``tasks`` (the
     workload's jobs), ``restarts`` (the jobs it registered to run a preempted task again,
     ``<task>#<k>``) and ``preemptions`` (jobs killed to give their hosts away, each followed by a
@@ -60,6 +63,9 @@ class RunSummary:
     tasks: int | None = None
     restarts: int | None = None
     preemptions: int | None = None
+    #: True when the run had energy (``-E``) but no job ran: ``energy_joules`` is then None
+    #: (not in :meth:`as_dict`).
+    energy_unmeasured: bool = False
 
     @property
     def failed(self) -> int:
@@ -71,6 +77,7 @@ class RunSummary:
         """The fields as a dict (``summary.json``); ``tasks``, ``restarts`` and ``preemptions``
         only when known."""
         d = asdict(self)
+        del d["energy_unmeasured"]
         for k in ("tasks", "restarts", "preemptions"):
             if d[k] is None:
                 del d[k]
@@ -96,7 +103,9 @@ class RunSummary:
             lines += [f"mean waiting time     {self.mean_waiting_time:,.1f} s (max {self.max_waiting_time:,.1f} s)",
                       f"mean bounded slowdown {self.mean_bounded_slowdown:,.3f} (tau = {BSLD_TAU:g} s)"]
         lines.append(f"utilisation           {100 * self.utilisation:.1f} %")
-        if self.energy_joules is not None:
+        if self.energy_unmeasured:
+            lines.append("energy                none: no job ran")
+        elif self.energy_joules is not None:
             lines.append(f"energy                {self.energy_joules:,.0f} J = {self.energy_kwh:,.3f} kWh")
         return "\n".join(lines)
 
@@ -191,7 +200,8 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
         res: requested number of resources (hosts).
         nb_hosts: number of compute hosts (for utilisation).
         energy_joules: Batsim's ``consumed_joules`` of out_schedule.csv (J, from the first job
-            submission to the last job end), None without energy.
+            submission to the last job end), None without energy; ignored when no job ran
+            (every job rejected: Batsim's value then measures no span, :class:`RunSummary`).
         tau: bounded-slowdown threshold (s).
 
     Raises:
@@ -229,8 +239,9 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
         mean_bounded_slowdown=pairwise_sum(bsld) / n_ex if n_ex else None,
         max_waiting_time=_max(wait) if n_ex else None,
         utilisation=area / (nb_hosts * makespan) if makespan > 0 else 0.0,
-        energy_joules=energy_joules,
-        energy_kwh=None if energy_joules is None else energy_joules / JOULES_PER_KWH,
+        energy_joules=energy_joules if n_ex else None,
+        energy_kwh=None if energy_joules is None or not n_ex else energy_joules / JOULES_PER_KWH,
+        energy_unmeasured=energy_joules is not None and not n_ex,
     )
 
 
