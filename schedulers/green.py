@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 from .core.backfilling import INF, Reservation, ReservationProfile
 from .core.model import Job, Platform, PolicyInputError
-from .core.policy import Option, PolicyOptionError, option_flag, option_number
+from .core.policy import Option, PolicyOptionError, option_flag, option_number, option_unused
 from .easy import EASY
 from .heft import HEFT
 
@@ -55,7 +55,8 @@ OPTION_DOCS: dict[str, str] = {
                     default="10"),
     "per_gap": Option("take Δ from the CPU load of the job running during the overlap (Fig. 5): delta at "
                       "0 % load down to delta_min at 100 %", type="true or false", default="false"),
-    "delta_min": Option("Δ (%) of a job at 100 % CPU load when per_gap is true; at most delta",
+    "delta_min": Option("Δ (%) of a job at 100 % CPU load when per_gap is true (refused without it); at "
+                        "most delta",
                         type="number in [0, 100)", default="0"),
 }
 
@@ -70,6 +71,8 @@ class _Overlap:
         self.delta = option_number(self.name, options, "delta", 10.0, low=0.0, high=100.0, high_open=True)
         self.delta_min = option_number(self.name, options, "delta_min", 0.0, low=0.0, high=100.0, high_open=True)
         per_gap = option_flag(self.name, options, "per_gap")
+        if not per_gap:
+            option_unused(self.name, options, ("delta_min",), "per_gap false (every job's Δ is delta)")
         if per_gap and self.delta_min > self.delta:
             raise PolicyOptionError(f"policy {self.name!r}: option 'delta_min' ({self.delta_min}) must "
                                     f"not exceed 'delta' ({self.delta})")

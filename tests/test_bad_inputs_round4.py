@@ -90,3 +90,86 @@ def test_gym_settings_that_cannot_work_are_refused_when_the_environment_is_made(
     with pytest.raises(ValueError) as err:
         BatsimEnv(HETERO, str(_two_jobs(tmp_path)), **kwargs)
     assert str(err.value) == message
+
+
+# ------------------------------------------------------------------ energy of a run where no job ran
+def test_the_energy_of_a_run_where_every_job_was_rejected_is_none_not_a_negative_number(tmp_path: Path) -> None:
+    """Batsim's ``consumed_joules`` is the energy at the last job end minus the energy at the first
+    submission; with no job end real Batsim 4.2.1 prints -1 minus the latter. Two 5-host jobs on
+    the 4 hosts of hetero4.xml (``--fit keep``: FCFS rejects them), submitted at t = 100: the
+    4 compute hosts idle at 100 W for 100 s, 40,000 J, so ``out_schedule.csv`` says -40001, as
+    real Batsim 4.2.1 wrote it (``gridsched run --engine batsim --policy fcfs -p hetero4.xml -w
+    w.json -E --fit keep`` with ``PATH`` holding Batsim 4.2.1). The summary said "energy -40,001 J
+    = -0.011 kWh" and summary.json ``energy_joules: -40001.0``: no span was measured, so it is
+    none, said as the waiting times are."""
+    w = write_workload(tmp_path / "w.json", [{"id": i, "subtime": 100, "res": 5, "profile": "d"} for i in (1, 2)])
+    out = tmp_path / "out"
+    code, stdout, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", out, "--no-progress",
+                                  "-E", "--fit", "keep"])
+    assert code == 0, err
+    assert "energy                none: no job ran" in stdout.splitlines()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["rejected"] == 2 and summary["energy_joules"] is None and summary["energy_kwh"] is None
+    assert "energy_unmeasured" not in summary
+    sched = (out / "out_schedule.csv").read_text().splitlines()
+    assert sched[1].split(",")[1] == "-40001.000000"   # Batsim's own file, unchanged
+    # one job runs (10 s from t = 100): the energy is measured again, from 100 to 110 s
+    w2 = write_workload(tmp_path / "w2.json", [{"id": 1, "subtime": 100, "res": 1, "profile": "d"}])
+    code, stdout, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w2, "-o", tmp_path / "o2",
+                                  "--no-progress", "-E"])
+    assert code == 0, err
+    # 10 s x 4 hosts x 100 W (a delay job leaves its host at idle power)
+    assert json.loads((tmp_path / "o2" / "summary.json").read_text())["energy_joules"] == 4000.0
+
+
+# ------------------------------------------------------------------ policy options a run never used
+def test_an_ehosep_limit_for_a_user_who_owns_no_host_is_refused(tmp_path: Path) -> None:
+    """``limits`` of a user owning nothing never limits anything: a misspelt ``User1`` for the
+    owner ``user1`` ran user1 unlimited, labelled with a 50 % limit."""
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "user": "user1"}])
+    code, _, err = run_main(["run", "--policy", "ehosep", "-p", HETERO, "-w", w, "-o", tmp_path / "out",
+                             "--no-progress", "-E", "--policy-options", '{"limits": {"user1": 50, "User1": 50}}'])
+    assert code == 2
+    assert one_error_line(err) == (
+        "gridsched: error: policy 'ehosep': option 'limits' names user 'User1', who owns no host of the platform "
+        "(owners, by the hosts' 'owner' property: 'user1', 'user2'): its limit would have no effect")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("policy, options, message", [
+    ("buc", {"rule": "ema", "up": 0.5},
+     "option 'up' has no effect with rule 'ema' (only rule 'threshold' reads it)"),
+    ("buc-easy", {"down": 0.5, "rule": "linear"},
+     "option 'down' has no effect with rule 'linear' (only rule 'threshold' reads it)"),
+    ("buc", {"alpha": 0.5}, "option 'alpha' has no effect with rule 'threshold' (only rule 'ema' reads it)"),
+    ("buc", {"gain": 3, "rule": "ema"}, "option 'gain' has no effect with rule 'ema' (only rule 'linear' reads it)"),
+    ("buc", {"p0": 0.3, "rule": "ema"},
+     "option 'p0' has no effect with rule 'ema' (only rules 'threshold' and 'linear' read it)"),
+    ("conservative", {"recompute": True, "rjms_delay": 100},
+     "option 'rjms_delay' has no effect with recompute true (its rebuild adds no delay)"),
+    ("green-easy", {"delta_min": 5}, "option 'delta_min' has no effect with per_gap false (every job's Δ is delta)"),
+    ("green-heft", {"delta_min": 5, "per_gap": False},
+     "option 'delta_min' has no effect with per_gap false (every job's Δ is delta)"),
+])
+def test_an_option_the_chosen_mode_ignores_is_refused(tmp_path: Path, policy: str, options: dict,
+                                                      message: str) -> None:
+    """Each was accepted and the run made the same decisions as without it, its folder and
+    campaign records labelled with a value that was never used."""
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "walltime": 20, "profile": "d",
+                                              "user": "u"}])
+    code, _, err = run_main(["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp_path / "out",
+                             "--no-progress", "--compute-sharing", "--policy-options", json.dumps(options)])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: policy {policy!r}: {message}: drop it (a run would be "
+                                   "labelled with a value it never used)")
+
+
+@pytest.mark.parametrize("policy, options", [
+    ("buc", {"rule": "ema", "alpha": 0.5}), ("buc", {"rule": "linear", "gain": 3, "p0": 0.2}),
+    ("buc", {"up": 0.1, "down": 0.1, "p0": 0.4}), ("conservative", {"recompute": False, "rjms_delay": 0}),
+    ("green-easy", {"per_gap": True, "delta_min": 5}),
+])
+def test_the_options_each_mode_reads_are_still_accepted(policy: str, options: dict) -> None:
+    from schedulers.registry import get_policy
+
+    get_policy(policy, options)
