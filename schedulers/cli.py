@@ -454,6 +454,29 @@ def _batsim_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"roles": roles, "mmax": max(mmax, 0), "config": config, "context": context}
 
 
+def _refuse_empty_values(argv: list[str], parser: argparse.ArgumentParser) -> None:
+    """``gridsched engine``'s command line ``argv`` as Batsim 4.2.1's parser (docopt) reads it:
+    an empty argument given as the value of an option (``-e ''``, ``--redis-hostname ''``) is
+    refused ("-e requires an argument", Batsim's exit status 255), while the attached form
+    (``--export=``) is an empty value.
+
+    Raises:
+        RunInputError: the first such option, with Batsim's words.
+    """
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["engine"]
+    takes = {flag for a in sub._actions if a.nargs != 0 for flag in a.option_strings}
+    i = argv.index("engine") + 1 if "engine" in argv else 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return
+        if argv[i] in takes and i + 1 < len(argv):
+            if argv[i + 1] == "":
+                raise RunInputError(f"{argv[i]} '': real Batsim 4.2.1 refuses an empty argument (\"{argv[i]} requires "
+                                    "an argument\")")
+            i += 1
+        i += 1
+
+
 def cmd_engine(args: argparse.Namespace) -> int:
     term = _TermSignal()
     with term:
@@ -490,6 +513,9 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           forward_unknown_events=args.forward_unknown_events)
     for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
         print(f"gridsched engine: warning: {line}", file=sys.stderr)
+    for host in engine.platform.unknown_role_hosts:   # (Batsim ignores them without a word)
+        print(f"gridsched engine: warning: -r {host}:{opts['roles'][host]}: {engine.platform.source} has no host "
+              f"{host!r}; real Batsim 4.2.1 ignores it (no host gets that role)", file=sys.stderr)
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config.update(opts["config"])   # (build_engine's forward-unknown-events kept)
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,
@@ -828,6 +854,8 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
+        if getattr(args, "func", None) is cmd_engine:
+            _refuse_empty_values(list(sys.argv[1:] if argv is None else argv), parser)
         return int(args.func(args) or 0)
     except (PlatformError, WorkloadError, EventsError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
             RunInputError, CampaignError, PolicyInputError) as exc:

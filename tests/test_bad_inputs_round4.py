@@ -173,3 +173,56 @@ def test_the_options_each_mode_reads_are_still_accepted(policy: str, options: di
     from schedulers.registry import get_policy
 
     get_policy(policy, options)
+
+
+# ------------------------------------------------------------------ gridsched engine, Batsim's command line
+def test_a_role_for_a_host_the_platform_does_not_have_is_run_as_batsim_runs_it_with_a_warning(tmp_path: Path) -> None:
+    """Real Batsim 4.2.1 runs ``-r unknown:storage -r h0,,zz:compute_node`` without a word, its
+    files the same as without the option (recorded: ``batsim -q -p p.xml -w w.json -s
+    tcp://127.0.0.1:PORT -e OUT/out -r unknown:storage -r h0,,zz:compute_node`` against
+    ``gridsched serve --policy fcfs``, one compute host ``h0`` and one 10 s delay job: out_jobs.csv
+    and out_machine_states.csv byte for byte as the engine's). A misspelt host name silently
+    gives no host the role: the engine runs it the same and says so, one line a host."""
+    import threading
+
+    from schedulers.batsim.server import serve
+    from schedulers.registry import get_policy
+    from test_engine_zmq import free_port
+
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], delay=3)
+    port = free_port()
+    th = threading.Thread(target=serve, args=(get_policy("fcfs"), f"tcp://127.0.0.1:{port}"),
+                          kwargs={"connect_timeout": 20, "idle_timeout": 20}, daemon=True)
+    th.start()
+    code, _, err = run_main(["engine", "-p", HETERO, "-w", w, "-s", f"tcp://127.0.0.1:{port}", "-e", tmp_path / "out",
+                             "--timeout", "20", "-r", "a9:storage", "-r", "b1,,zz:compute_node"])
+    th.join(20)
+    assert code == 0, err
+    assert [ln for ln in err.splitlines() if "warning" in ln] == [
+        f"gridsched engine: warning: -r a9:storage: {HETERO} has no host 'a9'; real Batsim 4.2.1 ignores it "
+        "(no host gets that role)",
+        f"gridsched engine: warning: -r :compute_node: {HETERO} has no host ''; real Batsim 4.2.1 ignores it "
+        "(no host gets that role)",
+        f"gridsched engine: warning: -r zz:compute_node: {HETERO} has no host 'zz'; real Batsim 4.2.1 ignores it "
+        "(no host gets that role)"]
+    rows = (tmp_path / "out_jobs.csv").read_text().splitlines()
+    # the job on host 0 (a1) from 0 to 3 s: every host still a compute host
+    assert rows[1].split(",")[8:11] == ["0.000000", "3.000000", "3.000000"] and rows[1].split(",")[14] == "0"
+
+
+@pytest.mark.parametrize("flag", ["-e", "--export", "-s", "-m", "--redis-hostname", "--redis-prefix", "--sched-cfg",
+                                  "-p", "-w", "--events", "--sg-cfg"])
+def test_an_empty_argument_to_a_batsim_option_is_refused_as_batsim_refuses_it(tmp_path: Path, flag: str) -> None:
+    """Batsim 4.2.1's parser (docopt) refuses an option followed by an empty argument, printing
+    "FLAG requires an argument" and its usage, exit status 255 (recorded: ``batsim -p p.xml -w
+    w.json --dump-execution-context -e ''``, and likewise for each flag here). The engine took the
+    empty string: ``-e ''`` wrote ``_jobs.csv``... in the current folder. The attached form
+    (``--export=``) is an empty value for Batsim too, and for the engine."""
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}])
+    base = ["engine", "-p", HETERO, "-w", w, "--dump-execution-context"]
+    code, out, err = run_main([*base, flag, ""])
+    assert code == 2 and out == ""
+    assert one_error_line(err) == (f"gridsched: error: {flag} '': real Batsim 4.2.1 refuses an empty argument "
+                                   f"(\"{flag} requires an argument\")")
+    code, out, err = run_main([*base, "--export="])
+    assert code == 0 and json.loads(out)["export_prefix"] == "", err
