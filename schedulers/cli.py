@@ -98,8 +98,8 @@ class _Progress:
 
 
 #: ``--fit`` for traces: the converter drops oversized jobs by default (a trace from a bigger machine
-#: is the usual case) and has no proportional rescaling, so ``scale`` clamps.
-_TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp", "scale": "clamp"}
+#: is the usual case); it has no proportional rescaling, so ``scale`` (and ``keep``) are refused.
+_TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp"}
 
 
 @dataclass
@@ -163,9 +163,12 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         name = p.name.lower()
         target = stage / f"workload_w{i}.json"
         if name.endswith(_TRACE_SUFFIXES):
-            if args.fit == "keep":
-                raise RunInputError(f"{p}: --fit keep applies to JSON workloads; a trace's jobs larger than the "
-                                    "platform are dropped (default) or clamped (--fit clamp)")
+            if args.fit in ("keep", "scale"):   # (scale: a trace has no nb_res to scale res by)
+                raise RunInputError(f"{p}: --fit {args.fit} applies to JSON workloads; a trace's jobs larger than the "
+                                    "platform are dropped (default) or clamped (--fit clamp)"
+                                    + ("; to scale, convert it first (gridsched convert), then --fit scale scales "
+                                       "each res by the platform's hosts / the workload's nb_res"
+                                       if args.fit == "scale" else ""))
             from .inputs.convert import convert_trace   # (a JSON workload's run does without)
             cph = args.cores_per_host if args.cores_per_host is not None else cores
             opts: dict[str, Any] = {"cores_per_host": cph, "nb_hosts": nb_hosts,
@@ -665,7 +668,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--fit", choices=("error", "keep", "scale", "clamp", "drop"), default="error",
                      help="jobs larger than the platform: error (refuse the workload), keep them (as Batsim: the "
                           "policy rejects them), scale res, clamp res, drop the job; traces drop them unless "
-                          "clamp/scale (keep is for JSON workloads)")
+                          "clamp (keep and scale are for JSON workloads)")
     run.add_argument("--events", action="append", metavar="FILE",
                      help="Batsim's external events (one JSON object a line: machine_unavailable, "
                           "machine_available; repeatable); the policy hears them as NOTIFY")

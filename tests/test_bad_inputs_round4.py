@@ -226,3 +226,28 @@ def test_an_empty_argument_to_a_batsim_option_is_refused_as_batsim_refuses_it(tm
                                    f"(\"{flag} requires an argument\")")
     code, out, err = run_main([*base, "--export="])
     assert code == 0 and json.loads(out)["export_prefix"] == "", err
+
+
+# ------------------------------------------------------------------ traces
+def test_fit_scale_on_a_trace_is_refused_not_run_as_clamp(tmp_path: Path) -> None:
+    """``--fit scale`` on a trace clamped each oversized job to the platform (the conversion report
+    said "res clamped to nb_res (oversized='clamp')"): the run was labelled scale and run as
+    clamp, and the jobs that fit were left as they were, where scale changes every job's res."""
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 1000\n"
+                   "1 0 0 100 4 -1 -1 4 200 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+                   "2 10 0 50 40 -1 -1 40 100 -1 1 2 -1 -1 -1 -1 -1 -1\n")
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", swf, "-o", tmp_path / "out",
+                             "--no-progress", "--fit", "scale"])
+    assert code == 2
+    assert one_error_line(err) == (
+        f"gridsched: error: {swf}: --fit scale applies to JSON workloads; a trace's jobs larger than the platform "
+        "are dropped (default) or clamped (--fit clamp); to scale, convert it first (gridsched convert), then "
+        "--fit scale scales each res by the platform's hosts / the workload's nb_res")
+    assert not (tmp_path / "out").exists()
+    # --fit clamp says what it does: job 2 (40 processors, 10 hosts of 4 cores) clamped to the 4 hosts
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", swf, "-o", tmp_path / "o2",
+                             "--no-progress", "--fit", "clamp"])
+    assert code == 0, err
+    rows = [ln.split(",") for ln in (tmp_path / "o2" / "out_jobs.csv").read_text().splitlines()[1:]]
+    assert sorted((r[0], r[4]) for r in rows) == [("1", "1"), ("2", "4")]
