@@ -251,3 +251,30 @@ def test_fit_scale_on_a_trace_is_refused_not_run_as_clamp(tmp_path: Path) -> Non
     assert code == 0, err
     rows = [ln.split(",") for ln in (tmp_path / "o2" / "out_jobs.csv").read_text().splitlines()[1:]]
     assert sorted((r[0], r[4]) for r in rows) == [("1", "1"), ("2", "4")]
+
+
+@pytest.mark.parametrize("trace, more, message", [
+    ("t.swf", ["--site", "X"], "{trace}: --site does not apply to a .swf input (it takes: --cores-per-host, "
+     "--nb-hosts, --time-origin, --start, --end, --max-jobs, --keep-cancelled, --walltime, --runtime-source, "
+     "--no-users, --oversized)"),
+    ("t.swf", ["--rescale-mode", "clamp"], "{trace}: --rescale-mode does not apply to a .swf input (it takes: "
+     "--cores-per-host, --nb-hosts, --time-origin, --start, --end, --max-jobs, --keep-cancelled, --walltime, "
+     "--runtime-source, --no-users, --oversized)"),
+    ("w.json", ["--nb-hosts", "2", "--walltime", "none", "--no-users"],
+     "{trace}: --walltime, --no-users do not apply to a .json input (it takes: --nb-hosts, --rescale-mode)"),
+    ("t.swf", ["--cores-per-host", "0"], "--cores-per-host must be an integer >= 1, got 0"),
+    ("t.swf", ["--nb-hosts", "0"], "--nb-hosts must be an integer >= 1, got 0"),
+    ("t.swf", ["--start", "10", "--end", "5"], "--end (5.0) must be greater than --start (10.0)"),
+    ("t.swf", ["--time-origin", "inf"], "--time-origin must be 'first', 'zero' or a number of seconds, got inf"),
+])
+def test_convert_names_the_flags_the_user_typed(tmp_path: Path, trace: str, more: list, message: str) -> None:
+    """The messages named the converter's Python parameters ("option(s) site, mode do not
+    apply...", "cores_per_host must be...", "accepted: ..., profile_kind, ..."), not the flags
+    of ``gridsched convert``."""
+    (tmp_path / "t.swf").write_text("1 0 0 100 4 -1 -1 4 200 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}])
+    path = tmp_path / trace
+    code, out, err = run_main(["convert", path, "-o", tmp_path / "o.json", *more])
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["gridsched convert: error: " + message.format(trace=path)]
+    assert not (tmp_path / "o.json").exists()
