@@ -83,12 +83,18 @@ class _Overlap:
     def delta_of(self, job: Job) -> float:
         """Δ (%) ``job`` may overlap by: ``delta``, or with ``per_gap`` ``delta - (delta -
         delta_min) * cpu_load / 100`` (``cpu_load`` % from the job's workload fields, 100 when
-        absent or not a number in [0, 100])."""
+        absent).
+
+        Raises:
+            PolicyInputError: with ``per_gap``, a ``cpu_load`` that is not a number in [0, 100]
+                (a string, 150...: it was read as 100 without a word).
+        """
         if not self.per_gap:
             return self.delta
         load = job.extra.get("cpu_load", 100)
         if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 <= load <= 100:
-            load = 100
+            raise PolicyInputError(f"job {job.id!r}: workload field 'cpu_load' must be a number in [0, 100] (% of "
+                                   f"CPU load, policy {self.name!r} with per_gap), got {load!r}", job_id=job.id)
         return self.delta - (self.delta - self.delta_min) * float(load) / 100.0
 
     def _check_sharing(self, platform: Platform) -> None:
@@ -119,6 +125,13 @@ class _Overlap:
         self.overlaps += 1
         if at != INF:
             self.call_me_later(at)  # type: ignore[attr-defined]
+
+    def on_job_submitted(self, job: Job) -> None:
+        """With ``per_gap``, refuse at its submission a job whose ``cpu_load`` gives no Δ
+        (:meth:`delta_of`), not when it is first tried in a gap."""
+        if self.per_gap:
+            self.delta_of(job)
+        super().on_job_submitted(job)  # type: ignore[misc]
 
     def on_job_completed(self, job: Job) -> None:
         """Forget the job's overlap."""

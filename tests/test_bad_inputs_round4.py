@@ -278,3 +278,24 @@ def test_convert_names_the_flags_the_user_typed(tmp_path: Path, trace: str, more
     assert code == 2 and out == ""
     assert err.splitlines() == ["gridsched convert: error: " + message.format(trace=path)]
     assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("policy", ["green-easy", "green-heft"])
+@pytest.mark.parametrize("load", ["50", 150, -1, True])
+def test_a_cpu_load_per_gap_cannot_read_is_refused_naming_the_job(tmp_path: Path, policy: str, load) -> None:
+    """With ``per_gap`` a job's Δ comes from its ``cpu_load`` (%); a string "50", 150 or -1 was
+    read as 100 % without a word (Δ = delta_min instead of the Δ the researcher meant)."""
+    w = write_workload(tmp_path / "w.json", [
+        {"id": 1, "subtime": 0, "res": 4, "walltime": 200, "profile": "d", "cpu_load": 50},
+        {"id": 2, "subtime": 0, "res": 4, "walltime": 200, "profile": "d", "cpu_load": load}], delay=100)
+    code, _, err = run_main(["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp_path / "out", "--no-progress",
+                             "--compute-sharing", "--policy-options", '{"per_gap": true, "delta": 50}'])
+    assert code == 2
+    assert one_error_line(err) == (
+        f"gridsched: error: {w}: job 'w0!2': workload field 'cpu_load' must be a number in [0, 100] (% of CPU load, "
+        f"policy {policy!r} with per_gap), got {load!r}")
+    assert not (tmp_path / "out").exists()
+    # without per_gap the field is not read: the run goes on
+    code, _, err = run_main(["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp_path / "o2", "--no-progress",
+                             "--compute-sharing", "--policy-options", '{"delta": 50}'])
+    assert code == 0, err
