@@ -299,3 +299,22 @@ def test_a_cpu_load_per_gap_cannot_read_is_refused_naming_the_job(tmp_path: Path
     code, _, err = run_main(["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp_path / "o2", "--no-progress",
                              "--compute-sharing", "--policy-options", '{"delta": 50}'])
     assert code == 0, err
+
+
+@pytest.mark.parametrize("policy", ["osep", "hosep", "ehosep", "own-share"])
+def test_an_owner_share_policy_on_a_platform_without_owners_is_refused(tmp_path: Path, policy: str) -> None:
+    """No host with an ``owner`` property (forgotten, or spelt ``Owner``): every user owned
+    nothing, OSEP, HOSEP and EHOSEP ran as first-come first-served without a preemption, and
+    own-share rejected every job; each exited 0, labelled with the policy's name."""
+    platform = tmp_path / "p.xml"
+    platform.write_text(HETERO.read_text().replace('id="owner"', 'id="Owner"'))
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "user": "user1"}])
+    code, _, err = run_main(["run", "--policy", policy, "-p", platform, "-w", w, "-o", tmp_path / "out",
+                             "--no-progress", "-E"])
+    assert code == 2
+    assert one_error_line(err) == (
+        f"gridsched: error: policy {policy!r} enforces owner shares, but no compute host has the property 'owner' "
+        "(<prop id=\"owner\" value=\"USER\"/> in the platform): every user would own nothing")
+    code, _, err = run_main(["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp_path / "o2",
+                             "--no-progress", "-E"])
+    assert code == 0, err   # user1 owns a1 and b2 there
