@@ -318,3 +318,38 @@ def test_an_owner_share_policy_on_a_platform_without_owners_is_refused(tmp_path:
     code, _, err = run_main(["run", "--policy", policy, "-p", HETERO, "-w", w, "-o", tmp_path / "o2",
                              "--no-progress", "-E"])
     assert code == 0, err   # user1 owns a1 and b2 there
+
+
+# ------------------------------------------------------------------ campaign reports
+def test_a_report_says_how_many_runs_a_mean_is_over_when_some_have_no_value(tmp_path: Path) -> None:
+    """A metric with no value in some done runs (no job started: no waiting time) was averaged
+    over the others while the n column gave every done run: "12.5 (n = 1)" beside n = 3. The n
+    now says "1 of 3", and a paper's number for a group whose runs all lack the metric says so
+    rather than "no done run"."""
+    toml = tmp_path / "c.toml"
+    toml.write_text('name = "c"\nseeds = 3\n[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "g"\n'
+                    'generator = "synthetic"\nparams = { hosts = 4, jobs = 5, max_res = 2 }\n'
+                    '[report]\nmetrics = ["mean_waiting_time", "makespan"]\n'
+                    '[[report.reference]]\nwhere = { policy = "fcfs" }\nmetric = "max_waiting_time"\n'
+                    'value = 5.0\nsource = "paper"\n')
+    out = tmp_path / "out"
+    code, _, err = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 0, err
+    records = sorted((out / "results").glob("*.json"))
+    assert len(records) == 3
+    kept = None
+    for k, path in enumerate(records):   # seeds whose runs started no job: two of the three, then all
+        rec = json.loads(path.read_text())
+        if k < 2:
+            rec["summary"]["mean_waiting_time"] = None
+        else:
+            kept = rec["summary"]["mean_waiting_time"]
+        rec["summary"]["max_waiting_time"] = None
+        path.write_text(json.dumps(rec))
+    code, _, err = run_main(["campaign", "report", out])
+    assert code == 0, err
+    report = (out / "report.md").read_text()
+    from schedulers.campaign import fmt
+    assert f"| {fmt.mean_ci(kept)} | 1 of 3 |" in report          # the mean of the one run with a value
+    assert "| fcfs | max waiting time (s) | — | 0 of 3 | 5 | paper | — | n/a (no value in its done runs) |" in report
+    assert "| 3 |" in report.split("## makespan")[1]                 # every run has a makespan
