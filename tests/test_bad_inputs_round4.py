@@ -353,3 +353,37 @@ def test_a_report_says_how_many_runs_a_mean_is_over_when_some_have_no_value(tmp_
     assert f"| {fmt.mean_ci(kept)} | 1 of 3 |" in report          # the mean of the one run with a value
     assert "| fcfs | max waiting time (s) | — | 0 of 3 | 5 | paper | — | n/a (no value in its done runs) |" in report
     assert "| 3 |" in report.split("## makespan")[1]                 # every run has a makespan
+
+
+
+@pytest.mark.parametrize("line2, message", [
+    ("2 10 0 1e12 1 -1 -1 1 200", "{trace}, line 2: job '2': run time (field 4) 1000000000000 s is over 2**33 s "
+     "(8589934592), the longest time of a workload gridsched runs"),
+    ("2 10 0 77 1 -1 -1 1 1e300", "{trace}, line 2: job '2': requested time (field 9) 1.0000000000000001e+300 s is "
+     "over 2**33 s (8589934592), the longest time of a workload gridsched runs"),
+    ("2 9e9 0 77 1 -1 -1 1 200", "{trace}: job '2': 'subtime' must be a number of seconds >= 0 and <= 8589934592 "
+     "(2**33), got 9000000000 (its submit time after the time origin: keep an earlier part of the trace)"),
+])
+def test_convert_refuses_a_trace_gridsched_run_would_refuse(tmp_path: Path, line2: str, message: str) -> None:
+    """``gridsched convert`` wrote delay 1e12, a 301-digit walltime (1e300 as an integer) or a
+    subtime of 9e9 s, a workload that ``gridsched run`` then refused (times are at most 2**33 s,
+    docs/reference/formats.md); run refused such a trace, naming the job but not the line. Both now
+    refuse it while converting, with the line when the time is the record's own."""
+    trace = tmp_path / "t.swf"
+    trace.write_text("1 0 0 100 1 -1 -1 1 200 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+                     f"{line2} -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    code, out, err = run_main(["convert", trace, "-o", tmp_path / "w.json", "--nb-hosts", "4"])
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["gridsched convert: error: " + message.format(trace=trace)]
+    assert not (tmp_path / "w.json").exists()
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", trace, "-o", tmp_path / "out",
+                             "--no-progress", "--cores-per-host", "1"])
+    assert code == 2
+    assert one_error_line(err) == "gridsched: error: " + message.format(trace=trace)
+    # at 2**33 s exactly each is a workload time gridsched runs
+    trace.write_text("1 0 0 100 1 -1 -1 1 200 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+                     f"2 {2 ** 33} 0 {2 ** 33} 1 -1 -1 1 {2 ** 33} -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    code, _, err = run_main(["convert", trace, "-o", tmp_path / "w.json", "--nb-hosts", "4"])
+    assert code == 0, err
+    job2 = json.loads((tmp_path / "w.json").read_text())["jobs"][1]
+    assert (job2["subtime"], job2["walltime"]) == (2 ** 33, 2 ** 33)
