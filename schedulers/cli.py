@@ -205,8 +205,14 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 from .inputs.rescale import rescale_workload
                 fitted = rescale_workload(data, nb_hosts, mode=args.fit, source=str(p))
                 r = fitted.report
+                if r.records_read and not r.jobs_kept:   # (--fit drop dropped them all: as a trace's)
+                    from .inputs.convert import no_job
+                    raise no_job(p, r)
                 if r.notes or r.jobs_dropped:   # (said as a trace's conversion is: jobs changed)
-                    scale = (f"\n  every job's res x {nb_hosts} hosts / nb_res {data.get('nb_res')!r} of the file, rounded "
+                    nb_res = data.get("nb_res")
+                    of = (f"nb_res {nb_res!r} of the file" if type(nb_res) is int and nb_res >= 1 else
+                          f"its largest res {max(j['res'] for j in data['jobs'])} (no valid nb_res)")
+                    scale = (f"\n  every job's res x {nb_hosts} hosts / {of}, rounded "
                              "up: its share of the machine (jobs that fit too)" if args.fit == "scale" else "")
                     note = f"--fit {args.fit}: {r.summary()}{scale}\n  written to {target}"
                 data = dict(fitted)

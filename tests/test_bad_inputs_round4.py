@@ -387,3 +387,41 @@ def test_convert_refuses_a_trace_gridsched_run_would_refuse(tmp_path: Path, line
     assert code == 0, err
     job2 = json.loads((tmp_path / "w.json").read_text())["jobs"][1]
     assert (job2["subtime"], job2["walltime"]) == (2 ** 33, 2 ** 33)
+
+
+# ------------------------------------------------------------------ --fit on JSON workloads
+def test_fit_drop_that_drops_every_job_is_refused_as_a_trace_without_jobs_is(tmp_path: Path) -> None:
+    """``--fit drop`` on a workload whose every job is larger than the platform ran a simulation
+    of no job, exit status 0 ("jobs 0"); a trace whose every job is dropped is refused. Both are
+    refused now, saying why; so is ``gridsched convert --rescale-mode drop``."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 10, "jobs": [{"id": i, "subtime": 0, "res": 9, "profile": "d"} for i in (1, 2)],
+                             "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    message = f"{w}: no job to simulate: none of its 2 job(s) is kept (2 res > 4 hosts (mode='drop'))"
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", tmp_path / "out", "--no-progress",
+                             "--fit", "drop"])
+    assert code == 2
+    assert one_error_line(err) == f"gridsched: error: {message}"
+    assert not (tmp_path / "out").exists()
+    code, out, err = run_main(["convert", w, "-o", tmp_path / "c.json", "--nb-hosts", "4", "--rescale-mode", "drop"])
+    assert code == 2 and err.splitlines() == [f"gridsched convert: error: {message}"]
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_fit_clamp_does_not_say_it_scaled_and_fit_scale_says_what_it_divided_by(tmp_path: Path) -> None:
+    """Without a valid ``nb_res`` (0 here), ``--fit clamp`` noted "no valid nb_res: scaled from
+    the largest res (9)" though it scales nothing, and ``--fit scale`` said it divided by "nb_res
+    0 of the file" while it divided by the largest res, 9: res 9 x 4 hosts / 9 = 4."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 0, "jobs": [{"id": 1, "subtime": 0, "res": 9, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    code, out, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", tmp_path / "c", "--no-progress",
+                               "--fit", "clamp"])
+    assert code == 0, err
+    assert "scaled" not in err and "  note           1  res clamped to 4" in err.splitlines()
+    code, out, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", tmp_path / "s", "--no-progress",
+                               "--fit", "scale"])
+    assert code == 0, err
+    assert ("  every job's res x 4 hosts / its largest res 9 (no valid nb_res), rounded up: its share of the machine "
+            "(jobs that fit too)") in err.splitlines()
+    assert json.loads((tmp_path / "s" / "workload_w0.json").read_text())["jobs"][0]["res"] == 4

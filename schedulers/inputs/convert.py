@@ -146,6 +146,8 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
                              "platform (gridsched convert --nb-hosts N)")
         data = rescale_workload(load_workload_json(path), options["nb_hosts"],
                                 mode=options.get("mode", "scale"), source=str(path))
+        if data.report.records_read and not data.report.jobs_kept:   # (mode drop dropped them all)
+            raise no_job(path, data.report)
     report = data.report
     if validate:
         validate_workload(data, f"{output} (converted from {path})")
