@@ -425,3 +425,33 @@ def test_fit_clamp_does_not_say_it_scaled_and_fit_scale_says_what_it_divided_by(
     assert ("  every job's res x 4 hosts / its largest res 9 (no valid nb_res), rounded up: its share of the machine "
             "(jobs that fit too)") in err.splitlines()
     assert json.loads((tmp_path / "s" / "workload_w0.json").read_text())["jobs"][0]["res"] == 4
+
+
+# ------------------------------------------------------------------ energy: nonsense real Batsim runs
+@pytest.mark.xfail(strict=True, reason="needs a line in schedulers/engine/oddities.py input_warnings (not this "
+                   "helper's file): a sleep pstate that is also a virtual transition pstate")
+@pytest.mark.parametrize("sleep", ["2:2:2", "1:1:2"])
+def test_a_sleep_pstate_that_is_its_own_switching_pstate_runs_as_batsim_runs_it_with_a_warning(
+        tmp_path: Path, sleep: str) -> None:
+    """``sleep_pstates="2:2:2"`` (or ``1:1:2``) makes pstate 2 (1) a sleep pstate and a virtual
+    transition one; Batsim 4.2.1 classes it a transition pstate, which no request can reach.
+    Recorded with real Batsim 4.2.1 (``gridsched run --engine batsim --policy easy -E -p e2.xml -w
+    w2.json --policy-options '{"idle_timeout": 5}'``, PATH holding Batsim 4.2.1, two hosts of
+    pstates ``100Mf,1f,2f,1f``): the run starts, the first switch to sleep never completes and
+    Batsim ends at a deadlock; the engine's files are the same, byte for byte. Batsim says nothing
+    when it reads the platform: the engine runs it the same, with one warning line a host."""
+    hosts = "".join(f'<host id="h{i}" speed="100Mf,1f,2f,1f"><prop id="wattage_per_state" value="100:200, 10:10, '
+                    f'90:150, 125:125"/><prop id="sleep_pstates" value="{sleep}"/></host>' for i in (0, 1))
+    platform = tmp_path / "e2.xml"
+    platform.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                        '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="100Mf"/>'
+                        f"{hosts}</zone></platform>\n")
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}])
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", platform, "-w", w, "-o", tmp_path / "out",
+                             "--no-progress", "-E"])
+    assert code == 0, err
+    p = sleep.split(":")[0]
+    assert [ln for ln in err.splitlines() if "warning" in ln] == [
+        f"gridsched: warning: {platform}: host {h!r}: sleep_pstates {sleep!r}: pstate {p} is a sleep pstate and a "
+        "virtual transition one, which no request can reach: real Batsim 4.2.1 runs it, and a switch to it never "
+        "completes" for h in ("h0", "h1")]
