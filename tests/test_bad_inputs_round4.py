@@ -455,3 +455,40 @@ def test_a_sleep_pstate_that_is_its_own_switching_pstate_runs_as_batsim_runs_it_
         f"gridsched: warning: {platform}: host {h!r}: sleep_pstates {sleep!r}: pstate {p} is a sleep pstate and a "
         "virtual transition one, which no request can reach: real Batsim 4.2.1 runs it, and a switch to it never "
         "completes" for h in ("h0", "h1")]
+
+
+def test_a_campaign_run_again_after_its_policy_file_was_edited_runs_it_again(tmp_path: Path) -> None:
+    """A policy of the user's own code (``FILE.py:Class``) edited between two ``campaign run``:
+    the runs were "already present" and the first code's results were reported under the same
+    label. The file defining the class is now part of the run's identity, as a file scenario's
+    workload is. One 3 s job on hetero4.xml: FCFS runs it (makespan 3 s), the edited policy
+    rejects it (makespan 0, rejected 1)."""
+    from schedulers.campaign.collect import load_records
+
+    pol = tmp_path / "mine.py"
+    pol.write_text("from schedulers.fcfs import FCFS\n\nclass Mine(FCFS):\n    name = 'mine'\n")
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], delay=3)
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "{pol}:Mine"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
+                    f'workloads = ["{w.name}"]\n')
+    out = tmp_path / "cout"
+    code, _, err = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 0, err
+    pol.write_text("from schedulers.core.policy import Policy\n\nclass Mine(Policy):\n    name = 'mine'\n\n"
+                   "    def on_job_submitted(self, job):\n        self.reject(job)\n")
+    from schedulers import registry   # (a new `gridsched` process would import the edited file)
+    registry._USER_POLICIES.pop(f"{pol}:Mine")
+    code, stdout, err = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 0, err
+    assert "ran 1 (0 failed), 0 already present" in stdout
+    from schedulers.campaign.spec import load_campaign
+    (run,) = load_campaign(toml).runs()
+    (rec,) = [r for r in load_records(out) if r["id"] == run.id]
+    assert (rec["summary"]["rejected"], rec["summary"]["makespan"]) == (1, 0.0)
+    # unchanged, it is present; a registered policy's run id does not change
+    code, stdout, _ = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 0 and "ran 0 (0 failed), 1 already present" in stdout
+    assert run.policy_sha256 is not None and len(run.policy_sha256) == 64
+    toml.write_text(toml.read_text().replace(f"{pol}:Mine", "fcfs"))
+    (builtin,) = load_campaign(toml).runs()
+    assert builtin.policy_sha256 is None and "policy_sha256" not in builtin.identity()
