@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         prefix = str(out / "out_")
         if engine is None:
             _run_batsim(args, options, workloads, events, prefix)
-            summary = summarize_outputs(prefix, nb_hosts)
+            summary = summarize_outputs(prefix, nb_hosts, compute_sharing=args.compute_sharing)
         else:
             assert policy is not None   # (built with the engine: args.engine == "embedded")
             done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
@@ -246,7 +246,8 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
         _undo_output(out, created, prepared)
         raise
     # (the same summary as of the files just written, without reading them back)
-    return columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
+    return columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None,
+                           jobs=result.jobs if args.compute_sharing else None)
 
 
 def _workload_of(engine: Engine, prepared: list[_Prepared], job_id: str | None) -> str | None:

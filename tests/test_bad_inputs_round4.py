@@ -492,3 +492,36 @@ def test_a_campaign_run_again_after_its_policy_file_was_edited_runs_it_again(tmp
     toml.write_text(toml.read_text().replace(f"{pol}:Mine", "fcfs"))
     (builtin,) = load_campaign(toml).runs()
     assert builtin.policy_sha256 is None and "policy_sha256" not in builtin.identity()
+
+
+# ------------------------------------------------------------------ utilisation under compute sharing
+def test_utilisation_under_compute_sharing_counts_a_shared_host_once(tmp_path: Path) -> None:
+    """green-easy (Δ = 90 %, compute sharing) starts job 3 (2 hosts, 150 s) at t = 1 beside job 1
+    (hosts 0-1, 0-99 s); job 2 (4 hosts) starts at 100, sharing hosts 2-3 with job 3 until 151.
+    Busy time: hosts 0-1 [0, 99) and [100, 199): 198 s each; hosts 2-3 [1, 199): 198 s each; 792
+    host-s over 4 hosts x 199 s = 0.994975 (99.5 %). The sum of res x execution (2 x 99 + 2 x 150
+    + 4 x 99 = 894 host-s) gave 112.3 %, and summary.json 1.123: a utilisation above 1."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 2, "walltime": 100, "profile": "a"},
+        {"id": 2, "subtime": 0.5, "res": 4, "walltime": 100, "profile": "a"},
+        {"id": 3, "subtime": 1, "res": 2, "walltime": 200, "profile": "b"}],
+        "profiles": {"a": {"type": "delay", "delay": 99}, "b": {"type": "delay", "delay": 150}}}))
+    out = tmp_path / "out"
+    code, stdout, err = run_main(["run", "--policy", "green-easy", "-p", HETERO, "-w", w, "-o", out, "--no-progress",
+                                  "--compute-sharing", "--policy-options", '{"delta": 90}'])
+    assert code == 0, err
+    rows = {r.split(",")[0]: r.split(",") for r in (out / "out_jobs.csv").read_text().splitlines()[1:]}
+    assert [(rows[i][8], rows[i][14]) for i in "123"] == [("0.000000", "0-1"), ("100.000000", "0-3"),
+                                                          ("1.000000", "2-3")]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["utilisation"] == pytest.approx(792 / (4 * 199), abs=1e-12)
+    assert "utilisation           99.5 %" in stdout.splitlines()
+    # the files read back give the same number; the campaign path too
+    from schedulers.core.metrics import summarize_outputs
+    assert summarize_outputs(out / "out_", 4, compute_sharing=True).utilisation == summary["utilisation"]
+    from schedulers.campaign.execute import summary_of_result
+    from schedulers.engine import simulate
+    from schedulers.registry import get_policy
+    result = simulate(HETERO, [str(w)], get_policy("green-easy", {"delta": 90}), compute_sharing=True)
+    assert summary_of_result(result, 4, False, compute_sharing=True)["utilisation"] == summary["utilisation"]
