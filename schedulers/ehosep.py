@@ -97,7 +97,7 @@ class EHOSEP(OwnerSharePolicy):
     option_docs = {**OwnerSharePolicy.option_docs,
                    "limits": Option("power limit per user, in percent of the full-load power of the user's own "
                                     "hosts (EHOSEP paper §3.1), e.g. {\"user1\": 120}; users who own nothing are "
-                                    "not limited", type="object: user -> number > 0 (%)",
+                                    "not limited", type="object: user -> number >= 0 (%)",
                                     default="100 for every user")}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:

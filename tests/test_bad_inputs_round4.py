@@ -525,3 +525,19 @@ def test_utilisation_under_compute_sharing_counts_a_shared_host_once(tmp_path: P
     from schedulers.registry import get_policy
     result = simulate(HETERO, [str(w)], get_policy("green-easy", {"delta": 90}), compute_sharing=True)
     assert summary_of_result(result, 4, False, compute_sharing=True)["utilisation"] == summary["utilisation"]
+
+
+def test_a_line_plot_says_which_groups_it_leaves_out_for_want_of_x(tmp_path: Path) -> None:
+    """An axis of conservative's option ``rjms_delay`` does not apply to fcfs: its runs have no x,
+    and the line plot by ``rjms_delay`` dropped the fcfs series without a word."""
+    toml = tmp_path / "c.toml"
+    toml.write_text('name = "c"\nseeds = 2\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "conservative"\n'
+                    '[[scenario]]\nname = "g"\ngenerator = "synthetic"\nparams = { hosts = 4, jobs = 5, max_res = 2 }\n'
+                    '[axes]\nrjms_delay = [0, 5]\n[report]\nmetrics = ["makespan"]\n'
+                    '[[report.plot]]\nkind = "line"\nmetric = "makespan"\nx = "rjms_delay"\nhue = "policy"\n')
+    out = tmp_path / "out"
+    code, _, err = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress", "--report"])
+    assert code == 0, err
+    lines = (out / "report.md").read_text().splitlines()
+    k = lines.index("![makespan (s) by rjms delay](plots/line_makespan_by_rjms_delay_policy.png)")
+    assert lines[k + 2] == "- Not in this plot: policy fcfs, which has no rjms delay (the axis does not apply to it)."

@@ -504,6 +504,13 @@ def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFr
             raise c.fail(f"report.plot[{i}]", str(exc)) if from_spec else exc
         alt = p.title or f"{metric_label(p.metric, labels)} by {column_label(p.x, labels)}"
         lines += [f"![{alt}](plots/{stem}.png)", ""]
+        if p.kind == "line":   # (a line needs x: groups where the axis does not apply have none)
+            off = rows[rows[p.x].isna() & rows[f"{p.metric}_mean"].notna()]
+            if len(off):
+                names = sorted({_cell(v) for v in off[p.hue]}) if p.hue and off[p.hue].notna().all() else []
+                who = f"{column_label(p.hue, labels)} {', '.join(names)}" if names else f"{len(off)} group(s)"
+                lines += [f"- Not in this plot: {who}, which {'has' if len(names) == 1 else 'have'} no "
+                          f"{column_label(p.x, labels)} (the axis does not apply to it).", ""]
     return lines
 
 
