@@ -541,3 +541,17 @@ def test_a_line_plot_says_which_groups_it_leaves_out_for_want_of_x(tmp_path: Pat
     lines = (out / "report.md").read_text().splitlines()
     k = lines.index("![makespan (s) by rjms delay](plots/line_makespan_by_rjms_delay_policy.png)")
     assert lines[k + 2] == "- Not in this plot: policy fcfs, which has no rjms delay (the axis does not apply to it)."
+
+
+def test_an_swf_status_that_is_no_integer_is_unknown_as_in_gwf(tmp_path: Path) -> None:
+    """SWF field 11 ``5.5`` was truncated to 5 (cancelled: the job dropped) and ``1.5`` to 1
+    (completed); the GWF reader reads such a status as unknown (-1, the job kept and noted)."""
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 0 100 1 -1 -1 1 200 -1 5.5 1 -1 -1 -1 -1 -1 -1\n"
+                   "2 0 0 100 1 -1 -1 1 200 -1 1.5 1 -1 -1 -1 -1 -1 -1\n"
+                   "3 0 0 100 1 -1 -1 1 200 -1 5 1 -1 -1 -1 -1 -1 -1\n")
+    code, out, err = run_main(["convert", swf, "-o", tmp_path / "w.json"])
+    assert code == 0, err
+    assert f"{swf} (swf): 3 records read, 2 jobs kept, 1 dropped" in out.splitlines()
+    assert "  note           2  status unknown (field 11 = -1), job kept" in out.splitlines()
+    assert [j["id"] for j in json.loads((tmp_path / "w.json").read_text())["jobs"]] == ["1", "2"]

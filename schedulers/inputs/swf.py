@@ -800,7 +800,7 @@ def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) ->
         if user_text is None and user != -1:
             user_text = users[user] = f"u{_compact(user)}"
         yield TraceRecord(lineno, _job_id(tokens[0]), values[1], values[3], values[4], values[7], values[8],
-                          int(values[10]), user_text)
+                          int(values[10]) if values[10].is_integer() else -1, user_text)   # (as GWF: 1.5 unknown)
 
 
 def _header_hosts(header: dict[str, str], cores_per_host: int) -> int | None:
