@@ -137,7 +137,8 @@ def _looks_like(path: Path) -> str | None:
     return "xml" if head[:1] == b"<" else None
 
 
-def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
+def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path,
+                       most_cores: int | None = None) -> list[_Prepared]:
     """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked, into
     ``stage`` (moved to the output folder once every input is known to be good). For the
     embedded engine a trace is converted as it is read, straight to its staged file, and not
@@ -186,7 +187,10 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
             except (ValueError, OSError) as exc:
                 raise RunInputError(f"{p}: cannot convert the trace: {exc}") from None
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
-            prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
+            mixed = (f"\n  the platform's hosts have {cores} to {most_cores} cores: a host is {cores} processors, the "
+                     "fewest (--cores-per-host N to choose)"
+                     if args.cores_per_host is None and most_cores is not None and most_cores != cores else "")
+            prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}{mixed}"))
         elif not name.endswith((".json", ".json.gz")) and (kind := _looks_like(p)) is not None:
             raise RunInputError(f"{p}: not a Batsim JSON workload, but it looks like an SWF/GWF trace (lines of "
                                 "numbers): gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it"

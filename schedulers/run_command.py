@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     lock = RunLock(out)
     try:
         with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
-            prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
+            prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage), max(h.cores for h in spec.compute))
             engine = _checked_engine(args, spec, prepared, events, nb_hosts)
             # Every input is good: now the output folder, held until the last file is written.
             created = _prepare_output(out, previous, lock, args.overwrite)

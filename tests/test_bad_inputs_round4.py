@@ -555,3 +555,24 @@ def test_an_swf_status_that_is_no_integer_is_unknown_as_in_gwf(tmp_path: Path) -
     assert f"{swf} (swf): 3 records read, 2 jobs kept, 1 dropped" in out.splitlines()
     assert "  note           2  status unknown (field 11 = -1), job kept" in out.splitlines()
     assert [j["id"] for j in json.loads((tmp_path / "w.json").read_text())["jobs"]] == ["1", "2"]
+
+
+def test_a_trace_on_hosts_of_different_core_counts_says_which_count_makes_a_host(tmp_path: Path) -> None:
+    """``--cores-per-host`` defaults to the platform's cores; on hosts of 2 and 8 cores the fewest
+    (2) was taken without a word: a 8-processor job became 4 hosts. The conversion note says so."""
+    platform = tmp_path / "p.xml"
+    platform.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                        '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+                        '<host id="a" speed="1Gf" core="2"/><host id="b" speed="1Gf" core="8"/>'
+                        '<host id="c" speed="1Gf" core="8"/><host id="d" speed="1Gf" core="8"/></zone></platform>\n')
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 0 100 8 -1 -1 8 200 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", platform, "-w", swf, "-o", tmp_path / "out",
+                             "--no-progress"])
+    assert code == 0, err
+    assert ("  the platform's hosts have 2 to 8 cores: a host is 2 processors, the fewest (--cores-per-host N to "
+            "choose)") in err.splitlines()
+    assert json.loads((tmp_path / "out" / "workload_w0.json").read_text())["jobs"][0]["res"] == 4
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", platform, "-w", swf, "-o", tmp_path / "o2",
+                             "--no-progress", "--cores-per-host", "8"])
+    assert code == 0 and "the fewest" not in err
