@@ -53,6 +53,8 @@ def _policy_options(text: str | None) -> dict[str, Any]:
     text = text.strip()
     if text.startswith("@"):
         src = f"--policy-options {text}"
+        if not text[1:].strip():
+            raise RunInputError("--policy-options @: no file name after '@' (@FILE reads the options from FILE)")
         try:
             data = read_json(text[1:], RunInputError, "options file")
         except RunInputError as exc:

@@ -576,3 +576,15 @@ def test_a_trace_on_hosts_of_different_core_counts_says_which_count_makes_a_host
     code, _, err = run_main(["run", "--policy", "fcfs", "-p", platform, "-w", swf, "-o", tmp_path / "o2",
                              "--no-progress", "--cores-per-host", "8"])
     assert code == 0 and "the fewest" not in err
+
+
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_policy_options_at_sign_without_a_file_name_says_so(tmp_path: Path, command: str) -> None:
+    """``--policy-options @`` said "--policy-options: : no such options file" (an empty name)."""
+    w = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}])
+    argv = (["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", tmp_path / "out", "--no-progress"]
+            if command == "run" else ["serve", "--policy", "fcfs", "--connect-timeout", "1"])
+    code, _, err = run_main([*argv, "--policy-options", "@"])
+    assert code == 2
+    lead = "gridsched: error: " if command == "run" else "gridsched serve: "
+    assert err.splitlines() == [f"{lead}--policy-options @: no file name after '@' (@FILE reads the options from FILE)"]
