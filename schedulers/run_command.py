@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         prefix = str(out / "out_")
         if engine is None:
             _run_batsim(args, options, workloads, events, prefix)
-            summary = summarize_outputs(prefix, nb_hosts, compute_sharing=args.compute_sharing)
+            shared = args.compute_sharing or "--enable-compute-sharing" in (args.batsim_arg or ())
+            summary = summarize_outputs(prefix, nb_hosts, compute_sharing=shared)
         else:
             assert policy is not None   # (built with the engine: args.engine == "embedded")
             done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
