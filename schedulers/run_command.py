@@ -269,7 +269,8 @@ def _write_summary(args: argparse.Namespace, out: Path, prefix: str, nb_hosts: i
         from dataclasses import replace
 
         from .core.metrics import task_counts
-        summary = replace(summary, **task_counts(prefix + "jobs.csv"))
+        counts = task_counts(prefix + "jobs.csv")
+        summary = replace(summary, tasks=counts["tasks"], restarts=counts["restarts"], preemptions=counts["preemptions"])
     values = summary.as_dict()
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     if bad:

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Iterator, cast
 
 from ..outfiles import atomic_output
 from ..core.metrics import RunSummary, busy_host_seconds, summarize_columns
-from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows, MachineStateRows, execution_time
+from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows, MachineStateRows
 from .simulator import EngineError, EngineResult
 from .workload import EngineJob
 
@@ -315,11 +315,13 @@ class JobColumns:
 def busy_of(jobs: Iterable[DoneJob]) -> float:
     """The hosts' busy time (host-s) of a run's executed ``jobs``, each host counted once when
     jobs overlap on it (compute sharing: :func:`~schedulers.core.metrics.busy_host_seconds`), from
-    the start and execution times as ``out_jobs.csv`` prints them (``%f``): the value
+    the start and execution times (a null runtime printed as Batsim's
+    :data:`~.results.NULL_RUNTIME_EPSILON`) as ``out_jobs.csv`` prints them (``%f``): the value
     :func:`~schedulers.core.metrics.summarize_outputs` reads of the file."""
     ran = [j for j in jobs if j.state != "REJECTED"]
     return busy_host_seconds((float("%f" % j.start) for j in ran),
-                             (float("%f" % execution_time(j)) for j in ran), (j.alloc for j in ran))
+                             (float("%f" % (j.runtime if j.runtime > 0 else NULL_RUNTIME_EPSILON)) for j in ran),
+                             (j.alloc for j in ran))
 
 
 def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, schedule_trace: bool = True,

@@ -14,7 +14,6 @@ Actions, masks and the stall rule: :mod:`schedulers.gym.agent`; observations:
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -102,7 +101,7 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("a workload is needed with a platform file")
         if not (isinstance(window, int) and not isinstance(window, bool) and window >= 1):
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
-        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, numbers.Real) and 0 < stall_wait < math.inf):
+        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating)) and 0 < stall_wait < math.inf):
             # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time)
             raise ValueError(f"stall_wait must be a finite number of seconds > 0, got {stall_wait!r}")
         if max_steps is not None and not (isinstance(max_steps, int) and not isinstance(max_steps, bool)
