@@ -82,7 +82,7 @@ from .core.backfilling import lowest_bits
 from .core.grouped_queue import GroupedQueue, MergedView
 from .core.limits import MAX_TIME, MAX_TIME_POWER
 from .core.model import Job, JobState
-from .core.policy import Option, option_choice, option_number
+from .core.policy import Option, option_choice, option_number, option_unused
 from .easy import EASY
 from .fcfs import FCFS
 
@@ -94,6 +94,10 @@ UP = 1.0 - 0.025 ** 0.01
 DOWN = 1.0 - 0.08 ** 0.01
 
 #: Defaults of the options (see :attr:`BUCOrder.option_docs`).
+#: The rules that read each rule parameter (the others ignore it: given with them, it is refused).
+_RULE_PARAMETERS: dict[str, tuple[str, ...]] = {"up": ("threshold",), "down": ("threshold",), "alpha": ("ema",),
+                                                "gain": ("linear",), "p0": ("threshold", "linear")}
+
 DEFAULTS: dict[str, Any] = {"kp": 10800.0, "su0": 60.0, "rule": "threshold", "up": UP, "down": DOWN,
                             "alpha": 0.1, "gain": 20.0, "p0": 0.5, "work_ref": 0.0}
 RULES = ("threshold", "ema", "linear")
@@ -173,7 +177,8 @@ class BUCOrder:
         updates, skipped: jobs that updated a score / ended without updating one.
 
     Raises:
-        PolicyOptionError: an option out of range or an unknown ``rule``.
+        PolicyOptionError: an option out of range, an unknown ``rule``, or a parameter of another
+            rule than ``rule`` (``up``, ``down``, ``alpha``, ``gain``, ``p0``: it would be ignored).
     """
 
     dynamic_queue_order: ClassVar[bool] = True
@@ -184,7 +189,8 @@ class BUCOrder:
         "su0": Option("initial score Su of every user", type="number in [0, 100]", default="60"),
         "rule": Option("score update after a job that ended normally: 'threshold' (consistent with the paper's "
                        "final scores: 4.8, 96.14 and 99 for P = 0, 0.5 and 1), 'ema' (Su += alpha (100 P - Su)) "
-                       "or 'linear' (Su += gain (P - p0) clamped to [0, 100])", type="'threshold', 'ema' or 'linear'",
+                       "or 'linear' (Su += gain (P - p0) clamped to [0, 100]); a parameter of another rule (up, "
+                       "down, alpha, gain, p0) is refused", type="'threshold', 'ema' or 'linear'",
                        default="'threshold'"),
         "up": Option("step of the 'threshold' rule for a precise job (P >= p0): Su += up P (100 - Su)",
                      type="number in [0, 1]", default="0.036217"),
@@ -212,6 +218,10 @@ class BUCOrder:
         self.p0 = option_number(name, opts, "p0", DEFAULTS["p0"], low=0.0, high=1.0)
         self.work_ref = option_number(name, opts, "work_ref", DEFAULTS["work_ref"], low=0.0)
         self.rule = option_choice(name, opts, "rule", DEFAULTS["rule"], RULES)
+        for key, rules in _RULE_PARAMETERS.items():
+            if self.rule not in rules:
+                who = f"rule {rules[0]!r} reads" if len(rules) == 1 else f"rules {' and '.join(map(repr, rules))} read"
+                option_unused(name, opts, (key,), f"rule {self.rule!r} (only {who} it)")
         self.scores: dict[str, float] = {}
         self.updates = 0
         self.skipped = 0

@@ -53,6 +53,8 @@ def _policy_options(text: str | None) -> dict[str, Any]:
     text = text.strip()
     if text.startswith("@"):
         src = f"--policy-options {text}"
+        if not text[1:].strip():
+            raise RunInputError("--policy-options @: no file name after '@' (@FILE reads the options from FILE)")
         try:
             data = read_json(text[1:], RunInputError, "options file")
         except RunInputError as exc:
@@ -98,8 +100,8 @@ class _Progress:
 
 
 #: ``--fit`` for traces: the converter drops oversized jobs by default (a trace from a bigger machine
-#: is the usual case) and has no proportional rescaling, so ``scale`` clamps.
-_TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp", "scale": "clamp"}
+#: is the usual case); it has no proportional rescaling, so ``scale`` (and ``keep``) are refused.
+_TRACE_OVERSIZED = {"error": "drop", "drop": "drop", "clamp": "clamp"}
 
 
 @dataclass
@@ -137,7 +139,8 @@ def _looks_like(path: Path) -> str | None:
     return "xml" if head[:1] == b"<" else None
 
 
-def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path) -> list[_Prepared]:
+def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stage: Path,
+                       most_cores: int | None = None) -> list[_Prepared]:
     """Convert traces on the fly (SWF/GWF) and fit JSON workloads to the platform if asked, into
     ``stage`` (moved to the output folder once every input is known to be good). For the
     embedded engine a trace is converted as it is read, straight to its staged file, and not
@@ -163,9 +166,12 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         name = p.name.lower()
         target = stage / f"workload_w{i}.json"
         if name.endswith(_TRACE_SUFFIXES):
-            if args.fit == "keep":
-                raise RunInputError(f"{p}: --fit keep applies to JSON workloads; a trace's jobs larger than the "
-                                    "platform are dropped (default) or clamped (--fit clamp)")
+            if args.fit in ("keep", "scale"):   # (scale: a trace has no nb_res to scale res by)
+                raise RunInputError(f"{p}: --fit {args.fit} applies to JSON workloads; a trace's jobs larger than the "
+                                    "platform are dropped (default) or clamped (--fit clamp)"
+                                    + ("; to scale, convert it first (gridsched convert), then --fit scale scales "
+                                       "each res by the platform's hosts / the workload's nb_res"
+                                       if args.fit == "scale" else ""))
             from .inputs.convert import convert_trace   # (a JSON workload's run does without)
             cph = args.cores_per_host if args.cores_per_host is not None else cores
             opts: dict[str, Any] = {"cores_per_host": cph, "nb_hosts": nb_hosts,
@@ -183,7 +189,10 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
             except (ValueError, OSError) as exc:
                 raise RunInputError(f"{p}: cannot convert the trace: {exc}") from None
             # not read back here: the engine reads the staged file piece by piece, as a JSON input
-            prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}"))
+            mixed = (f"\n  the platform's hosts have {cores} to {most_cores} cores: a host is {cores} processors, the "
+                     "fewest (--cores-per-host N to choose)"
+                     if args.cores_per_host is None and most_cores is not None and most_cores != cores else "")
+            prepared.append(_Prepared(str(p), target, note=f"converted {p.name}: {report.summary()}{mixed}"))
         elif not name.endswith((".json", ".json.gz")) and (kind := _looks_like(p)) is not None:
             raise RunInputError(f"{p}: not a Batsim JSON workload, but it looks like an SWF/GWF trace (lines of "
                                 "numbers): gridsched run reads traces named .swf, .swf.gz, .gwf or .gwf.gz; rename it"
@@ -202,8 +211,14 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                 from .inputs.rescale import rescale_workload
                 fitted = rescale_workload(data, nb_hosts, mode=args.fit, source=str(p))
                 r = fitted.report
+                if r.records_read and not r.jobs_kept:   # (--fit drop dropped them all: as a trace's)
+                    from .inputs.convert import no_job
+                    raise no_job(p, r)
                 if r.notes or r.jobs_dropped:   # (said as a trace's conversion is: jobs changed)
-                    scale = (f"\n  every job's res x {nb_hosts} hosts / nb_res {data.get('nb_res')!r} of the file, rounded "
+                    nb_res = data.get("nb_res")
+                    of = (f"nb_res {nb_res!r} of the file" if type(nb_res) is int and nb_res >= 1 else
+                          f"its largest res {max(j['res'] for j in data['jobs'])} (no valid nb_res)")
+                    scale = (f"\n  every job's res x {nb_hosts} hosts / {of}, rounded "
                              "up: its share of the machine (jobs that fit too)" if args.fit == "scale" else "")
                     note = f"--fit {args.fit}: {r.summary()}{scale}\n  written to {target}"
                 data = dict(fitted)
@@ -454,6 +469,29 @@ def _batsim_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"roles": roles, "mmax": max(mmax, 0), "config": config, "context": context}
 
 
+def _refuse_empty_values(argv: list[str], parser: argparse.ArgumentParser) -> None:
+    """``gridsched engine``'s command line ``argv`` as Batsim 4.2.1's parser (docopt) reads it:
+    an empty argument given as the value of an option (``-e ''``, ``--redis-hostname ''``) is
+    refused ("-e requires an argument", Batsim's exit status 255), while the attached form
+    (``--export=``) is an empty value.
+
+    Raises:
+        RunInputError: the first such option, with Batsim's words.
+    """
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["engine"]
+    takes = {flag for a in sub._actions if a.nargs != 0 for flag in a.option_strings}
+    i = argv.index("engine") + 1 if "engine" in argv else 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return
+        if argv[i] in takes and i + 1 < len(argv):
+            if argv[i + 1] == "":
+                raise RunInputError(f"{argv[i]} '': real Batsim 4.2.1 refuses an empty argument (\"{argv[i]} requires "
+                                    "an argument\")")
+            i += 1
+        i += 1
+
+
 def cmd_engine(args: argparse.Namespace) -> int:
     term = _TermSignal()
     with term:
@@ -490,6 +528,9 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           forward_unknown_events=args.forward_unknown_events)
     for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
         print(f"gridsched engine: warning: {line}", file=sys.stderr)
+    for host in engine.platform.unknown_role_hosts:   # (Batsim ignores them without a word)
+        print(f"gridsched engine: warning: -r {host}:{opts['roles'][host]}: {engine.platform.source} has no host "
+              f"{host!r}; real Batsim 4.2.1 ignores it (no host gets that role)", file=sys.stderr)
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config.update(opts["config"])   # (build_engine's forward-unknown-events kept)
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,
@@ -639,7 +680,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--fit", choices=("error", "keep", "scale", "clamp", "drop"), default="error",
                      help="jobs larger than the platform: error (refuse the workload), keep them (as Batsim: the "
                           "policy rejects them), scale res, clamp res, drop the job; traces drop them unless "
-                          "clamp/scale (keep is for JSON workloads)")
+                          "clamp (keep and scale are for JSON workloads)")
     run.add_argument("--events", action="append", metavar="FILE",
                      help="Batsim's external events (one JSON object a line: machine_unavailable, "
                           "machine_available; repeatable); the policy hears them as NOTIFY")
@@ -828,6 +869,8 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
+        if getattr(args, "func", None) is cmd_engine:
+            _refuse_empty_values(list(sys.argv[1:] if argv is None else argv), parser)
         return int(args.func(args) or 0)
     except (PlatformError, WorkloadError, EventsError, EngineError, KeyError, FileNotFoundError, PolicyOptionError,
             RunInputError, CampaignError, PolicyInputError) as exc:

@@ -143,7 +143,7 @@ from typing import Any, Iterator
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
 from .core.kept_reservations import KeptReservations
 from .core.limits import MAX_TIME, MAX_TIME_POWER
-from .core.policy import Option, PolicyOptionError
+from .core.policy import Option, PolicyOptionError, option_unused
 from .core.model import Job, JobState
 from .core.waiting import walltime_key, walltime_limits
 from .easy import EASY
@@ -259,7 +259,7 @@ class Conservative(EASY):
                                default="every waiting job"),
         "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
                              "job's hold (batsched's --rjms_delay, applied to every job it reads); "
-                             "ignored with recompute", type=f"number >= 0 and <= 2**{MAX_TIME_POWER} (s)",
+                             "refused with recompute, which adds none", type=f"number >= 0 and <= 2**{MAX_TIME_POWER} (s)",
                              default="5 (batsched's)"),
         "recompute": Option("true: rebuild every reservation in queue order at each pass from the running "
                             "jobs (a compression that may push a later job back) instead of keeping them "
@@ -283,6 +283,8 @@ class Conservative(EASY):
             raise PolicyOptionError(f"policy 'conservative': option 'rjms_delay' must be a number >= 0 and <= "
                                     f"{MAX_DELAY:.0f} (2**{MAX_TIME_POWER}) s, got {delay!r}")
         self.reservation_limit: int | None = limit
+        if recompute:   # (the rebuild reserves walltimes as they are)
+            option_unused(self.name, self.options, ("rjms_delay",), "recompute true (its rebuild adds no delay)")
         self.recompute: bool = recompute
         self.rjms_delay: float = 0.0 if recompute else float(delay)
         self._quiet: _Quiet | None = None  # what the last pass left (see _nothing_starts)

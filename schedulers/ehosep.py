@@ -67,6 +67,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .core.model import PolicyInputError
 from .core.owner_share import OwnerSharePolicy
 from .core.policy import Option, PolicyOptionError
 from .core.power import busy_parts, csp_coefficient, draw, full_load_watts, watt_ranges
@@ -86,6 +87,7 @@ class EHOSEP(OwnerSharePolicy):
         PolicyOptionError: ``limits`` not a mapping of user names to percentages >= 0.
     Raises (SIMULATION_BEGINS):
         PowerError: a host without ``wattage_per_state`` (one line naming it).
+        PolicyInputError: ``limits`` names a user who owns no host (its limit would do nothing).
     """
 
     name = "ehosep"
@@ -95,7 +97,7 @@ class EHOSEP(OwnerSharePolicy):
     option_docs = {**OwnerSharePolicy.option_docs,
                    "limits": Option("power limit per user, in percent of the full-load power of the user's own "
                                     "hosts (EHOSEP paper §3.1), e.g. {\"user1\": 120}; users who own nothing are "
-                                    "not limited", type="object: user -> number > 0 (%)",
+                                    "not limited", type="object: user -> number >= 0 (%)",
                                     default="100 for every user")}
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
@@ -139,6 +141,12 @@ class EHOSEP(OwnerSharePolicy):
                                      for h in platform.hosts) for parts in (0, 1)}
         self._con_sys = math.fsum(self.full_load.values())
         self._con_max = {u: math.fsum(self.full_load[i] for i in self.own.share(u)) for u in self.own.owners}
+        owners = self.own.owners
+        for user in self.limit_pct:   # (a limit of a user owning nothing would limit nothing)
+            if user not in owners:
+                raise PolicyInputError(f"policy {self.name!r}: option 'limits' names user {user!r}, who owns no host "
+                                       f"of the platform (owners, by the hosts' 'owner' property: "
+                                       f"{', '.join(map(repr, owners)) or 'none'}): its limit would have no effect")
 
     def never_runs(self, job) -> bool:
         """The skeleton's test, and: the least any ``res`` hosts can draw running ``job`` exceeds

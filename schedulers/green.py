@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 from .core.backfilling import INF, Reservation, ReservationProfile
 from .core.model import Job, Platform, PolicyInputError
-from .core.policy import Option, PolicyOptionError, option_flag, option_number
+from .core.policy import Option, PolicyOptionError, option_flag, option_number, option_unused
 from .easy import EASY
 from .heft import HEFT
 
@@ -55,7 +55,8 @@ OPTION_DOCS: dict[str, str] = {
                     default="10"),
     "per_gap": Option("take Δ from the CPU load of the job running during the overlap (Fig. 5): delta at "
                       "0 % load down to delta_min at 100 %", type="true or false", default="false"),
-    "delta_min": Option("Δ (%) of a job at 100 % CPU load when per_gap is true; at most delta",
+    "delta_min": Option("Δ (%) of a job at 100 % CPU load when per_gap is true (refused without it); at "
+                        "most delta",
                         type="number in [0, 100)", default="0"),
 }
 
@@ -70,6 +71,8 @@ class _Overlap:
         self.delta = option_number(self.name, options, "delta", 10.0, low=0.0, high=100.0, high_open=True)
         self.delta_min = option_number(self.name, options, "delta_min", 0.0, low=0.0, high=100.0, high_open=True)
         per_gap = option_flag(self.name, options, "per_gap")
+        if not per_gap:
+            option_unused(self.name, options, ("delta_min",), "per_gap false (every job's Δ is delta)")
         if per_gap and self.delta_min > self.delta:
             raise PolicyOptionError(f"policy {self.name!r}: option 'delta_min' ({self.delta_min}) must "
                                     f"not exceed 'delta' ({self.delta})")
@@ -80,12 +83,18 @@ class _Overlap:
     def delta_of(self, job: Job) -> float:
         """Δ (%) ``job`` may overlap by: ``delta``, or with ``per_gap`` ``delta - (delta -
         delta_min) * cpu_load / 100`` (``cpu_load`` % from the job's workload fields, 100 when
-        absent or not a number in [0, 100])."""
+        absent).
+
+        Raises:
+            PolicyInputError: with ``per_gap``, a ``cpu_load`` that is not a number in [0, 100]
+                (a string, 150...: it was read as 100 without a word).
+        """
         if not self.per_gap:
             return self.delta
         load = job.extra.get("cpu_load", 100)
         if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 <= load <= 100:
-            load = 100
+            raise PolicyInputError(f"job {job.id!r}: workload field 'cpu_load' must be a number in [0, 100] (% of "
+                                   f"CPU load, policy {self.name!r} with per_gap), got {load!r}", job_id=job.id)
         return self.delta - (self.delta - self.delta_min) * float(load) / 100.0
 
     def _check_sharing(self, platform: Platform) -> None:
@@ -116,6 +125,13 @@ class _Overlap:
         self.overlaps += 1
         if at != INF:
             self.call_me_later(at)  # type: ignore[attr-defined]
+
+    def on_job_submitted(self, job: Job) -> None:
+        """With ``per_gap``, refuse at its submission a job whose ``cpu_load`` gives no Δ
+        (:meth:`delta_of`), not when it is first tried in a gap."""
+        if self.per_gap:
+            self.delta_of(job)
+        super().on_job_submitted(job)  # type: ignore[misc]
 
     def on_job_completed(self, job: Job) -> None:
         """Forget the job's overlap."""

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     lock = RunLock(out)
     try:
         with tempfile.TemporaryDirectory(prefix="gridsched-run-") as stage:
-            prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage))
+            prepared = _prepare_workloads(args, nb_hosts, cores, Path(stage), max(h.cores for h in spec.compute))
             engine = _checked_engine(args, spec, prepared, events, nb_hosts)
             # Every input is good: now the output folder, held until the last file is written.
             created = _prepare_output(out, previous, lock, args.overwrite)
@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         prefix = str(out / "out_")
         if engine is None:
             _run_batsim(args, options, workloads, events, prefix)
-            summary = summarize_outputs(prefix, nb_hosts)
+            shared = args.compute_sharing or "--enable-compute-sharing" in (args.batsim_arg or ())
+            summary = summarize_outputs(prefix, nb_hosts, compute_sharing=shared)
         else:
             assert policy is not None   # (built with the engine: args.engine == "embedded")
             done = _run_embedded(args, engine, policy, out, prefix, prepared, created, nb_hosts)
@@ -246,7 +247,8 @@ def _run_embedded(args: argparse.Namespace, engine: Engine, policy: Policy, out:
         _undo_output(out, created, prepared)
         raise
     # (the same summary as of the files just written, without reading them back)
-    return columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None)
+    return columns.summary(nb_hosts, result.schedule["consumed_joules"] if args.energy else None,
+                           jobs=result.jobs if args.compute_sharing else None)
 
 
 def _workload_of(engine: Engine, prepared: list[_Prepared], job_id: str | None) -> str | None:
@@ -267,7 +269,8 @@ def _write_summary(args: argparse.Namespace, out: Path, prefix: str, nb_hosts: i
         from dataclasses import replace
 
         from .core.metrics import task_counts
-        summary = replace(summary, **task_counts(prefix + "jobs.csv"))
+        counts = task_counts(prefix + "jobs.csv")
+        summary = replace(summary, tasks=counts["tasks"], restarts=counts["restarts"], preemptions=counts["preemptions"])
     values = summary.as_dict()
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     if bad:

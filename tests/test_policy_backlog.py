@@ -305,7 +305,7 @@ def test_conservative_shortcut_ends_at_the_guard():
 def test_green_gap_limit_bounds_its_gap_test(now, gap, wt, delta, load, per_gap):
     from schedulers.green import GreenEASY
 
-    opts = {"delta": delta, "per_gap": per_gap, "delta_min": delta / 3}
+    opts = {"delta": delta, "per_gap": per_gap, **({"delta_min": delta / 3} if per_gap else {})}
     p = GreenEASY(opts)
     p.now = now
     job = Job(id="w0!1", workload="w0", subtime=0, walltime=wt, res=1, profile="p", extra={"cpu_load": load})

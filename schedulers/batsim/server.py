@@ -429,6 +429,8 @@ def _policy_options(text: str | None) -> dict[str, Any]:
     if text is None or text == "":
         return {}
     if text.startswith("@"):
+        if not text[1:].strip():
+            raise ValueError("--policy-options @: no file name after '@' (@FILE reads the options from FILE)")
         path = Path(text[1:])
         try:
             opts = read_json(path, ValueError, "policy options file")   # (strict: see inputs.jsonfile)

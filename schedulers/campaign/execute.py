@@ -33,7 +33,7 @@ def _printed(x: float) -> float:
     return float("%f" % x)
 
 
-def summary_of_result(result: Any, nb_hosts: int, energy: bool) -> dict[str, Any]:
+def summary_of_result(result: Any, nb_hosts: int, energy: bool, compute_sharing: bool = False) -> dict[str, Any]:
     """The run summary of an engine result, equal to the one ``gridsched run`` reads back from the
     written files (same 6-decimal values, same :func:`~schedulers.core.metrics.summarize_columns`),
     without writing or parsing CSV."""
@@ -55,7 +55,11 @@ def summary_of_result(result: Any, nb_hosts: int, energy: bool) -> dict[str, Any
         ex.append(_printed(e))
         fin.append(_printed(j.start + e))
     consumed = _printed(result.consumed_joules) if energy else None  # out_schedule.csv's printed value
-    return summarize_columns(state, sub, start, ex, fin, res, nb_hosts, consumed).as_dict()
+    busy = None
+    if compute_sharing:   # (jobs may overlap on a host: its busy time counted once)
+        from ..engine.outputs import busy_of
+        busy = busy_of(result.jobs)
+    return summarize_columns(state, sub, start, ex, fin, res, nb_hosts, consumed, busy=busy).as_dict()
 
 
 def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | None) -> tuple[dict, Any]:
@@ -72,7 +76,7 @@ def _engine_run(spec: RunSpec, platform: Any, workloads: list, outputs: Path | N
     result = engine.run(InProcessPort(policy, checked=True))   # (by get_policy)
     if outputs is not None:
         write_outputs(result, str(outputs / "out_"), energy=energy)
-    return summary_of_result(result, len(engine.hosts), energy), policy
+    return summary_of_result(result, len(engine.hosts), energy, spec.engine["compute_sharing"]), policy
 
 
 def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: Path) -> tuple[dict, Any]:
@@ -88,7 +92,7 @@ def _batsim_run(spec: RunSpec, platform: Path, workloads: list[Path], outputs: P
     run_with_batsim(str(platform), [str(w) for w in workloads], policy, {}, str(outputs / "out_"),
                     energy=spec.engine["energy"], timeout=spec.batsim_timeout, extra_batsim_args=extra,
                     socket=None)  # a free port: several runs share the machine
-    return summarize_outputs(outputs / "out_").as_dict(), policy
+    return summarize_outputs(outputs / "out_", compute_sharing=spec.engine["compute_sharing"]).as_dict(), policy
 
 
 def _events(spec: RunSpec) -> tuple[list[str | Path], bool]:

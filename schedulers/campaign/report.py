@@ -334,14 +334,14 @@ def _reference_rows(c: _Checker, refs: tuple[Reference, ...], summary: pd.DataFr
         if ref.std is not None:
             paper += f" (std {fmt.number(ref.std, trim=True)})"
         if mean is None:
-            diff, inside = "—", "n/a (no done run)"
+            diff, inside = "—", "n/a (no done run)" if not int(row["n"]) else "n/a (no value in its done runs)"
         else:
             diff = fmt.signed(mean - ref.value)
             if ref.value != 0:
                 diff += f" ({fmt.signed(100 * (mean - ref.value) / abs(ref.value), 2)} %)"
             inside = "n/a (n = 1)" if low is None else ("yes" if low <= ref.value <= high else "no")
         rows.append([_cell(row[g]) for g in shown] +
-                    [metric_label(ref.metric, labels), _mean_ci(row, ref.metric), str(int(row["n"])), paper,
+                    [metric_label(ref.metric, labels), _mean_ci(row, ref.metric), _n(row, ref.metric), paper,
                      _cell(ref.source), diff, inside])
     return rows, unmatched
 
@@ -432,12 +432,38 @@ def _header(title: str, name: str, source: str | None, table: pd.DataFrame, mani
     return lines + ["", f"Groups: {', '.join(column_label(g, labels) for g in groups) or '(all runs)'} "
                     "(the seeds of a configuration). Cells give the mean over the group's done runs ± the "
                     "half-width of its 95 % Student-t confidence interval (± 0: every run gave the same "
-                    "value); n is the number of done runs.", ""]
+                    "value); n is the number of done runs (\"2 of 3\": only 2 of its 3 done runs have a value of "
+                    "the metric, and the mean is theirs: a run where no job started has no waiting time, for "
+                    "instance).", ""]
+
+
+def _with_values(table: pd.DataFrame, summary: pd.DataFrame, groups: list[str], metrics: list[str]) -> pd.DataFrame:
+    """``summary`` with a column ``<m>_n`` for each metric: how many of a group's done runs have a
+    finite value of ``m`` (its mean and CI are over those runs only; a run where no job started
+    has no waiting time, for instance)."""
+    done = table[table["status"] == "done"]
+    keys = [tuple(scalar(v) for v in row) for row in done[groups].itertuples(index=False, name=None)]
+    out = summary.copy()
+    for m in metrics:
+        finite = np.isfinite(done[m].astype("float64").to_numpy()) if m in done else np.zeros(len(done), bool)
+        count: dict[tuple, int] = {}
+        for k, ok in zip(keys, finite):
+            count[k] = count.get(k, 0) + int(ok)
+        out[f"{m}_n"] = [count.get(tuple(scalar(v) for v in row), 0)
+                         for row in summary[groups].itertuples(index=False, name=None)]
+    return out
+
+
+def _n(row: pd.Series, m: str) -> str:
+    """The n of ``row``'s cell for metric ``m``: its done runs, or ``"k of n"`` when only k of them
+    have a value of ``m`` (the mean and its CI are over those k)."""
+    n, k = int(row["n"]), int(row.get(f"{m}_n", row["n"]))
+    return str(n) if k == n else f"{k} of {n}"
 
 
 def _metric_section(m: str, summary: pd.DataFrame, shown: list[str], labels: dict) -> list[str]:
     failed = bool(summary["n_failed"].any())
-    rows = [[_cell(r[g]) for g in shown] + [_mean_ci(r, m), str(int(r["n"]))]
+    rows = [[_cell(r[g]) for g in shown] + [_mean_ci(r, m), _n(r, m)]
             + ([str(int(r["n_failed"]))] if failed else []) for _, r in summary.iterrows()]
     head = [column_label(g, labels) for g in shown] + ["mean ± 95 % CI", "n"] + (["failed"] if failed else [])
     return [f"## {metric_label(m, labels)}", "", f"Metric `{m}`.", ""] + _md_table(head, rows)
@@ -478,6 +504,13 @@ def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFr
             raise c.fail(f"report.plot[{i}]", str(exc)) if from_spec else exc
         alt = p.title or f"{metric_label(p.metric, labels)} by {column_label(p.x, labels)}"
         lines += [f"![{alt}](plots/{stem}.png)", ""]
+        if p.kind == "line":   # (a line needs x: groups where the axis does not apply have none)
+            off = rows[rows[p.x].isna() & rows[f"{p.metric}_mean"].notna()]
+            if len(off):
+                names = sorted({_cell(v) for v in off[p.hue]}) if p.hue and off[p.hue].notna().all() else []
+                who = f"{column_label(p.hue, labels)} {', '.join(names)}" if names else f"{len(off)} group(s)"
+                lines += [f"- Not in this plot: {who}, which {'has' if len(names) == 1 else 'have'} no "
+                          f"{column_label(p.x, labels)} (the axis does not apply to it).", ""]
     return lines
 
 
@@ -530,7 +563,8 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
         summary = summary.iloc[rank].reset_index(drop=True)
     shown = shown_groups(summary, groups)
     metrics, plots = _metrics_and_plots(spec, c, summary)
-    ref_rows, unmatched = _reference_rows(c, spec.references, summary, groups, summary_metrics(summary), shown,
+    counted = _with_values(table, summary, groups, summary_metrics(summary))   # (n of each metric's cells)
+    ref_rows, unmatched = _reference_rows(c, spec.references, counted, groups, summary_metrics(summary), shown,
                                           labels)
 
     name = manifest.get("name") or manifest.get("campaign") or out.name
@@ -545,7 +579,7 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
                             "paper in our CI"], ref_rows)
         lines += [f"- Not compared: {u}" for u in unmatched] + ([""] if unmatched else [])
     for m in metrics:
-        lines += _metric_section(m, summary, shown, labels)
+        lines += _metric_section(m, counted, shown, labels)
     if plots:
         lines += _plot_section(plots, spec.plots is not None, c, summary, out, spec.references, labels,
                                dict(spec.order))

@@ -56,11 +56,12 @@ already one of its columns (``jobs``, ``makespan``... of the run summary, ``id``
 
 Every run has an id: the first 16 hex digits of the SHA-256 of its canonical parameters (JSON with
 sorted keys: its params, the policy's registry name and effective options, the scenario's
-definition with the generator's defaults filled in, the engine options, and for a file scenario
-the SHA-256 of its files' contents). The same file means the same ids, in any process, whatever
+definition with the generator's defaults filled in, the engine options, for a file scenario
+the SHA-256 of its files' contents, and for a policy of the user's own code the SHA-256 of the
+file defining its class). The same file means the same ids, in any process, whatever
 the order of keys in the file; the campaign's name, ``keep_outputs`` and ``batsim_timeout`` do
-not enter it. A platform, workload or events file edited since a run makes a new run (the old
-record is ignored), never a result of the old file reused.
+not enter it. A platform, workload or events file, or a policy file, edited since a run makes a
+new run (the old record is ignored), never a result of the old file reused.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
@@ -172,17 +173,21 @@ class RunSpec:
     batsim_timeout: float = 3600.0
     metrics: tuple[str, ...] = ()
     inputs_sha256: str | None = None
+    policy_sha256: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """The parameters the id is the hash of (run metrics included: asking for one more
         metric makes new runs, so that every record has every metric; a file scenario's
-        contents too: an edited workload makes new runs)."""
+        contents too: an edited workload makes new runs; and the file defining a policy of the
+        user's own code: an edited policy makes new runs)."""
         ident = {"params": self.params, "policy_name": self.policy_name,
                  "policy_options": self.policy_options, "scenario": self.scenario, "engine": self.engine}
         if self.metrics:
             ident["metrics"] = list(self.metrics)
         if self.inputs_sha256 is not None:
             ident["inputs_sha256"] = self.inputs_sha256
+        if self.policy_sha256 is not None:
+            ident["policy_sha256"] = self.policy_sha256
         return ident
 
 
@@ -230,6 +235,7 @@ class Campaign:
     def _expand(self) -> list[RunSpec]:
         out: dict[str, RunSpec] = {}
         self._digests: dict[str, str] = {}   # scenario label -> SHA-256 of its files
+        self._code: dict[str, str | None] = {}   # policy name -> SHA-256 of the user's file defining it
         for pol in self.policies:
             for sc in self.scenarios:
                 seeded = sc.generator is not None or "seed" in policy_class(pol.name).option_docs
@@ -297,11 +303,34 @@ class Campaign:
                 or not isinstance(engine["compute_sharing"], bool):
             raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
                                 "energy and compute_sharing true or false")
+        if pol.name not in self._code:
+            self._code[pol.name] = policy_code_sha256(pol.name)
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
                        scenario=scenario, engine=engine, seed=self.seeds[0] if seed is None else seed, base_dir=str(self.path.parent),
                        keep_outputs=self.keep_outputs, batsim_timeout=self.batsim_timeout, metrics=self.metrics,
-                       inputs_sha256=None if sc.generator is not None else self._digests[sc.label])
+                       inputs_sha256=None if sc.generator is not None else self._digests[sc.label],
+                       policy_sha256=self._code[pol.name])
         return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
+
+
+def policy_code_sha256(name: str) -> str | None:
+    """The SHA-256 (hex) of the file that defines policy ``name`` when it is the user's own code
+    (``FILE.py:Class`` or ``package.module:Class``), so that a campaign run again after the policy
+    was edited runs it again instead of keeping the old code's results; None for a registered
+    policy (gridsched's own, its version in every record) or when the source cannot be found.
+
+    Raises:
+        CampaignError: the file cannot be read.
+    """
+    if name in POLICIES:
+        return None
+    import inspect
+
+    try:
+        source = inspect.getsourcefile(policy_class(name))
+    except TypeError:   # (a class without a source file)
+        return None
+    return None if source is None else files_sha256(Path(source).parent, [Path(source).name])
 
 
 def files_sha256(base: Path, names: list[str]) -> str:

@@ -16,12 +16,13 @@ algorithm, and these summaries were computed with numpy before (same ``summary.j
 from __future__ import annotations
 
 import csv
+import math
 from array import array
 from itertools import compress
 from operator import mul, sub as sub_
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -39,7 +40,10 @@ class RunSummary:
     the jobs that ended ``COMPLETED_FAILED`` (a profile's ``ret`` > 0) are the rest,
     :attr:`failed`. The waiting times and the bounded slowdown are None (``null`` in
     ``summary.json``) when no job started (every job rejected): they have no value then, and a
-    bounded slowdown is never below 1.
+    bounded slowdown is never below 1. So is the energy then (:attr:`energy_unmeasured`): Batsim's
+    ``consumed_joules`` is the energy at the last job end minus the energy at the first
+    submission, and with no job end Batsim 4.2.1 (``export.cpp``) prints -1 minus the latter, a
+    negative number of joules that measures nothing; ``out_schedule.csv`` keeps it, as Batsim's.
     A run of a preemptive owner-share policy (OSEP, HOSEP, EHOSEP) also has ``tasks`` (the
     workload's jobs), ``restarts`` (the jobs it registered to run a preempted task again,
     ``<task>#<k>``) and ``preemptions`` (jobs killed to give their hosts away, each followed by a
@@ -60,6 +64,9 @@ class RunSummary:
     tasks: int | None = None
     restarts: int | None = None
     preemptions: int | None = None
+    #: True when the run had energy (``-E``) but no job ran: ``energy_joules`` is then None
+    #: (not in :meth:`as_dict`).
+    energy_unmeasured: bool = False
 
     @property
     def failed(self) -> int:
@@ -71,6 +78,7 @@ class RunSummary:
         """The fields as a dict (``summary.json``); ``tasks``, ``restarts`` and ``preemptions``
         only when known."""
         d = asdict(self)
+        del d["energy_unmeasured"]
         for k in ("tasks", "restarts", "preemptions"):
             if d[k] is None:
                 del d[k]
@@ -96,7 +104,9 @@ class RunSummary:
             lines += [f"mean waiting time     {self.mean_waiting_time:,.1f} s (max {self.max_waiting_time:,.1f} s)",
                       f"mean bounded slowdown {self.mean_bounded_slowdown:,.3f} (tau = {BSLD_TAU:g} s)"]
         lines.append(f"utilisation           {100 * self.utilisation:.1f} %")
-        if self.energy_joules is not None:
+        if self.energy_unmeasured:
+            lines.append("energy                none: no job ran")
+        elif self.energy_joules is not None:
             lines.append(f"energy                {self.energy_joules:,.0f} J = {self.energy_kwh:,.3f} kWh")
         return "\n".join(lines)
 
@@ -179,9 +189,50 @@ def _max(values: Sequence[float]) -> float:
     return m
 
 
+def busy_host_seconds(starting: Iterable[float], execution: Iterable[float], hosts: Iterable[Iterable[int]]) -> float:
+    """Host-seconds during which at least one job ran (s): for each host the length of the union
+    of the intervals ``[start, start + execution)`` of the jobs on it, summed over the hosts.
+
+    Without compute sharing a host runs one job at a time and this is the sum of ``res x
+    execution``; with it (Batsim's ``--enable-compute-sharing``) jobs may overlap on a host, whose
+    busy time is then counted once (the sum would exceed the hosts' time: a utilisation above 1).
+
+    Args:
+        starting, execution: each executed job's start and execution time (s).
+        hosts: each job's host ids (an iterable of ints, e.g. a ProcSet or
+            :func:`parse_hosts` of ``allocated_resources``).
+    """
+    per_host: dict[int, list[tuple[float, float]]] = {}
+    for start, run, on in zip(starting, execution, hosts):
+        for h in on:
+            per_host.setdefault(h, []).append((start, start + run))
+    total: list[float] = []
+    for spans in per_host.values():
+        spans.sort()
+        lo, hi = spans[0]
+        for a, b in spans[1:]:
+            if a > hi:
+                total.append(hi - lo)
+                lo, hi = a, b
+            elif b > hi:
+                hi = b
+        total.append(hi - lo)
+    return math.fsum(total)
+
+
+def parse_hosts(text: str) -> list[int]:
+    """The host ids of Batsim's interval set ``text`` (``allocated_resources``: ``"0-3 5"``)."""
+    out: list[int] = []
+    for part in text.split():
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
 def summarize_columns(final_state: Sequence[str], submission: Sequence[float], starting: Sequence[float],
                       execution: Sequence[float], finish: Sequence[float], res: Sequence[float], nb_hosts: int,
-                      energy_joules: float | None = None, tau: float = BSLD_TAU) -> RunSummary:
+                      energy_joules: float | None = None, tau: float = BSLD_TAU,
+                      busy: float | None = None) -> RunSummary:
     """Summarise the columns of an ``out_jobs.csv`` table (one value per job, same order).
 
     Args:
@@ -191,8 +242,12 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
         res: requested number of resources (hosts).
         nb_hosts: number of compute hosts (for utilisation).
         energy_joules: Batsim's ``consumed_joules`` of out_schedule.csv (J, from the first job
-            submission to the last job end), None without energy.
+            submission to the last job end), None without energy; ignored when no job ran
+            (every job rejected: Batsim's value then measures no span, :class:`RunSummary`).
         tau: bounded-slowdown threshold (s).
+        busy: the hosts' busy time (host-s, :func:`busy_host_seconds`) under compute sharing,
+            where jobs may overlap on a host; None: the sum of ``res x execution`` (exact when a
+            host runs one job at a time).
 
     Raises:
         ValueError: ``nb_hosts`` < 1 or columns of different lengths.
@@ -228,9 +283,10 @@ def summarize_columns(final_state: Sequence[str], submission: Sequence[float], s
         mean_waiting_time=pairwise_sum(wait) / n_ex if n_ex else None,
         mean_bounded_slowdown=pairwise_sum(bsld) / n_ex if n_ex else None,
         max_waiting_time=_max(wait) if n_ex else None,
-        utilisation=area / (nb_hosts * makespan) if makespan > 0 else 0.0,
-        energy_joules=energy_joules,
-        energy_kwh=None if energy_joules is None else energy_joules / JOULES_PER_KWH,
+        utilisation=(area if busy is None else busy) / (nb_hosts * makespan) if makespan > 0 else 0.0,
+        energy_joules=energy_joules if n_ex else None,
+        energy_kwh=None if energy_joules is None or not n_ex else energy_joules / JOULES_PER_KWH,
+        energy_unmeasured=energy_joules is not None and not n_ex,
     )
 
 
@@ -253,8 +309,10 @@ def summarize_jobs(jobs: pd.DataFrame, nb_hosts: int, energy_joules: float | Non
                              energy_joules=energy_joules, tau=tau)
 
 
-def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSummary:
-    """Summarise the files ``PREFIXjobs.csv`` and ``PREFIXschedule.csv`` of a run.
+def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None, compute_sharing: bool = False) -> RunSummary:
+    """Summarise the files ``PREFIXjobs.csv`` and ``PREFIXschedule.csv`` of a run;
+    ``compute_sharing``: the run had it (the utilisation then counts each host's busy time once,
+    from ``allocated_resources``: :func:`busy_host_seconds`).
 
     Raises:
         FileNotFoundError: the jobs file is missing.
@@ -269,15 +327,19 @@ def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSum
         if missing:
             raise ValueError(f"out_jobs table lacks columns {sorted(missing)}")
         idx = [header.index(c) for c in need]
+        alloc = header.index("allocated_resources") if compute_sharing and "allocated_resources" in header else None
         state: list[str] = []
         states: dict[str, str] = {}  # one string per final state, not one per job
         cols = [array("d") for _ in range(5)]
+        spans: list[tuple[float, float, list[int]]] = []   # (start, execution, hosts) of executed jobs
         for row in reader:
             st = row[idx[0]]
             state.append(states.setdefault(st, st))
             for col, k in zip(cols, idx[1:]):
                 v = row[k]
                 col.append(float(v) if v else 0.0)  # rejected jobs: empty times (pandas' NaN -> 0.0)
+            if alloc is not None and st != "REJECTED" and row[alloc]:
+                spans.append((cols[1][-1], cols[2][-1], parse_hosts(row[alloc])))
     energy = None
     sched_path = Path(prefix + "schedule.csv")
     if sched_path.exists():
@@ -290,5 +352,6 @@ def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None) -> RunSum
     if nb_hosts is None:
         raise ValueError(f"{prefix}schedule.csv is missing: give nb_hosts")
     submission, starting, execution, finish, res = cols
+    busy = busy_host_seconds(*zip(*spans)) if spans else (0.0 if alloc is not None else None)
     return summarize_columns(state, submission, starting, execution, finish, res, nb_hosts=nb_hosts,
-                             energy_joules=energy)
+                             energy_joules=energy, busy=busy)

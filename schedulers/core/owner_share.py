@@ -55,7 +55,7 @@ from bisect import bisect_left
 from typing import Any, ClassVar, Iterator
 
 from .backfilling import lowest_bits, procset_to_mask
-from .model import Job, JobState
+from .model import Job, JobState, PolicyInputError
 from .ownership import MissingUserError, Ownership
 from .policy import Option, Policy, PolicyError, PolicyOptionError, option_flag, option_number
 from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
@@ -241,6 +241,10 @@ class OwnerSharePolicy(Policy):
     # ------------------------------------------------------------------------------ events
     def on_simulation_begins(self, platform) -> None:
         self.own = Ownership(platform.hosts)
+        if not self.own.owners:   # (every user a non-owner: no share to enforce, own-share rejects every job)
+            raise PolicyInputError(f"policy {self.name!r} enforces owner shares, but no compute host has the property "
+                                   "'owner' (<prop id=\"owner\" value=\"USER\"/> in the platform): every user would own "
+                                   "nothing")
         self.maxt = len(platform.hosts) if self._maxt_option is None else self._maxt_option
 
     def on_job_submitted(self, job: Job) -> None:

@@ -245,6 +245,19 @@ def option_choice(policy: str, options: dict[str, Any], key: str, default: str, 
     return v
 
 
+def option_unused(policy: str, options: dict[str, Any], keys: tuple[str, ...], setting: str) -> None:
+    """Refuse an option of ``keys`` given in ``options`` that ``setting`` (e.g. ``"rule 'ema'"``,
+    the other options as given) makes the policy ignore: a run labelled with a value it never used.
+
+    Raises:
+        PolicyOptionError: one line naming the policy, the option and the setting.
+    """
+    for key in keys:
+        if key in options:
+            raise PolicyOptionError(f"policy {policy!r}: option {key!r} has no effect with {setting}: drop it "
+                                    f"(a run would be labelled with a value it never used)")
+
+
 class Policy:
     """Base class of all policies (see the module docstring).
 

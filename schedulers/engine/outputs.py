@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, cast
 
 from ..outfiles import atomic_output
-from ..core.metrics import RunSummary, summarize_columns
+from ..core.metrics import RunSummary, busy_host_seconds, summarize_columns
 from .results import NULL_RUNTIME_EPSILON, DoneJob, DoneJobs, EnergyRows, JobRows, MachineStateRows
 from .simulator import EngineError, EngineResult
 from .workload import EngineJob
@@ -297,16 +297,31 @@ class JobColumns:
         self.final_state: list[str] = []
         self.submission, self.starting, self.execution, self.finish, self.res = (array("d") for _ in range(5))
 
-    def summary(self, nb_hosts: int, consumed_joules: float | None = None) -> RunSummary:
+    def summary(self, nb_hosts: int, consumed_joules: float | None = None,
+                jobs: Iterable[DoneJob] | None = None) -> RunSummary:
         """The run's summary; ``consumed_joules``: ``out_schedule.csv``'s (J, None without
-        energy), read as the file prints it.
+        energy), read as the file prints it; ``jobs``: the run's jobs when it had compute
+        sharing (each host's busy time is then counted once: :func:`busy_of`).
 
         Raises:
             ValueError: ``nb_hosts`` < 1.
         """
         joules = None if consumed_joules is None else float(f"{consumed_joules:f}")
         return summarize_columns(self.final_state, self.submission, self.starting, self.execution, self.finish,
-                                 self.res, nb_hosts=nb_hosts, energy_joules=joules)
+                                 self.res, nb_hosts=nb_hosts, energy_joules=joules,
+                                 busy=None if jobs is None else busy_of(jobs))
+
+
+def busy_of(jobs: Iterable[DoneJob]) -> float:
+    """The hosts' busy time (host-s) of a run's executed ``jobs``, each host counted once when
+    jobs overlap on it (compute sharing: :func:`~schedulers.core.metrics.busy_host_seconds`), from
+    the start and execution times (a null runtime printed as Batsim's
+    :data:`~.results.NULL_RUNTIME_EPSILON`) as ``out_jobs.csv`` prints them (``%f``): the value
+    :func:`~schedulers.core.metrics.summarize_outputs` reads of the file."""
+    ran = [j for j in jobs if j.state != "REJECTED"]
+    return busy_host_seconds((float("%f" % j.start) for j in ran),
+                             (float("%f" % (j.runtime if j.runtime > 0 else NULL_RUNTIME_EPSILON)) for j in ran),
+                             (j.alloc for j in ran))
 
 
 def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, schedule_trace: bool = True,

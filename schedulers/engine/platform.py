@@ -171,6 +171,10 @@ class PlatformSpec:
     #: written, in file order (:attr:`.platform_build.BuildInfo.unitless`, recorded while the
     #: file is read; shown by :func:`.oddities.input_warnings`).
     unitless: dict[str, list[str]] = field(default_factory=dict)
+    #: Hosts named by ``-r HOSTS:ROLE`` (``gridsched engine``) that the platform does not have:
+    #: real Batsim 4.2.1 ignores them without a word (``Machines::create_machines`` only looks
+    #: the platform's hosts up in the map).
+    unknown_role_hosts: tuple[str, ...] = ()
 
     @property
     def has_energy(self) -> bool:
@@ -527,7 +531,8 @@ def read_platform(path: str | PathLike[str], master_host: str = "master_host", *
                         master_loopback=loopback, message_delays=delays, network_error=net_error, routes=routes,
                         vivaldi_error=viv_error,
                         uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
-                        unsimulated=traces_error(root, src), unitless=built.unitless)
+                        unsimulated=traces_error(root, src), unitless=built.unitless,
+                        unknown_role_hosts=tuple(h for h in (roles or {}) if h not in seen))
 
 
 def _parse_xml(src: str, text: str | bytes | None) -> tuple[ET.Element, bytes]:

@@ -163,7 +163,9 @@ class AgentPolicy(Policy):
             if mask.sum() == 1:           # only waiting is possible: no decision to ask for
                 break
             action = self._ask()
-            self.invalid = not (isinstance(action, (int, np.integer)) and 0 <= action < lay.size and mask[action])
+            # (a bool is no action: numpy would read mask[True] as a boolean index)
+            self.invalid = not (isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
+                                and 0 <= action < lay.size and mask[action])
             if self.invalid or action == lay.wait:
                 break
             if action < lay.window:

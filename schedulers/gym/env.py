@@ -13,6 +13,7 @@ Actions, masks and the stall rule: :mod:`schedulers.gym.agent`; observations:
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -70,7 +71,7 @@ class BatsimEnv(gymnasium.Env):
         power_actions: add one action per host that switches it off (idle) or on (asleep).
         reward: a reward component or a mapping component -> weight (:mod:`.reward`).
         stall_wait: seconds to the call asked when a wait would leave waiting jobs with nothing
-            to wake the simulation (:mod:`.agent`).
+            to wake the simulation (:mod:`.agent`): a finite number > 0.
         max_steps: truncate an episode after this many steps (None: never).
         export_prefix: write Batsim's output files of each finished episode with this prefix
             (``out/env_`` -> ``out/env_jobs.csv``...), as ``gridsched run`` writes them.
@@ -98,11 +99,13 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("give either a platform (and a workload) or a scenario generator, not both")
         if scenario is None and not _as_list(workload):
             raise ValueError("a workload is needed with a platform file")
-        if not (isinstance(window, int) and window >= 1):
+        if not (isinstance(window, int) and not isinstance(window, bool) and window >= 1):
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
-        if not stall_wait > 0:
-            raise ValueError(f"stall_wait must be a number of seconds > 0, got {stall_wait!r}")
-        if max_steps is not None and not (isinstance(max_steps, int) and max_steps >= 1):
+        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating)) and 0 < stall_wait < math.inf):
+            # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time)
+            raise ValueError(f"stall_wait must be a finite number of seconds > 0, got {stall_wait!r}")
+        if max_steps is not None and not (isinstance(max_steps, int) and not isinstance(max_steps, bool)
+                                          and max_steps >= 1):
             raise ValueError(f"max_steps must be an integer >= 1 or None, got {max_steps!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")

@@ -146,6 +146,8 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
                              "platform (gridsched convert --nb-hosts N)")
         data = rescale_workload(load_workload_json(path), options["nb_hosts"],
                                 mode=options.get("mode", "scale"), source=str(path))
+        if data.report.records_read and not data.report.jobs_kept:   # (mode drop dropped them all)
+            raise no_job(path, data.report)
     report = data.report
     if validate:
         validate_workload(data, f"{output} (converted from {path})")
@@ -220,6 +222,23 @@ def add_convert_parser(subparsers: "argparse._SubParsersAction[Any]") -> argpars
 _ARG_NAMES = ("cores_per_host", "nb_hosts", "time_origin", "start", "end", "max_jobs",
               "keep_cancelled", "walltime", "runtime_source", "users", "oversized", "site", "mode")
 
+#: The command-line flag of each option of :func:`convert_trace` (messages name what the user typed).
+_FLAGS = {name: "--" + name.replace("_", "-") for name in _ARG_NAMES} | {"users": "--no-users",
+                                                                         "mode": "--rescale-mode"}
+
+
+def _cli_words(message: str) -> str:
+    """A :class:`ValueError` of :func:`convert_trace` in the words of the command line: the option
+    a message starts with (``cores_per_host must be...``, ``end (5.0) must be greater than start
+    (10.0)``) named by its flag."""
+    for name, flag in _FLAGS.items():
+        if message.startswith((f"{name} must", f"{name} (")):
+            message = flag + message[len(name):]
+            if name == "end":
+                message = message.replace(" greater than start (", " greater than --start (", 1)
+            break
+    return message
+
 
 def run_convert(args: argparse.Namespace) -> int:
     """Handler of ``gridsched convert``: convert, print the report; 0 on success, 2 on error.
@@ -231,11 +250,18 @@ def run_convert(args: argparse.Namespace) -> int:
     if "site" in options and len(options["site"]) == 1:
         options["site"] = options["site"][0]
     try:
+        kind = _kind(Path(args.trace))
+        unknown = [_FLAGS[name] for name in _ARG_NAMES if name in options and name not in _OPTIONS[kind]]
+        if unknown:   # (named as typed: convert_trace names its parameters)
+            raise ValueError(f"{args.trace}: {', '.join(unknown)} {'does' if len(unknown) == 1 else 'do'} not apply "
+                             f"to a .{kind} input (it takes: "
+                             f"{', '.join(_FLAGS[n] for n in _ARG_NAMES if n in _OPTIONS[kind])})")
         report = convert_trace(args.trace, args.output, **options)
     except OutputWriteError:
         raise   # (a full disk: exit status 4, gridsched's main)
     except (WorkloadError, ValueError, OSError) as exc:
-        print(f"gridsched convert: error: {one_line(exc)}", file=sys.stderr)
+        text = _cli_words(str(exc)) if isinstance(exc, ValueError) and not isinstance(exc, WorkloadError) else exc
+        print(f"gridsched convert: error: {one_line(text)}", file=sys.stderr)
         return 2
     print(report.summary())
     return 0

@@ -84,7 +84,8 @@ def rescale_workload(
     nb_res = data.get("nb_res")
     if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res < 1:
         nb_res = max((job["res"] for job in jobs), default=1)
-        report.note(f"no valid nb_res: scaled from the largest res ({nb_res})", len(jobs))
+        if mode == "scale":   # (clamp and drop do not read it)
+            report.note(f"no valid nb_res: scaled from the largest res ({nb_res})", len(jobs))
 
     kept = []
     for job in result["jobs"]:

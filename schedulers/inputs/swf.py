@@ -66,6 +66,10 @@ SWF_FIELDS = (
     "partition", "preceding_job", "think_time",
 )
 
+#: Largest time (s) of a Batsim workload ``gridsched run`` accepts (2**33 s, about 272 years:
+#: :data:`schedulers.engine.workload.MAX_TIME`): a trace's longer times are refused at conversion.
+MAX_TIME = float(2 ** 33)
+
 #: SWF/GWF status values (field 11 of SWF, column Status of GWF).
 STATUS_FAILED, STATUS_COMPLETED, STATUS_CANCELLED = 0, 1, 5
 STATUS_PARTIAL = (2, 3, 4)
@@ -466,6 +470,13 @@ class TraceConversion:
                 report.drop(r_duplicate)
                 continue
             # walltime
+            for what, field_name, t in (("run time", n.requested_time if runtime != rec.run else n.run, runtime),
+                                        ("requested time", n.requested_time,
+                                         rec.requested_time if walltime == "requested" else 0)):
+                if t > MAX_TIME:
+                    raise WorkloadError(f"{report.source}, line {rec.line}: job {rec.job_id!r}: {what} "
+                                        f"({field_name}) {t:.17g} s is over 2**33 s (8589934592), the "
+                                        "longest time of a workload gridsched runs")
             if walltime == "requested":
                 if rec.requested_time > 0:
                     wall: float = rec.requested_time
@@ -504,6 +515,14 @@ class TraceConversion:
             return max_jobs
         return kept
 
+    def _check_span(self, last_submit: float | None, origin: float, job_id: Callable[[], str]) -> None:
+        """Refuse a last kept job (submit time ``last_submit``, id ``job_id()``) submitted more
+        than :data:`MAX_TIME` after ``origin``, in the words ``gridsched run`` uses for it."""
+        if last_submit is not None and last_submit - origin > MAX_TIME:
+            raise WorkloadError(f"{self.report.source}: job {job_id()!r}: 'subtime' must be a number of seconds "
+                                f">= 0 and <= 8589934592 (2**33), got {last_submit - origin:.17g} (its submit "
+                                "time after the time origin: keep an earlier part of the trace)")
+
     def _origin(self, first_submit: float | None) -> float:
         """The time origin (trace seconds) given the first kept submit time (None: no job)."""
         time_origin = self._rules.time_origin
@@ -525,6 +544,7 @@ class TraceConversion:
         kept.sort(key=lambda item: item[0])  # stable: file order among equal submit times
         del kept[self._cut(len(kept)):]
         origin = self._origin(kept[0][0] if kept else None)
+        self._check_span(kept[-1][0] if kept else None, origin, lambda: kept[-1][2])
         profiles: dict[float, str] = {}
         jobs: list[dict[str, Any]] = []
         for submit, runtime, job_id, res, wall, extra, notes in kept:
@@ -606,6 +626,12 @@ class TraceConversion:
                 order = sorted(order, key=submits.__getitem__)
             order = order[:self._cut(len(submits))]
             origin = self._origin(submits[order[0]] if order else None)
+
+            def last_id() -> str:   # (the job's id, read back from its spool line)
+                i = order[-1]
+                line = os.pread(spool.fileno(), ends[i] - (ends[i - 1] if i else 0), ends[i - 1] if i else 0)
+                return json.loads(line.split(b"\t")[1])
+            self._check_span(submits[order[-1]] if order else None, origin, last_id)
             cap = self._cap()
             nb_res = cap if cap is not None else max((res_of[i] for i in order), default=1)
             tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
@@ -774,7 +800,7 @@ def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) ->
         if user_text is None and user != -1:
             user_text = users[user] = f"u{_compact(user)}"
         yield TraceRecord(lineno, _job_id(tokens[0]), values[1], values[3], values[4], values[7], values[8],
-                          int(values[10]), user_text)
+                          int(values[10]) if values[10].is_integer() else -1, user_text)   # (as GWF: 1.5 unknown)
 
 
 def _header_hosts(header: dict[str, str], cores_per_host: int) -> int | None:
@@ -866,8 +892,9 @@ def swf_to_batsim(
     Raises:
         ValueError: an option is out of range.
         FileNotFoundError: ``path`` does not exist.
-        WorkloadError: a malformed line (file name and line number), or an oversized job with
-            ``oversized="error"``.
+        WorkloadError: a malformed line (file name and line number), an oversized job with
+            ``oversized="error"``, or a kept job whose runtime, walltime or subtime would exceed
+            :data:`MAX_TIME` (2**33 s, the bound of a workload's times ``gridsched run`` checks).
     """
     return swf_conversion(
         path, cores_per_host=cores_per_host, nb_hosts=nb_hosts, time_origin=time_origin,
