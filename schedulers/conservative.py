@@ -259,7 +259,8 @@ class Conservative(EASY):
                                default="every waiting job"),
         "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
                              "job's hold (batsched's --rjms_delay, applied to every job it reads); "
-                             "refused with recompute, which adds none", type=f"number >= 0 and <= 2**{MAX_TIME_POWER} (s)",
+                             "refused with recompute, which adds none",
+                             type=f"number >= 0 and <= 2**{MAX_TIME_POWER} (s)",
                              default="5 (batsched's)"),
         "recompute": Option("true: rebuild every reservation in queue order at each pass from the running "
                             "jobs (a compression that may push a later job back) instead of keeping them "

@@ -73,6 +73,16 @@ def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> li
                              f"{spec.source} has no network links: SimGrid (and real Batsim 4.2.1) sends them in no "
                              "time, only the computation is timed")
     if energy:
+        # a pstate given as S and as OFF or ON of its triple ends a transition pstate (platform.
+        # classify_sleep_pstates): Batsim reads it without a word, and a switch to it never ends
+        own = [(h, min(s for s in h.sleep_switch if h.pstate_kinds.get(s) == "transition")) for h in spec.compute
+               if any(h.pstate_kinds.get(s) == "transition" for s in h.sleep_switch)]
+        if own:
+            h, s = own[0]
+            more = f" (and {len(own) - 1} more)" if len(own) > 1 else ""
+            lines.append(f"{spec.source}: host {h.name!r}{more}: sleep_pstates {h.properties.get('sleep_pstates')!r}: "
+                         f"pstate {s} is a sleep pstate and a virtual transition one, which no request can reach: "
+                         "real Batsim 4.2.1 runs it, and a switch to it never completes")
         odd = [(h.name, k, r) for h in spec.compute for k, r in enumerate(h.power or ())
                if r.all_cores < max(r.idle, r.epsilon)]
         if odd:
