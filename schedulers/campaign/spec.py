@@ -617,7 +617,7 @@ def _route(c: _Checker, name: str, key: str, policies: list[PolicyEntry],
 #: Columns of a campaign's runs table besides its axes (:mod:`schedulers.campaign.columns`, the
 #: summary metrics): an axis may not take one of these names (``simulator`` may: that axis is the
 #: column itself).
-RESULT_COLUMNS = frozenset({*FIRST_COLUMNS, *RUN_COLUMNS, *RunSummary.__dataclass_fields__, *LAST_COLUMNS}
+RESULT_COLUMNS = frozenset({*FIRST_COLUMNS, *RUN_COLUMNS, *RunSummary.COLUMNS, *LAST_COLUMNS}
                            - {SIMULATOR})
 
 

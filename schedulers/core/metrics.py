@@ -20,9 +20,9 @@ import math
 from array import array
 from itertools import compress
 from operator import mul, sub as sub_
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -68,6 +68,9 @@ class RunSummary:
     #: (not in :meth:`as_dict`).
     energy_unmeasured: bool = False
 
+    #: The fields :meth:`as_dict` may hold (``summary.json``, a campaign's runs table), in order.
+    COLUMNS: ClassVar[tuple[str, ...]]
+
     @property
     def failed(self) -> int:
         """Jobs that ended ``COMPLETED_FAILED`` (their profile's return code ``ret`` > 0): the jobs
@@ -109,6 +112,9 @@ class RunSummary:
         elif self.energy_joules is not None:
             lines.append(f"energy                {self.energy_joules:,.0f} J = {self.energy_kwh:,.3f} kWh")
         return "\n".join(lines)
+
+
+RunSummary.COLUMNS = tuple(f.name for f in fields(RunSummary) if f.name != "energy_unmeasured")
 
 
 def task_counts(out_jobs: str | Path) -> dict[str, int]:
