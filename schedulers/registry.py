@@ -150,17 +150,16 @@ def describe_policy(name: str, width: int = 100) -> str:
     return "\n".join(out)
 
 
-_USER_POLICIES: dict[str, type[Policy]] = {}
+_USER_POLICIES: dict[tuple[str, int], type[Policy]] = {}
 #: The module name prefix of a policy file imported by path (``FILE.py:Class``).
 _USER_PREFIX = "gridsched_user_"
 
 
 def _user_policy(name: str) -> type[Policy]:
-    """The :class:`Policy` subclass ``name`` = ``FILE.py:Class`` or ``module:Class`` names
-    (imported once per process)."""
-    cls = _USER_POLICIES.get(name)
-    if cls is not None:
-        return cls
+    """The :class:`Policy` subclass ``name`` = ``FILE.py:Class`` or ``module:Class`` names,
+    imported once per process and version of its file: a file edited since is imported again
+    (a long-lived process, such as a Dask worker of ``--scheduler-address`` or a notebook, runs
+    the code the file holds now, as a new process would)."""
     import importlib.util
     import zlib
     from pathlib import Path
@@ -170,10 +169,17 @@ def _user_policy(name: str) -> type[Policy]:
         raise KeyError(f"policy {name!r}: expected FILE.py:Class or package.module:Class")
     if where.endswith(".py") or "/" in where or "\\" in where:
         path = Path(where).expanduser().resolve()
-        if not path.is_file():
-            raise KeyError(f"policy {name!r}: {where}: no such Python file")
-        # the same name in every process (str hashes are salted per process: not hash())
-        modname = f"{_USER_PREFIX}{zlib.crc32(str(path).encode()):08x}_{path.stem}"
+        try:
+            source = path.read_bytes()
+        except OSError:
+            raise KeyError(f"policy {name!r}: {where}: no such Python file") from None
+        version = zlib.crc32(source)
+        cls = _USER_POLICIES.get((name, version))
+        if cls is not None:
+            return cls
+        # the same name in every process for one version of the file (str hashes are salted
+        # per process: not hash())
+        modname = f"{_USER_PREFIX}{zlib.crc32(str(path).encode()):08x}_{version:08x}_{path.stem}"
         what = str(path)
         try:
             spec = importlib.util.spec_from_file_location(modname, path)
@@ -181,7 +187,8 @@ def _user_policy(name: str) -> type[Policy]:
                 raise ImportError("Python imports only files named *.py")
             module = importlib.util.module_from_spec(spec)
             sys.modules[modname] = module   # (dataclasses, pickling and dask workers look it up)
-            spec.loader.exec_module(module)
+            # the bytes read above, not a bytecode cache that an edit within a second may leave
+            exec(compile(source, str(path), "exec"), module.__dict__)
         except (Exception, SystemExit) as exc:   # (a sys.exit() at import: the file's failure too)
             sys.modules.pop(modname, None)
             raise KeyError(f"policy {name!r}: importing {what} failed: {_where(exc, path)}") from None
@@ -189,6 +196,12 @@ def _user_policy(name: str) -> type[Policy]:
         what = where
         try:
             module = importlib.import_module(where)
+            version = _source_version(module)
+            cls = _USER_POLICIES.get((name, version))
+            if cls is not None:
+                return cls
+            if any(n == name for n, _ in _USER_POLICIES):   # (its source changed since: import it again)
+                module = importlib.reload(module)
         except (Exception, SystemExit) as exc:
             if isinstance(exc, ModuleNotFoundError) and exc.name == where.strip("/") and Path(where).is_dir():
                 raise KeyError(f"policy {name!r}: {where} is a folder; name a file of it: "
@@ -200,8 +213,19 @@ def _user_policy(name: str) -> type[Policy]:
     if not (isinstance(cls, type) and issubclass(cls, Policy)):
         raise KeyError(f"policy {name!r}: {attr} in {what} is not a subclass of "
                        "schedulers.core.policy.Policy")
-    _USER_POLICIES[name] = cls
+    _USER_POLICIES[(name, version)] = cls
     return cls
+
+
+def _source_version(module: Any) -> int:
+    """A checksum of ``module``'s source file (0 when it has none, or it cannot be read)."""
+    import zlib
+
+    try:
+        with open(module.__file__, "rb") as f:
+            return zlib.crc32(f.read())
+    except (OSError, TypeError, AttributeError):
+        return 0
 
 
 def _where(exc: BaseException, path: Any) -> str:

@@ -475,8 +475,8 @@ def test_a_campaign_run_again_after_its_policy_file_was_edited_runs_it_again(tmp
     assert code == 0, err
     pol.write_text("from schedulers.core.policy import Policy\n\nclass Mine(Policy):\n    name = 'mine'\n\n"
                    "    def on_job_submitted(self, job):\n        self.reject(job)\n")
-    from schedulers import registry   # (a new `gridsched` process would import the edited file)
-    registry._USER_POLICIES.pop(f"{pol}:Mine")
+    # (this process imported the first version: it imports the edited file again, as a new
+    # `gridsched` process or a long-lived Dask worker must)
     code, stdout, err = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
     assert code == 0, err
     assert "ran 1 (0 failed), 0 already present" in stdout
@@ -587,3 +587,20 @@ def test_policy_options_at_sign_without_a_file_name_says_so(tmp_path: Path, comm
     assert code == 2
     lead = "gridsched: error: " if command == "run" else "gridsched serve: "
     assert err.splitlines() == [f"{lead}--policy-options @: no file name after '@' (@FILE reads the options from FILE)"]
+
+
+def test_a_policy_file_edited_is_imported_again_by_the_same_process(tmp_path: Path) -> None:
+    """A long-lived process (a Dask worker of ``--scheduler-address``, a notebook) asked again
+    for ``FILE.py:Class`` after the file was edited runs the new code, even an edit of the same
+    size within the same second (no bytecode cache in the way); an unchanged file is not imported
+    again (the same class)."""
+    from schedulers.registry import policy_class
+
+    pol = tmp_path / "mine.py"
+    pol.write_text("from schedulers.fcfs import FCFS\n\nclass Mine(FCFS):\n    name = 'mine'\n    K = 1\n")
+    first = policy_class(f"{pol}:Mine")
+    assert first.K == 1 and policy_class(f"{pol}:Mine") is first
+    pol.write_text("from schedulers.fcfs import FCFS\n\nclass Mine(FCFS):\n    name = 'mine'\n    K = 2\n")
+    second = policy_class(f"{pol}:Mine")
+    assert second.K == 2 and second is not first
+    assert second.__module__ != first.__module__   # (each version its own module, as workers name it)
