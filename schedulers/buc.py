@@ -186,7 +186,9 @@ class BUCOrder:
     option_docs: ClassVar[dict[str, str]] = {
         "kp": Option("Kp of eq. 2, the weight of the score Su against the waiting time (the paper uses "
                      "1440 and 10800)", type=f"number in [0, 2**{MAX_TIME_POWER}] (s)", default="10800"),
-        "su0": Option("initial score Su of every user", type="number in [0, 100]", default="60"),
+        "su0": Option("initial score Su of every user (a job's user is its workload 'user' field, or a SWF/GWF "
+                      "trace's user id; the jobs without one share one user's score)", type="number in [0, 100]",
+                      default="60"),
         "rule": Option("score update after a job that ended normally: 'threshold' (consistent with the paper's "
                        "final scores: 4.8, 96.14 and 99 for P = 0, 0.5 and 1), 'ema' (Su += alpha (100 P - Su)) "
                        "or 'linear' (Su += gain (P - p0) clamped to [0, 100]); a parameter of another rule (up, "
