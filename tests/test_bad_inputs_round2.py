@@ -8,11 +8,9 @@ and, where data is at stake, that nothing was deleted, cut or lost.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import errno
 import gzip
-import io
 import json
 import os
 import signal
@@ -22,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers_cli import one_error_line, run_main
 
 from schedulers import exits
 from helpers_policy import line_of
@@ -34,19 +33,8 @@ DELAY = {"d": {"type": "delay", "delay": 3}}
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
 
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
-def one_error_line(err: str) -> str:
-    """The error of ``err``: its last line, which must be its only ``error`` line."""
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if "error" in ln]
-    assert len(errors) == 1, err
-    return errors[0]
 
 
 def workload(path: Path, jobs: list | None = None, text: str | None = None) -> Path:

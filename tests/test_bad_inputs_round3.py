@@ -19,6 +19,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers_cli import one_error_line, run_main
 
 from helpers_policy import line_of
 from schedulers.cli import main
@@ -29,18 +30,8 @@ HETERO = FIX / "hetero4.xml"   # 4 hosts a1 a2 b1 b2, 4 cores each
 DELAY = {"d": {"type": "delay", "delay": 3}}
 
 
-def run_main(argv: list) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
-def one_error_line(err: str) -> str:
-    """The only ``error`` line of ``err``."""
-    errors = [ln for ln in err.splitlines() if "error" in ln]
-    assert len(errors) == 1, err
-    return errors[0]
 
 
 def workload(path: Path, jobs: list | None = None, profiles: dict | None = None) -> Path:

@@ -9,31 +9,19 @@ correct number, worked out by hand in the test.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
+from helpers_cli import one_error_line, run_main
 
-from schedulers.cli import main
 
 FIX = Path(__file__).parent / "fixtures"
 HETERO = FIX / "hetero4.xml"   # 4 hosts a1 a2 b1 b2, 4 cores each
 
 
-def run_main(argv: list) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
-def one_error_line(err: str) -> str:
-    """The only ``error`` line of ``err``."""
-    errors = [ln for ln in err.splitlines() if "error" in ln]
-    assert len(errors) == 1, err
-    return errors[0]
 
 
 def write_workload(path: Path, jobs: list, delay: float = 10) -> Path:
