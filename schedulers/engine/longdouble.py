@@ -15,7 +15,7 @@ workloads make common); :func:`epower` then redoes Batsim's operations exactly, 
 from __future__ import annotations
 
 from fractions import Fraction
-from math import floor
+from math import floor, isfinite
 from typing import Iterable
 
 __all__ = ["LONG_DOUBLE_BITS", "epower", "near_tie", "round_bits"]
@@ -75,6 +75,8 @@ def near_tie(value: float, energy: float, diff: float, hosts: int) -> bool:
     to ``(hosts + 1) 2**-64`` of ``energy``; the doubles' quotient, and Batsim's cast of its own
     to a double, by a few ``2**-53`` of ``value``."""
     r = abs(value) * 1e6
+    if not isfinite(r):
+        return False   # (a power out of range: the output check names it)
     rel = (hosts + 1) * 5.5e-20 * (energy / abs(diff) if diff else 1e30) + 1e-15
     return abs((r - floor(r)) - 0.5) <= r * rel + 1e-12
 
