@@ -258,12 +258,28 @@ def _spawn(platform: Path, policy: str, size: int, seed: int, profile: bool, sha
 
 def _same(r: dict) -> tuple:
     """Rows compared with each other: one invocation, one size, the same sharing and owners."""
-    return r.get("run", ""), r["size"], r.get("sharing", False), r.get("owned", False)
+    return r.get("run") or "", r["size"], bool(r.get("sharing")), bool(r.get("owned"))
 
 
 def _references(rows: list[dict], policy: str) -> dict[tuple, float]:
     """The run times (s) of ``policy``'s rows that ran to the end, by :func:`_same`."""
     return {_same(r): r["run_s"] for r in rows if r["policy"] == policy and not r.get("stopped_after_s")}
+
+
+def latest_goal_runs(rows: list[dict], goals: dict[str, float] | None = None) -> dict[tuple, tuple[dict, float]]:
+    """Each policy of ``goals`` (default :data:`GOALS`; each option set apart) at each of
+    :data:`GOAL_SIZES`, with and without sharing and owners: its latest run among those with an
+    EASY run of the same invocation that ran to the end, with that EASY run's time (s). Keys:
+    ``(policy, size, sharing, owned)``, in the order the rows first give them."""
+    goals = GOALS if goals is None else goals
+    easy = _references(rows, "easy")
+    latest: dict[tuple, dict] = {}
+    for r in rows:
+        if r["size"] in GOAL_SIZES and _same(r) in easy and parse_policy(r["policy"])[0] in goals:
+            key = (r["policy"], *_same(r)[1:])
+            if key not in latest or _same(r)[0] >= _same(latest[key])[0]:
+                latest[key] = r
+    return {k: (r, easy[_same(r)]) for k, r in latest.items()}
 
 
 def _ratio(r: dict, ref: dict[tuple, float]) -> str:
@@ -302,7 +318,6 @@ def _goals(rows: list[dict]) -> list[str]:
     # the ratio is taken within one invocation (the same machine load), as in the table
     fcfs = {(r.get("run"), r["size"]): r["run_s"] for r in rows
             if r["policy"] == "fcfs" and not r.get("stopped_after_s")}
-    easy = _references(rows, "easy")
     for r in rows:
         if r.get("stopped_after_s"):
             continue
@@ -314,15 +329,9 @@ def _goals(rows: list[dict]) -> list[str]:
         if r["policy"] == "easy" and r["size"] == 1_000_000:
             out.append(f"- EASY, 1M jobs: {r['run_s']:.0f} s (goal < {GOAL_1M_S:.0f} s): "
                        f"{'met' if r['run_s'] < GOAL_1M_S else 'NOT met'}")
-    latest: dict[tuple, dict] = {}   # each policy's latest run at a size (with sharing, owners)
-    for r in rows:
-        if r["size"] in GOAL_SIZES and _same(r) in easy and parse_policy(r["policy"])[0] in GOALS:
-            key = (r["policy"], *_same(r)[1:])
-            if key not in latest or (r.get("run") or "") >= (latest[key].get("run") or ""):
-                latest[key] = r
-    for r in latest.values():
+    for r, easy_s in latest_goal_runs(rows).values():
         goal = GOALS[parse_policy(r["policy"])[0]]
-        ratio = r["run_s"] / easy[_same(r)]
+        ratio = r["run_s"] / easy_s
         stopped = bool(r.get("stopped_after_s"))
         met = not stopped and ratio <= goal
         what = (f"stopped after {r['run_s']:g} s, over {ratio:.1f}x EASY" if stopped else f"{ratio:.2f}x EASY")

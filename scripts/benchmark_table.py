@@ -136,49 +136,40 @@ def backlog_1m_row(data: dict) -> tuple[str, str, str] | None:
     return text, _verdict(easy["run_s"] < EASY_1M_S), f"{when}, {data['meta']['machine']}"
 
 
-def _policy_goals() -> dict[str, float]:
-    """Each policy's bound under the backlog, engine time over EASY's in the same invocation:
-    ``bench_backlog.py``'s ``GOALS``, read from there (one list of the goals)."""
+def _bench_backlog():
+    """``benchmarks/bench_backlog.py`` as a module: its goals and its choice of the runs that
+    meet them are the table's too (one list of the goals, one way of reading the rows)."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("bench_backlog", ROOT / "benchmarks" / "bench_backlog.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return dict(mod.GOALS)
-
-
-POLICY_SIZES = (10_000, 100_000)
+    return mod
 
 
 def backlog_policies_row(data: dict, goals: dict[str, float] | None = None) -> tuple[str, str, str] | None:
     """Every policy of ``goals`` (default: ``bench_backlog.GOALS``) with its default options, at
     10k and 100k backlogged jobs: its latest run's engine time over EASY's of the same invocation,
-    size, sharing and owners (a run stopped by ``--time-limit``: a lower bound, ``> x``). Met when
-    every policy has both sizes within its bound."""
-    goals = _policy_goals() if goals is None else goals
-    rows = data["results"]
-
-    def same(r: dict) -> tuple:
-        return r.get("run") or "", r["size"], bool(r.get("sharing")), bool(r.get("owned"))
-
-    easy = {same(r): r["run_s"] for r in rows if r["policy"] == "easy" and not r.get("stopped_after_s")}
-    latest: dict[tuple[str, int], dict] = {}
-    for r in rows:
-        if r["policy"] in goals and r["size"] in POLICY_SIZES and same(r) in easy:
-            key = (r["policy"], r["size"])
-            if key not in latest or (r.get("run") or "") >= (latest[key].get("run") or ""):
-                latest[key] = r
+    size, sharing and owners (``bench_backlog.latest_goal_runs``; a run stopped by
+    ``--time-limit``: a lower bound, ``> x``). Met when every policy has both sizes within its bound."""
+    bench = _bench_backlog()
+    goals = dict(bench.GOALS) if goals is None else goals
+    latest: dict[tuple[str, int], tuple[dict, float]] = {}   # (policy, size): the latest, sharing or not
+    for (pol, size, *_), (r, easy_s) in bench.latest_goal_runs(data["results"], goals).items():
+        if pol in goals and ((pol, size) not in latest or
+                             (r.get("run") or "") >= (latest[(pol, size)][0].get("run") or "")):
+            latest[(pol, size)] = (r, easy_s)
     if not latest:
         return None
     parts, ok, dates = [], True, []
     for pol, bound in goals.items():
         cells = []
-        for n in POLICY_SIZES:
-            r = latest.get((pol, n))
-            if r is None:
+        for n in bench.GOAL_SIZES:
+            if (pol, n) not in latest:
                 cells.append("-")
                 ok = False
                 continue
-            ratio = r["run_s"] / easy[same(r)]
+            r, easy_s = latest[(pol, n)]
+            ratio = r["run_s"] / easy_s
             stopped = bool(r.get("stopped_after_s"))
             ok = ok and not stopped and ratio <= bound
             cells.append(f"> {ratio:.0f}x (stopped at {r['run_s']:.0f} s)" if stopped else f"{ratio:.1f}x")
