@@ -75,8 +75,11 @@ def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> li
     if energy:
         # a pstate given as S and as OFF or ON of its triple ends a transition pstate (platform.
         # classify_sleep_pstates): Batsim reads it without a word, and a switch to it never ends
-        own = [(h, min(s for s in h.sleep_switch if h.pstate_kinds.get(s) == "transition")) for h in spec.compute
-               if any(h.pstate_kinds.get(s) == "transition" for s in h.sleep_switch)]
+        own = []   # (host, its lowest such pstate)
+        for h in spec.compute:
+            both = [s for s in h.sleep_switch if h.pstate_kinds.get(s) == "transition"]
+            if both:
+                own.append((h, min(both)))
         if own:
             h, s = own[0]
             more = f" (and {len(own) - 1} more)" if len(own) > 1 else ""
