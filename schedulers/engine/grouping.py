@@ -96,17 +96,18 @@ class GroupedServer:
         self.energy = energy
         self.forward_profiles = forward_profiles
         self._kills_done: list[tuple[list[str], dict[str, Any]]] = []   # kills done in the reply being played
-        # a submitter sleeps less than SimGrid's precision since the start of this instant: the
-        # next message reaching the server makes a step of 0 s that ends it ("Message steps")
+        # an actor sleeps less than SimGrid's precision since the start of this instant: the next
+        # message reaching the server makes a step of 0 s that ends it ("Message steps")
         self._short_sleep = False
         # messages posted before the reply being played reached the server after the exchange
         # began, and the request-reply actor sent none yet: a sleep it begins first ends at them
         self._flushed = False
 
-    def _message_step(self) -> None:
-        """A message reaches the server now, after a submitter began a sleep shorter than
-        SimGrid's precision: the step of 0 s that delivers it ends that sleep (module docstring,
-        "Message steps")."""
+    def _zero_step(self) -> None:
+        """A step of 0 s now, that ends the sleeps shorter than SimGrid's precision begun before
+        it: a message reaching the server (each such place tests :attr:`_short_sleep` first,
+        inline: most are on the path of every message) or the messages flushed after the
+        exchange (:meth:`_replier_sleeps`). Module docstring, "Message steps"."""
         self._short_sleep = False
         self.timers.push(self.clock.now, _STEP)
 
@@ -119,7 +120,7 @@ class GroupedServer:
             return False
         if self.steps and t - self.clock.now < PRECISION_TIMING:
             if self._flushed:
-                self._message_step()
+                self._zero_step()
             else:
                 self._short_sleep = True
         return True
@@ -127,8 +128,8 @@ class GroupedServer:
     def _handle(self, kind: int, payload: Any) -> list[Any]:
         """Handle one message reaching Batsim's server; return follow-up messages."""
         t = self.clock.now
-        if self._short_sleep and kind != _LATENCY:
-            self._message_step()
+        if self._short_sleep and kind != _LATENCY:   # (a latency is a model event, no message)
+            self._zero_step()
         if kind == _SUBMIT:
             # the static submitter's jobs of one subtime: made into EngineJobs now (JobTable.job)
             # (static_job_submitter_process, src/job_submitter.cpp): woken, the submitter takes
@@ -203,7 +204,7 @@ class GroupedServer:
                 self._killings_reported()
             self.server.ready = not self._replier_sleeps(ready_at, _READY)
             if self.server.ready and self._short_sleep:   # (SCHED_READY sent now)
-                self._message_step()
+                self._zero_step()
 
     def _play_decisions(self, decisions: deque, ready_at: float, woke: bool = False) -> None:
         """Batsim's request-reply actor: send each decision at its timestamp, then SCHED_READY
@@ -224,14 +225,14 @@ class GroupedServer:
             self._killings_reported()
         self.server.ready = woke or not self._replier_sleeps(ready_at, _READY)
         if self.server.ready and self._short_sleep:   # (SCHED_READY sent now)
-            self._message_step()
+            self._zero_step()
 
     def _apply(self, d: Decision) -> None:
         """The server applies ``d``; the killer of a KILL_JOB ends its jobs at once, its
         KILLING_DONE is reported after the reply's decisions (:meth:`_killings_reported`)."""
         self._flushed = False   # (the request-reply actor sent a message: it acts after it)
         if self._short_sleep:   # (the decision's message reaches the server now)
-            self._message_step()
+            self._zero_step()
         kill = self.server.apply(d)
         if kill is not None:
             ids, really = kill
@@ -242,8 +243,8 @@ class GroupedServer:
         reach the server after the reply's decisions (see "Kills and zero-work jobs" in :mod:`.server`)."""
         if self._kills_done:
             done, self._kills_done = self._kills_done, []
-            if self._short_sleep:
-                self._message_step()
+            if self._short_sleep:   # (the KILLING_DONE messages)
+                self._zero_step()
             for ids, progress in done:
                 self.server.killing_done(ids, progress)
 
