@@ -18,8 +18,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +26,7 @@ from schedulers.batsim.protocol import decode_decisions, encode_message
 from schedulers.engine import build_engine, write_outputs
 from schedulers.engine.execution import check_default_mapping
 from schedulers.engine.ports import EngineError, Reply
-from test_engine_zmq import free_port
+from helpers_cli import engine_with_client
 
 FIX = Path(__file__).parent / "fixtures" / "batsim_clients"
 FILES = ("jobs", "schedule", "consumed_energy", "machine_states", "pstate_changes")
@@ -179,21 +177,10 @@ BATSCHED = os.environ.get("BATSCHED") or shutil.which("batsched")
 
 
 def _live(case: str, client: list[str], tmp_path: Path) -> None:
-    port = free_port()
-    sched = subprocess.Popen([a.replace("{PORT}", str(port)) for a in client], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        proc = subprocess.run([sys.executable, "-m", "schedulers.cli", "engine", "-p", str(FIX / "platform.xml"),
-                               "-w", str(FIX / "workload.json"), "-E", "-s", f"tcp://127.0.0.1:{port}",
-                               "-e", str(tmp_path / "out"), "--timeout", "60", *CASES[case][0]],
-                              capture_output=True, text=True, timeout=180)
-        sched.wait(timeout=30)
-    finally:
-        if sched.poll() is None:
-            sched.kill()
-        err = sched.communicate()[1]
+    proc, code, out = engine_with_client(client, ["-p", FIX / "platform.xml", "-w", FIX / "workload.json", "-E",
+                                                  "-e", tmp_path / "out", "--timeout", "60", *CASES[case][0]])
     assert proc.returncode == 0, proc.stderr
-    assert sched.returncode == 0, err[-2000:]
+    assert code == 0, out[-2000:]
     _assert_files_as_batsim(tmp_path, FIX / case)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
@@ -20,6 +19,9 @@ from schedulers.engine import build_engine
 from schedulers.engine.outputs import write_outputs
 from schedulers.engine.zmq_client import ZmqPort
 
+from helpers_cli import engine_with_client
+from test_engine_zmq import free_port
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 INPUTS = SHARED / "batsim-4.2.1" / "inputs"
 PYBATSIM = shutil.which("pybatsim")
@@ -28,12 +30,6 @@ pytestmark = [
     pytest.mark.skipif(PYBATSIM is None, reason="pybatsim 4.0.0a0 is not installed (pip install --no-deps pybatsim==4.0.0a0)"),
     pytest.mark.skipif(not INPUTS.exists(), reason="../shared/batsim-4.2.1 is absent (demo_small.json)"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_client(name: str, tmp_path: Path, *, sharing: bool = False) -> list[dict]:
@@ -94,27 +90,15 @@ def test_pybatsim_filler_events_takes_generic_events_through_gridsched_engine(tm
     # `gridsched engine --events F --forward-unknown-events` must say so in SIMULATION_BEGINS:
     # pybatsim reads it there, and otherwise stops at the first generic event ("Unknown NOTIFY
     # type operator_note"). Hosts 3-4 are unavailable from 8 s to 50 s and 120.5 s.
-    import sys
-
     from procset import ProcSet
 
     fix = Path(__file__).parent / "fixtures" / "batsim_clients"
-    port = free_port()
-    sched = subprocess.Popen([PYBATSIM, "filler-events", "-s", f"tcp://127.0.0.1:{port}", "-t", "60000"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        proc = subprocess.run([sys.executable, "-m", "schedulers.cli", "engine", "-p", str(fix / "platform.xml"),
-                               "-w", str(fix / "workload.json"), "--events", str(fix / "events.txt"),
-                               "--forward-unknown-events", "-s", f"tcp://127.0.0.1:{port}",
-                               "-e", str(tmp_path / "out"), "--timeout", "60"],
-                              capture_output=True, text=True, timeout=120)
-        sched.wait(timeout=30)
-    finally:
-        if sched.poll() is None:
-            sched.kill()
-        out = sched.communicate()[0]
+    proc, code, out = engine_with_client(
+        [PYBATSIM, "filler-events", "-s", "tcp://127.0.0.1:{PORT}", "-t", "60000"],
+        ["-p", fix / "platform.xml", "-w", fix / "workload.json", "--events", fix / "events.txt",
+         "--forward-unknown-events", "-e", tmp_path / "out", "--timeout", "60"], timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert sched.returncode == 0 and "Unknown NOTIFY" not in out, out[-2000:]
+    assert code == 0 and "Unknown NOTIFY" not in out, out[-2000:]
     rows = list(csv.DictReader((tmp_path / "out_jobs.csv").open()))
     assert len(rows) == 16
     for r in rows:
