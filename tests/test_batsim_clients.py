@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import shutil
 from pathlib import Path
@@ -27,6 +26,7 @@ from schedulers.engine import build_engine, write_outputs
 from schedulers.engine.execution import check_default_mapping
 from schedulers.engine.ports import EngineError, Reply
 from helpers_cli import engine_with_client
+from test_engine_conformance import _close, _same_json
 
 FIX = Path(__file__).parent / "fixtures" / "batsim_clients"
 FILES = ("jobs", "schedule", "consumed_energy", "machine_states", "pstate_changes")
@@ -52,26 +52,6 @@ def _engine(flags: list[str]):
     return build_engine(FIX / "platform.xml", [FIX / "workload.json"], energy=True,
                         dynamic_jobs="--enable-dynamic-jobs" in flags, events=events,
                         forward_unknown_events="--forward-unknown-events" in flags)
-
-
-def _close(a: str, b: str) -> bool:
-    return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-6)
-
-
-def _same_json(got, exp, where: str) -> None:
-    """Equal JSON values; numbers within 1e-6 (Batsim writes 6 decimals)."""
-    if isinstance(exp, dict):
-        assert isinstance(got, dict) and set(got) == set(exp), f"{where}: {got!r} != {exp!r}"
-        for k in exp:
-            _same_json(got[k], exp[k], f"{where}.{k}")
-    elif isinstance(exp, list):
-        assert isinstance(got, list) and len(got) == len(exp), f"{where}: {got!r} != {exp!r}"
-        for i, (g, e) in enumerate(zip(got, exp)):
-            _same_json(g, e, f"{where}[{i}]")
-    elif isinstance(exp, (int, float)) and not isinstance(exp, bool):
-        assert isinstance(got, (int, float)) and _close(got, exp), f"{where}: {got!r} != {exp!r}"
-    else:
-        assert got == exp, f"{where}: {got!r} != {exp!r}"
 
 
 class Replay:
