@@ -48,3 +48,36 @@ def test_epower_on_a_tie_as_real_batsim_prints_it(tmp_path):
     recorded = (FIX / "out_consumed_energy.csv").read_text().splitlines()
     assert "2.468000,1129.780375,e,380.000000,475.922688" in recorded
     assert mine == recorded
+
+
+def test_numpy_long_double_gives_the_rational_values(monkeypatch):
+    """Where numpy's ``longdouble`` is the x87 type (Linux on x86-64), the fast path must print
+    what the rational emulation (checked by hand above) gives, on sums that need roundings (hosts
+    of very different energies), short and long intervals, and consecutive rows sharing a list."""
+    import random
+
+    import pytest
+
+    from schedulers.engine import longdouble
+    from schedulers.engine.longdouble import _rational_epower, native
+
+    monkeypatch.setattr(longdouble, "NATIVE_AFTER", 0)
+    if native() is None:
+        pytest.skip("numpy's longdouble is not the x87 extended type on this machine")
+    rng = random.Random(7)
+    differ = 0
+    then_hosts = [rng.uniform(1e6, 1e7) for _ in range(128)]
+    for _ in range(400):
+        n = rng.choice([1, 3, 128])
+        base = then_hosts[:n] if n == 128 else [rng.choice([rng.uniform(0, 1e3), rng.uniform(1e8, 1e10)])
+                                                for _ in range(n)]
+        now_hosts = [x + rng.choice([0.0, rng.uniform(0, 100), rng.uniform(0, 1e-6)]) for x in base]
+        now = round(rng.uniform(1.0, 1e6), 3)
+        then = now - rng.choice([1e-6, 0.001, 1.5, 100.0])
+        differ += epower(now_hosts, base, now, then) != _rational_epower(now_hosts, base, now, then)
+        then_hosts = now_hosts if n == 128 else then_hosts
+    assert differ == 0
+    # the worked sums of test_the_sum_rounds_after_each_host_as_a_long_double_does, natively: the
+    # row's energy minus a previous 2**64 J over 1 s shows the two 1 J that one order loses
+    assert epower([2.0 ** 64, 1.0, 1.0], [2.0 ** 64], 2.0, 1.0) == 0.0
+    assert epower([1.0, 1.0, 2.0 ** 64], [2.0 ** 64], 2.0, 1.0) == 2.0

@@ -69,7 +69,8 @@ Switching
 from __future__ import annotations
 
 from math import fsum, isfinite, ulp
-from operator import sub
+from itertools import repeat
+from operator import add, mul, sub
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,7 +136,10 @@ class HostRun:
         charged: the power (W) SimGrid's energy plugin charges at its next update: ``power``
             but for a lazy load change of this instant (:meth:`Machines.settle_lazy`).
         energy: energy (J) up to time ``last`` (s), its last update by the plugin (every host
-            is also updated at ``Machines.all_upd``), rounded as the plugin's double.
+            is also updated at ``Machines.all_upd``), rounded as the plugin's double. Where
+            every host is read at each row (:data:`EXACT_HOSTS`), a host not updated since the
+            last read keeps its energy of then in that read's list, not here (``last`` is then
+            before ``Machines.all_upd``: :meth:`Machines._update` brings it back).
         lazy: a lazy load change of this instant is pending.
         e_row, t_row: its energy (J) at the last all-host read ``t_row`` (s), kept when an update
             catches up on that read (running-sum platforms, :meth:`Machines._epower`).
@@ -215,6 +219,12 @@ class Machines:
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
         self._last_energy_row: tuple = (0.0, [0.0] * len(self.hosts) if self._exact else 0.0)
         self.all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
+        # Exact mode with rows: the hosts' energies at the last all-host read (by id), which hosts
+        # not updated since do not copy into HostRun.energy (_read_all); the hosts updated since
+        self._fast = self._exact and trace and energy
+        self._es: list[float] | None = None
+        self._since: list[HostRun] = []
+        self._charged: list[float] = [0.0] * n   # HostRun.charged of each host, by id (for _read_all)
         self.lazy_hosts: list[HostRun] = []   # hosts with a lazy load change at this instant
         self.upd_now: set[int] = set()  # hosts a model event updated at this instant (networked runs)
         self._not_updated: dict[int, HostRun] = {}  # hosts the plugin still sees at pstate 0, by id (module docstring)
@@ -227,7 +237,7 @@ class Machines:
                     self._not_updated[h.hid] = h
                 else:
                     h.power = self._host_power(h)
-                h.charged = h.power
+                h.charged = self._charged[h.hid] = h.power
                 self._c_sum += h.power
                 self.p_total += h.power
                 self._wattmin += ranges[h.pstate].epsilon
@@ -253,6 +263,9 @@ class Machines:
         read since (:attr:`all_upd`, a read the engine did not apply to ``h`` yet)."""
         last, a = h.last, self.all_upd
         now = self.clock.now
+        if last < a and self._es is not None:   # its energy at that read is in the read's list
+            h.energy = self._es[h.hid]
+            last = a
         if last <= a < now:   # its energy at the last all-host read, kept for _epower
             if last < a:
                 h.energy += h.charged * (a - last)
@@ -264,18 +277,37 @@ class Machines:
         if last < now:
             h.energy += h.charged * (now - last)
             last = now
+            if self._es is not None:
+                self._since.append(h)
         h.last = last
 
     def _read_all(self) -> list[float]:
         """Update every compute host now and return their energies (J), in host order --
-        ``Machines::total_consumed_energy`` reads each with ``sg_host_get_consumed_energy``."""
+        ``Machines::total_consumed_energy`` reads each with ``sg_host_get_consumed_energy``.
+        Each host's energy is its previous one plus its charged power times the time since, one
+        step per read as the plugin's doubles take them; where every host is read at each row
+        (``_fast``), a host not updated since the previous read takes its energy from that read's
+        list and is not written back (:attr:`HostRun.energy`)."""
         if self._not_updated and self.clock.now > 0.0:   # (a read at t = 0 updates nothing)
             self._first_update()
         now, a = self.clock.now, self.all_upd
         d = now - a
-        out: list[float] = []
+        prev = self._es
+        if prev is not None:
+            out: list[float] = list(map(add, prev, map(mul, self._charged, repeat(d)))) if d else prev.copy()
+            for h in self._since:   # updated after the previous read (a host may be listed twice)
+                last = h.last
+                if last < now:
+                    h.energy += h.charged * (now - last)
+                    h.last = now
+                out[h.hid] = h.energy
+            self._since.clear()
+            self._es = out
+            self.all_upd = now
+            return out
+        out = []
         app = out.append
-        for h in self.hosts:   # _update, inlined (the hot path of every energy row)
+        for h in self.hosts:   # _update, inlined
             last = h.last
             if last == a:   # (most hosts: not updated since the last all-host read)
                 if not d:
@@ -296,6 +328,8 @@ class Machines:
             h.last = now
             app(e)
         self.all_upd = now
+        if self._fast:
+            self._es = out
         return out
 
     def total_energy(self, t: float | None = None) -> float:
@@ -378,13 +412,16 @@ class Machines:
         now = self.clock.now
         for h in self.lazy_hosts:
             if h.last < a:   # every host was read at a, at the power of before
-                h.energy += h.charged * (a - h.last)
+                if self._es is not None:
+                    h.energy = self._es[h.hid]
+                else:
+                    h.energy += h.charged * (a - h.last)
                 h.last = a
             d = h.power - h.charged
             if d:
                 self._charge_sum(d)
                 self._e_acc += d * (now - h.last)   # charged back to its last update
-            h.charged = h.power
+            h.charged = self._charged[h.hid] = h.power
             h.lazy = False
         self.lazy_hosts.clear()
 
@@ -405,7 +442,7 @@ class Machines:
             self._update(h)
             if new != h.charged:
                 self._charge_sum(new - h.charged)
-                h.charged = new
+                h.charged = self._charged[h.hid] = new
         if new != h.power:
             self.p_total += new - h.power
             h.power = new
