@@ -531,6 +531,10 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     for host in engine.platform.unknown_role_hosts:   # (Batsim ignores them without a word)
         print(f"gridsched engine: warning: -r {host}:{opts['roles'][host]}: {engine.platform.source} has no host "
               f"{host!r}; real Batsim 4.2.1 ignores it (no host gets that role)", file=sys.stderr)
+    folder = os.path.dirname(args.export + "_")
+    if folder and not os.path.isdir(folder):   # (Batsim's WriteBuffer cannot open its first output file)
+        raise RunInputError(f"-e {args.export}: the folder {folder} does not exist; real Batsim 4.2.1 aborts "
+                            "without creating it: create it first")
     engine.storage_sharing = not args.disable_storage_sharing
     engine.batsim_config.update(opts["config"])   # (build_engine's forward-unknown-events kept)
     files: dict[str, Any] = {"schedule_trace": not args.disable_schedule_tracing,

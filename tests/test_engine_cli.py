@@ -86,6 +86,18 @@ def test_mmax_workload_takes_the_largest_nb_res(tmp_path: Path) -> None:
     assert [h.spec.name for h in engine.hosts] == ["h0"]                      # min(--mmax, nb_res)
 
 
+def test_export_folder_must_exist_as_for_real_batsim(tmp_path) -> None:
+    # real Batsim 4.2.1 with -e missing/out aborts (status 134) when it opens its first output
+    # file, after reading the inputs and before any message; the engine refuses in one line
+    code, _, err = _main("engine", "-p", str(FIX / "p.xml"), "-w", str(FIX / "w.json"),
+                         "-e", str(tmp_path / "missing" / "out"), "-s", "tcp://127.0.0.1:1")
+    assert code == 2
+    assert err.strip().splitlines() == [f"gridsched: error: -e {tmp_path / 'missing' / 'out'}: the folder "
+                                        f"{tmp_path / 'missing'} does not exist; real Batsim 4.2.1 aborts "
+                                        "without creating it: create it first"]
+    assert not (tmp_path / "missing").exists()
+
+
 def test_dump_execution_context_as_real_batsim() -> None:
     code, out, _ = _main("engine", "-p", str(FIX / "p.xml"), "-w", str(FIX / "w.json"), "--dump-execution-context",
                          "-e", "foo", "--redis-port", "12", "-s", "tcp://x:1")

@@ -72,6 +72,7 @@ def test_engine_and_serve_commands_as_processes(tmp_path):
     import json
     wl.write_text(json.dumps(WORKLOAD))
     port = free_port()
+    (tmp_path / "out").mkdir()   # (-e out/out: as real Batsim, the engine writes in an existing folder)
     exe = [sys.executable, "-m", "schedulers.cli"]
     sched = subprocess.Popen(exe + ["serve", "--policy", "easy", "--socket", f"tcp://127.0.0.1:{port}",
                                     "--connect-timeout", "30", "--idle-timeout", "30"],
