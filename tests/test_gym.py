@@ -77,11 +77,13 @@ def test_fixed_fcfs_rule_gives_gridsched_run_fcfs_files(tmp_path, energy):
 def test_check_env_and_registration():
     env = gymnasium.make(ENV_ID, platform=str(PLATFORM), workload=str(WORKLOAD))
     check_env(env.unwrapped)
-    env = gymnasium.make(ENV_ID, scenario="synthetic", scenario_params=SMALL, energy=True, power_actions=True,
+    env = gymnasium.make(ENV_ID, scenario="synthetic", scenario_params=SMALL, energy=True,
                          reward={"waiting_time": 1.0, "energy": 0.5}, render_mode="ansi")
     check_env(env.unwrapped)
     env.reset(seed=1)
     assert env.render().startswith("t=")
+    env = gymnasium.make(ENV_ID, platform=str(PLATFORM), workload=str(WORKLOAD), energy=True, power_actions=True)
+    check_env(env.unwrapped)
 
 
 def test_rewards_add_up_to_the_runs_totals(tmp_path):
@@ -200,6 +202,9 @@ def test_bad_options_are_one_line_errors():
         BatsimEnv(PLATFORM, WORKLOAD, reward={"slowdown": 1.0})
     with pytest.raises(ValueError, match="either a platform"):
         BatsimEnv(PLATFORM, WORKLOAD, scenario="synthetic")
+    no_sleep = Path(__file__).parent / "fixtures" / "hetero4.xml"   # pstates with power, no sleep_pstates
+    with pytest.raises(ValueError, match=r"no compute host of .*hetero4\.xml has the property sleep_pstates"):
+        BatsimEnv(no_sleep, WORKLOAD, energy=True, power_actions=True)
     env = BatsimEnv(PLATFORM, WORKLOAD)
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(0)

@@ -68,7 +68,8 @@ class BatsimEnv(gymnasium.Env):
         energy: Batsim's ``-E`` (energy model and outputs; needed by power actions and the energy
             reward).
         window: queue slots in the observation and the action space.
-        power_actions: add one action per host that switches it off (idle) or on (asleep).
+        power_actions: add one action per host that switches it off (idle) or on (asleep);
+            needs energy and a platform with hosts that have ``sleep_pstates``.
         reward: a reward component or a mapping component -> weight (:mod:`.reward`).
         stall_wait: seconds to the call asked when a wait would leave waiting jobs with nothing
             to wake the simulation (:mod:`.agent`): a finite number > 0.
@@ -126,6 +127,9 @@ class BatsimEnv(gymnasium.Env):
         spec = self._platform_spec(self._scenario(0) if scenario is not None else None)
         self._nb_hosts = len(spec.compute)
         self._pstates = [len(h.speeds) for h in spec.compute]
+        if power_actions and not any(h.properties.get("sleep_pstates") for h in spec.compute):
+            raise ValueError(f"power actions switch hosts through their sleep pstates, and no compute host of "
+                             f"{spec.source} has the property sleep_pstates: every power action would be masked")
         self.layout = ActionLayout(window, self._nb_hosts, power_actions)
         self.action_space = spaces.Discrete(self.layout.size)
         self.observation_space = observation_space(window, self._pstates)
