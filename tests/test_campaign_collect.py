@@ -300,6 +300,25 @@ def test_plot_bars_and_lines(tmp_path):
     assert (tmp_path / "p" / "bars.png").is_file() and (tmp_path / "lines.svg").is_file()
 
 
+def test_a_bar_of_zero_is_drawn_where_no_value_has_nothing(tmp_path, monkeypatch):
+    # policy "easy" waits 0 s at scenario "small"; policy "fcfs" has no run at "big": the first
+    # is a bar of height 0 whose edge shows it (a visible line), the second no bar at all
+    import matplotlib.colors as mcolors
+
+    from schedulers.campaign import plot as plot_module
+
+    recs = [record("easy", "small", 0, wait=0.0, makespan=1.0), record("easy", "big", 0, wait=5.0, makespan=1.0),
+            record("fcfs", "small", 0, wait=3.0, makespan=1.0)]
+    figs = []
+    monkeypatch.setattr(plot_module, "_save", lambda fig, out, formats: figs.append(fig) or [])
+    plot_bars(summarize(runs_table(recs)), "mean_waiting_time", "scenario", "policy", out=tmp_path / "b")
+    bars = [p for p in figs[0].axes[0].patches if p.get_width() > 0]
+    assert len(bars) == 3                                      # easy at both scenarios, fcfs at one
+    zero = [p for p in bars if p.get_height() == 0.0]
+    assert len(zero) == 1 and zero[0].get_linewidth() > 0
+    assert mcolors.same_color(zero[0].get_edgecolor(), zero[0].get_facecolor())
+
+
 @pytest.mark.parametrize("metric, x, hue, message", [
     ("nope", "scenario", None, "unknown metric 'nope'; available: jobs, success"),
     ("makespan", "colour", None, "x 'colour' is not a group column; available: policy, scenario"),

@@ -250,7 +250,8 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
               order: Mapping[str, Sequence] | None = None) -> list[Path]:
     """Grouped bar chart of ``<metric>_mean`` per value of ``x`` (one bar per ``hue`` value and
     per value of any other varying group column), with the 95 % CI as error bars (none where
-    n = 1). Groups without a value have no bar.
+    n = 1). Groups without a value have no bar and take no room; a mean of 0 is a bar drawn as a
+    line on the axis (its edge).
 
     Args:
         summary: a :func:`.collect.summarize` table (with an optional ``<metric>_paper`` column:
@@ -287,7 +288,10 @@ def plot_bars(summary: pd.DataFrame, metric: str, x: str, hue: str | None = None
             pos = positions[j]
             mean, err = _errors(srows, metric)
             ok = ~np.isnan(mean)
-            ax.bar(pos[ok], mean[ok], width, label=label, color=f"C{j % 10}")
+            # (an edge of the bar's colour: a mean of 0 shows as a line on the axis, where a group
+            # without a value has nothing)
+            ax.bar(pos[ok], mean[ok], width, label=label, color=f"C{j % 10}", edgecolor=f"C{j % 10}",
+                   linewidth=1.5)
             ci = ok & ~np.isnan(err).any(axis=0)
             if ci.any():
                 ax.errorbar(pos[ci], mean[ci], yerr=err[:, ci], fmt="none", ecolor="black", capsize=3)
