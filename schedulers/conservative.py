@@ -42,11 +42,16 @@ ids of the free ones, ``src/locality.cpp``), with these facts of batsched kept:
   reads, ``Workload::add_job``, ``src/json_workload.cpp``). A job killed at its walltime therefore
   always ends ``rjms_delay`` before its hold does, and its completion compresses.
 * compression follows every completion, whether or not the job ended before its hold;
-* batsched computes times as exact rationals (``mpq_rational``, ``src/exact_numbers.hpp``);
-  here they are floats. Both agree whenever the sums ``start + walltime + rjms_delay`` are
-  exact in binary (whole or half seconds, millisecond times below 2**40 ms...); otherwise two
-  instants batsched finds equal may differ by 1 ulp here, which can only change a tie between a
-  reservation's end and another's start.
+* batsched computes times as exact rationals of the doubles it reads (``mpq_rational``,
+  ``src/exact_numbers.hpp``); so does the kept profile here, whose times are integers of
+  ``2**-128`` s (:mod:`schedulers.core.exact_time`: exact for every double of at least about
+  1e-23 s). Float sums round: with times in tenths or thousandths of a second, a window
+  ``[now, now + walltime + rjms_delay)`` that ends where a reservation starts in decimal (a tie
+  as common as with whole seconds when jobs end at their walltimes) is compared one way by the
+  exact sums of the doubles and the other way by the float sums about half the time (random
+  decimal ties ``a + b = c + d`` below 2e4 s), and the job starts or waits where batsched
+  decided otherwise (``tests/fixtures/batsched_conservative/exact_sum.json``). The reservations the policy's
+  readers get (:attr:`reservation`, :meth:`planned_reservations`) are in seconds (floats).
 
 Where this differs from batsched: a job asking for more hosts than the platform has is rejected
 by both, but batsched also rejects every job without walltime, which this policy runs (below).
@@ -141,6 +146,7 @@ from bisect import bisect_left, bisect_right, insort
 from typing import Any, Iterator
 
 from .core.backfilling import INF, Reservation, ReservationProfile, job_duration
+from .core.exact_time import to_seconds, to_units
 from .core.kept_reservations import KeptReservations
 from .core.limits import MAX_TIME, MAX_TIME_POWER
 from .core.policy import Option, PolicyOptionError, option_unused
@@ -288,6 +294,7 @@ class Conservative(EASY):
             option_unused(self.name, self.options, ("rjms_delay",), "recompute true (its rebuild adds no delay)")
         self.recompute: bool = recompute
         self.rjms_delay: float = 0.0 if recompute else float(delay)
+        self._delay = to_units(self.rjms_delay)  # in the kept profile's exact units
         self._quiet: _Quiet | None = None  # what the last pass left (see _nothing_starts)
         self._stop: tuple[list[float], list[int], float] | None = None  # set by _walk
         self._changes = 0  # job starts and completions so far
@@ -297,9 +304,17 @@ class Conservative(EASY):
         self._no_walltime: set[str] = set()  # queued or running jobs without walltime
 
     # ------------------------------------------------------------------- classic (kept) variant
-    def _duration(self, job: Job) -> float:
-        """Reserved duration of ``job`` (s): walltime + ``rjms_delay``, ``inf`` without walltime."""
-        return job.walltime + self.rjms_delay if job.has_walltime else INF
+    def _duration(self, job: Job) -> int | float:
+        """Reserved duration of ``job`` in the kept profile's exact units (:mod:`schedulers.core.
+        exact_time`): walltime + ``rjms_delay``, ``inf`` without walltime."""
+        return to_units(job.walltime) + self._delay if job.has_walltime else INF
+
+    @staticmethod
+    def _shown(r: Reservation | None) -> Reservation | None:
+        """A kept reservation (times in exact units) in seconds, as the policy's readers get it."""
+        if r is None:
+            return None
+        return Reservation(r.job, to_seconds(r.start), to_seconds(r.duration), r.hosts_mask)
 
     def _classic_applies(self) -> bool:
         """Kept reservations need the plain profile (running jobs until their walltimes, the
@@ -315,19 +330,21 @@ class Conservative(EASY):
         usable = self.available_mask
         for _, hosts in kept.holds.values():
             usable |= hosts
-        return usable == kept.prof.hosts_mask and not kept.prof.free_mask_at(self.now) & ~self.available_mask
+        return (usable == kept.prof.hosts_mask
+                and not kept.prof.free_mask_at(to_units(self.now)) & ~self.available_mask)
 
     def _rebuild(self) -> KeptReservations:
         """A kept schedule holding the running jobs (from their real starts, for walltime +
-        ``rjms_delay``), no reservation yet."""
+        ``rjms_delay``), no reservation yet; its times are in exact units (module docstring)."""
         busy = 0
         for job in self.running.values():
             busy |= self.running_mask(job)
-        kept = KeptReservations(ReservationProfile(self.now, self.available_mask | busy))
+        now = to_units(self.now)
+        kept = KeptReservations(ReservationProfile(now, self.available_mask | busy))
         for job in self.running.values():
             assert job.start_time is not None  # a running job has started
-            end = job.start_time + self._duration(job)
-            kept.hold(job.id, self.now, max(end - self.now, 0.0), self.running_mask(job))
+            end = to_units(job.start_time) + self._duration(job)
+            kept.hold(job.id, now, max(end - now, 0), self.running_mask(job))
         return kept
 
     def schedule(self) -> None:
@@ -336,7 +353,7 @@ class Conservative(EASY):
         after a completion every waiting job is compressed in queue order
         (:meth:`KeptReservations.compress <schedulers.core.kept_reservations.KeptReservations.
         compress>`), else only the new jobs are inserted first fit in arrival order; a job
-        whose start is now starts."""
+        whose start is now starts. The kept profile's times are exact (:meth:`_duration`)."""
         if self.recompute:
             super().schedule()
             return
@@ -350,7 +367,7 @@ class Conservative(EASY):
             self._kept = None
             super().schedule()
             return
-        now = self.now
+        now = to_units(self.now)
         compress = bool(ended)
         if kept is not None:
             kept.advance(now)
@@ -370,7 +387,7 @@ class Conservative(EASY):
     def _classic_pass(self, kept: KeptReservations, compress: bool, new: list[Job]) -> list[int]:
         """Compress (or insert the ``new`` jobs), start the jobs whose start is now; returns
         their queue positions, ascending."""
-        now = self.now
+        now = to_units(self.now)
         queue = self.queue
         limit = self.reservation_limit
         started: list[int] = []
@@ -409,7 +426,7 @@ class Conservative(EASY):
             elif r.start != INF:
                 left -= 1
                 if self.reservation is None:
-                    self.reservation = r
+                    self.reservation = self._shown(r)
         else:
             return started
         # beyond the limit: jobs start now when they fit without delaying a reservation
@@ -418,7 +435,7 @@ class Conservative(EASY):
             for job in queue[k:]:
                 kept.drop(job.id)
         for k2, r in self._walk_starts(prof, k, False, True, self.rjms_delay,
-                                       lambda job, dur, hosts: kept.hold(job.id, now, dur, hosts)):
+                                       lambda job, dur, hosts: kept.hold(job.id, now, dur, hosts), units=True):
             self.start_job(r.job, r.hosts_mask)
             started.append(k2)
         return started
@@ -431,7 +448,7 @@ class Conservative(EASY):
                 break
             k += 1
         if k < len(queue):
-            self.reservation = kept.reservations.get(queue[k].id)
+            self.reservation = self._shown(kept.reservations.get(queue[k].id))
 
     def backfill_pass(self) -> list[int]:
         """One conservative pass (module docstring): start the jobs whose earliest start is now.
@@ -525,7 +542,7 @@ class Conservative(EASY):
         if not self.recompute and kept is not None and len(self._q) > self._front:
             r = kept.reservations.get(self._q[self._front].id)
             if r is not None:
-                return r
+                return self._shown(r)
         return super().head_reservation()
 
     def planned_reservations(self) -> list[Reservation]:
@@ -535,7 +552,7 @@ class Conservative(EASY):
         kept = self._kept
         if not self.recompute and kept is not None:
             res = kept.reservations
-            return [res[j.id] for j in self.queue if j.id in res]
+            return [self._shown(res[j.id]) for j in self.queue if j.id in res]
         return [r for _, r in self._walk(self.profile(), stop_when_full=False)]
 
     def _walk(self, prof: ReservationProfile, stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:
@@ -598,7 +615,7 @@ class Conservative(EASY):
             self._stop = (*prof.free_now_steps(), guard)  # the end of the queue: nothing after it
 
     def _walk_starts(self, prof: ReservationProfile, k: int, barred: bool, stop_when_full: bool,
-                     extra: float = 0.0, hold: Any = None) -> Iterator[tuple[int, Reservation]]:
+                     extra: float = 0.0, hold: Any = None, units: bool = False) -> Iterator[tuple[int, Reservation]]:
         """The jobs from queue position ``k`` on that fit now in ``prof`` for their walltime plus
         ``extra`` (s; the classic variant's ``rjms_delay``), each held in it before the next is
         looked at (by ``hold(job, duration, hosts)`` when given, else in ``prof``), found through
@@ -607,26 +624,28 @@ class Conservative(EASY):
         limits as limits on the walltime, :func:`~schedulers.core.waiting.walltime_limits`: the
         index may only return more candidates, each checked with :meth:`~schedulers.core.
         backfilling.ReservationProfile.fits_now_mask`): the jobs a scan of the queue with
-        ``fits_now_mask`` would start, as every start only lowers the capacity."""
-        now = prof.now
+        ``fits_now_mask`` would start, as every start only lowers the capacity. ``units``: the
+        profile's times are the classic variant's exact units (:meth:`_duration`, the durations
+        held; the index is searched in seconds, its limits rounded with their margin)."""
+        now = to_seconds(prof.now) if units else prof.now
         head = self.queue[k]
         waiting = self.waiting()
         s = waiting.slot(head)
         limits, caps = prof.free_now_steps()
-        limits = walltime_limits(limits, now, extra=extra)
+        limits = walltime_limits([to_seconds(t) for t in limits] if units else limits, now, extra=extra)
         while not (stop_when_full and caps[0] == 0):  # else no host free now: no job can start
             s = waiting.first(s, now, limits, caps)
             if s < 0:
                 return
             job = waiting.job(s)
-            dur = job_duration(job) + extra
+            dur = self._duration(job) if units else job_duration(job) + extra
             hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
             if hosts is not None:
                 if hold is None:
                     prof.hold_mask(now, dur, hosts)
                 else:
                     hold(job, dur, hosts)
-                yield self._position(waiting, s), Reservation(job, now, dur, hosts)
+                yield self._position(waiting, s), Reservation(job, now, to_seconds(dur) if units else dur, hosts)
                 limits, caps = prof.free_now_steps()
-                limits = walltime_limits(limits, now, extra=extra)
+                limits = walltime_limits([to_seconds(t) for t in limits] if units else limits, now, extra=extra)
             s += 1

@@ -67,3 +67,39 @@ def test_same_starts_and_hosts_as_batsched_on_varied_shapes(tmp_path, capsys, na
     with (tmp_path / "out" / "out_jobs.csv").open(newline="", encoding="utf-8") as f:
         ours = list(csv.DictReader(f))
     assert round(sum(float(r["waiting_time"]) for r in ours) / len(ours), 5) == float(mean_wait)
+
+
+def test_a_window_that_ends_exactly_at_a_reservation_fits_as_in_batsched(tmp_path, capsys):
+    """batsched's times are exact rationals: a window may end exactly where a reservation starts
+    even when the float sums say it ends 1 ulp later (``exact_sum.json``, 2 hosts, README there).
+
+    Jobs 0 and 1 start at 0 (one host each; holds until 1978.847 + 5 and 956.67 + 5); job 2 (both
+    hosts) is reserved at 1983.847, when job 0's hold ends; job 3 (walltime 1023.177, 1028.177 s
+    with ``rjms_delay``) does not fit on host 1 before it at its submission (961.67 + 1028.177 >
+    1983.847) and is reserved after it. Job 1 ends at 955.67: job 3's window [955.67, 955.67 +
+    1028.177) ends at 1983.847 as real numbers, where job 2's reservation starts, so it starts at
+    once on host 1, as batsched started it; the float sum is 1983.8470000000002.
+    """
+    assert 955.67 + (1023.177 + 5.0) > 1978.847 + 5.0  # what the float sums said
+    recorded = starts(FIXTURES / "exact_sum_conservative_bf_jobs.csv")
+    assert recorded["3"] == ("955.670000", "1", "COMPLETED_SUCCESSFULLY")
+    assert recorded["2"] == ("1977.847000", "0-1", "COMPLETED_SUCCESSFULLY")  # job 0 ended at 1977.847
+    assert main(["run", "--policy", "conservative", "-p", str(FIXTURES / "exact_sum_platform.xml"),
+                 "-w", str(FIXTURES / "exact_sum.json"), "-o", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert starts(tmp_path / "out" / "out_jobs.csv") == recorded
+
+
+def test_times_in_tenths_of_a_second_as_in_batsched(tmp_path, capsys):
+    """A workload in tenths of a second (``tenths24.json``, 24 jobs of 1-4 hosts on 16 hosts, 11
+    killed at their walltimes, cut down from a 1,500-job one on which 1,323 starts or host sets
+    differed with float times; README there): job 91 starts at 643.6 on host 12, as in batsched;
+    float sums of ``start + walltime + rjms_delay`` found host 11 free during its whole window."""
+    recorded = starts(FIXTURES / "tenths24_conservative_bf_jobs.csv")
+    assert len(recorded) == 24
+    assert sum(s == "COMPLETED_WALLTIME_REACHED" for _, _, s in recorded.values()) == 11
+    assert recorded["91"] == ("643.600000", "12", "COMPLETED_SUCCESSFULLY")
+    assert main(["run", "--policy", "conservative", "-p", str(FIXTURES / "tenths24_platform.xml"),
+                 "-w", str(FIXTURES / "tenths24.json"), "-o", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert starts(tmp_path / "out" / "out_jobs.csv") == recorded

@@ -15,6 +15,7 @@ from test_conservative import EXACT, begins, done, new, plan, run, sub, workload
 
 from schedulers.conservative import Conservative
 from schedulers.core.backfilling import Reservation
+from schedulers.core.exact_time import to_units
 from schedulers.core.events import ExecuteJob, RejectJob
 from schedulers.registry import PolicyOptionError, get_policy
 import schedulers.easy as easy_module
@@ -114,16 +115,20 @@ def test_a_job_is_never_moved_later(w):
             assert starts[name][0] <= bound
 
 
-def _plain_walk_starts(self, prof, k, barred, stop_when_full, extra=0.0, hold=None):
+def _plain_walk_starts(self, prof, k, barred, stop_when_full, extra=0.0, hold=None, units=False):
     """The reference of ``Conservative._walk_starts``: every job from position ``k`` on, in
-    queue order, started when it fits now for its walltime + ``extra`` (no index)."""
+    queue order, started when it fits now for its walltime + ``extra`` (no index); ``units``:
+    the profile is the classic variant's, in exact units, and so is the duration."""
     now = prof.now
     queue = self.queue
     for pos in range(k, len(queue)):
         if stop_when_full and not prof.free_mask_at(now):
             return
         job = queue[pos]
-        dur = (job.walltime if job.has_walltime else float("inf")) + extra
+        if units:
+            dur = to_units(job.walltime) + to_units(extra) if job.has_walltime else float("inf")
+        else:
+            dur = (job.walltime if job.has_walltime else float("inf")) + extra
         if barred and dur == float("inf"):
             continue
         hosts = prof.fits_now_mask(job.res, dur, self.host_choice(job))

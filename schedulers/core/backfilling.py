@@ -54,6 +54,12 @@ from .model import Job
 
 INF = math.inf
 
+
+def _time(t: float) -> float:
+    """A profile's time (s) as given when it is an ``int`` (a profile in exact units,
+    :mod:`schedulers.core.exact_time`), else as a float."""
+    return t if type(t) is int else float(t)
+
 #: Host choice of a search: ``choose(candidates, res) -> hosts``, all three bit masks / counts:
 #: ``candidates`` are the hosts free during the whole window (at least ``res`` of them), the
 #: result must be ``res`` of them. Default everywhere: :func:`lowest_bits` (the lowest ids).
@@ -255,11 +261,14 @@ class ReservationProfile:
     """Free hosts over time as ``[t_start, t_end)`` slices (see the module docstring).
 
     Args:
-        now: origin of the profile (s); the first slice starts there.
+        now: origin of the profile (s); the first slice starts there. An ``int`` is kept as it
+            is (other numbers become floats): a profile in the exact units of
+            :mod:`schedulers.core.exact_time`, whose every time and duration is then given in
+            those units (integers, or ``inf``), adds and compares them without rounding.
         hosts: every usable host (free from ``now`` on until something is reserved).
 
     Attributes:
-        now: the profile's origin (s).
+        now: the profile's origin (s, or units).
         hosts_mask: the usable hosts (bit mask).
 
     Sources: Mu'alem & Feitelson 2001 (IEEE TPDS 12(6)), section 2 "profile"; Lifka 1995 (EASY).
@@ -268,7 +277,7 @@ class ReservationProfile:
     __slots__ = ("now", "hosts_mask", "_starts", "_free", "_cnt")
 
     def __init__(self, now: float, hosts: ProcSet | int) -> None:
-        self.now = float(now)
+        self.now = _time(now)
         self.hosts_mask = hosts if isinstance(hosts, int) else procset_to_mask(hosts)
         self._starts: list[float] = [self.now]
         self._free: list[int] = [self.hosts_mask]
@@ -395,7 +404,7 @@ class ReservationProfile:
         :meth:`schedulers.heft.HEFT.backfill_pass` and :class:`~schedulers.core.kept_reservations.
         KeptReservations` do). ``O(slices scanned)``."""
         starts, free = self._starts, self._free
-        t0 = self.now if not_before is None or not_before < self.now else float(not_before)
+        t0 = self.now if not_before is None or not_before < self.now else _time(not_before)
         i = bisect_right(starts, t0) - 1
         k = len(starts)
         while i < k and (free[i] & within).bit_count() < n:
@@ -440,7 +449,7 @@ class ReservationProfile:
         self._check_request(res, duration)
         if res > (self.hosts_mask & within).bit_count():
             return None
-        t0 = self.now if not_before is None or not_before < self.now else float(not_before)
+        t0 = self.now if not_before is None or not_before < self.now else _time(not_before)
         found = first_fit(self._starts, self._free, t0, res, duration, within, not_after, self._cnt)
         if found is None:
             return None
@@ -631,7 +640,7 @@ class ReservationProfile:
         Raises:
             ValueError: ``now`` earlier than the current origin.
         """
-        now = float(now)
+        now = _time(now)
         if now < self.now:
             raise ValueError(f"cannot move the profile back from {self.now} to {now}")
         i = bisect_right(self._starts, now) - 1
