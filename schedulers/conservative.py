@@ -310,11 +310,14 @@ class Conservative(EASY):
         return to_units(job.walltime) + self._delay if job.has_walltime else INF
 
     @staticmethod
-    def _shown(r: Reservation | None) -> Reservation | None:
+    def _in_seconds(r: Reservation) -> Reservation:
         """A kept reservation (times in exact units) in seconds, as the policy's readers get it."""
-        if r is None:
-            return None
         return Reservation(r.job, to_seconds(r.start), to_seconds(r.duration), r.hosts_mask)
+
+    @classmethod
+    def _shown(cls, r: Reservation | None) -> Reservation | None:
+        """:meth:`_in_seconds` of a kept reservation, or None."""
+        return None if r is None else cls._in_seconds(r)
 
     def _classic_applies(self) -> bool:
         """Kept reservations need the plain profile (running jobs until their walltimes, the
@@ -552,7 +555,7 @@ class Conservative(EASY):
         kept = self._kept
         if not self.recompute and kept is not None:
             res = kept.reservations
-            return [self._shown(res[j.id]) for j in self.queue if j.id in res]
+            return [self._in_seconds(res[j.id]) for j in self.queue if j.id in res]
         return [r for _, r in self._walk(self.profile(), stop_when_full=False)]
 
     def _walk(self, prof: ReservationProfile, stop_when_full: bool) -> Iterator[tuple[int, Reservation]]:

@@ -283,8 +283,6 @@ def test_malformed_workload_json(tmp_path):
     ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='3Qf'/></zone></platform>", "unknown speed unit"),
     ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf'/><host id='h1' speed='1Gf'/></zone></platform>",
      "duplicate host id 'h1'"),
-    ("<platform version='4.1'><zone id='z' routing='Full'><host id='h1' speed='1Gf, 2Gf'>"
-     "<prop id='wattage_per_state' value='1:2'/></host></zone></platform>", "2 pstates"),
     ("<platform version='4.1'><zone id='z' routing='Full'><host id='master_host' speed='1Gf'/></zone></platform>",
      "no compute host"),
 ])
@@ -293,6 +291,21 @@ def test_bad_platforms_name_file_and_host(tmp_path, xml, needle):
     with pytest.raises(PlatformError) as err:
         read_platform(p)
     assert str(p) in str(err.value) and needle in str(err.value)
+
+
+def test_bad_wattage_named_with_energy_only(tmp_path):
+    # only SimGrid's energy plugin (-E) reads wattage_per_state: the platform is read, and an
+    # energy run is refused naming the file, the host and the count
+    p = _write(tmp_path, "plat.xml", "<platform version='4.1'><zone id='z' routing='Full'>"
+               "<host id='master_host' speed='1Gf'/><host id='h1' speed='1Gf, 2Gf'>"
+               "<prop id='wattage_per_state' value='1:2'/></host></zone></platform>")
+    spec = read_platform(p)
+    assert spec.compute[0].power is None
+    with pytest.raises(EngineError) as err:
+        build_engine(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], energy=True)
+    assert str(err.value) == (f"{p}: host 'h1' has 2 pstates in 'speed' but 1 entries in wattage_per_state "
+                              "(SimGrid's energy plugin aborts with -E)")
+    build_engine(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)])   # without -E: read as Batsim reads it
 
 
 def test_communication_on_an_unmodelled_network_refused(tmp_path):

@@ -342,6 +342,7 @@ def test_pybatsim_plugin_against_the_embedded_engine(tmp_path: Path) -> None:
     procs: list[subprocess.Popen] = []
     logs = tmp_path / "logs"
     logs.mkdir()
+    (tmp_path / "zmq").mkdir()   # (-e zmq/out: as real Batsim, the engine writes in an existing folder)
     try:
         with (logs / "sched.txt").open("w") as fs, (logs / "engine.txt").open("w") as fe:
             procs.append(subprocess.Popen(sched_cmd, stdout=fs, stderr=subprocess.STDOUT, cwd=tmp_path,
