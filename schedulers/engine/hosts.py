@@ -105,9 +105,9 @@ def exact_sum(values) -> float:
 #: the exact sums (``tests/test_energy_lazy.py``). Found by ``scripts/compare_with_batsim.py
 #: --suite wide``: 5 of 200 cases on Batsim's 128-host platforms differed from real Batsim in
 #: the last digit of one energy or epower value with the running sum, none with every host read.
-#: Measured (2-core x86_64 machine): 100k one-host jobs (``bench_engine.make_workload``) on
-#: 128 hosts with energy, whole ``gridsched run``: 13.6 s with every host read, 9.9 s with the
-#: running sum.
+#: Measured (2-core x86_64 machine, 2026-12-07, one other process running): 100k one-host jobs
+#: (``bench_engine.make_workload``) on 128 hosts with energy, whole ``gridsched run``: 20.3 and
+#: 22.7 s with every host read, 14.4 and 14.8 s with the running sum (two runs each, alternated).
 EXACT_HOSTS = 64
 #: See :data:`EXACT_HOSTS`: up to this many host-jobs (compute hosts x jobs of the workloads),
 #: every host is read at each row whatever the platform's size (about 3.7 s more on 12.8M).
