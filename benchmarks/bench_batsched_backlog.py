@@ -31,7 +31,9 @@ Usage::
     python benchmarks/bench_batsched_backlog.py --time-limit 600 --batsched /path/to/batsched
 
 batsched is looked up on PATH unless ``--batsched PATH`` is given; without it the benchmark says
-so in one line and exits (status 0, nothing written). Results: a table on stdout,
+so in one line and exits (status 0, nothing written). ``--append`` adds the rows to those already
+in the results file (each row's ``run`` = the start of its invocation; ratios are taken within
+one). Results: a table on stdout,
 ``benchmarks/results/backlog_batsched.json`` and ``.md`` (``--out DIR``; ``--no-write``).
 """
 
@@ -57,7 +59,9 @@ from bench_engine import machine_meta, resolve_platform, write_json_and_md  # no
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: batsched algorithm -> the project's policy claimed to make its decisions (docs/guides/real-batsim.md).
+#: batsched algorithm -> the project's policy whose starts and hosts are compared with it (conservative: the
+#: decisions of ``conservative_bf``, docs/guides/real-batsim.md; easy, fcfs: the same default host choice, the
+#: lowest ids, and queue order, arrival).
 COUNTERPARTS = {"conservative_bf": "conservative", "easy_bf": "easy", "fcfs": "fcfs"}
 
 
@@ -165,18 +169,25 @@ def _shown(argv: list[str]) -> list[str]:
     return out
 
 
+def _same(r: dict) -> tuple:
+    """Rows whose times are compared: one invocation, one size."""
+    return r.get("run"), r["size"]
+
+
 def _fmt_table(rows: list[dict]) -> list[str]:
-    easy = {r["size"]: r["batsched_cpu_s"] for r in rows if r["algorithm"] == "easy_bf" and not r.get("stopped_after_s")}
+    easy = {_same(r): r["batsched_cpu_s"] for r in rows if r["algorithm"] == "easy_bf" and not r.get("stopped_after_s")}
+    runs = len({r.get("run") for r in rows}) > 1   # rows of several invocations: say which
     out = ["| algorithm | jobs | batsched CPU (s) | / easy_bf | engine CPU (s) | wall (s) | compared with "
-           "| differing starts |",
-           "|---|---:|---:|---:|---:|---:|---|---:|"]
+           "| differing starts |" + (" invocation |" if runs else ""),
+           "|---|---:|---:|---:|---:|---:|---|---:|" + ("---|" if runs else "")]
     for r in rows:
         low = "> " if r.get("stopped_after_s") else ""
-        ratio = f"{low}{r['batsched_cpu_s'] / easy[r['size']]:.2f}" if r["size"] in easy and r["algorithm"] != "easy_bf" else "-"
+        ratio = f"{low}{r['batsched_cpu_s'] / easy[_same(r)]:.2f}" if _same(r) in easy and r["algorithm"] != "easy_bf" else "-"
         wall = f"> {r['stopped_after_s']:g} (stopped)" if r.get("stopped_after_s") else f"{r['wall_s']:.2f}"
         diff = "-" if r.get("differing_starts") is None else f"{r['differing_starts']:,}"
         out.append(f"| {r['algorithm']} | {r['size']:,} | {low}{r['batsched_cpu_s']:.2f} | {ratio} "
-                   f"| {low}{r['engine_cpu_s']:.2f} | {wall} | {r.get('compared_with') or '-'} | {diff} |")
+                   f"| {low}{r['engine_cpu_s']:.2f} | {wall} | {r.get('compared_with') or '-'} | {diff} |"
+                   + (f" {r.get('run') or 'earlier'} |" if runs else ""))
     return out
 
 
@@ -195,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
                     help="folder for backlog_batsched.json and .md")
     ap.add_argument("--no-write", action="store_true", help="print the table only")
+    ap.add_argument("--append", action="store_true",
+                    help="add the rows to those of the existing backlog_batsched.json (ratios stay within one "
+                         "invocation)")
     args = ap.parse_args(argv)
 
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
@@ -208,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     rows = []
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
     with tempfile.TemporaryDirectory(prefix="bench_batsched_") as tmp:
         plat, note = resolve_platform(Path(tmp))
         print(f"platform: {note}; batsched: {batsched}", flush=True)
@@ -215,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             wl = Path(tmp) / f"backlog_{size}.json"
             wl.write_text(json.dumps(make_workload(size, args.seed)), encoding="utf-8")
             for alg in algorithms:
-                r = {"size": size, **run_batsched(batsched, alg, plat, wl, Path(tmp) / f"{alg}_{size}", args.time_limit)}
+                r = {"size": size, "run": started, **run_batsched(batsched, alg, plat, wl, Path(tmp) / f"{alg}_{size}", args.time_limit)}
                 policy = COUNTERPARTS.get(alg)
                 if policy and not args.no_check and not r.get("stopped_after_s"):
                     ours = run_ours(policy, plat, wl, Path(tmp) / f"ours_{alg}_{size}", args.time_limit)
@@ -240,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     meta = {**machine_meta(), "platform_note": note, "batsched_version": version, "seed": args.seed,
             "command": "python benchmarks/bench_batsched_backlog.py " + " ".join(_shown(argv if argv is not None else sys.argv[1:])),
             "workload": f"bench_backlog.make_workload(size, seed={args.seed})"}
+    if args.append and not args.no_write and (args.out / "backlog_batsched.json").exists():
+        old = json.loads((args.out / "backlog_batsched.json").read_text(encoding="utf-8"))
+        rows = old["results"] + rows
+        meta["command"] = old["meta"]["command"] + "; then " + meta["command"]
     table = _fmt_table(rows)
     print()
     print("\n".join(table))
@@ -255,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             f"- workload: the jobs of `benchmarks/bench_backlog.py` ({meta['workload']})",
             "- batsched CPU = user + system time of the batsched process (its own algorithm's time); engine CPU = "
             "the same for `gridsched engine`; wall = the whole run; / easy_bf = batsched CPU over easy_bf's at the "
-            "same size in this invocation; differing starts = jobs whose start or hosts differ from `gridsched run "
+            "same size in the same invocation; differing starts = jobs whose start or hosts differ from `gridsched run "
             "--policy` (compared with) on the same inputs ('-': not checked); '>' = stopped at the time limit "
             "(lower bounds).", "",
             *table, ""]
