@@ -83,7 +83,8 @@ def _cpu(rusage) -> float:
 
 def _wait_all(procs: dict, deadline: float) -> tuple[dict, bool]:
     """Reap the processes ``{name: Popen}`` (their CPU time, s, by name) and whether the deadline
-    (``time.perf_counter()`` value) was passed: then every process still running is killed."""
+    (``time.perf_counter()`` value) was passed: then every process still running is killed. One
+    that fails (status not 0) has the others killed too (the engine would wait for its replies)."""
     cpu, stopped = {}, False
     while len(cpu) < len(procs):
         for name, p in procs.items():
@@ -93,6 +94,10 @@ def _wait_all(procs: dict, deadline: float) -> tuple[dict, bool]:
             if pid:
                 p.returncode = os.waitstatus_to_exitcode(status)
                 cpu[name] = _cpu(ru)
+                if p.returncode != 0:
+                    for other in procs:
+                        if other not in cpu:
+                            procs[other].send_signal(signal.SIGKILL)
         if len(cpu) < len(procs) and time.perf_counter() > deadline and not stopped:
             stopped = True
             for name, p in procs.items():
@@ -119,11 +124,11 @@ def run_batsched(batsched: str, algorithm: str, platform: Path, workload: Path, 
     cpu, stopped = _wait_all({"batsched": sched, "engine": engine},
                              t0 + (time_limit if time_limit is not None else math.inf))
     wall = time.perf_counter() - t0
-    for name, p in (("engine", engine), ("batsched", sched)):
+    for name, p in (("batsched", sched), ("engine", engine)):   # the first to fail is the cause
         logs[name].seek(0)
         text = logs[name].read().strip()
         logs[name].close()
-        if not stopped and p.returncode != 0:
+        if not stopped and p.returncode not in (0, -signal.SIGKILL):
             last = text.splitlines()[-1] if text else "no output"
             raise RuntimeError(f"{name} ({algorithm}) exited with status {p.returncode}: {last}")
     return {"algorithm": algorithm, "batsched_cpu_s": cpu["batsched"], "engine_cpu_s": cpu["engine"],
@@ -192,6 +197,14 @@ def _fmt_table(rows: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except RuntimeError as e:   # batsched, the engine or our run failed: one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,2000,3000,5000,10000", help="comma-separated job counts")
@@ -211,7 +224,10 @@ def main(argv: list[str] | None = None) -> int:
                          "invocation)")
     args = ap.parse_args(argv)
 
-    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
+    try:
+        sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
+    except ValueError:
+        ap.error(f"--sizes must be comma-separated job counts, got {args.sizes!r}")
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         ap.error(f"--time-limit must be a number of seconds > 0, got {args.time_limit!r}")

@@ -51,3 +51,12 @@ def test_rows_and_conservative_bf_starts_equal_ours(tmp_path):
     assert rows[0]["differing_starts"] == 0, rows[0].get("differing_examples")
     md = (tmp_path / "backlog_batsched.md").read_text(encoding="utf-8")
     assert "| conservative_bf | 100 |" in md and "| conservative | 0 |" in md
+
+
+@pytest.mark.skipif(BATSCHED is None, reason="batsched 1.4.0 is not on PATH (nor $BATSCHED): live run skipped")
+def test_an_algorithm_batsched_does_not_know_is_one_line_naming_it(tmp_path):
+    proc = _run("--sizes", "20", "--algorithms", "no_such_algo", "--batsched", BATSCHED, "--out", tmp_path / "res")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: batsched (no_such_algo) exited with status 1: Invalid 'variant' value")
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not (tmp_path / "res").exists()
