@@ -121,10 +121,6 @@ class HostSpec:
     sleep_switch: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: Why real Batsim 4.2.1 with ``-E`` aborts on this host's ``sleep_pstates`` (None: it does not).
     sleep_error: str | None = None
-    #: Why SimGrid's energy plugin (``-E`` only) aborts on this host's ``wattage_per_state`` or
-    #: ``wattage_off`` (None: it does not); :attr:`power` is then None. Without ``-E`` Batsim
-    #: never reads them.
-    power_error: str | None = None
 
     @property
     def role(self) -> str:
@@ -175,8 +171,10 @@ class PlatformSpec:
     #: written, in file order (:attr:`.platform_build.BuildInfo.unitless`, recorded while the
     #: file is read; shown by :func:`.oddities.input_warnings`).
     unitless: dict[str, list[str]] = field(default_factory=dict)
-    #: Why SimGrid's energy plugin aborts on the platform (``-E`` only): the first host in file
-    #: order whose :attr:`HostSpec.power_error` is set (:func:`power_error`); None when none.
+    #: Why SimGrid's energy plugin (``-E`` only: without it Batsim never reads them) aborts on
+    #: the platform: the first host in file order (the master and storage hosts too) whose
+    #: ``wattage_per_state`` or ``wattage_off`` it refuses, that host's :attr:`HostSpec.power`
+    #: then None; None when it does not.
     power_error: str | None = None
     #: Hosts named by ``-r HOSTS:ROLE`` (``gridsched engine``) that the platform does not have:
     #: real Batsim 4.2.1 ignores them without a word (``Machines::create_machines`` only looks
@@ -188,17 +186,18 @@ class PlatformSpec:
         return all(h.power is not None for h in self.compute)
 
 
-def _parse_power(h: HostSpec, source: str) -> None:
+def _parse_power(h: HostSpec, source: str) -> str | None:
     # SimGrid 3.32 reads these two names only (host_energy.cpp, init_watts_range_list and the
     # HostEnergy constructor); 'watt_per_state'/'watt_off' (SimGrid < 3.24) leave the host
     # without a power model: Batsim -E aborts at its first energy read (see old_power_names).
-    # Only the energy plugin reads them: a bad value is kept as the host's power_error, an
-    # error only with -E (power_error(), check_compute_speeds and the engine).
+    # Only the energy plugin reads them: a bad value is returned, an error only with -E
+    # (PlatformSpec.power_error, check_compute_speeds and the engine).
     try:
         _read_power(h, source)
     except PlatformError as exc:
         h.power, h.wattage_off = None, None
-        h.power_error = f"{exc} (SimGrid's energy plugin aborts with -E)"
+        return f"{exc} (SimGrid's energy plugin aborts with -E)"
+    return None
 
 
 def _read_power(h: HostSpec, source: str) -> None:
@@ -223,13 +222,6 @@ def _read_power(h: HostSpec, source: str) -> None:
         if not 0 <= h.wattage_off <= MAX_WATTS:
             raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
                                 f"watts >= 0 and <= {MAX_WATTS:g}")
-
-
-def power_error(platform: PlatformSpec) -> str | None:
-    """Why real Batsim 4.2.1 with ``-E`` aborts on the platform's power properties: the first
-    host's :attr:`HostSpec.power_error` in file order (SimGrid's energy plugin reads each host
-    as it is created; the master and storage hosts too); None when it does not."""
-    return platform.power_error
 
 
 def classify_sleep_pstates(h: HostSpec, source: str) -> None:
@@ -536,8 +528,7 @@ def read_platform(path: str | PathLike[str], master_host: str = "master_host", *
     for h in compute:
         if "role" not in h.properties:
             h.properties = {"role": "", **h.properties}
-    for h in hosts:   # (SimGrid's energy plugin reads every host's, in file order)
-        _parse_power(h, src)
+    power_errors = [_parse_power(h, src) for h in hosts]   # (SimGrid's energy plugin: every host, file order)
     for h in hosts:   # (Batsim reads every host's, the master's and storage hosts' too)
         classify_sleep_pstates(h, src)
     if master is None:
@@ -557,7 +548,7 @@ def read_platform(path: str | PathLike[str], master_host: str = "master_host", *
                         vivaldi_error=viv_error,
                         uncoordinated=frozenset(h.name for h in compute if h.name in coords and coords[h.name] is None),
                         unsimulated=traces_error(root, src), unitless=built.unitless,
-                        power_error=next((h.power_error for h in hosts if h.power_error), None),
+                        power_error=next(filter(None, power_errors), None),
                         unknown_role_hosts=tuple(h for h in (roles or {}) if h not in seen))
 
 
@@ -812,8 +803,8 @@ def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
     Raises:
         PlatformError: naming the file, the host and the pstate.
     """
-    if energy and power_error(platform):   # (SimGrid's plugin, as the platform is loaded)
-        raise PlatformError(power_error(platform))
+    if energy and platform.power_error:   # (SimGrid's plugin, as the platform is loaded)
+        raise PlatformError(platform.power_error)
     compute = {id(h) for h in platform.compute}
     for h in _by_name(platform):
         if energy and h.sleep_error:
