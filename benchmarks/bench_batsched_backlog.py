@@ -46,7 +46,6 @@ import math
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -63,12 +62,6 @@ ROOT = Path(__file__).resolve().parents[1]
 #: decisions of ``conservative_bf``, docs/guides/real-batsim.md; easy, fcfs: the same default host choice, the
 #: lowest ids, and queue order, arrival).
 COUNTERPARTS = {"conservative_bf": "conservative", "easy_bf": "easy", "fcfs": "fcfs"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _env() -> dict:
@@ -112,7 +105,9 @@ def run_batsched(batsched: str, algorithm: str, platform: Path, workload: Path, 
     """One run of batsched's ``algorithm`` against ``gridsched engine`` (module docstring): the row
     (times in s). Raises RuntimeError (one line: the command and its last output line) when either
     process fails."""
-    port = _free_port()
+    from schedulers.batsim.runner import free_tcp_endpoint
+
+    port = free_tcp_endpoint().rsplit(":", 1)[1]
     logs = {name: open(out.parent / f"{out.name}_{name}.log", "w+") for name in ("batsched", "engine")}
     sched = subprocess.Popen([batsched, "-v", algorithm, "-s", f"tcp://*:{port}", "--verbosity", "quiet"],
                              stdout=logs["batsched"], stderr=subprocess.STDOUT)
