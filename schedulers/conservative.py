@@ -630,12 +630,16 @@ class Conservative(EASY):
         ``fits_now_mask`` would start, as every start only lowers the capacity. ``units``: the
         profile's times are the classic variant's exact units (:meth:`_duration`, the durations
         held; the index is searched in seconds, its limits rounded with their margin)."""
-        now = to_seconds(prof.now) if units else prof.now
+        now = to_seconds(prof.now) if units else prof.now   # (the index's times are in seconds)
+
+        def capacity() -> tuple[list[float], list[int]]:
+            limits, caps = prof.free_now_steps()
+            return walltime_limits([to_seconds(t) for t in limits] if units else limits, now, extra=extra), caps
+
         head = self.queue[k]
         waiting = self.waiting()
         s = waiting.slot(head)
-        limits, caps = prof.free_now_steps()
-        limits = walltime_limits([to_seconds(t) for t in limits] if units else limits, now, extra=extra)
+        limits, caps = capacity()
         while not (stop_when_full and caps[0] == 0):  # else no host free now: no job can start
             s = waiting.first(s, now, limits, caps)
             if s < 0:
@@ -645,10 +649,9 @@ class Conservative(EASY):
             hosts = None if barred and dur == INF else prof.fits_now_mask(job.res, dur, self.host_choice(job))
             if hosts is not None:
                 if hold is None:
-                    prof.hold_mask(now, dur, hosts)
+                    prof.hold_mask(prof.now, dur, hosts)
                 else:
                     hold(job, dur, hosts)
                 yield self._position(waiting, s), Reservation(job, now, to_seconds(dur) if units else dur, hosts)
-                limits, caps = prof.free_now_steps()
-                limits = walltime_limits([to_seconds(t) for t in limits] if units else limits, now, extra=extra)
+                limits, caps = capacity()
             s += 1
