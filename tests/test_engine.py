@@ -4,6 +4,7 @@ bad inputs and bad decisions. Every expected number is worked out in the comment
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -396,11 +397,42 @@ def test_older_simgrid_power_property_names_are_not_read(tmp_path):
 
 
 def test_sleeping_deadlock_hint(tmp_path):
-    # a host starting in its sleep pstate (0 here) is asleep: a policy that never wakes it
-    # deadlocks, and the error says why.
+    # with -E, a host starting in its sleep pstate (0 here) is asleep: a policy that never wakes
+    # it deadlocks, and the error says why.
     p = _write(tmp_path, "sleep.xml", _sleepy_host(0))
     with pytest.raises(EngineError, match="1 of 1 hosts are asleep"):
-        simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], get_easy())
+        simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], get_easy(), energy=True)
+
+
+def test_sleep_pstates_are_ignored_without_energy(tmp_path):
+    # Batsim reads sleep_pstates only with -E (Machines::create_machines): without it the host
+    # declared at pstate 0 is an idle host computing at 0.001 flops/s. EASY runs the delay job
+    # (0-5 s), then 0.004 flops in 0.004 / 0.001 = 4 s (5-9 s). Recorded on real Batsim 4.2.1,
+    # `gridsched run --engine batsim -p P -w W --policy easy` (P, W: this platform and workload):
+    # d 0-5, c 5-9, both COMPLETED_SUCCESSFULLY.
+    p = _write(tmp_path, "sleep.xml", _sleepy_host(0))
+    jobs = [GOOD_JOB, {"id": "c", "subtime": 1, "walltime": 10, "res": 1, "profile": "c"}]
+    profiles = {**GOOD_PROFILES, "c": {"type": "parallel_homogeneous", "cpu": 0.004, "com": 0}}
+    r = simulate(p, [wl(jobs, profiles, nb_res=1)], get_easy())
+    got = {j.id: (j.state, round(j.start, 6), round(j.finish, 6)) for j in r.jobs}   # (as out_jobs.csv)
+    assert got == {"w0!1": ("COMPLETED_SUCCESSFULLY", 0.0, 5.0), "w0!c": ("COMPLETED_SUCCESSFULLY", 5.0, 9.0)}
+
+
+GRIDGYM = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "g5k-lyon-gridgym"
+
+
+@pytest.mark.skipif(not GRIDGYM.is_dir(), reason=f"GridGym's traces not found in {GRIDGYM}")
+def test_gridgym_hosts_declared_asleep_run_without_energy(tmp_path):
+    # GridGym's platform_64hosts_2019.xml declares every host at its sleep pstate 0 (0.001 flops/s).
+    # Recorded: batsched 1.4.0 `easy_bf` on real Batsim 4.2.1 without -E (`batsched -v easy_bf -s
+    # tcp://*:28123` and `batsim -p platform_64hosts_2019.xml -w 2019-05-19.json -e out -s
+    # tcp://localhost:28123`): the 253 jobs run on those hosts and all reach their walltimes,
+    # makespan 8417 s, mean waiting time 3437.600791 s; out_jobs.csv's sha256 below.
+    r = simulate(GRIDGYM / "platforms" / "platform_64hosts_2019.xml",
+                 [GRIDGYM / "workloads" / "2019-05-19.json"], get_easy(), export_prefix=tmp_path / "out_")
+    assert len(r.jobs) == 253 and {j.state for j in r.jobs} == {"COMPLETED_WALLTIME_REACHED"}
+    digest = hashlib.sha256((tmp_path / "out_jobs.csv").read_bytes()).hexdigest()
+    assert digest == "0896214f0154b04d3917874e0f19e44bfae2ee19b871760b9e004b3cbfed910b"
 
 
 def get_easy():

@@ -383,6 +383,12 @@ def test_pybatsim_platform_option_errors() -> None:
     with pytest.raises(TypeError, match="'platform' must be the path"):
         generic({"policy": "easy", "platform": 3})
     assert generic({"policy": "easy"}).platform_file is None
+    # "energy" is the glue's too: whether Batsim runs with -E (serve --energy / --no-energy)
+    sched = generic({"policy": "easy", "energy": False})
+    assert sched.energy is False and sched.policy.options == {}
+    assert generic({"policy": "easy"}).energy is None
+    with pytest.raises(TypeError, match="'energy' must be true or false"):
+        generic({"policy": "easy", "energy": "yes"})
 
 
 @needs_pybatsim
@@ -428,3 +434,50 @@ def test_initial_pstate_comes_from_the_file(tmp_path: Path) -> None:
     policy.decide(0.0, [ev])
     assert policy.view is not None and [(v[1], v[2][0], v[7]) for v in policy.view] == [("n0", 1e8, 0), ("n1", 1e8, 2)]
     assert policy.nb_available == 1 and str(policy.available) == "0"
+
+
+def _sleepy_messages() -> list[str]:
+    """Batsim 4.2.1's first two messages for one host declared in its sleep pstate 0 (GridGym's
+    ``platform_64hosts_2019.xml`` declares its hosts so): SIMULATION_BEGINS (no pstate in it: the
+    policy's view has pstate 0) then a one-host job."""
+    host = {"id": 0, "name": "h", "state": "idle", "zone_properties": {},
+            "properties": {"wattage_per_state": "9:9, 95:190, 125:125, 101:101", "wattage_off": "9",
+                           "sleep_pstates": "0:3:2"}}
+    begins = {"nb_resources": 1, "nb_compute_resources": 1, "nb_storage_resources": 0,
+              "allow_compute_sharing": False, "allow_storage_sharing": True, "config": {},
+              "compute_resources": [host], "storage_resources": [], "workloads": {"w0": "w.json"},
+              "profiles": {}}
+    job = {"job_id": "w0!1", "job": {"id": "w0!1", "subtime": 0, "walltime": 10, "res": 1, "profile": "d"}}
+    return [json.dumps({"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": begins}]}),
+            json.dumps({"now": 0.0, "events": [{"timestamp": 0.0, "type": "JOB_SUBMITTED", "data": job}]})]
+
+
+@pytest.mark.parametrize("energy, started", [(False, True), (True, False), (None, False)])
+def test_served_policy_reads_sleep_pstates_only_with_energy(energy: bool | None, started: bool) -> None:
+    """Batsim reads sleep_pstates only with -E (Machines::create_machines): told --no-energy, a
+    served FCFS runs the job on the host declared at its sleep pstate (as batsched does under real
+    Batsim 4.2.1 without -E); with -E, or not told, the host is asleep and FCFS waits for it."""
+    policy = FCFS()
+    first, second = _sleepy_messages()
+    handle_raw(policy, first, energy=energy)
+    assert policy.platform.hosts[0].energy is energy
+    reply = json.loads(handle_raw(policy, second, energy=energy))
+    executed = [e for e in reply["events"] if e["type"] == "EXECUTE_JOB"]
+    assert executed == ([{"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]
+                        if started else [])
+
+
+def test_energy_model_of_a_host() -> None:
+    sleepy = {"sleep_pstates": "0:3:2"}
+    assert Host(0, "h", properties=sleepy).special_pstates == {0, 2, 3}
+    assert Host(0, "h", properties=sleepy, energy=True).sleep_pstates == (0, 3, 2)
+    off = Host(0, "h", properties=sleepy, energy=False)
+    assert off.special_pstates == frozenset() and off.sleep_pstates is None
+    # a malformed property is not read without -E (Batsim does not read it either)
+    assert Host(0, "h", properties={"sleep_pstates": "x"}, energy=False).sleep_pstates is None
+
+
+@pytest.mark.parametrize("flag, energy", [([], None), (["--energy"], True), (["--no-energy"], False)])
+def test_serve_energy_flag(flag: list[str], energy: bool | None) -> None:
+    args = serve_parser().parse_args(["serve", "--policy", "fcfs", *flag])
+    assert args.energy is energy

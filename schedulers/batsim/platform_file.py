@@ -7,6 +7,11 @@ them; so that a policy sees the same hosts behind real Batsim, the transports (`
 --platform FILE``, the pybatsim option ``"platform"``) read the same platform file with the
 engine's own reader (:func:`schedulers.engine.platform.read_platform`) and fill them in.
 
+Nor does it say whether Batsim runs its energy model (``-E``), without which Batsim ignores the
+hosts' ``sleep_pstates``: the transports take it from their caller (``gridsched serve --energy`` or
+``--no-energy``, the pybatsim option ``"energy"``) and mark the hosts with
+:func:`set_energy_model`.
+
 Hosts are matched by **name** (Batsim numbers compute resources in lexicographic order of host
 names and leaves the master host out; the reader does the same). Before anything is filled the
 file is checked against what Batsim announced: the same compute host names, and for each host the
@@ -25,7 +30,7 @@ from ..core.model import Host
 if TYPE_CHECKING:
     from ..engine.platform import HostSpec
 
-__all__ = ["PlatformFile", "PlatformMismatch"]
+__all__ = ["PlatformFile", "PlatformMismatch", "set_energy_model"]
 
 
 class PlatformMismatch(ValueError):
@@ -140,3 +145,22 @@ class PlatformFile:
         for ev in events:
             if isinstance(ev, SimulationBegins):
                 self.fill(ev.compute_resources)
+
+
+def set_energy_model(events: Iterable[Event], energy: bool | None) -> None:
+    """Mark the compute and storage resources of every SIMULATION_BEGINS among ``events``
+    (decoded events of one Batsim message, before the policy sees them) with whether Batsim runs
+    its energy model: :attr:`~schedulers.core.model.Host.energy`. Batsim 4.2.1 reads a host's
+    ``sleep_pstates`` only with ``-E`` (``Machines::create_machines``, ``src/machines.cpp``) and
+    its SIMULATION_BEGINS does not say whether ``-E`` was given.
+
+    Args:
+        events: the events of one message.
+        energy: True (``batsim -E``), False (without), or None: unknown, nothing is changed.
+    """
+    if energy is None:
+        return
+    for ev in events:
+        if isinstance(ev, SimulationBegins):
+            for h in (*ev.compute_resources, *ev.storage_resources):
+                h.energy = energy

@@ -40,7 +40,11 @@ hosts Batsim announces (same names and properties) and fills them in, exactly as
     pybatsim gridsched -o '{"policy": "easy", "platform": "p.xml", "policy_options": {}}'
 
 The glue consumes ``"platform"``: the policy's options never contain it. Without it, a policy that
-reads host speeds or cores gets :class:`~schedulers.core.model.HostInfoUnknown`.
+reads host speeds or cores gets :class:`~schedulers.core.model.HostInfoUnknown`. Likewise the
+option ``"energy"`` (true or false, as ``gridsched serve --energy`` / ``--no-energy``) says whether
+Batsim runs with ``-E``, which its messages do not say; without ``-E`` Batsim ignores the hosts'
+``sleep_pstates`` and so does the policy given ``"energy": false``
+(:attr:`~schedulers.core.model.Host.energy`).
 
 This module imports without pybatsim; the classes are created on first access (module
 ``__getattr__``), which imports pybatsim and raises :class:`ImportError` with the install recipe
@@ -70,13 +74,14 @@ from ..core.events import (
 )
 from ..core.failure import located
 from ..core.policy import Policy, PolicyError
-from .platform_file import PlatformFile
+from .platform_file import PlatformFile, set_energy_model
 from .protocol import decode_message, encode_decisions
 
 # FCFSPyBatsim, EASYPyBatsim and GridschedPyBatsim are module attributes too, created on first access
 # (they need pybatsim, so they are not in __all__: ``import *`` must work without it).
 __all__ = [
     "ENTRY_POINT_CLASSES",
+    "ENERGY_OPTION",
     "PLATFORM_OPTION",
     "PYBATSIM_INSTALL_HINT",
     "make_pybatsim_scheduler",
@@ -92,6 +97,9 @@ PYBATSIM_INSTALL_HINT = ("pip install --no-deps pybatsim==4.0.0a0 docopt sortedc
 
 #: Scheduler option naming the platform file (consumed by the glue, not passed to the policy).
 PLATFORM_OPTION = "platform"
+
+#: Scheduler option saying whether Batsim runs with ``-E`` (consumed by the glue).
+ENERGY_OPTION = "energy"
 
 #: Module attribute -> registered policy name (None: the policy is chosen by the ``policy`` option).
 ENTRY_POINT_CLASSES: dict[str, str | None] = {
@@ -139,10 +147,11 @@ class _PyBatsimGlue:
         messages: Batsim messages handled so far (``decide`` calls).
         platform_file: the :class:`~schedulers.batsim.platform_file.PlatformFile` of the
             ``"platform"`` option, or None.
+        energy: the ``"energy"`` option (whether Batsim runs with ``-E``), or None when not given.
 
     Raises (at construction):
         schedulers.inputs.errors.PlatformError: the ``"platform"`` file cannot be read.
-        TypeError: ``"platform"`` is not a path string.
+        TypeError: ``"platform"`` is not a path string, or ``"energy"`` not true or false.
     """
 
     policy_class: type[Policy] | None = None
@@ -156,6 +165,11 @@ class _PyBatsimGlue:
             raise TypeError(f"scheduler option {PLATFORM_OPTION!r} must be the path of the platform file "
                             f"Batsim runs on (a string), got {platform!r}")
         self.platform_file: PlatformFile | None = PlatformFile(platform) if platform else None
+        energy = opts.pop(ENERGY_OPTION, None)
+        if energy is not None and not isinstance(energy, bool):
+            raise TypeError(f"scheduler option {ENERGY_OPTION!r} must be true or false (whether Batsim runs "
+                            f"with -E), got {energy!r}")
+        self.energy: bool | None = energy
         self.policy: Policy = self.make_policy(opts)
         self.messages = 0
         self._pending: list[dict[str, Any]] = []
@@ -166,7 +180,7 @@ class _PyBatsimGlue:
 
         With ``policy_class`` None, ``options["policy"]`` names a registered policy
         (:mod:`schedulers.registry`) and ``options["policy_options"]`` (default: the other keys)
-        are its options. The ``"platform"`` option has already been taken out.
+        are its options. The ``"platform"`` and ``"energy"`` options have already been taken out.
 
         Raises:
             KeyError: unknown policy name, or no ``policy`` option when one is needed.
@@ -208,6 +222,7 @@ class _PyBatsimGlue:
         _, events = decode_message({"now": now, "events": pending})
         if self.platform_file is not None:
             self.platform_file.fill_events(events)
+        set_energy_model(events, self.energy)
         # a failure of the policy's code names its class, callback, file and line (as in run and serve)
         try:
             decisions = self.policy.decide(now, events)

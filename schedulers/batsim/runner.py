@@ -274,7 +274,8 @@ class _ServerThread(threading.Thread):
     while it waits for Batsim; a final reply being flushed is not cut short)."""
 
     def __init__(self, policy: Policy, endpoint: str, connect_timeout: float, idle_timeout: float,
-                 log: Callable[[str], Any] | None, platform: str | None = None) -> None:
+                 log: Callable[[str], Any] | None, platform: str | None = None,
+                 energy: bool | None = None) -> None:
         super().__init__(name="gridsched-batsim-server", daemon=True)
         self.policy = policy
         self.endpoint = endpoint
@@ -282,6 +283,7 @@ class _ServerThread(threading.Thread):
         self.idle_timeout = idle_timeout
         self.user_log = log
         self.platform = platform
+        self.energy = energy
         self.bound = threading.Event()
         self.stop = threading.Event()
         self.stats: ServeStats | None = None
@@ -297,7 +299,7 @@ class _ServerThread(threading.Thread):
             from .server import serve
             self.stats = serve(self.policy, self.endpoint, connect_timeout=self.connect_timeout,
                                idle_timeout=self.idle_timeout, log=self._log, stop=self.stop,
-                               platform=self.platform)
+                               platform=self.platform, energy=self.energy)
         except BaseException as exc:  # reported by run_with_batsim
             self.error = exc
         finally:
@@ -388,9 +390,10 @@ def run_with_batsim(
 
     t0 = time.monotonic()
     deadline = t0 + timeout
-    # the policy sees the hosts of the platform file Batsim runs on (speeds, cores), as in the
-    # embedded engine (`gridsched serve --platform`)
-    server = _ServerThread(policy, bind, min(connect_timeout, timeout), timeout, log, os.fspath(platform))
+    # the policy sees the hosts of the platform file Batsim runs on (speeds, cores) and whether
+    # Batsim runs -E, as in the embedded engine (`gridsched serve --platform FILE --energy`)
+    server = _ServerThread(policy, bind, min(connect_timeout, timeout), timeout, log, os.fspath(platform),
+                           energy=energy)
     server.start()
     server.bound.wait(min(10.0, timeout))
     if not server.is_alive() and server.error is not None:

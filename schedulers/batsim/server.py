@@ -19,12 +19,14 @@ Batsim's SIMULATION_BEGINS carries no host speeds, cores or initial pstates; giv
 file Batsim runs on (``platform``, ``--platform FILE``), :func:`serve` fills them in before the
 policy sees the hosts, after checking that the file is the platform Batsim announced
 (:mod:`schedulers.batsim.platform_file`). Without it, a policy that reads them gets
-:class:`~schedulers.core.model.HostInfoUnknown`.
+:class:`~schedulers.core.model.HostInfoUnknown`. Nor does it say whether Batsim runs its energy
+model (``-E``), without which Batsim ignores the hosts' ``sleep_pstates``: ``energy``
+(``--energy`` / ``--no-energy``) tells the policy (:attr:`~schedulers.core.model.Host.energy`).
 
 Command line (registered by :func:`add_serve_parser`)::
 
     gridsched serve --policy NAME [--socket tcp://*:28000] [--policy-options JSON|@file.json]
-                    [--platform FILE] [--connect-timeout S] [--idle-timeout S]
+                    [--platform FILE] [--energy | --no-energy] [--connect-timeout S] [--idle-timeout S]
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from ..core.policy import Policy, PolicyError
 from ..exits import interrupt_status, interrupt_word, one_line
 from ..inputs.errors import PlatformError
 from .endpoints import EndpointError, port_problem
-from .platform_file import PlatformFile, PlatformMismatch
+from .platform_file import PlatformFile, PlatformMismatch, set_energy_model
 from .protocol import ProtocolError, decode_message, encode_decisions
 
 __all__ = [
@@ -211,12 +213,13 @@ class _Checks:
 
 
 def _exchange(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None,
-              checks: _Checks | None = None) -> _Exchange:
+              checks: _Checks | None = None, energy: bool | None = None) -> _Exchange:
     now, events = decode_message(raw)
     if checks is not None:  # may refuse the message before the policy sees it
         checks.check(now, events)
     if platform is not None:
         platform.fill_events(events)
+    set_energy_model(events, energy)
     t0 = time.perf_counter()
     try:
         decisions = policy.decide(now, events)
@@ -233,13 +236,15 @@ def _exchange(policy: Policy, raw: bytes | str, platform: PlatformFile | None = 
     return _Exchange(reply, now, len(events), len(decisions), dt, ended)
 
 
-def handle_raw(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None) -> str:
+def handle_raw(policy: Policy, raw: bytes | str, platform: PlatformFile | None = None,
+               energy: bool | None = None) -> str:
     """One protocol exchange without sockets: decode a Batsim message, decide, encode the reply.
 
     Args:
         policy: the policy (its state advances as with a real run).
         raw: one Batsim -> scheduler message (bytes or text).
         platform: fills in the hosts of a SIMULATION_BEGINS (see :func:`serve`), or None.
+        energy: whether Batsim runs with ``-E`` (see :func:`serve`), or None (unknown).
 
     Returns:
         The reply text (see :func:`~schedulers.batsim.protocol.encode_decisions`).
@@ -249,7 +254,7 @@ def handle_raw(policy: Policy, raw: bytes | str, platform: PlatformFile | None =
         PlatformMismatch: ``platform`` is not the platform of the SIMULATION_BEGINS.
         Exception: whatever ``policy.decide`` raises.
     """
-    return _exchange(policy, raw, platform).reply
+    return _exchange(policy, raw, platform, energy=energy).reply
 
 
 def _platform_file(platform: PlatformFile | str | os.PathLike[str] | None) -> PlatformFile | None:
@@ -289,6 +294,7 @@ def serve(
     log: Callable[[str], Any] | logging.Logger | None = None,
     platform: PlatformFile | str | os.PathLike[str] | None = None,
     stop: threading.Event | Callable[[], bool] | None = None,
+    energy: bool | None = None,
 ) -> ServeStats:
     """Run ``policy`` as Batsim's scheduler until the simulation ends (or ``stop`` says so).
 
@@ -311,6 +317,11 @@ def serve(
             get their speeds per pstate, cores and initial pstate from it, after a check that the
             file has the same compute hosts and properties. None: Batsim's hosts as sent (speeds
             and cores unknown).
+        energy: whether Batsim runs its energy model (``batsim -E``), which its messages do not
+            say: True or False sets :attr:`~schedulers.core.model.Host.energy` on the hosts of
+            SIMULATION_BEGINS; without ``-E`` Batsim ignores ``sleep_pstates``, and so does the
+            policy then (a host declared at its sleep pstate is an idle host that computes at
+            that pstate's speed). None (unknown): the policy reads ``sleep_pstates`` as with ``-E``.
         stop: a ``threading.Event`` (or a callable returning True) that ends the run when set,
             for a caller running ``serve`` in a thread (e.g. Batsim died): checked at least every
             0.1 s while waiting for Batsim, and between messages. The socket is then closed at once
@@ -401,7 +412,7 @@ def serve(
             raw = sock.recv()
             if first:
                 say(f"Batsim connected ({len(raw)} bytes)")
-            ex = _exchange(policy, raw, platform_file, checks)
+            ex = _exchange(policy, raw, platform_file, checks, energy)
             sock.send_string(ex.reply)
             stats.messages += 1
             stats.events += ex.n_events
@@ -463,7 +474,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     Options: ``--policy NAME`` (required; names from :mod:`schedulers.registry`), ``--socket``
     (default ``tcp://*:28000``), ``--policy-options`` (a JSON object, or ``@file.json``),
     ``--platform FILE`` (the platform XML Batsim runs on: host speeds, cores and initial pstates
-    for the policy, see :func:`serve`), ``--connect-timeout S`` (default 60) and
+    for the policy, see :func:`serve`), ``--energy`` / ``--no-energy`` (whether Batsim runs with
+    ``-E``: see ``energy`` of :func:`serve`), ``--connect-timeout S`` (default 60) and
     ``--idle-timeout S`` (default 600); 0 waits forever.
     The handler is :func:`run_serve` (``args.func``).
 
@@ -487,6 +499,11 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="the SimGrid platform XML Batsim runs on (batsim -p FILE): gives the policy the host "
                         "speeds per pstate, cores and initial pstates, which Batsim does not send; checked "
                         "against the hosts and properties Batsim announces")
+    p.add_argument("--energy", action=argparse.BooleanOptionalAction, default=None,
+                   help="say whether Batsim runs with its energy model (batsim -E), which its messages do not "
+                        "say: without it Batsim ignores the hosts' sleep_pstates, and so does the policy with "
+                        "--no-energy (a host declared at its sleep pstate is then an idle host computing at that "
+                        "pstate's speed); by default the policy reads sleep_pstates as under -E")
     p.add_argument("--connect-timeout", type=_seconds_or_none, default=60.0, metavar="S",
                    help="give up if Batsim sends nothing within S seconds of start (default 60; 0 = never)")
     p.add_argument("--idle-timeout", type=_seconds_or_none, default=600.0, metavar="S",
@@ -544,7 +561,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         serve(policy, args.socket, connect_timeout=args.connect_timeout, idle_timeout=args.idle_timeout, log=log,
-              platform=platform)
+              platform=platform, energy=getattr(args, "energy", None))
     except SchedulerTimeout as exc:
         print(f"gridsched serve: {one_line(exc)}", file=err)
         return 3

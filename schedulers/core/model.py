@@ -310,13 +310,21 @@ class Host:
         zone_properties: the ``<prop>`` values of the host's zone (``{}`` when none).
         pstate: current pstate index (0 unless the platform file gives another ``pstate``).
         state: current :class:`HostState`.
+        energy: whether the simulation runs Batsim's energy model (``-E``): True or False when
+            the transport knows (the embedded engine; ``gridsched serve --energy`` or
+            ``--no-energy``; the pybatsim option ``"energy"``), None when it does not (Batsim's
+            SIMULATION_BEGINS does not say). Batsim 4.2.1 reads ``sleep_pstates`` only with
+            ``-E`` (``Machines::create_machines``, ``src/machines.cpp``): with False,
+            :attr:`sleep_pstates` is None and :attr:`special_pstates` empty, so a host declared at
+            its sleep pstate is an ordinary idle host computing at that pstate's speed, as in
+            Batsim; with None the property is read.
     """
 
-    __slots__ = ("id", "name", "_speeds", "_cores", "properties", "zone_properties", "pstate", "state")
+    __slots__ = ("id", "name", "_speeds", "_cores", "properties", "zone_properties", "pstate", "state", "energy")
 
     def __init__(self, id: int, name: str, speeds: list[float] | None = None, cores: int | None = None,  # noqa: A002
                  properties: dict[str, str] | None = None, zone_properties: dict[str, str] | None = None,
-                 pstate: int = 0, state: HostState = HostState.IDLE) -> None:
+                 pstate: int = 0, state: HostState = HostState.IDLE, energy: bool | None = None) -> None:
         self.id = id
         self.name = name
         self.speeds = speeds  # the setters normalise None / [] to unknown
@@ -325,6 +333,7 @@ class Host:
         self.zone_properties: dict[str, str] = {} if zone_properties is None else zone_properties
         self.pstate = pstate
         self.state = state
+        self.energy = energy
 
     def __repr__(self) -> str:
         speeds = "unknown" if self._speeds is None else repr(self._speeds)
@@ -390,24 +399,26 @@ class Host:
         ``sleep_pstates="S:OFF:ON"``, or None when the host has no sleep pstate (it can never be
         switched off). When the property gives several triples (``"1:3:2, 4:3:2"``,
         :func:`parse_sleep_pstates`), the first: the sleep pstate policies switch the host to.
+        None too when :attr:`energy` is False (Batsim ignores the property without ``-E``).
 
         Raises:
             ValueError: a malformed property (naming the host).
         """
         raw = self.properties.get("sleep_pstates")
-        if not raw:
+        if not raw or self.energy is False:
             return None
         return self._sleep_triples(raw)[0]
 
     @property
     def special_pstates(self) -> frozenset[int]:
         """Every pstate ``sleep_pstates`` names (its sleep pstates and their virtual switching
-        pstates, all triples): the pstates that do not compute. Empty without the property.
+        pstates, all triples): the pstates that do not compute. Empty without the property,
+        and when :attr:`energy` is False (Batsim ignores the property without ``-E``).
 
         Raises:
             ValueError: a malformed property (naming the host)."""
         raw = self.properties.get("sleep_pstates")
-        if not raw:
+        if not raw or self.energy is False:
             return frozenset()
         out = _SPECIAL_PSTATES.get(raw)
         if out is None:

@@ -456,8 +456,10 @@ class Server:
         if not problems:
             problems.append("the simulation cannot end")
         msg = f"deadlock at t={self.clock.now}: nothing left to simulate but " + "; ".join(problems)
-        # (asleep: switched off, or declared at a sleep pstate, where Batsim counts the machine idle)
-        asleep = sum(1 for h in self.hosts if h.state is HostState.SLEEPING or h.pstate_kind(h.pstate) == "sleep")
+        # (asleep: switched off, or declared at a sleep pstate, where Batsim counts the machine idle;
+        # Batsim reads sleep_pstates only with -E)
+        asleep = sum(1 for h in self.hosts if h.state is HostState.SLEEPING
+                     or (self.energy and h.pstate_kind(h.pstate) == "sleep"))
         if asleep and waiting:
             msg += f"; {asleep} of {len(self.hosts)} hosts are asleep and the policy never woke them"
         if self.dynamic_jobs and not self.dynamic.registration_finished:

@@ -318,7 +318,7 @@ class Engine:
             st = HostState.SLEEPING if h.state is HostState.SLEEPING else HostState.IDLE
             hosts.append(Host(id=i, name=h.spec.name, speeds=list(h.spec.speeds), cores=h.spec.cores,
                               properties=dict(h.spec.properties), zone_properties=dict(h.spec.zone_properties),
-                              pstate=h.pstate, state=st))
+                              pstate=h.pstate, state=st, energy=self.energy))
         config = {
             "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
             "redis-prefix": "default", "profiles-forwarded-on-submission": self.forward_profiles,
@@ -330,7 +330,8 @@ class Engine:
         # (Machines::create_machines); the engine runs no job on them
         storage = [Host(id=len(hosts) + i, name=h.name, speeds=list(h.speeds), cores=h.cores,
                         properties=dict(h.properties), zone_properties=dict(h.zone_properties),
-                        pstate=h.pstate, state=HostState.IDLE) for i, h in enumerate(self.platform.storage)]
+                        pstate=h.pstate, state=HostState.IDLE, energy=self.energy)
+                   for i, h in enumerate(self.platform.storage)]
         return SimulationBegins(
             0.0, nb_resources=len(hosts) + len(storage), nb_compute_resources=len(hosts),
             nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
