@@ -404,6 +404,23 @@ def test_sleeping_deadlock_hint(tmp_path):
         simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], get_easy(), energy=True)
 
 
+def test_executing_on_a_host_declared_asleep_is_refused_with_energy(tmp_path):
+    # with -E, Batsim 4.2.1 aborts on an EXECUTE_JOB whose host is not in a computation pstate
+    # (server_on_execute_job, src/server.cpp); recorded with batsched easy_bf, which allocates the
+    # host Batsim reports idle: "Job 'w0!d': Invalid job allocation ('0'): machine 0 (hostname='h')
+    # is not in a computation pstate (ps=0)", exit 134. Without -E the same decision runs the job.
+    class Blind(Policy):
+        def on_job_submitted(self, job):
+            self.execute(job, ProcSet(0))
+
+    p = _write(tmp_path, "sleep.xml", _sleepy_host(0))
+    with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!1 .*host 0 \(h\) is not in a computation pstate "
+                                          r"\(pstate 0 is a sleep pstate"):
+        simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], Blind(), energy=True)
+    r = simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], Blind())
+    assert [(j.state, round(j.finish, 6)) for j in r.jobs] == [("COMPLETED_SUCCESSFULLY", 5.0)]
+
+
 def test_sleep_pstates_are_ignored_without_energy(tmp_path):
     # Batsim reads sleep_pstates only with -E (Machines::create_machines): without it the host
     # declared at pstate 0 is an idle host computing at 0.001 flops/s. EASY runs the delay job

@@ -211,6 +211,11 @@ class Executions:
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
+            if self.energy and h.spec.pstate_kinds and h.pstate_kind(h.pstate) != "computation":
+                # (a host declared at a pstate of its sleep_pstates; server_on_execute_job, src/server.cpp)
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in "
+                                  f"a computation pstate (pstate {h.pstate} is a {h.pstate_kind(h.pstate)} pstate of "
+                                  f"its sleep_pstates; real Batsim 4.2.1 aborts with -E): wake it first")
         job.state = RUNNING
         job.alloc = alloc
         job.hosts = hosts
