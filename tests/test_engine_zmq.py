@@ -4,7 +4,6 @@ separate processes, the way a user runs an external scheduler."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from schedulers.batsim.runner import free_tcp_endpoint
 from schedulers.batsim.server import serve
 from schedulers.engine import build_engine, simulate, write_outputs
 from schedulers.engine.zmq_client import SchedulerUnreachable, ZmqPort
@@ -32,9 +32,7 @@ WORKLOAD = {
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return int(free_tcp_endpoint().rsplit(":", 1)[1])
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "easy"])

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ import pytest
 import zmq
 
 from schedulers import registry
+from schedulers.batsim.runner import free_tcp_endpoint as free_endpoint
 from schedulers.registry import PolicyOptionError
 from schedulers.batsim.platform_file import PlatformFile, PlatformMismatch
 from schedulers.batsim.pybatsim_glue import make_pybatsim_scheduler, pybatsim_available
@@ -57,12 +57,6 @@ needs_pybatsim = pytest.mark.skipif(
     reason="pybatsim is not importable; install it with `pip install --no-deps pybatsim==4.0.0a0 docopt sortedcontainers`")
 
 TIMEOUT_S = 30
-
-
-def free_endpoint() -> str:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
 def host_view(platform: Platform) -> list[tuple]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import pytest
 import zmq
 from procset import ProcSet
 
+from schedulers.batsim.runner import free_tcp_endpoint as free_endpoint
 from schedulers.batsim import pybatsim_glue
 from schedulers.batsim.protocol import decode_decisions, encode_message
 from schedulers.batsim.pybatsim_glue import make_pybatsim_scheduler, pybatsim_available
@@ -75,12 +75,6 @@ EXPECTED_EASY = [
     (30.0, "w0!reach_walltime", "0-3"),
     (32.0, "w0!seq", "0-3"),
 ]
-
-
-def free_endpoint() -> str:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
 def replay_client(endpoint: str, messages: list[str], *, first_timeout_ms: int = REPLY_TIMEOUT_MS) -> list[str]:

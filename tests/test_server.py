@@ -16,6 +16,7 @@ import pytest
 import zmq
 
 from schedulers import registry
+from schedulers.batsim.runner import free_tcp_endpoint as free_endpoint
 from schedulers.batsim.protocol import ProtocolError
 from schedulers.batsim.replay import ReplayError, ReplayPolicy, batsim_messages, load_transcript, scheduler_messages
 from schedulers.batsim.server import SchedulerTimeout, ServeStats, add_serve_parser, handle_raw, run_serve, serve
@@ -43,12 +44,6 @@ def assert_port_free(endpoint: str) -> None:
     finally:
         s.close(linger=0)
         ctx.term()
-
-
-def free_endpoint() -> str:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
 class FakeBatsim(threading.Thread):
