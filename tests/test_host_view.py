@@ -430,13 +430,23 @@ def test_initial_pstate_comes_from_the_file(tmp_path: Path) -> None:
     assert policy.nb_available == 1 and str(policy.available) == "0"
 
 
+SLEEPY_PROPS = {"wattage_per_state": "9:9, 95:190, 125:125, 101:101", "wattage_off": "9", "sleep_pstates": "0:3:2"}
+
+
+def _sleepy_platform(path: Path) -> Path:
+    """One host declared at its sleep pstate 0 (GridGym's ``platform_64hosts_2019.xml`` declares its
+    hosts so), with :data:`SLEEPY_PROPS`."""
+    props = "".join(f"<prop id='{k}' value='{v}'/>" for k, v in SLEEPY_PROPS.items())
+    path.write_text("<?xml version='1.0'?><platform version='4.1'><zone id='z' routing='Full'>"
+                    f"<host id='h' pstate='0' speed='0.001f, 1Mf, 1f, 0.5f'>{props}</host>"
+                    "<host id='master_host' speed='1Gf'/></zone></platform>", encoding="utf-8")
+    return path
+
+
 def _sleepy_messages() -> list[str]:
-    """Batsim 4.2.1's first two messages for one host declared in its sleep pstate 0 (GridGym's
-    ``platform_64hosts_2019.xml`` declares its hosts so): SIMULATION_BEGINS (no pstate in it: the
-    policy's view has pstate 0) then a one-host job."""
-    host = {"id": 0, "name": "h", "state": "idle", "zone_properties": {},
-            "properties": {"wattage_per_state": "9:9, 95:190, 125:125, 101:101", "wattage_off": "9",
-                           "sleep_pstates": "0:3:2"}}
+    """Batsim 4.2.1's first two messages on :func:`_sleepy_platform`: SIMULATION_BEGINS (the host
+    ``idle``, no pstate) then a one-host job."""
+    host = {"id": 0, "name": "h", "state": "idle", "zone_properties": {}, "properties": {"role": "", **SLEEPY_PROPS}}
     begins = {"nb_resources": 1, "nb_compute_resources": 1, "nb_storage_resources": 0,
               "allow_compute_sharing": False, "allow_storage_sharing": True, "config": {},
               "compute_resources": [host], "storage_resources": [], "workloads": {"w0": "w.json"},
@@ -446,19 +456,36 @@ def _sleepy_messages() -> list[str]:
             json.dumps({"now": 0.0, "events": [{"timestamp": 0.0, "type": "JOB_SUBMITTED", "data": job}]})]
 
 
+def _started(policy: Policy, platform: PlatformFile | None, energy: bool | None) -> bool:
+    first, second = _sleepy_messages()
+    handle_raw(policy, first, platform, energy=energy)
+    assert policy.platform.hosts[0].energy is energy
+    reply = json.loads(handle_raw(policy, second, platform, energy=energy))
+    executed = [e for e in reply["events"] if e["type"] == "EXECUTE_JOB"]
+    assert executed in ([], [{"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}])
+    return bool(executed)
+
+
 @pytest.mark.parametrize("energy, started", [(False, True), (True, False), (None, False)])
-def test_served_policy_reads_sleep_pstates_only_with_energy(energy: bool | None, started: bool) -> None:
+def test_served_policy_reads_sleep_pstates_only_with_energy(tmp_path: Path, energy: bool | None,
+                                                            started: bool) -> None:
     """Batsim reads sleep_pstates only with -E (Machines::create_machines): told --no-energy, a
     served FCFS runs the job on the host declared at its sleep pstate (as batsched does under real
     Batsim 4.2.1 without -E); with -E, or not told, the host is asleep and FCFS waits for it."""
+    platform = PlatformFile(_sleepy_platform(tmp_path / "sleepy.xml"))
+    assert _started(FCFS(), platform, energy) is started
+
+
+@pytest.mark.parametrize("energy", [False, True, None])
+def test_served_policy_without_platform_takes_batsim_state(energy: bool | None) -> None:
+    """Without the platform file the initial pstate is unknown (Batsim does not send it): the host
+    Batsim announces idle is awake, whatever its sleep_pstates, and reading its pstate raises."""
     policy = FCFS()
-    first, second = _sleepy_messages()
-    handle_raw(policy, first, energy=energy)
-    assert policy.platform.hosts[0].energy is energy
-    reply = json.loads(handle_raw(policy, second, energy=energy))
-    executed = [e for e in reply["events"] if e["type"] == "EXECUTE_JOB"]
-    assert executed == ([{"timestamp": 0.0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]
-                        if started else [])
+    assert _started(policy, None, energy) is True
+    host = policy.platform.hosts[0]
+    assert not host.pstate_known
+    with pytest.raises(HostInfoUnknown, match=r"host 'h' \(id 0\): the initial pstate is unknown"):
+        _ = host.pstate
 
 
 def test_energy_model_of_a_host() -> None:

@@ -504,7 +504,7 @@ def _decode_host(ctx: _Ctx, h: Any, where: str, k: int, host_extra: dict[str, di
     others = {key: v for key, v in h.items() if key not in _HOST_FIELDS}
     if others:
         host_extra[str(hid)] = others
-    return Host(id=hid, name=name, state=_HOST_STATES[state_s],
+    return Host(id=hid, name=name, state=_HOST_STATES[state_s], pstate=None,   # (Batsim does not send it)
                 properties=props["properties"], zone_properties=props["zone_properties"])
 
 

@@ -273,13 +273,13 @@ class PolicyInputError(PolicyError):
 
 
 class HostInfoUnknown(PolicyInputError):
-    """A policy read host data that Batsim does not send (speeds per pstate, cores) and that no
-    platform file filled in (see :attr:`Host.speeds`): the message says to give the platform
-    file (``gridsched serve --platform FILE``)."""
+    """A policy read host data that Batsim does not send (speeds per pstate, cores, initial
+    pstate) and that no platform file filled in (see :attr:`Host.speeds`): the message says to give
+    the platform file (``gridsched serve --platform FILE``)."""
 
 
 #: How to get the host data Batsim does not send (the end of :class:`HostInfoUnknown` messages).
-HOST_INFO_HINT = ("Batsim's SIMULATION_BEGINS does not carry them: give the scheduler the platform "
+HOST_INFO_HINT = ("Batsim's SIMULATION_BEGINS does not carry it: give the scheduler the platform "
                   "file Batsim runs on, `gridsched serve --platform FILE` (pybatsim plugin: "
                   "-o '{\"platform\": \"FILE\"}')")
 
@@ -309,6 +309,11 @@ class Host:
             ``{}`` when it has none.
         zone_properties: the ``<prop>`` values of the host's zone (``{}`` when none).
         pstate: current pstate index (0 unless the platform file gives another ``pstate``).
+            Known in the embedded engine; behind real Batsim only with the platform file (Batsim
+            does not send it), or once Batsim reported a switch of the host
+            (RESOURCE_STATE_CHANGED): reading it while unknown raises :class:`HostInfoUnknown`
+            (test :attr:`pstate_known`). A host whose pstate is unknown is awake when Batsim says
+            it is idle.
         state: current :class:`HostState`.
         energy: whether the simulation runs Batsim's energy model (``-E``): True or False when
             the transport knows (the embedded engine; ``gridsched serve --energy`` or
@@ -320,18 +325,18 @@ class Host:
             Batsim; with None the property is read.
     """
 
-    __slots__ = ("id", "name", "_speeds", "_cores", "properties", "zone_properties", "pstate", "state", "energy")
+    __slots__ = ("id", "name", "_speeds", "_cores", "properties", "zone_properties", "_pstate", "state", "energy")
 
     def __init__(self, id: int, name: str, speeds: list[float] | None = None, cores: int | None = None,  # noqa: A002
                  properties: dict[str, str] | None = None, zone_properties: dict[str, str] | None = None,
-                 pstate: int = 0, state: HostState = HostState.IDLE, energy: bool | None = None) -> None:
+                 pstate: int | None = 0, state: HostState = HostState.IDLE, energy: bool | None = None) -> None:
         self.id = id
         self.name = name
         self.speeds = speeds  # the setters normalise None / [] to unknown
         self.cores = cores
         self.properties: dict[str, str] = {} if properties is None else properties
         self.zone_properties: dict[str, str] = {} if zone_properties is None else zone_properties
-        self.pstate = pstate
+        self._pstate = pstate
         self.state = state
         self.energy = energy
 
@@ -340,10 +345,30 @@ class Host:
         cores = "unknown" if self._cores is None else repr(self._cores)
         return (f"Host(id={self.id!r}, name={self.name!r}, speeds={speeds}, cores={cores}, "
                 f"properties={self.properties!r}, zone_properties={self.zone_properties!r}, "
-                f"pstate={self.pstate!r}, state={self.state!r})")
+                f"pstate={'unknown' if self._pstate is None else repr(self._pstate)}, state={self.state!r})")
 
     def _unknown(self, what: str) -> HostInfoUnknown:
         return HostInfoUnknown(f"host {self.name!r} (id {self.id}): {what} unknown; {HOST_INFO_HINT}")
+
+    @property
+    def pstate_known(self) -> bool:
+        """True when the current pstate is known (see :attr:`pstate`)."""
+        return self._pstate is not None
+
+    @property
+    def pstate(self) -> int:
+        """Current pstate index.
+
+        Raises:
+            HostInfoUnknown: the initial pstate is unknown (real Batsim without the platform file).
+        """
+        if self._pstate is None:
+            raise self._unknown("the initial pstate is")
+        return self._pstate
+
+    @pstate.setter
+    def pstate(self, value: int | None) -> None:
+        self._pstate = value
 
     @property
     def speeds_known(self) -> bool:

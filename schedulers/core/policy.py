@@ -510,7 +510,9 @@ class Policy:
         return pstate in host.special_pstates
 
     def _awake(self, host: Host) -> bool:
-        return not self._is_sleep_pstate(host, host.pstate) and host.state not in _NOT_AWAKE
+        # (a pstate unknown behind real Batsim: Batsim's state says)
+        return (not host.pstate_known or not self._is_sleep_pstate(host, host.pstate)) \
+            and host.state not in _NOT_AWAKE
 
     def _release(self, alloc: ProcSet, mask: int | None = None) -> None:
         """Hosts ``alloc`` (bit mask ``mask`` when known) no longer run the job that ended."""
@@ -751,7 +753,7 @@ class Policy:
             if self._is_sleep_pstate(h, pstate):
                 h.state = HostState.SWITCHING_OFF
                 self._available.set_mask(self._available.mask() & ~(1 << i))
-            elif self._is_sleep_pstate(h, h.pstate):
+            elif h.pstate_known and self._is_sleep_pstate(h, h.pstate):
                 h.state = HostState.SWITCHING_ON
         self._decisions.append(SetResourceState(resources=res, state=str(int(pstate))))
 
