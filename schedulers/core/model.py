@@ -452,6 +452,17 @@ class Host:
                 _SPECIAL_PSTATES[raw] = out
         return out
 
+    def in_sleep_pstate(self) -> bool:
+        """Whether the host's pstate is known and one of :attr:`special_pstates` (a sleep pstate
+        or a virtual switching one): False when the pstate is unknown (see :attr:`pstate`).
+
+        Raises:
+            ValueError: a malformed ``sleep_pstates`` property (naming the host)."""
+        p = self._pstate
+        if p is None or self.energy is False or not self.properties.get("sleep_pstates"):
+            return False
+        return p in self.special_pstates
+
     def _sleep_triples(self, raw) -> tuple[tuple[int, int, int], ...]:
         try:
             return parse_sleep_pstates(str(raw))

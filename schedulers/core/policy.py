@@ -509,10 +509,10 @@ class Policy:
     def _is_sleep_pstate(host: Host, pstate: int) -> bool:
         return pstate in host.special_pstates
 
-    def _awake(self, host: Host) -> bool:
+    @staticmethod
+    def _awake(host: Host) -> bool:
         # (a pstate unknown behind real Batsim: Batsim's state says)
-        return (not host.pstate_known or not self._is_sleep_pstate(host, host.pstate)) \
-            and host.state not in _NOT_AWAKE
+        return host.state not in _NOT_AWAKE and not host.in_sleep_pstate()
 
     def _release(self, alloc: ProcSet, mask: int | None = None) -> None:
         """Hosts ``alloc`` (bit mask ``mask`` when known) no longer run the job that ended."""
