@@ -161,6 +161,15 @@ def test_the_tutorial_option_refuses_a_value_it_does_not_know(tmp_path, monkeypa
                    "got 'area'")
 
 
+def test_the_tutorial_test_file_passes_as_the_page_runs_it() -> None:
+    """``python -m pytest docs/examples/test_sjf.py`` from the project folder, as the tutorial's
+    section "Testing a policy" runs it: its three tests (start times worked out by hand) pass."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "docs/examples/test_sjf.py"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 passed" in proc.stdout
+
+
 def test_the_shortest_job_first_example_is_about_twenty_lines() -> None:
     code = [ln for ln in (EXAMPLES / "sjf.py").read_text(encoding="utf-8").splitlines()
             if ln.strip() and not ln.lstrip().startswith(("#", '"""', "import", "from"))]
