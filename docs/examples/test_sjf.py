@@ -45,6 +45,8 @@ def test_a_job_without_walltime_goes_after_one_with_a_walltime():
 
 
 def test_a_job_larger_than_the_platform_is_rejected_and_the_others_run():
+    # simulate, as real Batsim, hands job 1 (5 hosts of 4) to the policy, which rejects it
+    # (gridsched run refuses such a workload unless given --fit keep)
     jobs = run(delay_jobs((1, 0, 5, 100, 10), (2, 0, 4, 100, 10)))
     assert jobs["1"][1] == "REJECTED"
     assert jobs["2"] == (0.0, "COMPLETED_SUCCESSFULLY")
