@@ -129,8 +129,9 @@ def test_compose_structure() -> None:
     sched = services["scheduler"]
     assert sched["build"]["context"] == "." and (ROOT / sched["build"]["dockerfile"]).is_file()
     # the scheduler reads the platform file Batsim runs on (host speeds and cores for the policy)
+    # and is told that Batsim runs with -E (below), which Batsim's messages do not say
     assert sched["command"] == ["serve", "--policy", "easy", "--socket", "tcp://*:28000",
-                                "--platform", "/data/platforms/g5k_nantes_econome.xml"]
+                                "--platform", "/data/platforms/g5k_nantes_econome.xml", "--energy"]
     assert sched["volumes"] == ["./platforms:/data/platforms:ro"]
     assert "easy" in registry.POLICIES
 
