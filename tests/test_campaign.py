@@ -87,6 +87,27 @@ def test_local_cluster_equals_each_run_alone(tmp_path: Path) -> None:
     assert [m["id"] for m in manifest["runs"]] == [r.id for r in runs]
 
 
+def _sigint_ignored_here() -> bool:
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_local_cluster_workers_leave_ctrl_c_to_the_command() -> None:
+    # Ctrl-C reaches every process of the terminal's group: the LocalCluster's worker processes
+    # start with SIGINT ignored (so they print no traceback of their own), and this process keeps
+    # its KeyboardInterrupt, with which `gridsched campaign run` closes the cluster and says how
+    # many results are stored.
+    from schedulers.campaign.runner import _dask_client
+
+    before = signal.getsignal(signal.SIGINT)
+    client = _dask_client(None, 1)
+    try:
+        assert list(client.run(_sigint_ignored_here).values()) == [True]
+    finally:
+        client.close()
+        client.cluster.close()
+    assert signal.getsignal(signal.SIGINT) is before and not _sigint_ignored_here()
+
+
 def test_batch_size() -> None:
     # about 16 tasks per worker, between 1 and 50 runs per task
     assert batch_size(24000, 2) == 50

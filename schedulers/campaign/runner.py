@@ -13,13 +13,16 @@ its batch the same way.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .errors import CampaignError
 from .execute import execute_batch, new_record
@@ -122,9 +125,27 @@ def _dask_client(address: str | None, workers: int | None, jobqueue: str | None 
     # (a run's failure is said once, in its record and the summary line: not in Dask's logs;
     # dashboard_address=None still tries port 8787 and warns when another cluster holds it,
     # ":0" takes a free port without a word)
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                           silence_logs=logging.CRITICAL, death_timeout=30)
+    with _sigint_ignored():   # (the workers inherit it: Ctrl-C stops this process, which stops them)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=logging.CRITICAL, death_timeout=30)
     return Client(cluster)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the LocalCluster starts its worker processes. A process started with
+    SIGINT ignored keeps it so (Python raises KeyboardInterrupt only "if the parent process has not
+    changed it", the :mod:`signal` documentation): at a Ctrl-C, which the terminal sends to every
+    process of its group, the workers do not print their own tracebacks; this process catches it
+    and closes the cluster. Outside the main thread signals cannot be set: nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = None, workers: int | None = None,
