@@ -20,7 +20,9 @@ Parallel tasks (Batsim 4.2.1 ``src/task_execution.cpp`` + SimGrid 3.32 ``ptask_L
     in lockstep at ``r = min_h speed_h / f_h`` and host ``h`` carries ``f_h * r / speed_h``
     busy cores. ``parallel_homogeneous``: ``f_h = cpu``; ``parallel_homogeneous_total``:
     ``f_h = cpu / res``; ``parallel``: ``f_h = cpu[i]``; ``composed``: the sub-profiles one after
-    the other, ``repeat`` times. A task of zero flops ends at once (Batsim then records an
+    the other, ``repeat`` times; the IO profiles ``parallel_homogeneous_pfs`` and
+    ``data_staging``: no flops, bytes to, from or between storage hosts, which join the task's
+    hosts (:mod:`.iotasks`). A task of no work ends at once (Batsim then records an
     execution time of 1e-5 s).
 Communications (platforms with links; ``L07Action::L07Action``, ``HostL07Model::update_actions_state``)
     A stage whose byte matrix has pairs with bytes > 0 (:meth:`Executions._stage_network`)
@@ -91,6 +93,7 @@ from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .clock import Clock
 from .hosts import Machines, exact_sum
+from .iotasks import IO_PROFILES, check_storage_mapping, io_task
 from .jobs import JobBook
 from .netroute import TCP_GAMMA, NetworkUnsupported
 from .platform import PlatformSpec
@@ -172,15 +175,25 @@ class Executions:
         Raises:
             EngineError: the job is not waiting, the allocation does not fit the job or the
                 hosts (unknown, not idle nor computing, busy without compute sharing), or the
-                decision asks for storage, IO or an executor mapping other than the default
-                (not simulated; :func:`check_default_mapping`)."""
+                decision asks for an additional IO job or an executor mapping other than the
+                default (not simulated; :func:`check_default_mapping`), has a ``storage_mapping``
+                Batsim refuses (:func:`.iotasks.check_storage_mapping`), or more than one optional
+                field (Batsim 4.2.1 reads at most three fields: "should be of size in {2,3}")."""
         job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
+        storage: dict[str, int] = {}
         if d.extra:
-            others = sorted(k for k in d.extra if k != "mapping")
+            others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping"))
             if others:
-                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} (storage, IO jobs) are not simulated "
+                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} (additional IO jobs) are not simulated "
                                   "by the embedded engine; use real Batsim")
-            check_default_mapping(job.id, d.extra["mapping"], len(d.alloc))
+            if len(d.extra) > 1:
+                raise EngineError(f"EXECUTE_JOB {job.id}: fields {sorted(d.extra)} together: Batsim 4.2.1 reads "
+                                  "job_id, alloc and at most one of them and aborts (\"the 'data' value of event 0 "
+                                  f"(EXECUTE_JOB) should be of size in {{2,3}} (size={2 + len(d.extra)})\")")
+            if "mapping" in d.extra:
+                check_default_mapping(job.id, d.extra["mapping"], len(d.alloc))
+            else:
+                storage = check_storage_mapping(job.id, d.extra["storage_mapping"])
         if job.state != SUBMITTED:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
         assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
@@ -219,6 +232,7 @@ class Executions:
         job.state = RUNNING
         job.alloc = alloc
         job.hosts = hosts
+        job.storage = storage
         self.book.running += 1
         if self.platform.message_delays is not None:
             # the server creates the job's actor (a simcall): it starts the job a sub-round later
@@ -263,6 +277,8 @@ class Executions:
             return [float(prof["cpu"])] * n
         if t == "parallel_homogeneous_total":
             return [float(prof["cpu"]) / n] * n
+        if t in IO_PROFILES:   # no computation (iotasks)
+            return [0.0] * n
         return [float(x) for x in prof["cpu"]]
 
     def _start_stage(self, job: EngineJob) -> None:
@@ -290,13 +306,32 @@ class Executions:
                 if left > 0:
                     job.wall_left = left - delay
             return
+        # the task's hosts (names) and bytes; the IO profiles' include storage hosts (iotasks)
+        names: list[str] = []
+        pairs: list[tuple[int, int, float]] = []
+        nb_task_hosts = len(job.hosts)
+        if prof["type"] in IO_PROFILES:
+            names, pairs = io_task(job, name, prof, self.platform, self.clock.now)
+            nb_task_hosts = len(names)
+            if pairs and self.platform.routes is None:
+                # no links and no Full zone: an empty route (Vivaldi) costs nothing, but SimGrid
+                # aborts where there is no route at all (Floyd, Dijkstra: "No route from 'pfs' to
+                # 'h0'"), which the engine cannot tell apart here
+                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s profile {name!r} ({prof['type']}) moves "
+                                  f"bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a platform "
+                                  f"without links outside a Full zone, whose routes the embedded engine does not "
+                                  f"know; run it on real Batsim (--engine batsim)")
+        elif nb_task_hosts > 1 and (self.platform.routes is not None or self.platform.uncoordinated):
+            names = [self.hosts[hid].spec.name for hid in job.hosts]
+            pairs = _byte_pairs(prof, nb_task_hosts)
         job.flops = self._stage_flops(job, prof)
         job.wall_t0 = self.clock.now   # execute_parallel_task's time_before_execute
-        if self.platform.uncoordinated and len(job.hosts) > 1:
-            talking = sorted({job.hosts[k] for i, j, _ in _byte_pairs(prof, len(job.hosts)) for k in (i, j)})
+        if self.platform.uncoordinated and pairs:
+            ids = {h.spec.name: hid for hid, h in enumerate(self.hosts)}
+            talking = sorted({ids[names[k]] for i, j, _ in pairs for k in (i, j) if names[k] in ids})
             self.ptasks.routed(talking, f"the communications of job {job.id}'s profile {name!r}")
-        net = self._stage_network(job, prof) if self.platform.routes is not None else None
-        if len(job.hosts) == 1:  # Exec::on_start updates the energy of a single-host execution
+        net = self._stage_network(job, names, pairs) if self.platform.routes is not None else None
+        if nb_task_hosts == 1:  # Exec::on_start updates the energy of a single-host execution
             self.machines.updated(job.hosts)
         job.index = self.ptasks.next_index()  # SimGrid's action order: same-instant ends are handled in it
         job.remaining = 1.0
@@ -341,11 +376,14 @@ class Executions:
         else:
             self.timers.push(at(self.clock.now + duration), kind, payload)
 
-    def _stage_network(self, job: EngineJob, prof: dict) -> tuple[list, float, float] | None:
+    def _stage_network(self, job: EngineJob, names: list[str], pairs: list[tuple[int, int, float]]
+                       ) -> tuple[list, float, float] | None:
         """The links a compute stage's communications load, as ``L07Action::L07Action`` expands
         them: ``(links, latency, bound)`` or None when no byte crosses a link.
 
-        The byte matrix is Batsim's (:func:`_byte_pairs`). For each pair with bytes > 0 in row
+        ``names`` are the task's hosts (the job's, and storage hosts for the IO profiles:
+        :mod:`.iotasks`), ``pairs`` its ``(sender, receiver, bytes)`` with bytes > 0 (indices in
+        ``names``; Batsim's byte matrix, :func:`_byte_pairs`). For each pair in row
         order, the links of its route are expanded with the pair's bytes (bytes, summed over the
         pairs that cross a link, the largest for a ``FATPIPE`` link:
         ``System::expand_add_to_elem``), in order of first use.
@@ -359,15 +397,10 @@ class Executions:
         neither its route's latency nor bandwidth (recorded on real Batsim 4.2.1: 1e8 flops and
         1e8 bytes on one 100 Mf host of ``energy_platform_homogeneous.xml``, whose self-route is
         a 15-us loopback, run 1.000000 s)."""
-        n = len(job.hosts)
-        if n == 1:
-            return None
-        pairs = _byte_pairs(prof, n)
-        if not pairs:
+        if len(names) < 2 or not pairs:
             return None
         routes = self.platform.routes
         assert routes is not None   # (called on platforms with links only)
-        names = [self.hosts[hid].spec.name for hid in job.hosts]
         weights: dict = {}
         latency = lat_current = 0.0
         for i, j, b in pairs:

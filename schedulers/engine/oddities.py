@@ -3,7 +3,8 @@ them as Batsim does (the results are Batsim's), and ``gridsched run`` / ``gridsc
 one warning line for each, so that a researcher learns why a number looks wrong.
 
 * Communications (``com`` of a ``parallel_homogeneous``, ``parallel_homogeneous_total`` or
-  ``parallel`` profile, between two different hosts) on a platform without network links: in a
+  ``parallel`` profile, between two different hosts; the bytes of the IO profiles
+  ``parallel_homogeneous_pfs`` and ``data_staging``) on a platform without network links: in a
   ``Full`` or ``Vivaldi`` zone without links SimGrid 3.32 finds an empty route between two hosts,
   and an empty route takes no time, so the bytes cost nothing (:mod:`.execution`, "Communications
   on ``Full`` zones without links"); only the computation is timed.
@@ -25,12 +26,20 @@ from .platform import PlatformSpec
 __all__ = ["input_warnings"]
 
 
+_IO = ("parallel_homogeneous_pfs", "data_staging")
+
+
 def _between_hosts(profile: dict[str, Any]) -> bool:
     """Whether ``profile`` sends bytes from a host to another (not only to itself)."""
     kind = profile.get("type")
     if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
         com = profile.get("com", 0)
         return isinstance(com, (int, float)) and com > 0
+    if kind == "parallel_homogeneous_pfs":   # to and from a storage host (iotasks)
+        return any(isinstance(v, (int, float)) and v > 0 for v in (profile.get("bytes_to_read"), profile.get("bytes_to_write")))
+    if kind == "data_staging":
+        nb = profile.get("nb_bytes")
+        return isinstance(nb, (int, float)) and nb > 0 and profile.get("from") != profile.get("to")
     if kind == "parallel":
         cpu, com = profile.get("cpu"), profile.get("com")
         if not isinstance(cpu, list) or not isinstance(com, list):
@@ -66,7 +75,15 @@ def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> li
                      f"reads it in {unit} ({meaning}) and only logs \"Deprecated unit-less value\"; write the unit")
     if not spec.has_network:
         for w in workloads:
-            names = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p))
+            names = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p)
+                           and p.get("type") not in _IO)
+            io = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p)
+                        and p.get("type") in _IO)
+            if io:
+                more = f" (and {len(io) - 1} more)" if len(io) > 1 else ""
+                lines.append(f"{w.path}: IO profile {io[0]!r}{more} moves bytes to or from storage hosts, but "
+                             f"{spec.source} has no network links: SimGrid (and real Batsim 4.2.1) moves them in no "
+                             "time")
             if names:
                 more = f" (and {len(names) - 1} more)" if len(names) > 1 else ""
                 lines.append(f"{w.path}: profile {names[0]!r}{more} sends bytes between hosts ('com'), but "

@@ -672,7 +672,8 @@ class _HostWalk:
 
 def _roles(hosts: list[HostSpec], master_host: str, roles: dict[str, str] | None,
            src: str) -> tuple[HostSpec | None, list[HostSpec], list[HostSpec]]:
-    """``(master, compute, storage)`` by the hosts' roles, as Batsim 4.2.1 gives them
+    """``(master, compute, storage)`` by the hosts' roles, as Batsim 4.2.1 gives them (storage
+    hosts in name order, their Batsim id order)
     (``Machines::create_machines``, src/permissions.cpp): the master host's name and each
     ``-r HOSTS:ROLE`` give a role, appended to the host's own ``role`` property after a comma;
     the role must then be "", compute_node, master or storage.
@@ -704,6 +705,10 @@ def _roles(hosts: list[HostSpec], master_host: str, roles: dict[str, str] | None
             storage.append(h)
         else:
             compute.append(h)
+    # Batsim numbers the storage hosts after the compute hosts in SimGrid's host order, by name
+    # (Engine::get_all_hosts), whatever their order in the file (recorded on Batsim 4.2.1:
+    # tests/fixtures/batsim_pfs)
+    storage.sort(key=lambda h: h.name)
     return master, compute, storage
 
 

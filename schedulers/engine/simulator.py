@@ -342,8 +342,9 @@ class Engine:
                                else w.profiles) for w in self.workloads})
 
 
-#: The profile types that compute (``cpu`` flops per host).
-_COMPUTING = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel")
+#: The profile types run as parallel tasks (``cpu`` flops per host; the IO profiles have none).
+_COMPUTING = ("parallel_homogeneous", "parallel_homogeneous_total", "parallel", "parallel_homogeneous_pfs",
+              "data_staging")
 
 
 def _needs_actor_model(platform: PlatformSpec, workloads: list[Workload], energy: bool, dynamic_jobs: bool) -> bool:

@@ -8,8 +8,9 @@ are named ``w0``, ``w1``, ... in command-line order, as Batsim does, and job ids
 Profiles the engine simulates (Batsim 4.2.1 semantics, checked against
 ``shared/batsim-4.2.1/outputs/run3``): ``delay``, ``parallel_homogeneous``,
 ``parallel_homogeneous_total``, ``parallel``, ``composed`` with ``repeat`` (Batsim 4.2.1 has no
-``sequence`` alias: see :data:`BATSIM_ONLY_PROFILES`).
-Other types (SMPI, usage traces, data staging, ...) raise :class:`WorkloadError` pointing to real
+``sequence`` alias: see :data:`BATSIM_ONLY_PROFILES`), and the IO profiles on platforms with
+storage hosts, ``parallel_homogeneous_pfs`` and ``data_staging`` (:mod:`.iotasks`).
+Other types (SMPI, usage traces, ...) raise :class:`WorkloadError` pointing to real
 Batsim.
 
 Numbers are bounded where they are read, so that no output can hold a NaN, an infinity or a
@@ -44,13 +45,14 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence, cast
 from ..core.limits import MAX_TIME
 from ..inputs.errors import WorkloadError
 
-SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed")
+SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed",
+                      "parallel_homogeneous_pfs", "data_staging")
 #: The other profile types Batsim 4.2.1 knows (``src/profiles.cpp``, ``Profile::from_json``): real
 #: Batsim runs them (``--engine batsim``), the engine does not. Batsim reads any *other* type as a
 #: ``usage_trace`` (its test is ``profile_type == "smpi" || "usage_trace"``, always true), so such a
 #: profile needs a ``trace`` field naming a file, else Batsim aborts ("profile 'x' has no 'trace'
 #: field"): older names such as ``sequence`` (for ``composed``) included.
-BATSIM_ONLY_PROFILES = ("parallel_homogeneous_pfs", "data_staging", "send", "recv", "smpi", "usage_trace")
+BATSIM_ONLY_PROFILES = ("send", "recv", "smpi", "usage_trace")
 
 
 @dataclass(slots=True, eq=False)
@@ -100,6 +102,9 @@ class EngineJob:
     wall_timer: Any = None
     #: its start number in the Pajé trace (:class:`~.paje.ScheduleTraceRows`), -1 before it starts
     trace_seq: int = -1
+    #: EXECUTE_JOB's ``storage_mapping`` (storage label -> machine id; empty: none given), which
+    #: the IO profiles read (:mod:`.iotasks`)
+    storage: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -269,6 +274,34 @@ def _check_composed(where: str, p: dict, profiles: dict) -> None:
         raise WorkloadError(f"{where}: 'repeat' must be an integer >= 1, got {rep!r}")
 
 
+def _check_pfs(where: str, p: dict, profiles: dict) -> None:
+    # Profile::from_json, src/profiles.cpp: one of the byte fields at least, numbers (any sign: a
+    # value <= 0 moves nothing), an optional string label ('storage', else 'host'; default 'pfs')
+    if "bytes_to_read" not in p and "bytes_to_write" not in p:
+        raise WorkloadError(f"{where}: a 'parallel_homogeneous_pfs' profile needs 'bytes_to_read' or "
+                            "'bytes_to_write' (bytes per allocated host; 0 if not set); Batsim 4.2.1 aborts")
+    for k in ("bytes_to_read", "bytes_to_write"):
+        if k in p and not _num(p[k]):
+            raise WorkloadError(f"{where}: '{k}' must be a number (bytes), got {p[k]!r}")
+    key = "storage" if "storage" in p else "host"
+    if key in p and not isinstance(p[key], str):
+        raise WorkloadError(f"{where}: '{key}' (the storage label) must be a string, got {p[key]!r}")
+
+
+def _check_staging(where: str, p: dict, profiles: dict) -> None:
+    # Profile::from_json, src/profiles.cpp: 'nb_bytes' a number >= 0, 'from' and 'to' string labels
+    if "nb_bytes" not in p:
+        raise WorkloadError(f"{where}: a 'data_staging' profile needs 'nb_bytes'; Batsim 4.2.1 aborts")
+    if not _num(p["nb_bytes"]) or p["nb_bytes"] < 0:
+        raise WorkloadError(f"{where}: 'nb_bytes' must be a number of bytes >= 0, got {p['nb_bytes']!r}")
+    for k in ("from", "to"):
+        if k not in p:
+            raise WorkloadError(f"{where}: a 'data_staging' profile needs '{k}' (a storage label); "
+                                "Batsim 4.2.1 aborts")
+        if not isinstance(p[k], str):
+            raise WorkloadError(f"{where}: '{k}' (a storage label) must be a string, got {p[k]!r}")
+
+
 #: The fields each profile type of :data:`SUPPORTED_PROFILES` needs, checked as Batsim 4.2.1
 #: reads them: ``(where, profile, profiles) -> None``, raising WorkloadError.
 _FIELD_CHECKS: dict[str, Callable[[str, dict, dict], None]] = {
@@ -277,6 +310,8 @@ _FIELD_CHECKS: dict[str, Callable[[str, dict, dict], None]] = {
     "parallel_homogeneous_total": _check_homogeneous,
     "parallel": _check_parallel,
     "composed": _check_composed,
+    "parallel_homogeneous_pfs": _check_pfs,
+    "data_staging": _check_staging,
 }
 
 
