@@ -176,3 +176,21 @@ def test_io_without_links_is_warned():
     spec = read_platform(FIX / "platform_nolinks.xml")
     lines = input_warnings(spec, [load_workload(FIX / "one.json", "w0", 4)], energy=False)
     assert any("IO profile 'labelled' (and 4 more) moves bytes to or from storage hosts" in x for x in lines)
+
+
+def test_a_policy_maps_labels_to_the_storage_hosts_it_is_given(tmp_path):
+    from schedulers.fcfs import FCFS
+
+    seen = []
+
+    class ByName(FCFS):
+        def on_simulation_begins(self, platform):
+            super().on_simulation_begins(platform)
+            seen.append([(h.name, h.id) for h in self.storage_hosts])
+
+        def execute(self, job, hosts, **extra):
+            super().execute(job, hosts, storage_mapping={h.name: h.id for h in self.storage_hosts}, **extra)
+
+    simulate(FIX / "platform_two.xml", [FIX / "odd.json"], ByName(), export_prefix=tmp_path / "out_")
+    assert seen == [[("bb", 4), ("pfs", 5)]]   # Batsim's ids (README)
+    assert same_file(tmp_path / "out_jobs.csv", FIX / "odd" / "jobs.csv")

@@ -282,6 +282,9 @@ class Policy:
         now: the current simulation time (s): the ``now`` of the Batsim message being handled.
         platform: the compute hosts (:class:`~schedulers.core.model.Platform`), known from
             SIMULATION_BEGINS on (:meth:`on_simulation_begins`); empty before.
+        storage_hosts: the storage hosts (role ``storage``; :class:`~schedulers.core.model.Host`
+            objects, their ``id`` after the compute hosts' ids), known from SIMULATION_BEGINS on:
+            the machine ids a ``storage_mapping`` names (:meth:`execute`).
         jobs: the jobs seen so far, by id (``"w0!3"``): waiting, running and ended (a policy with
             :attr:`forget_finished_jobs` drops each ended job after the message reporting it).
         jobs_seen: how many jobs were ever added to :attr:`jobs`.
@@ -373,6 +376,7 @@ class Policy:
         self._extra_jobs: dict[int, int] = {}  # host id -> running jobs on it beyond the first (sharing)
         self.now: float = 0.0
         self.platform: Platform = Platform(hosts=[])
+        self.storage_hosts: list[Host] = []
         self.jobs: dict[str, Job] = {}
         self.jobs_seen = 0  # jobs ever added to ``jobs`` (it may drop completed ones, forget_finished_jobs)
         self._completed: list[str] = []  # ids to drop from ``jobs`` after this message
@@ -493,6 +497,7 @@ class Policy:
             hosts = ev.compute_resources
             self.platform = Platform(hosts=hosts, config=ev.config,
                                      allow_compute_sharing=ev.allow_compute_sharing)
+            self.storage_hosts = list(ev.storage_resources)
             if self.needs_speeds:
                 self.platform.require_speeds(f"policy {self.name!r}")
             self._available.reset(procset_to_mask(
@@ -609,7 +614,11 @@ class Policy:
             hosts: exactly ``job.res`` host ids: a ``ProcSet``, an iterable of ints or one int.
                 They should be in :attr:`available`; a host that runs another job is shared with
                 it (only allowed with Batsim's compute sharing, else Batsim stops the run).
-            extra: other fields of Batsim's EXECUTE_JOB (rarely needed).
+            extra: other fields of Batsim's EXECUTE_JOB (rarely needed): ``storage_mapping``, the
+                storage hosts of the job's IO profiles (``parallel_homogeneous_pfs``,
+                ``data_staging``) by label, ``{"pfs": machine id}`` (ids of
+                :attr:`storage_hosts`); ``mapping``, executors on hosts. Batsim 4.2.1 accepts
+                one of them at a time.
 
         Raises:
             PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts, or
