@@ -194,3 +194,19 @@ def test_a_policy_maps_labels_to_the_storage_hosts_it_is_given(tmp_path):
     simulate(FIX / "platform_two.xml", [FIX / "odd.json"], ByName(), export_prefix=tmp_path / "out_")
     assert seen == [[("bb", 4), ("pfs", 5)]]   # Batsim's ids (README)
     assert same_file(tmp_path / "out_jobs.csv", FIX / "odd" / "jobs.csv")
+
+
+def test_killed_io_jobs_progress_as_in_batsim():
+    # JOB_KILLED's job_progress recorded on real Batsim 4.2.1 in the `kill` case (README)
+    want = [
+        (0.5, {"w0!read": {"profile_name": "read1g", "progress": 0.062485}}),
+        (1.2, {"w0!seq": {"current_task": {"profile_name": "write", "progress": 0.69985}, "current_task_index": 1,
+                          "profile_name": "seq"}}),
+        (1.5, {"w0!stage": {"profile_name": "stage1g", "progress": 0.624995}}),
+        (3.0001, {"w0!after": {"profile_name": "read1g", "progress": 0.0}}),
+    ]
+    seen = []
+    policy = _mapper(CASES["kill"][2])
+    policy.on_jobs_killed = lambda jobs, progress: seen.append((policy.now, progress))
+    simulate(FIX / "platform_two.xml", [FIX / "kill.json"], policy)
+    assert seen == want
