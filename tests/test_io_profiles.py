@@ -210,3 +210,13 @@ def test_killed_io_jobs_progress_as_in_batsim():
     policy.on_jobs_killed = lambda jobs, progress: seen.append((policy.now, progress))
     simulate(FIX / "platform_two.xml", [FIX / "kill.json"], policy)
     assert seen == want
+
+
+def test_io_profiles_keep_no_core_busy_and_take_no_time_without_a_network():
+    from schedulers.core.power import busy_parts
+    from schedulers.core.run_outputs import Task, ideal_duration
+    assert busy_parts(PFS, 0) == 0 and busy_parts(STAGE, 0) == 0
+    assert busy_parts({"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}, 0) == 1
+    task = Task(workload="w0", name="j", user="", subtime=0.0, res=2, source="w.json",
+                stages=[PFS, {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0}, STAGE, {"type": "delay", "delay": 3}])
+    assert ideal_duration(task, 1e9) == 2.0 + 3.0   # the compute stage and the delay only

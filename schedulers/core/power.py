@@ -170,12 +170,13 @@ def draw(host: Host, busy_cores: float, pstate: int | None = None) -> float:
 
 def busy_parts(profile: dict[str, Any] | None, index: int) -> int:
     """Cores a job with ``profile`` keeps busy on the ``index``-th host of its allocation: 1 for a
-    part with flops to compute, 0 for ``delay`` (and a ``parallel`` part of 0 flops). Unknown
+    part with flops to compute, 0 for ``delay``, the IO profiles (``parallel_homogeneous_pfs``,
+    ``data_staging``: bytes only) and a ``parallel`` part of 0 flops. Unknown
     profiles (not forwarded, ``composed``) count 1: a computing part."""
     if not profile:
         return 1
     t = profile.get("type")
-    if t == "delay":
+    if t in ("delay", "parallel_homogeneous_pfs", "data_staging"):   # (the IO profiles compute nothing)
         return 0
     if t in ("parallel_homogeneous", "parallel_homogeneous_total"):
         return 1 if float(profile.get("cpu", 0.0)) > 0 else 0

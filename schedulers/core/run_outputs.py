@@ -219,8 +219,8 @@ def ideal_duration(task: Task, speed: float) -> float:
     """Time (s) ``task`` takes alone on hosts of ``speed`` flops/s per core: per stage, ``delay``
     (s) as is; ``parallel_homogeneous`` ``cpu`` flops per host; ``parallel_homogeneous_total``
     ``cpu / res`` per host; ``parallel`` its largest ``cpu`` entry (the engine's lockstep: the
-    slowest part sets the pace); communications are not counted: this is the time without a
-    network (on a platform with links they add their latency and may slow the task down).
+    slowest part sets the pace); communications, and the IO profiles (``parallel_homogeneous_pfs``,
+    ``data_staging``: bytes only), are not counted: this is the time without a network (on a platform with links they add their latency and may slow the task down).
 
     Raises:
         OutputsError: a profile type without a computable duration (names the task).
@@ -236,6 +236,8 @@ def ideal_duration(task: Task, speed: float) -> float:
             total += float(p["cpu"]) / task.res / speed
         elif t == "parallel":
             total += max((float(c) for c in p["cpu"]), default=0.0) / speed
+        elif t in ("parallel_homogeneous_pfs", "data_staging"):
+            pass   # bytes only: no time without a network
         else:
             raise OutputsError(f"{task.source}: job {task.name!r}: profile type {t!r} has no ideal duration")
     return total
