@@ -34,6 +34,7 @@ CASES = {
     "kill": ("platform_two.xml", "kill.json", {"storage_mapping": {"pfs": 5, "bb": 4}, "kill_at": KILL}, False),
     "odd": ("platform_two.xml", "odd.json", {"storage_mapping": MAP}, False),
     "nolinks": ("platform_nolinks.xml", "one.json", None, False),
+    "cluster": ("platform_cluster.xml", "two.json", {"storage_mapping": MAP, "kill_at": {"stage": 1.5}}, False),
 }
 
 
