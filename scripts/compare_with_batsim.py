@@ -47,6 +47,11 @@ available while it is not unavailable, a machine past the platform's, a timestam
 sides must then refuse. ``--suite events-big`` draws the same on the wide suite's platforms of
 22 to 512 hosts (Batsim's and the project's, read as they are).
 
+``--suite io`` runs the IO profiles (``parallel_homogeneous_pfs``, ``data_staging``) on generated
+platforms with 1-3 storage hosts, with storage mappings and kills (``scripts/io_cases.py``,
+``scripts/io_policy.py``). Seeds 1-100: 90 equal, 10 refused by both alike (a pfs profile's default
+label ``pfs`` not in the mapping, on platforms without a storage host of that name).
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
@@ -93,6 +98,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import importlib.util
 import json
 import random
 import re
@@ -471,13 +477,21 @@ def events_args(rng: random.Random, d: Path, big: bool = False) -> list[str]:
     return args
 
 
+def _io_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``io`` suite's case: :func:`io_cases.io_args` (``scripts/io_cases.py``, beside this file)."""
+    spec = importlib.util.spec_from_file_location("io_cases", Path(__file__).resolve().parent / "io_cases.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.io_args(rng, d)
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
     args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args,
-            "events": events_args, "events-big": partial(events_args, big=True)}[suite](rng, d)
+            "events": events_args, "events-big": partial(events_args, big=True), "io": _io_args}[suite](rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
@@ -500,12 +514,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="number of cases, one seed each (default 100)")
     ap.add_argument("--out", type=Path, required=True, metavar="FOLDER",
                     help="folder for the cases and the outputs of both sides (required)")
-    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big"), default="basic",
+    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big", "io"),
+                    default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
                          "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
                          "jobs and changing pstates at random; platforms: Vivaldi coordinates and cabinets "
                          "(module docstring); events: external events files, several workloads; events-big: the same "
-                         "on the project's and Batsim's platforms of 22-512 hosts")
+                         "on the project's and Batsim's platforms of 22-512 hosts; io: IO profiles on storage hosts "
+                         "(scripts/io_cases.py)")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):

@@ -1,0 +1,34 @@
+"""``scripts/compare_with_batsim.py --suite io`` draws inputs that both sides read: platforms with
+1-3 storage hosts (numbered by name after the compute hosts) and workloads whose IO profiles pass
+the engine's checks, every profile type of the suite drawn."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+from pathlib import Path
+
+from schedulers.engine.platform import read_platform
+from schedulers.engine.workload import load_workload
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "io_cases.py"
+
+
+def test_io_suite_draws_readable_inputs(tmp_path):
+    spec = importlib.util.spec_from_file_location("io_cases", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    types = set()
+    for seed in range(40):
+        d = tmp_path / str(seed)
+        d.mkdir()
+        args = mod.io_args(random.Random(seed), d)
+        assert args[args.index("--policy") + 1].endswith("io_policy.py:IOFCFS")
+        spec_ = read_platform(d / "p.xml")
+        assert 1 <= len(spec_.storage) <= 3
+        assert [h.name for h in spec_.storage] == sorted(h.name for h in spec_.storage)
+        w = load_workload(d / "w.json", "w0", len(spec_.compute))
+        types |= {p["type"] for p in w.profiles.values()}
+        json.loads(args[args.index("--policy-options") + 1])
+    assert {"parallel_homogeneous_pfs", "data_staging", "delay", "parallel_homogeneous", "composed"} <= types
