@@ -144,6 +144,30 @@ def test_failing_run_is_recorded_and_others_finish(tmp_path: Path) -> None:
     assert run_campaign(camp, tmp_path / "out", serial=True, retry_failed=True, progress=False).executed == 2
 
 
+def test_a_campaign_whose_runs_all_failed_says_so_instead_of_reporting(tmp_path: Path, capsys) -> None:
+    f = write(tmp_path, """
+        seeds = [1, 2]
+        [[policy]]
+        name = "fcfs"
+        [[scenario]]
+        name = "bad"
+        generator = "synthetic"
+        params = { jobs = 10, hosts = 4, load = 1e-300 }
+        [report]
+        metrics = ["mean_waiting_time"]
+        """)
+    out = tmp_path / "out"
+    assert main(["campaign", "run", str(f), "--out", str(out), "--serial", "--no-progress", "--report"]) == 1
+    err = capsys.readouterr().err
+    assert f"no report: none of the runs finished (gridsched campaign status {out} --failed)" in err
+    assert not (out / "report.md").exists()
+    for command in ("report", "collect"):   # (it said: unknown metric 'mean_waiting_time')
+        assert main(["campaign", command, str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"{out}: none of its 2 runs finished (all failed; `gridsched campaign status {out} "
+                            f"--failed` gives their errors): no results to collect") and "\n" not in err
+
+
 def test_keep_outputs_writes_batsim_files(tmp_path: Path) -> None:
     f = write(tmp_path, """
         keep_outputs = true

@@ -48,9 +48,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"ran {stats.executed} ({stats.failed} failed), {stats.skipped} already present, "
           f"{stats.wall_s:.1f} s; {stats.status.line()}")
     _print_failed(out, stats.status.failed)
-    if args.report:
+    if args.report and stats.status.done:
         from .report import write_report
         print(f"wrote {write_report(out)}")
+    elif args.report:
+        print(f"no report: none of the runs finished (gridsched campaign status {out} --failed)", file=sys.stderr)
     return 1 if stats.status.failed else 0
 
 

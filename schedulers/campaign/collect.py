@@ -313,7 +313,7 @@ def tables(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     campaign file) are left out.
 
     Raises:
-        CampaignError: see :func:`load_records`; no result at all.
+        CampaignError: see :func:`load_records`; no result at all, or every run failed.
     """
     records = load_records(out_dir)
     manifest = load_manifest(out_dir)
@@ -322,6 +322,9 @@ def tables(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         records = [r for r in records if r["id"] in ids]
     if not records:
         raise CampaignError(f"{Path(out_dir) / 'results'}: no run results yet (run the campaign first)")
+    if not any(r["status"] == "done" for r in records):   # (no metric to collect: say why, not "unknown metric")
+        raise CampaignError(f"{out_dir}: none of its {len(records)} runs finished (all failed; `gridsched campaign "
+                            f"status {out_dir} --failed` gives their errors): no results to collect")
     try:
         table = runs_table(records, manifest_axes(manifest))
     except CampaignError as exc:   # (the folder whose results these are)
