@@ -83,8 +83,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from itertools import chain
-from operator import neg
 from typing import Any
 
 from procset import ProcSet
@@ -92,8 +90,9 @@ from procset import ProcSet
 from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .clock import Clock
-from .hosts import Machines, exact_sum
+from .hosts import Machines
 from .iotasks import IO_PROFILES, check_storage_mapping, io_task
+from .jobenergy import job_energy
 from .jobs import JobBook
 from .netroute import TCP_GAMMA, NetworkUnsupported
 from .platform import PlatformSpec
@@ -555,8 +554,10 @@ class Executions:
         if self.energy:
             if self.rounds.instant_switches:   # (actor model: switches ending at this instant)
                 self.rounds.switches_before_row()
-            # consumed_energy_on_machines after minus before, both long double sums (exact here)
-            job.energy = exact_sum(chain(self.machines.energy_of(job.hosts), map(neg, job.energy_start)))
+            # consumed_energy_on_machines after minus before, in Batsim's long doubles (.jobenergy)
+            job.energy, text = job_energy(self.machines.energy_of(job.hosts), job.energy_start)
+            if text is not None:   # out_jobs.csv prints Batsim's long double, not this double
+                self.record.rows.setdefault("job_energy", {})[(job.workload, job.name)] = text
             job.energy_start = ()
             # Batsim keeps the total its energy row read (EnergyConsumptionTracer::add_job_end)
             e = self.machines.energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
