@@ -173,7 +173,8 @@ class Executions:
 
         Raises:
             EngineError: the job is not waiting, the allocation does not fit the job or the
-                hosts (unknown, not idle nor computing, busy without compute sharing), or the
+                hosts (unknown, not idle nor computing, busy without compute sharing, with energy
+                at a pstate that does not compute: a host declared at a sleep pstate), or the
                 decision asks for an additional IO job or an executor mapping other than the
                 default (not simulated; :func:`check_default_mapping`), has a ``storage_mapping``
                 Batsim refuses (:func:`.iotasks.check_storage_mapping`), or more than one optional
@@ -220,14 +221,16 @@ class Executions:
             if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is "
                                   f"{h.state.value}")
+            if self.energy and h.pstate_kind(h.pstate) != "computation":
+                # an idle host at a sleep pstate: one declared so in the platform (src/server.cpp,
+                # server_on_execute_job, checks the pstate only with energy)
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in a "
+                                  f"computation pstate (pstate {h.pstate}, a {h.pstate_kind(h.pstate)} pstate); Batsim "
+                                  f"4.2.1 aborts: \"machine {hid} (hostname='{h.spec.name}') is not in a computation "
+                                  f"pstate (ps={h.pstate})\"")
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
-            if self.energy and h.spec.pstate_kinds and h.pstate_kind(h.pstate) != "computation":
-                # (a host declared at a pstate of its sleep_pstates; server_on_execute_job, src/server.cpp)
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in "
-                                  f"a computation pstate (pstate {h.pstate} is a {h.pstate_kind(h.pstate)} pstate of "
-                                  f"its sleep_pstates; real Batsim 4.2.1 aborts with -E): wake it first")
         job.state = RUNNING
         job.alloc = alloc
         job.hosts = hosts
