@@ -249,18 +249,16 @@ def _refuse_oversized(w: _Prepared, nb_hosts: int) -> None:
     """``--fit error`` with ``--engine batsim``: refuse a job of ``w`` larger than the platform, as
     the embedded engine's loader does (the rest of the workload is left to real Batsim, which may
     run profiles the engine does not). Raises WorkloadError (file, job, sizes)."""
-    from .engine.workload import oversized
+    from .engine.workload import first_oversized, oversized
     from .inputs.errors import WorkloadError
     from .inputs.jsonfile import read_json
 
     data = w.data
     if data is None:
         data = read_json(w.staged or w.source, WorkloadError, "workload")   # (strict: repeated keys...)
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    for j in jobs if isinstance(jobs, list) else ():
-        res = j.get("res") if isinstance(j, dict) else None
-        if type(res) is int and res > nb_hosts:
-            raise oversized(f"{w.source}: job {j.get('id')!r}", res, nb_hosts)
+    j = first_oversized(data, nb_hosts)
+    if j is not None:
+        raise oversized(f"{w.source}: job {j.get('id')!r}", j["res"], nb_hosts)
 
 
 def _earliest_jobs(src: Path, jobs: Any, n: int) -> list:

@@ -131,6 +131,34 @@ def _scenario(spec: RunSpec, tmp: Path | None) -> tuple[Any, list]:
     return platform, files
 
 
+def _refuse_oversized(platform: Path, workloads: list[Path]) -> Any:
+    """The platform of a file scenario, read (a :class:`~schedulers.engine.platform.PlatformSpec`),
+    once no job of its ``workloads`` asks for more hosts than it has compute hosts: ``gridsched
+    run`` refuses such a job unless ``--fit`` says otherwise, and so does a campaign, whose means
+    would otherwise leave the job out without a word (Batsim 4.2.1 submits it and the policy
+    rejects it). A generator's jobs fit the platform it makes, and are not read here.
+
+    Raises:
+        WorkloadError: one line naming the workload file, the job and both sizes, and how to
+            rescale the file. PlatformError: the platform cannot be read.
+    """
+    from ..engine.platform import read_platform
+    from ..engine.workload import first_oversized, oversized
+    from ..inputs.errors import WorkloadError
+    from ..inputs.jsonfile import read_json
+
+    read = read_platform(platform)
+    n = len(read.compute)
+    for w in workloads:
+        job = first_oversized(read_json(w, WorkloadError, "workload"), n)
+        if job is not None:
+            raise oversized(f"{w}: job {job.get('id')!r}", job["res"], n,
+                            f"a campaign refuses it as gridsched run does; rescale the file first: gridsched "
+                            f"convert {w} --nb-hosts {n} -o NEW.json, with --rescale-mode clamp or drop to change "
+                            "only the jobs too large")
+    return read
+
+
 def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
     for k, v in d.items():
         if isinstance(v, float) and not math.isfinite(v):
@@ -194,11 +222,12 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
             outputs = work / "outputs"
             outputs.mkdir()
         platform, workloads = _scenario(spec, work if files else None)
+        read = _refuse_oversized(platform, workloads) if "generator" not in spec.scenario else platform
         if batsim:
             assert outputs is not None   # (real Batsim: files, in the work folder)
             summary, policy = _batsim_run(spec, platform, workloads, outputs)
         else:
-            summary, policy = _engine_run(spec, platform, workloads, outputs if keep or files else None)
+            summary, policy = _engine_run(spec, read, workloads, outputs if keep or files else None)
         for name in spec.metrics:
             assert outputs is not None   # (metrics: files, in the work folder)
             from .run_metrics import RUN_METRICS

@@ -61,7 +61,9 @@ the SHA-256 of its files' contents, and for a policy of the user's own code the 
 file defining its class). The same file means the same ids, in any process, whatever
 the order of keys in the file; the campaign's name, ``keep_outputs`` and ``batsim_timeout`` do
 not enter it. A platform, workload or events file, or a policy file, edited since a run makes a
-new run (the old record is ignored), never a result of the old file reused.
+new run (the old record is ignored), never a result of the old file reused. A file scenario's
+workloads are read as ``gridsched run`` reads them by default: a job asking for more hosts than
+the platform has fails the run (rescale the file first: ``gridsched convert FILE --nb-hosts N``).
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).

@@ -193,12 +193,29 @@ def job_name(where: str, workload: str, raw: Any) -> str:
     return raw
 
 
-def oversized(where: str, res: int, nb_hosts: int) -> WorkloadError:
+#: What :func:`oversized` tells a ``gridsched run`` user to do about the job.
+FIT_HINT = ("--fit keep runs it as Batsim does, for the policy to reject; --fit scale, clamp or drop "
+            "changes it")
+
+
+def oversized(where: str, res: int, nb_hosts: int, hint: str = FIT_HINT) -> WorkloadError:
     """The error of a job (named by ``where``) asking for more hosts than the platform's
-    ``nb_hosts``, under ``--fit error``: real Batsim runs it and leaves it to the policy."""
-    return WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts "
-                         "(--fit keep runs it as Batsim does, for the policy to reject; --fit scale, clamp "
-                         "or drop changes it)")
+    ``nb_hosts``, under ``--fit error`` (or in a campaign, with another ``hint``: what the user
+    can do about it): real Batsim runs it and leaves it to the policy."""
+    return WorkloadError(f"{where}: requests {res} hosts but the platform has {nb_hosts} compute hosts ({hint})")
+
+
+def first_oversized(data: Any, nb_hosts: int) -> dict[str, Any] | None:
+    """The first job (in file order) of the parsed workload ``data`` whose ``res`` is an integer
+    above ``nb_hosts``, or None. Nothing else is checked here: a ``res`` that is no integer, or a
+    workload that is no object, is left to the reader that runs it (the engine's
+    :func:`load_workload`, or real Batsim)."""
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    for j in jobs if isinstance(jobs, list) else ():
+        res = j.get("res") if isinstance(j, dict) else None
+        if type(res) is int and res > nb_hosts:
+            return j
+    return None
 
 
 def check_profile(src: str, name: str, p: Any, profiles: dict) -> None:

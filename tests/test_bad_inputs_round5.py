@@ -1,0 +1,61 @@
+"""Bad input, fifth round: campaigns that ran what ``gridsched run`` refuses, and left the
+difference out of their numbers or said it in words that do not name the cause.
+
+Each test runs the command as a user would (``schedulers.cli.main``) and checks the exit status,
+the one error line (its words, the file and item named) or the number, worked out by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers_cli import one_error_line, run_main
+
+FIX = Path(__file__).parent / "fixtures"
+HETERO = FIX / "hetero4.xml"   # 4 compute hosts a1 a2 b1 b2 (100, 200, 100, 50 Mf), 4 cores each
+
+
+def _records(out: Path) -> list[dict]:
+    from schedulers.campaign.collect import load_records
+
+    return load_records(out)
+
+
+# ------------------------------------------------------------ jobs larger than the platform
+def test_a_campaign_refuses_a_job_larger_than_its_platform_as_run_does(tmp_path: Path) -> None:
+    """A job of 9 hosts on the 4 hosts of hetero4.xml: ``gridsched run`` refuses the workload
+    (``--fit error``, its default), but a campaign ran it as Batsim does: FCFS rejected the job,
+    the run was "done" and its mean waiting time (0 s, job 'a' alone, started at its submission)
+    left job 'big' out without a word. The run now fails with the line ``gridsched run`` gives,
+    naming the file, the job and both sizes, and how to rescale the file."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": "a", "subtime": 0, "walltime": 100, "res": 1, "profile": "d"},
+        {"id": "big", "subtime": 1, "walltime": 100, "res": 9, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", tmp_path / "alone",
+                             "--no-progress"])
+    assert code == 2
+    assert f"{w}: job 'big': requests 9 hosts but the platform has 4 compute hosts" in one_error_line(err)
+
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
+                    'workloads = ["w.json"]\n')
+    code, stdout, _ = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 1 and "1 done" not in stdout
+    (rec,) = _records(tmp_path / "out")
+    assert rec["status"] == "failed" and rec["summary"] is None
+    assert rec["error"] == (f"WorkloadError: {w}: job 'big': requests 9 hosts but the platform has 4 compute "
+                            "hosts (a campaign refuses it as gridsched run does; rescale the file first: gridsched "
+                            f"convert {w} --nb-hosts 4 -o NEW.json, with --rescale-mode clamp or drop to change "
+                            "only the jobs too large)")
+
+    # the job made to fit (4 hosts): the run is done; 'a' holds a1 from 0 to 10 s, so 'big'
+    # (submitted at 1 s) starts at 10 s: waiting times 0 and 9 s, mean 4.5 s, makespan 20 s
+    w.write_text(w.read_text().replace('"res": 9', '"res": 4'))
+    code, _, _ = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 0
+    (rec,) = [r for r in _records(tmp_path / "out") if r["status"] == "done"]
+    assert rec["summary"]["mean_waiting_time"] == 4.5 and rec["summary"]["makespan"] == 20.0
+    assert rec["summary"]["rejected"] == 0
