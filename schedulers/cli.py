@@ -33,6 +33,7 @@ from typing import Any
 
 from . import __version__
 from .exits import (BAD_INPUT, FAILED, NOT_WRITTEN, STATUSES, interrupt_status, interrupt_word, one_line)
+from .inputs import TRACE_SUFFIXES
 
 
 class RunInputError(ValueError):
@@ -118,10 +119,6 @@ class _Prepared:
     note: str | None = None
 
 
-#: File names `gridsched run` converts as SWF/GWF traces (the others are Batsim JSON workloads).
-_TRACE_SUFFIXES = (".swf", ".swf.gz", ".gwf", ".gwf.gz")
-
-
 def _looks_like(path: Path) -> str | None:
     """``"trace"`` when the plain file ``path`` starts (past blanks) with what an SWF/GWF trace
     starts with (a ``;`` or ``#`` comment, a job number), ``"xml"`` with ``<``; None otherwise
@@ -155,7 +152,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
     from .outfiles import OutputWriteError, atomic_write_text
 
     prepared: list[_Prepared] = []
-    if args.cores_per_host is not None and not any(Path(w).name.lower().endswith(_TRACE_SUFFIXES)
+    if args.cores_per_host is not None and not any(Path(w).name.lower().endswith(TRACE_SUFFIXES)
                                                    for w in args.workload):
         raise RunInputError(f"--cores-per-host applies to SWF/GWF traces (their processors become hosts); "
                             f"{args.workload[0]} is a Batsim JSON workload, whose 'res' counts hosts: it would be "
@@ -165,7 +162,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         p = Path(w)
         name = p.name.lower()
         target = stage / f"workload_w{i}.json"
-        if name.endswith(_TRACE_SUFFIXES):
+        if name.endswith(TRACE_SUFFIXES):
             if args.fit in ("keep", "scale"):   # (scale: a trace has no nb_res to scale res by)
                 raise RunInputError(f"{p}: --fit {args.fit} applies to JSON workloads; a trace's jobs larger than the "
                                     "platform are dropped (default) or clamped (--fit clamp)"

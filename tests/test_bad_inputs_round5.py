@@ -59,3 +59,22 @@ def test_a_campaign_refuses_a_job_larger_than_its_platform_as_run_does(tmp_path:
     (rec,) = [r for r in _records(tmp_path / "out") if r["status"] == "done"]
     assert rec["summary"]["mean_waiting_time"] == 4.5 and rec["summary"]["makespan"] == 20.0
     assert rec["summary"]["rejected"] == 0
+
+
+# ------------------------------------------------------------------ traces in a campaign
+def test_a_trace_as_a_campaign_workload_is_refused_when_the_file_is_read(tmp_path: Path) -> None:
+    """``gridsched run -w t.swf`` converts the trace; a campaign does not, and each of its runs
+    failed with "WorkloadError: t.swf: malformed JSON at line 1, column 1: Expecting value", a
+    cause the user had to guess. The campaign file is now refused before any run, in one line
+    naming the key and saying what to do."""
+    (tmp_path / "t.swf").write_text("; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 20 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
+                    'workloads = ["t.swf"]\n')
+    code, _, err = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 2
+    assert one_error_line(err) == (
+        f"gridsched: error: {toml}: scenario[0].workloads[0]: 't.swf' is an SWF/GWF trace, and a campaign runs "
+        "Batsim JSON workloads as they are: convert it first (gridsched convert t.swf -o NEW.json; --nb-hosts N "
+        "for the platform's hosts)")
+    assert not (tmp_path / "out").exists()

@@ -81,6 +81,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.metrics import RunSummary
+from ..inputs import TRACE_SUFFIXES
 from ..inputs.generators import GENERATORS, GeneratorError, check_params
 from ..registry import POLICIES, PolicyOptionError, check_options, policy_class
 from .columns import FIRST_COLUMNS, LAST_COLUMNS, RUN_COLUMNS, SIMULATOR
@@ -571,6 +572,11 @@ def _scenarios(c: _Checker, value: Any, base: Path) -> list[ScenarioEntry]:
                        + [(f"{k}.events[{j}]", e) for j, e in enumerate(ev)]):
             if not (base / f).is_file():
                 raise c.fail(key, f"no such file {str(base / f)!r}")
+        for j, w in enumerate(wl):
+            if w.lower().endswith(TRACE_SUFFIXES):
+                raise c.fail(f"{wkey}[{j}]", f"{w!r} is an SWF/GWF trace, and a campaign runs Batsim JSON workloads "
+                                             f"as they are: convert it first (gridsched convert {w} -o NEW.json; "
+                                             "--nb-hosts N for the platform's hosts)")
         out.append(ScenarioEntry(label, platform=platform, workloads=tuple(wl), events=tuple(ev),
                                  forward_unknown_events=fwd))
     _unique(c, [s.label for s in out], "scenario", "name")
