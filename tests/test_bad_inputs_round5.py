@@ -78,3 +78,42 @@ def test_a_trace_as_a_campaign_workload_is_refused_when_the_file_is_read(tmp_pat
         "Batsim JSON workloads as they are: convert it first (gridsched convert t.swf -o NEW.json; --nb-hosts N "
         "for the platform's hosts)")
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------ what needs Batsim's energy model
+def test_what_needs_the_energy_model_is_refused_for_a_campaign_run_without_it(tmp_path: Path) -> None:
+    """``idle_timeout`` without ``energy``: ``gridsched run`` refuses it (Batsim 4.2.1 aborts on
+    SET_RESOURCE_STATE without ``-E``); a campaign ran it, and the run failed only when a host
+    was first switched, or was "done" when none was. The run metrics ``green-energy`` and
+    ``ehosep`` read the energy outputs: each run failed, naming a temporary file
+    (``/tmp/gridsched-.../out_consumed_energy.csv: cannot read``). All are now refused when the
+    campaign is read, in one line naming the run and the setting to add; with ``energy =
+    [true, false]`` as an axis, the runs without energy are the ones named."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    scenario = f'[[scenario]]\nname = "f"\nplatform = "{HETERO}"\nworkloads = ["w.json"]\n'
+    cases = [('[[policy]]\nname = "easy"\noptions = {idle_timeout = 60}\n' + scenario,
+              "run policy=easy scenario=f: policy option 'idle_timeout' switches hosts to their sleep pstate, "
+              "which Batsim allows only with its energy model: set energy = true"),
+             ('[[policy]]\nname = "easy"\noptions = {idle_timeout = 60}\n' + scenario + "[axes]\nenergy = [true, false]\n",
+              "run policy=easy scenario=f energy=False: policy option 'idle_timeout'"),
+             ('metrics = ["green-energy"]\n[[policy]]\nname = "fcfs"\n' + scenario,
+              "run policy=fcfs scenario=f: run metric 'green-energy' reads the energy outputs, which a run has only "
+              "with Batsim's energy model: set energy = true"),
+             ('metrics = ["satisfaction", "ehosep"]\n[[policy]]\nname = "fcfs"\n' + scenario,
+              "run policy=fcfs scenario=f: run metric 'ehosep' reads the energy outputs")]
+    for text, words in cases:
+        toml = tmp_path / "c.toml"
+        toml.write_text(text)
+        code, _, err = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+        assert code == 2, text
+        assert one_error_line(err).startswith(f"gridsched: error: {toml}: {words}"), err
+        assert not (tmp_path / "out").exists()
+    # with energy the same option and metric are accepted
+    toml.write_text('energy = true\nmetrics = ["green-energy"]\n[[policy]]\nname = "easy"\n'
+                    'options = {idle_timeout = 60}\n' + scenario)
+    from schedulers.campaign.spec import load_campaign
+
+    (run,) = load_campaign(toml).runs()
+    assert run.engine["energy"] is True and run.policy_options == {"idle_timeout": 60}

@@ -4,7 +4,9 @@ Each entry maps a name to ``fn(out_jobs, workloads, platform) -> {metric: number
 ``out_jobs`` is the run's ``out_jobs.csv``, ``workloads`` its workloads (paths or dicts, ``w0``,
 ``w1``... in order) and ``platform`` its platform file; the numbers join the run's summary
 (``runs.csv`` columns, grouped and summarised like the others). A function with the attribute
-``takes_policy_options = True`` also gets the run's policy options (keyword ``policy_options``).
+``takes_policy_options = True`` also gets the run's policy options (keyword ``policy_options``);
+one with ``needs_energy = True`` reads the energy outputs, and a campaign refuses it for a run
+without ``energy``.
 
 * ``satisfaction``: per-user mean satisfaction US (%) with the HOSEP paper's Definition 5
   (:func:`schedulers.core.satisfaction.satisfaction_metrics`, mode ``hosep``), columns
@@ -61,6 +63,10 @@ def _ehosep(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, f
 def _green_energy(out_jobs: Path, workloads: list[Any], platform: Path) -> dict[str, float]:
     from ..core.energy_readings import energy_readings
     return energy_readings(out_jobs, workloads, platform)
+
+
+_ehosep.needs_energy = True  # type: ignore[attr-defined]
+_green_energy.needs_energy = True  # type: ignore[attr-defined]
 
 
 #: Run metrics by name.

@@ -306,6 +306,8 @@ class Campaign:
                 or not isinstance(engine["compute_sharing"], bool):
             raise CampaignError(f"{where}: engine options {engine}: simulator must be 'engine' or 'batsim', "
                                 "energy and compute_sharing true or false")
+        if not engine["energy"]:
+            _refuse_without_energy(where, options, self.metrics)
         if pol.name not in self._code:
             self._code[pol.name] = policy_code_sha256(pol.name)
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
@@ -314,6 +316,23 @@ class Campaign:
                        inputs_sha256=None if sc.generator is not None else self._digests[sc.label],
                        policy_sha256=self._code[pol.name])
         return RunSpec(**{**spec.__dict__, "id": run_id(spec.identity())})
+
+
+def _refuse_without_energy(where: str, options: dict[str, Any], metrics: tuple[str, ...]) -> None:
+    """Refuse, for a run without Batsim's energy model, what needs it: the policy option
+    ``idle_timeout`` (Batsim 4.2.1 aborts on the first SET_RESOURCE_STATE without ``-E``, and
+    ``gridsched run`` refuses it without ``--energy``) and the run metrics that read the energy
+    outputs (:mod:`.run_metrics`, ``needs_energy``). Raises :class:`CampaignError` (``where``: the
+    file and the run)."""
+    from .run_metrics import RUN_METRICS
+
+    if options.get("idle_timeout") is not None:
+        raise CampaignError(f"{where}: policy option 'idle_timeout' switches hosts to their sleep pstate, which "
+                            "Batsim allows only with its energy model: set energy = true")
+    for m in metrics:
+        if getattr(RUN_METRICS[m], "needs_energy", False):
+            raise CampaignError(f"{where}: run metric {m!r} reads the energy outputs, which a run has only with "
+                                "Batsim's energy model: set energy = true")
 
 
 def policy_code_sha256(name: str) -> str | None:
