@@ -8,6 +8,7 @@ the one error line (its words, the file and item named) or the number, worked ou
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from helpers_cli import one_error_line, run_main
@@ -117,3 +118,53 @@ def test_what_needs_the_energy_model_is_refused_for_a_campaign_run_without_it(tm
 
     (run,) = load_campaign(toml).runs()
     assert run.engine["energy"] is True and run.policy_options == {"idle_timeout": 60}
+
+
+# ------------------------------------------------------------- platforms real Batsim refuses
+def _two_hosts(tmp_path: Path, watts: str) -> Path:
+    p = tmp_path / "p.xml"
+    hosts = "".join(f'<host id="h{i}" speed="1Gf,0.5Gf"><prop id="wattage_per_state" value="{watts}"/>'
+                    '<prop id="wattage_off" value="10"/></host>' for i in range(2))
+    p.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1Gf">'
+                 f'<prop id="wattage_per_state" value="100:200"/></host>{hosts}</zone></platform>')
+    return p
+
+
+def test_a_power_followed_by_blanks_is_refused_with_energy_as_simgrid_refuses_it(tmp_path: Path) -> None:
+    """SimGrid 3.32's energy plugin reads each power of ``wattage_per_state`` with
+    ``xbt_str_parse_double``: ``strtod`` must read the whole text, so blanks may come before a
+    number but not after it. Real Batsim 4.2.1 ``-E`` aborts on ``"100 :150:200, 90:100:120"``
+    ("Uncaught exception std::invalid_argument: Invalid Idle value for pstate 0 on host h0: 100 ";
+    likewise "Invalid Epsilon value" for ``"100:150 :200"`` and "Invalid AllCores value for pstate
+    1" for ``"..., 90:100:120 "``; "Invalid Idle value for pstate 0 on host h0: 1_00" for
+    ``"1_00:200, 90:120"``, which Python's float reads as 100), while the engine read the powers
+    stripped and gave a result. Recorded with real Batsim 4.2.1 on this platform: ``batsim -p
+    p.xml -w w.json -e out -E`` aborts as it loads the platform. ``" 100: 150: 200, 90:100:120"`` (blanks before the numbers only) runs on both: one
+    2e9-flop job on both 1 Gf hosts, 2 s at 200 W each (AllCores, one core busy of one), 800 J,
+    as real Batsim wrote in out_schedule.csv (consumed_joules 800.000000)."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 2, "jobs": [{"id": "a", "subtime": 0, "res": 2, "profile": "c"}],
+                             "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0}}}))
+    for watts, what, pstate, part in (("100 :150:200, 90:100:120", "Idle", 0, "100 "),
+                                      ("100:150 :200, 90:100:120", "Epsilon", 0, "150 "),
+                                      ("100:150:200, 90:100:120 ", "AllCores", 1, "120 "),
+                                      ("1_00:200, 90:120", "Idle", 0, "1_00")):
+        p = _two_hosts(tmp_path, watts)
+        code, _, err = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / "o", "-E",
+                                 "--no-progress"])
+        assert code == 2, watts
+        line = one_error_line(err)
+        assert line.startswith(f"gridsched: error: {p}: host 'h0': wattage_per_state entry {pstate} is "), line
+        assert f"(\"Invalid {what} value for pstate {pstate} on host h0: {part}\")" in line, line
+        assert line.endswith("(SimGrid's energy plugin aborts with -E)"), line
+        assert not (tmp_path / "o").exists()
+        # without -E the plugin reads nothing: the run is Batsim's (2e9 flops at 1 Gf: 2 s)
+        code, _, _ = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / "o", "--no-progress"])
+        assert code == 0
+        assert json.loads((tmp_path / "o" / "summary.json").read_text())["makespan"] == 2.0
+        shutil.rmtree(tmp_path / "o")
+    p = _two_hosts(tmp_path, " 100: 150: 200, 90:100:120")
+    code, _, _ = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / "o", "-E", "--no-progress"])
+    assert code == 0
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["energy_joules"] == 800.0

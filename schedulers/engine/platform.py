@@ -62,7 +62,8 @@ from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from ..inputs.jsonfile import regular_file
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
-from .platform_build import SimGridAbort, check_build, parse_speeds, radical_ranges, routing_model, stoi
+from .platform_build import (SimGridAbort, check_build, parse_double, parse_speeds, radical_ranges,
+                             routing_model, stoi)
 from .platform_dtd import check_structure
 from .sgconfig import check_cli, read_config
 
@@ -200,10 +201,31 @@ def _parse_power(h: HostSpec, source: str) -> str | None:
     return None
 
 
+def _unread_power(name: str, raw: str) -> str | None:
+    """What SimGrid 3.32's energy plugin refuses in the ``wattage_per_state`` value ``raw`` of host
+    ``name`` among what :func:`parse_watt_ranges` reads: a power that is not a whole number for
+    ``xbt_str_parse_double`` (blanks after it, ``1_000``), pstate by pstate and Idle, Epsilon,
+    AllCores in turn (``HostEnergy::init_watts_range_list``, ``src/plugins/host_energy.cpp``);
+    None when there is none (an entry of neither 2 nor 3 values is left to parse_watt_ranges)."""
+    for i, chunk in enumerate(raw.split(",")):
+        parts = chunk.split(":")
+        if len(parts) not in (2, 3):
+            return None
+        for what, part in zip(("Idle", "Epsilon", "AllCores") if len(parts) == 3 else ("Idle", "AllCores"), parts):
+            if parse_double(part) is None:
+                return (f"wattage_per_state entry {i} is {chunk!r}: its {what} power {part!r} is not a number with "
+                        f"nothing after it (blanks may only come before), as SimGrid reads it (\"Invalid {what} "
+                        f"value for pstate {i} on host {name}: {part}\")")
+    return None
+
+
 def _read_power(h: HostSpec, source: str) -> None:
     raw = h.properties.get("wattage_per_state")
     if raw is None:
         return
+    problem = _unread_power(h.name, raw)
+    if problem is not None:
+        raise PlatformError(f"{source}: host {h.name!r}: {problem}")
     try:
         ranges = parse_watt_ranges(raw)
     except ValueError as exc:

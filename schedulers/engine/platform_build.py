@@ -169,6 +169,17 @@ def _strtod(text: str) -> tuple[float, int, bool] | None:
     return (-v if sign == "-" else v), m.end(), erange
 
 
+def parse_double(text: str) -> float | None:
+    """``xbt_str_parse_double(text)`` (SimGrid 3.32, ``src/xbt/xbt_str.cpp``): the number
+    ``strtod`` reads when it reads the whole of ``text`` (blanks may come before the number, not
+    after it); None where SimGrid throws ``std::invalid_argument`` ("MESSAGE: TEXT"), e.g. for
+    ``"100 "`` or ``"1_000"``. An overflow is an infinity there, not an error."""
+    read = _strtod(text)
+    if read is None or read[1] != len(text):
+        return None
+    return read[0]
+
+
 def _scale(*generators: tuple[str, float, int, bool]) -> dict[str, float]:
     """SimGrid's ``unit_scale``: each unit and its prefixed forms (``src/xbt/xbt_parse_units.cpp``);
     an entry already there is kept (``emplace``)."""
