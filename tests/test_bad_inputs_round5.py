@@ -62,6 +62,29 @@ def test_a_campaign_refuses_a_job_larger_than_its_platform_as_run_does(tmp_path:
     assert rec["summary"]["rejected"] == 0
 
 
+def test_a_campaign_refuses_a_compute_host_real_batsim_refuses_as_run_does(tmp_path: Path) -> None:
+    """hetero4.xml with host b2 at speed "0f": real Batsim 4.2.1 aborts as it creates its machines
+    ("host 'b2' is a compute node but has an invalid (non-positive) computing speed", recorded
+    with ``batsim -p p.xml -w w.json -e out``) and ``gridsched run`` refuses it, but a campaign
+    ran it on the engine (which, as SimGrid, accepts it): with delay jobs the run was "done",
+    with numbers of a platform Batsim never runs. The run now fails with ``gridsched run``'s line."""
+    p = tmp_path / "p.xml"
+    p.write_text(HETERO.read_text().replace('id="b2" speed="50Mf"', 'id="b2" speed="0f"'))
+    assert 'speed="0f"' in p.read_text()
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "a", "subtime": 0, "res": 4, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / "alone", "--no-progress"])
+    words = f"{p}: host 'b2': computation pstate 0 has speed 0 flops/s; Batsim 4.2.1 needs a speed > 0 on a compute host"
+    assert code == 2 and one_error_line(err) == f"gridsched: error: {words}"
+    toml = tmp_path / "c.toml"
+    toml.write_text('[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "p.xml"\nworkloads = ["w.json"]\n')
+    code, _, _ = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 1
+    (rec,) = _records(tmp_path / "out")
+    assert rec["status"] == "failed" and rec["error"] == f"PlatformError: {words}"
+
+
 # ------------------------------------------------------------------ traces in a campaign
 def test_a_trace_as_a_campaign_workload_is_refused_when_the_file_is_read(tmp_path: Path) -> None:
     """``gridsched run -w t.swf`` converts the trace; a campaign does not, and each of its runs

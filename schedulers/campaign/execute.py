@@ -131,23 +131,27 @@ def _scenario(spec: RunSpec, tmp: Path | None) -> tuple[Any, list]:
     return platform, files
 
 
-def _refuse_oversized(platform: Path, workloads: list[Path]) -> Any:
+def _checked_files(platform: Path, workloads: list[Path], energy: bool) -> Any:
     """The platform of a file scenario, read (a :class:`~schedulers.engine.platform.PlatformSpec`),
-    once no job of its ``workloads`` asks for more hosts than it has compute hosts: ``gridsched
-    run`` refuses such a job unless ``--fit`` says otherwise, and so does a campaign, whose means
-    would otherwise leave the job out without a word (Batsim 4.2.1 submits it and the policy
-    rejects it). A generator's jobs fit the platform it makes, and are not read here.
+    once it and the ``workloads`` pass what ``gridsched run`` checks before it simulates: the
+    hosts Batsim 4.2.1 refuses as it creates its machines, such as a compute host of speed 0
+    (:func:`~schedulers.engine.platform.check_compute_speeds`; the engine, as SimGrid, would run
+    it), and a job asking for more hosts than the platform has compute hosts, which ``gridsched
+    run`` refuses unless ``--fit`` says otherwise (Batsim submits it and the policy rejects it: the
+    campaign's means would leave it out without a word). A generator's platform and jobs are made
+    to fit, and are not checked here.
 
     Raises:
         WorkloadError: one line naming the workload file, the job and both sizes, and how to
-            rescale the file. PlatformError: the platform cannot be read.
+            rescale the file. PlatformError: the platform cannot be read, or Batsim refuses a host.
     """
-    from ..engine.platform import read_platform
+    from ..engine.platform import check_compute_speeds, read_platform
     from ..engine.workload import first_oversized, oversized
     from ..inputs.errors import WorkloadError
     from ..inputs.jsonfile import read_json
 
     read = read_platform(platform)
+    check_compute_speeds(read, energy)
     n = len(read.compute)
     for w in workloads:
         job = first_oversized(read_json(w, WorkloadError, "workload"), n)
@@ -222,7 +226,7 @@ def execute_run(spec: RunSpec, out_dir: str | None = None) -> dict[str, Any]:
             outputs = work / "outputs"
             outputs.mkdir()
         platform, workloads = _scenario(spec, work if files else None)
-        read = _refuse_oversized(platform, workloads) if "generator" not in spec.scenario else platform
+        read = platform if "generator" in spec.scenario else _checked_files(platform, workloads, spec.engine["energy"])
         if batsim:
             assert outputs is not None   # (real Batsim: files, in the work folder)
             summary, policy = _batsim_run(spec, platform, workloads, outputs)
