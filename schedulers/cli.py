@@ -502,6 +502,7 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     from .batsim.endpoints import port_problem
     from .engine import Deadlock, build_engine, write_outputs
     from .engine.oddities import input_warnings
+    from .engine.platform import check_compute_speeds
     from .engine.zmq_client import ZmqPort, zmq
 
     if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
@@ -521,6 +522,7 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
                           sg_config=args.sg_cfg, events=args.events or (),
                           forward_unknown_events=args.forward_unknown_events)
+    check_compute_speeds(engine.platform, args.energy)   # (Batsim aborts as it creates its machines)
     for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
         print(f"gridsched engine: warning: {line}", file=sys.stderr)
     for host in engine.platform.unknown_role_hosts:   # (Batsim ignores them without a word)

@@ -85,6 +85,24 @@ def test_a_campaign_refuses_a_compute_host_real_batsim_refuses_as_run_does(tmp_p
     assert rec["status"] == "failed" and rec["error"] == f"PlatformError: {words}"
 
 
+def test_gridsched_engine_refuses_a_compute_host_real_batsim_refuses(tmp_path: Path) -> None:
+    """``gridsched engine`` plays Batsim with Batsim's flags, but ran the platform above (b2 at
+    speed 0) that real Batsim 4.2.1 aborts on as it creates its machines; it now refuses it before
+    it waits for a scheduler, in one line, with nothing written."""
+    p = tmp_path / "p.xml"
+    p.write_text(HETERO.read_text().replace('id="b2" speed="50Mf"', 'id="b2" speed="0f"'))
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    (tmp_path / "o").mkdir()
+    code, _, err = run_main(["engine", "-p", p, "-w", w, "-e", tmp_path / "o" / "out", "-s", "tcp://127.0.0.1:9",
+                             "--timeout", "5"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {p}: host 'b2': computation pstate 0 has speed 0 flops/s; "
+                                   "Batsim 4.2.1 needs a speed > 0 on a compute host")
+    assert list((tmp_path / "o").iterdir()) == []
+
+
 # ------------------------------------------------------------------ traces in a campaign
 def test_a_trace_as_a_campaign_workload_is_refused_when_the_file_is_read(tmp_path: Path) -> None:
     """``gridsched run -w t.swf`` converts the trace; a campaign does not, and each of its runs

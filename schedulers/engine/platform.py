@@ -825,7 +825,8 @@ def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
     computation pstate of a compute host (not a sleep pstate nor a virtual switching pstate)
     must have a speed > 0; without, the speed of the host's initial pstate must be > 0.
     (SimGrid itself accepts a zero speed: tasks there just make no progress; the engine follows
-    SimGrid and leaves this check to ``gridsched run``.)
+    SimGrid and leaves this check to what stands for Batsim: ``gridsched run``, ``gridsched
+    engine`` and a campaign's runs of a platform file.)
 
     Raises:
         PlatformError: naming the file, the host and the pstate.
