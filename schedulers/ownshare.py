@@ -39,9 +39,10 @@ class OwnShare(OwnerSharePolicy):
     references = ("hosep",)
 
     def never_runs(self, job: Job) -> bool:
-        """A job of a user owning fewer hosts than it needs (or none)."""
+        """A job of a user owning fewer hosts than it needs (or none). A job without a user is no
+        user's: it is refused as by the other owner-share policies (MissingUserError), not rejected."""
         own = self.own
-        return super().never_runs(job) or own is None or job.res > len(own.share(job.user or ""))
+        return super().never_runs(job) or own is None or (job.user is not None and job.res > len(own.share(job.user)))
 
     def idle_user_order(self, users: list[str]) -> list[str]:
         return users

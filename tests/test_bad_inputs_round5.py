@@ -209,3 +209,30 @@ def test_a_power_followed_by_blanks_is_refused_with_energy_as_simgrid_refuses_it
     code, _, _ = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / "o", "-E", "--no-progress"])
     assert code == 0
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["energy_joules"] == 800.0
+
+
+# ------------------------------------------------------------------- owner-share policies
+def test_own_share_refuses_a_job_without_user_as_the_other_owner_share_policies_do(tmp_path: Path) -> None:
+    """osep, hosep and ehosep refuse a workload whose job has no 'user' field ("policy 'osep'
+    needs the user of every job"); own-share took it for a user owning no host and rejected it,
+    so the run ended with exit status 0 and the job counted among the rejected, as if its user
+    had no share. It is refused now with the same line. Job 'b' of user1 (who owns a1 and b2 in
+    hetero4.xml) alone then runs: 1 host, 1e9 flops at 100 Mf (a1, the most powerful of user1's
+    idle hosts), 10 s: from 1 s to 11 s."""
+    jobs = [{"id": "a", "subtime": 0, "walltime": 100, "res": 1, "profile": "c"},
+            {"id": "b", "subtime": 1, "walltime": 100, "res": 1, "profile": "c", "user": "user1"}]
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": jobs,
+                             "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}))
+    code, _, err = run_main(["run", "--policy", "own-share", "-p", HETERO, "-w", w, "-o", tmp_path / "o",
+                             "--no-progress"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {w}: job 'w0!a' has no workload field 'user': policy "
+                                   "'own-share' needs the user of every job")
+    w.write_text(json.dumps({"nb_res": 4, "jobs": jobs[1:],
+                             "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}))
+    code, _, _ = run_main(["run", "--policy", "own-share", "-p", HETERO, "-w", w, "-o", tmp_path / "o",
+                           "--no-progress"])
+    assert code == 0
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert (summary["success"], summary["rejected"], summary["makespan"]) == (1, 0, 11.0)
