@@ -415,7 +415,8 @@ def on_a2(tmp: Path) -> str:
 
 def test_fit_scale_says_it_changed_every_job_not_only_the_large_ones(tmp_path: Path) -> None:
     # nb_res 2 on 4 hosts: res' = ceil(res x 4 / 2), at most 4: 3 -> 4, 1 -> 2, 99 -> 4. The job of
-    # 1 host, which fits, doubles too; nothing said so (the trace conversion's report was not shown)
+    # 1 host, which fits, doubles too; nothing said so (the trace conversion's report was not shown).
+    # 3 and 99 ask for more than nb_res 2: clamped to the 4 hosts, not scaled (6 and 198), and said so
     w = tmp_path / "w.json"
     w.write_text(json.dumps({"nb_res": 2, "jobs": [{"id": i, "subtime": 0, "res": r, "profile": "d"}
                                                    for i, r in ((1, 3), (2, 1), (3, 99))], "profiles": DELAY}))
@@ -424,7 +425,8 @@ def test_fit_scale_says_it_changed_every_job_not_only_the_large_ones(tmp_path: P
     out = tmp_path / "out"
     assert err.splitlines() == [
         f"--fit scale: {w} (batsim-json): 3 records read, 3 jobs kept, 0 dropped", "  nb_res: 4",
-        "  note           3  res scaled",
+        "  note           2  res above the workload's nb_res 2: clamped to 4, not scaled",
+        "  note           1  res scaled",
         "  every job's res x 4 hosts / nb_res 2 of the file, rounded up: its share of the machine (jobs that fit too)",
         f"  written to {out}/workload_w0.json"]
     assert [j["res"] for j in json.loads((out / "workload_w0.json").read_text())["jobs"]] == [4, 2, 4]

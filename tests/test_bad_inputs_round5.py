@@ -236,3 +236,4 @@ def test_own_share_refuses_a_job_without_user_as_the_other_owner_share_policies_
     assert code == 0
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert (summary["success"], summary["rejected"], summary["makespan"]) == (1, 0, 11.0)
+

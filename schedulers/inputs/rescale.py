@@ -39,7 +39,8 @@ def rescale_workload(
 
     - ``"scale"``: res' = ceil(res * nb_hosts / nb_res), at least 1 and at most ``nb_hosts``
       (exact integer arithmetic), keeping each job's share of the machine; e.g. res 16 of 48
-      hosts on 22 hosts -> ceil(16 * 22 / 48) = ceil(7.33) = 8.
+      hosts on 22 hosts -> ceil(16 * 22 / 48) = ceil(7.33) = 8. A job asking for more than
+      ``nb_res`` (more than the whole machine) gets ``nb_hosts``, counted in its own note.
     - ``"clamp"``: res' = min(res, nb_hosts).
     - ``"drop"``: jobs with res > ``nb_hosts`` are removed, the others are unchanged.
 
@@ -92,7 +93,10 @@ def rescale_workload(
         report.records_read += 1
         res = job["res"]
         if mode == "scale":
-            new = min(nb_hosts, max(1, -(-res * nb_hosts // nb_res)))
+            new = max(1, -(-res * nb_hosts // nb_res))
+            if new > nb_hosts:   # (res > nb_res: more than the whole machine the workload was made for)
+                report.note(f"res above the workload's nb_res {nb_res}: clamped to {nb_hosts}, not scaled")
+                new = nb_hosts
         elif mode == "clamp":
             new = min(res, nb_hosts)
         else:
@@ -101,7 +105,8 @@ def rescale_workload(
                 continue
             new = res
         if new != res:
-            report.note("res scaled" if mode == "scale" else f"res clamped to {nb_hosts}")
+            if mode != "scale" or res <= nb_res:   # (a job above nb_res is noted as clamped)
+                report.note("res scaled" if mode == "scale" else f"res clamped to {nb_hosts}")
             if _profile_is_fixed_size(profiles, job.get("profile")):
                 report.note("res changed for a job with a fixed-size 'parallel' profile")
             job["res"] = new
