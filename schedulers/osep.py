@@ -6,7 +6,8 @@ algorithm (Fig. 3, L362-375); ``000`` = the HOSEP paper (``000_e546516683445c97.
 its Fig. 1 (L150-172), the same algorithm in the paper's words.
 
 OSEP counts hosts, not power: a user's deficit is ``f_u = p_u - nt_ativa_u`` (hosts owned minus
-its running tasks, 001 L356), its unmet demand ``i_u`` its waiting tasks. The skeleton
+its running tasks, 001 L356; the papers' tasks hold one host each, and a task of ``res`` hosts
+counts ``res``), its unmet demand ``i_u`` its waiting tasks. The skeleton
 (:mod:`schedulers.core.owner_share`) gives idle hosts first, runs a decision round every ``period``
 seconds and does the preemptions; OSEP's choices:
 

@@ -7,6 +7,7 @@ the one error line (its words, the file and item named) or the number, worked ou
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -237,3 +238,33 @@ def test_own_share_refuses_a_job_without_user_as_the_other_owner_share_policies_
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert (summary["success"], summary["rejected"], summary["makespan"]) == (1, 0, 11.0)
 
+
+
+def test_osep_counts_the_hosts_of_a_multi_host_task_in_a_users_deficit(tmp_path: Path) -> None:
+    """OSEP's deficit is ``f_u = hosts owned - active tasks`` (001 L356), where the papers' tasks
+    hold one host each. A task of 4 hosts counted as 1: user2 (owning a2 and b1 of hetero4.xml)
+    running job 'a' on all four hosts had f = 2 - 1 = +1, a deficit, so user1 (owning a1 and b2)
+    never got its share back: its job 'b' waited until 'a' ended at 400 s (waiting 390 s); on
+    the Lille campaign's real multi-host jobs OSEP made no preemption in any run. Counted in
+    hosts, f(user2) = 2 - 4 = -2 at 'b''s arrival (t = 10 s, ``period`` 0: a round after every
+    message): 'a' (user2's only active task) is preempted, 'b' starts at once on the lowest ids
+    0-1 (a1, a2; OSEP sees hosts as equal) and computes 1e9 flops at the slower a1's 100 Mf in
+    10 s; 'a' runs again (a#1) when 'b' ends, on the four hosts at b2's 50 Mf: 2e10 / 5e7 = 400 s,
+    from 20 to 420 s."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": "a", "subtime": 0, "walltime": 1000, "res": 4, "profile": "long", "user": "user2"},
+        {"id": "b", "subtime": 10, "walltime": 1000, "res": 2, "profile": "short", "user": "user1"}],
+        "profiles": {"long": {"type": "parallel_homogeneous", "cpu": 2e10, "com": 0},
+                     "short": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}))
+    code, _, err = run_main(["run", "--policy", "osep", "--policy-options", '{"period": 0}', "-p", HETERO, "-w", w,
+                             "-o", tmp_path / "o", "--no-progress"])
+    assert code == 0, err
+    with open(tmp_path / "o" / "out_jobs.csv", newline="") as f:
+        rows = {r["job_id"]: r for r in csv.DictReader(f)}
+    got = {k: (r["final_state"], float(r["starting_time"]), float(r["finish_time"]), r["allocated_resources"])
+           for k, r in rows.items()}
+    assert got == {"a": ("COMPLETED_KILLED", 0.0, 10.0, "0-3"), "b": ("COMPLETED_SUCCESSFULLY", 10.0, 20.0, "0-1"),
+                   "a#1": ("COMPLETED_SUCCESSFULLY", 20.0, 420.0, "0-3")}
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert (summary["tasks"], summary["preemptions"], summary["restarts"]) == (2, 1, 1)

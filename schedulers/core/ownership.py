@@ -25,7 +25,8 @@ Definitions
   ``u``'s jobs now (flops/s). A host runs one job at a time in the papers; if several jobs share a
   host (Batsim's compute sharing), its power is split equally between them.
 * OSEP's counts (001 §3.3.2 L356, 000 §3.1 L150-153 and Fig. 1 L161-172): ``f_u = (hosts owned) -
-  (active tasks)``, ``> 0`` when ``u`` runs on fewer hosts than it owns; the unmet demand ``i_u`` =
+  (active tasks)``, ``> 0`` when ``u`` runs on fewer hosts than it owns (a task holds one host in
+  the papers; one of ``res`` hosts counts ``res``); the unmet demand ``i_u`` =
   the number of ``u``'s submitted tasks waiting for a host.
 * **PowerDiff** (000 Def. 1, eq. 3, L233-241; ``DifPoder``, 001 §4.1.1 eq. 4.1, L413)::
 
@@ -378,9 +379,12 @@ class Ownership:
 
     def osep_f(self, user: str) -> int:
         """OSEP's ``f_u = p_u - nt_ativa_u`` (001 §3.3.2 L356; 000 L152 "f = ofertados -
-        possuidos"): hosts owned minus running tasks; ``> 0`` deficit, ``< 0`` excess (in hosts,
-        whatever their speed: OSEP's homogeneous view)."""
-        return len(self.share(user)) - self.active_tasks(user)
+        possuidos"): hosts owned minus the hosts its running tasks hold; ``> 0`` deficit, ``< 0``
+        excess (in hosts, whatever their speed: OSEP's homogeneous view). The papers' tasks hold
+        one host each, so that ``nt_ativa_u`` is their number; a task of ``res`` hosts counts
+        ``res`` (counted as one, a user running one task on every host would be in deficit)."""
+        running = self._running
+        return len(self.share(user)) - sum(len(running[j]) for j in self._running_of.get(user, ()))
 
     def _touch(self, ids: tuple[int, ...]) -> None:
         """A job starts or stops on ``ids``: the ``Allocated`` of every user running there (the
