@@ -268,3 +268,28 @@ def test_osep_counts_the_hosts_of_a_multi_host_task_in_a_users_deficit(tmp_path:
                    "a#1": ("COMPLETED_SUCCESSFULLY", 20.0, 420.0, "0-3")}
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert (summary["tasks"], summary["preemptions"], summary["restarts"]) == (2, 1, 1)
+
+
+def test_wattage_off_is_read_as_simgrid_reads_it(tmp_path: Path) -> None:
+    """SimGrid 3.32's energy plugin reads ``wattage_off`` with ``std::stod``: its leading number,
+    whatever follows ("10W" is 10 W); only a text that starts with no number aborts ("Invalid
+    value for property wattage_off of host a2: abc"). The engine read it with Python's float and
+    refused "10W" with -E (with --engine batsim too, before Batsim started), where real Batsim 4.2.1
+    runs it: hetero4.xml with a2's wattage_off "10W" and one 10 s delay job gives consumed_joules
+    4000.000000 (4 hosts at their idle 100 W for 10 s; a delay leaves its host idle), recorded with
+    ``PATH=/work/scratch/bin:$PATH gridsched run --engine batsim -E``."""
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    old = '<host id="a2" speed="200Mf" core="4"><prop id="wattage_per_state" value="100.0:114.67:200.0"/><prop id="wattage_off" value="10"/>'
+    assert old in HETERO.read_text()
+    for value, code_wanted in (("10W", 0), ("abc", 2)):
+        p = tmp_path / f"p_{value}.xml"
+        p.write_text(HETERO.read_text().replace(old, old.replace('value="10"', f'value="{value}"')))
+        code, _, err = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / value, "-E",
+                                 "--no-progress"])
+        assert code == code_wanted, err
+    assert json.loads((tmp_path / "10W" / "summary.json").read_text())["energy_joules"] == 4000.0
+    assert one_error_line(err) == (f"gridsched: error: {tmp_path / 'p_abc.xml'}: host 'a2': wattage_off 'abc' is not a "
+                                   "number (\"Invalid value for property wattage_off of host a2: abc\") (SimGrid's "
+                                   "energy plugin aborts with -E)")

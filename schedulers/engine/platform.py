@@ -64,7 +64,7 @@ from ..inputs.jsonfile import regular_file
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
 from .platform_build import (SimGridAbort, check_build, parse_double, parse_speeds, radical_ranges,
                              routing_model, stoi)
-from .platform_dtd import check_structure
+from .platform_dtd import check_structure, stod
 from .sgconfig import check_cli, read_config
 
 #: Largest number of hosts of a platform (``<host>`` elements and hosts of ``<cluster>`` radicals
@@ -236,11 +236,12 @@ def _read_power(h: HostSpec, source: str) -> None:
             f"{len(ranges)} entries in wattage_per_state")
     h.power = ranges
     off = h.properties.get("wattage_off")
-    if off is not None:
-        try:
-            h.wattage_off = float(off)
-        except ValueError:
-            raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} is not a number") from None
+    if off is not None:   # (read by std::stod: its leading number, "10W" is 10; HostEnergy's constructor)
+        v = stod(off)
+        if v is None:
+            raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} is not a number (\"Invalid value "
+                                f"for property wattage_off of host {h.name}: {off}\")")
+        h.wattage_off = v
         if not 0 <= h.wattage_off <= MAX_WATTS:
             raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
                                 f"watts >= 0 and <= {MAX_WATTS:g}")

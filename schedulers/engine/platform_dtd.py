@@ -64,7 +64,7 @@ from typing import Callable
 
 from ..inputs.errors import PlatformError
 
-__all__ = ["ELEMENTS", "check_structure"]
+__all__ = ["ELEMENTS", "check_structure", "stod"]
 
 # ------------------------------------------------------------------ the DTD (simgrid.dtd 4.1)
 # Content models, as automata: ``{state: {child tag: next state}}`` from the state "start"; a tag
@@ -286,7 +286,7 @@ _STOD = re.compile(r"\s*([+-]?)(?:0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F
                    r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan))", re.IGNORECASE)
 
 
-def _stod(text: str) -> float | None:
+def stod(text: str) -> float | None:
     """``std::stod(text)``: the longest number at the start (after blanks), None when there is
     none (SimGrid: "... is not a double"). Overflow gives an infinity (std::stod throws
     ``out_of_range``, which nobody catches: the run aborts either way)."""
@@ -310,7 +310,7 @@ def _stod(text: str) -> float | None:
 def _version_error(version: str | None) -> str | None:
     """Why SimGrid 3.32 refuses ``<platform version=...>`` (``STag_surfxml_platform``), or None."""
     text = "0.0" if version is None else version   # the DTD's default
-    v = _stod(text)
+    v = stod(text)
     head = ("<platform> has no version (SimGrid reads 0.0)" if version is None
             else f"<platform version={version!r}>")
     if v is None:
