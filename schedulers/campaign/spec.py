@@ -62,8 +62,12 @@ file defining its class). The same file means the same ids, in any process, what
 the order of keys in the file; the campaign's name, ``keep_outputs`` and ``batsim_timeout`` do
 not enter it. A platform, workload or events file, or a policy file, edited since a run makes a
 new run (the old record is ignored), never a result of the old file reused. A file scenario's
-workloads are read as ``gridsched run`` reads them by default: a job asking for more hosts than
-the platform has fails the run (rescale the file first: ``gridsched convert FILE --nb-hosts N``).
+inputs are checked as ``gridsched run`` checks them by default: its workloads are Batsim JSON
+files (a SWF/GWF trace is refused: convert it first), and a job asking for more hosts than the
+platform has, or a compute host real Batsim refuses (a speed of 0), fails the run (rescale the
+file first: ``gridsched convert FILE --nb-hosts N``). What needs Batsim's energy model (the
+policy option ``idle_timeout``, the run metrics ``green-energy`` and ``ehosep``) is refused for a
+run without ``energy``.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
