@@ -49,6 +49,11 @@ def test_number_trim_signed_percent():
     (-0.4122, -10.4, 9.6, "0 ± 10"),
     (37.2, 37.2 - 9.09e-13, 37.2 + 9.09e-13, "37.20 ± 0"),  # the rounding of equal values: zero width
     (60.0, 60.0, 60.0, "60.00 ± 0"),
+    # from 10^15 the exponent form: half-width 5.29e17 -> 5.3e+17, the mean to its 1e16 place (it
+    # printed "3,492,898,159,799,591,936 ± 529,053,972,982,330", digits beyond a double's precision)
+    (3.492898159799592e18, 2.963844186817262e18, 4.021952132781922e18, "3.49e+18 ± 5.3e+17"),
+    (1.5e16, 1.4e16, 1.6e16, "1.50e+16 ± 1.0e+15"),
+    (999e12, 990e12, 1008e12, "999,000,000,000,000 ± 9,000,000,000,000"),   # below 10^15: whole numbers
     (7.0, None, None, "7.000 (n = 1)"),
     (7.0, math.nan, math.nan, "7.000 (n = 1)"),
     (None, None, None, "—"),

@@ -7,8 +7,9 @@ Every report and plot of a campaign (:mod:`.report`, :mod:`.plot`, the papers' s
   10^15 (``12345.678`` -> ``"12,346"``, ``37.2019`` -> ``"37.20"``, ``0.0123456`` ->
   ``"0.01235"``);
 * :func:`mean_ci`: a mean and the half-width of its interval, the mean given to the half-width's
-  last digit (``37.2019, 37.058, 37.346`` -> ``"37.20 ± 0.14"``); a zero-width interval (every run
-  gave the same value, up to the rounding of the sums) reads ``"37.20 ± 0"``;
+  last digit (``37.2019, 37.058, 37.346`` -> ``"37.20 ± 0.14"``; from 10^15 in the exponent form,
+  ``"3.49e+18 ± 5.3e+17"``); a zero-width interval (every run gave the same value, up to the
+  rounding of the sums) reads ``"37.20 ± 0"``;
 * :func:`ranges`: integers as ranges (``[0, 1, 2, 5, 7, 8]`` -> ``"0-2, 5, 7-8"``).
 """
 
@@ -22,6 +23,9 @@ __all__ = ["number", "signed", "percent", "half_width_decimals", "mean_ci", "ran
 #: A half-width below this fraction of the mean's magnitude is the rounding of a sum of equal
 #: values (e.g. ``9.09e-13`` around ``37.2``): the interval has zero width.
 ZERO_WIDTH = 1e-9
+#: From this magnitude on, numbers are printed in the exponent form: a double's digits beyond the
+#: 16th are not the value's, and whole numbers would print them (``3,492,898,159,799,591,936``).
+EXPONENT_FROM = 1e15
 
 
 def _decimals(v: float, sig: int) -> int:
@@ -55,7 +59,7 @@ def number(v: Any, sig: int = 4, *, none: str = "—", trim: bool = False) -> st
     if v == 0:
         return "0"
     a = abs(v)
-    if a >= 1e15 or a < 1e-3:
+    if a >= EXPONENT_FROM or a < 1e-3:
         return f"{v:.{sig - 1}e}"
     d = _decimals(v, sig)
     r = round(v, d)
@@ -87,7 +91,9 @@ def mean_ci(mean: Any, low: Any = None, high: Any = None, *, none: str = "—") 
 
     The half-width keeps 2 significant digits below 10 (whole numbers from 10 on, with thousands
     separators) and the mean is given to the same decimal place: ``(37.2019, 37.058, 37.346)`` ->
-    ``"37.20 ± 0.14"``; ``(433993.1, 421000, 446986)`` -> ``"433,993 ± 12,993"``. A half-width
+    ``"37.20 ± 0.14"``; ``(433993.1, 421000, 446986)`` -> ``"433,993 ± 12,993"``; from 10^15 the
+    exponent form, the half-width's 2 significant digits and the mean to the same place
+    (``"3.49e+18 ± 5.3e+17"``), as :func:`number` prints such values. A half-width
     below :data:`ZERO_WIDTH` of the mean (or exactly 0) is printed ``± 0``; without an interval
     (``low``/``high`` None or NaN: one run) the mean alone with ``(n = 1)``.
 
@@ -102,6 +108,10 @@ def mean_ci(mean: Any, low: Any = None, high: Any = None, *, none: str = "—") 
     half = (float(high) - float(low)) / 2
     if half <= ZERO_WIDTH * max(abs(mean), 1e-300):
         return f"{number(mean)} ± 0"
+    if max(abs(mean), half) >= EXPONENT_FROM:   # (the half-width's 2 digits, the mean to the same place)
+        place = math.floor(math.log10(half)) - 1
+        digits = max(math.floor(math.log10(abs(mean))) - place, 0) if mean else 0
+        return f"{mean:.{digits}e} ± {half:.1e}"
     if half >= 10:
         return f"{round(mean) + 0:,} ± {round(half):,}"
     d = half_width_decimals(half)
