@@ -293,3 +293,24 @@ def test_wattage_off_is_read_as_simgrid_reads_it(tmp_path: Path) -> None:
     assert one_error_line(err) == (f"gridsched: error: {tmp_path / 'p_abc.xml'}: host 'a2': wattage_off 'abc' is not a "
                                    "number (\"Invalid value for property wattage_off of host a2: abc\") (SimGrid's "
                                    "energy plugin aborts with -E)")
+
+
+def test_energy_on_hosts_without_power_is_refused_before_real_batsim_starts(tmp_path: Path) -> None:
+    """With -E, a compute host without ``wattage_per_state`` makes real Batsim 4.2.1 abort at its
+    first energy read, the first job's submission ("No power range properties specified for host
+    h0", after a warning per host; recorded with ``gridsched run --engine batsim -E``). The
+    embedded engine refuses it in one line; ``--engine batsim`` (and a campaign with simulator =
+    "batsim") started Batsim and reported its abort with its log. The line is now the same on
+    both, before Batsim is started (here an executable that does not exist is never looked for)."""
+    p = tmp_path / "p.xml"
+    p.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+                 '<host id="h0" speed="1Gf"/><host id="h1" speed="1Gf"/></zone></platform>')
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 2, "jobs": [{"id": "a", "subtime": 0, "res": 1, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    words = f"gridsched: error: {p}: energy (-E) needs 'wattage_per_state' on every compute host; missing on h0, h1"
+    for engine in (["--engine", "embedded"], ["--engine", "batsim", "--batsim", tmp_path / "no-batsim"]):
+        code, _, err = run_main(["run", "--policy", "fcfs", "-p", p, "-w", w, "-o", tmp_path / "o", "-E",
+                                 "--no-progress", *engine])
+        assert code == 2 and one_error_line(err) == words, err

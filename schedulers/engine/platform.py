@@ -824,7 +824,9 @@ def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
     ``wattage_per_state`` or ``wattage_off`` SimGrid's energy plugin aborts on (first), a
     ``sleep_pstates`` it aborts on (:func:`classify_sleep_pstates`, every host), and every
     computation pstate of a compute host (not a sleep pstate nor a virtual switching pstate)
-    must have a speed > 0; without, the speed of the host's initial pstate must be > 0.
+    must have a speed > 0; without, the speed of the host's initial pstate must be > 0. Then,
+    with energy, a compute host without ``wattage_per_state``, on which Batsim aborts at its
+    first energy read (:func:`missing_power_error`).
     (SimGrid itself accepts a zero speed: tasks there just make no progress; the engine follows
     SimGrid and leaves this check to what stands for Batsim: ``gridsched run``, ``gridsched
     engine`` and a campaign's runs of a platform file.)
@@ -849,6 +851,23 @@ def check_compute_speeds(platform: PlatformSpec, energy: bool) -> None:
             if not h.speeds[p] > 0:
                 raise PlatformError(f"{platform.source}: host {h.name!r}: computation pstate {p} has speed "
                                     f"{h.speeds[p]:g} flops/s; Batsim 4.2.1 needs a speed > 0 on a compute host")
+    missing = missing_power_error(platform) if energy else None
+    if missing is not None:
+        raise PlatformError(missing)
+
+
+def missing_power_error(platform: PlatformSpec) -> str | None:
+    """Why real Batsim 4.2.1 with energy (``-E``) aborts on ``platform`` at its first energy read
+    (at the first job's submission: "No power range properties specified for host h0",
+    ``sg_host_get_consumed_energy``): compute hosts without ``wattage_per_state`` (the first
+    five named, and a note when they have SimGrid's pre-3.24 names); None when every compute
+    host has one."""
+    if platform.has_energy:
+        return None
+    missing = [h.name for h in platform.compute if h.power is None][:5]
+    note = next((n for n in map(old_power_names, platform.compute) if n), "")
+    return (f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute host; missing on "
+            f"{', '.join(missing)}{note}")
 
 
 def sleep_error(platform: PlatformSpec) -> str | None:
