@@ -148,13 +148,13 @@ def _checked_files(platform: Path, workloads: list[Path], energy: bool) -> Any:
     from ..engine.platform import check_compute_speeds, read_platform
     from ..engine.workload import first_oversized, oversized
     from ..inputs.errors import WorkloadError
-    from ..inputs.jsonfile import read_json
+    from ..inputs.jsonstream import read_workload_json
 
     read = read_platform(platform)
     check_compute_speeds(read, energy)
     n = len(read.compute)
-    for w in workloads:
-        job = first_oversized(read_json(w, WorkloadError, "workload"), n)
+    for w in workloads:   # (read compactly, as the engine reads it: a million jobs take ~100 MB)
+        job = first_oversized(read_workload_json(str(w), WorkloadError, "workload"), n)
         if job is not None:
             raise oversized(f"{w}: job {job.get('id')!r}", job["res"], n,
                             f"a campaign refuses it as gridsched run does; rescale the file first: gridsched "

@@ -206,12 +206,16 @@ def oversized(where: str, res: int, nb_hosts: int, hint: str = FIT_HINT) -> Work
 
 
 def first_oversized(data: Any, nb_hosts: int) -> dict[str, Any] | None:
-    """The first job (in file order) of the parsed workload ``data`` whose ``res`` is an integer
-    above ``nb_hosts``, or None. Nothing else is checked here: a ``res`` that is no integer, or a
+    """The first job (in file order) of the parsed workload ``data`` (its ``jobs`` a list, or the
+    :class:`~schedulers.inputs.jsonstream.PackedJobs` of :func:`read_workload_json
+    <schedulers.inputs.jsonstream.read_workload_json>`) whose ``res`` is an integer above
+    ``nb_hosts``, or None. Nothing else is checked here: a ``res`` that is no integer, or a
     workload that is no object, is left to the reader that runs it (the engine's
     :func:`load_workload`, or real Batsim)."""
+    from ..inputs.jsonstream import PackedJobs
+
     jobs = data.get("jobs") if isinstance(data, dict) else None
-    for j in jobs if isinstance(jobs, list) else ():
+    for j in jobs if isinstance(jobs, (list, PackedJobs)) else ():
         res = j.get("res") if isinstance(j, dict) else None
         if type(res) is int and res > nb_hosts:
             return j
