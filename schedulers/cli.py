@@ -119,6 +119,19 @@ class _Prepared:
     note: str | None = None
 
 
+def _gzipped(path: Path) -> bool:
+    """Whether the plain file ``path`` starts with gzip's magic bytes (the engine reads such a
+    workload whatever its name; real Batsim 4.2.1 reads plain JSON only)."""
+    import stat
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):   # (a FIFO would block the read)
+            return False
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False   # (read again, and refused with the reader's words)
+
+
 def _looks_like(path: Path) -> str | None:
     """``"trace"`` when the plain file ``path`` starts (past blanks) with what an SWF/GWF trace
     starts with (a ``;`` or ``#`` comment, a job number), ``"xml"`` with ``<``; None otherwise
@@ -196,7 +209,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                                 if kind == "trace" else
                                 f"{p}: not a Batsim JSON workload, but it looks like XML (a SimGrid platform?): -w "
                                 "takes a workload or a trace (were -p and -w swapped?)")
-        elif rescale or args.max_jobs is not None:
+        elif rescale or args.max_jobs is not None or (args.engine == "batsim" and _gzipped(p)):
             data = read_json(p, WorkloadError, "workload", batsim_number)
             if not isinstance(data, dict):
                 raise WorkloadError(f"{p}: a workload must be a JSON object with 'jobs' and 'profiles', "
@@ -219,6 +232,9 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                              "up: its share of the machine (jobs that fit too)" if args.fit == "scale" else "")
                     note = f"--fit {args.fit}: {r.summary()}{scale}\n  written to {target}"
                 data = dict(fitted)
+            elif args.max_jobs is None:   # (gzip for real Batsim, which aborts on it: "could not be parsed")
+                note = (f"{p} is gzip-compressed and real Batsim 4.2.1 reads plain JSON only: decompressed\n"
+                        f"  written to {target}")
             atomic_write_text(target, json.dumps(data))
             prepared.append(_Prepared(str(p), target, data, note=note))
         else:
