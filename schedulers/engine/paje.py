@@ -22,9 +22,11 @@ Times are ``%lf`` (6 decimals). Colours: the 64 hues of ``PajeTracer::generate_c
 (HSV, s = v = 1, ``"%lf %lf %lf"``), given to jobs in the order they are first shown. Batsim
 shuffles them with ``std::random_device`` (a different order at each run); the engine shuffles
 them once with a fixed seed, so its file is the same from run to run and equal to Batsim's but
-for the colour of each job. The top job under compute sharing is the first job *loaded*
-(workload order, then file order; registered jobs after): Batsim orders by heap address, which
-follows the jobs' creation order.
+for the colour of each job. The top job under compute sharing is the first in Batsim's order
+of the jobs' heap addresses: as recorded on Batsim 4.2.1 for one workload file, file order with
+the second and third jobs swapped; the engine takes the workloads in order and registered jobs
+after them, which Batsim's addresses need not follow (:meth:`~.jobs.JobBook.load_rank`,
+``tests/fixtures/batsim_paje_sharing``).
 
 Cost: 16 bytes per job start or end during the run (:class:`ScheduleTraceRows`); the lines are
 made when the file is written.
