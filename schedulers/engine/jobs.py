@@ -105,11 +105,13 @@ class JobBook:
         first; the first is the job the Pajé trace shows). The set orders the jobs by the address
         of each ``Job``, made by ``Job::from_json`` (``src/jobs.cpp``) while the workload files
         are read; as recorded on Batsim 4.2.1 (``tests/fixtures/batsim_paje_sharing``), the jobs
-        of one workload file lie in file order but for the second and third of the first file,
-        swapped (the heap slots glibc's allocator hands out as the first jobs' temporaries are
-        freed). Here: workloads in order, each in that order, then the registered jobs,
-        ``registered`` being how many came before it. Across several workloads, and for
-        registered jobs, the addresses follow no order the engine can know."""
+        of one workload file lie, in most cases, in file order but for the second and third,
+        swapped (where glibc's allocator puts each job among the first jobs' freed temporaries).
+        Here: the first workload's jobs in that order, each other workload's after them in file
+        order (as recorded, a later file's jobs are not swapped), then the registered jobs,
+        ``registered`` being how many came before it. The true order also depends on the platform, the file's
+        size, the number of workloads and ``-E``, and for registered jobs on the whole run:
+        nothing the engine can know (``docs/engine/fidelity.md``)."""
         if job.pos < 0:
             return (1 << 62) + registered
         w = self.by_name[job.workload]
