@@ -65,10 +65,10 @@ drawn at random, whatever runs there, some killed 0.23-2.71 s later) with ``--co
 the basic suite's platforms and the generated clusters, ``-E`` at random: machines run several jobs
 at once, which the Pajé trace shows by Batsim's order of the jobs' addresses in memory
 (``docs/engine/fidelity.md``). Seeds 1-200: 197 equal; seeds 80 and 136 differ in the trace only
-(Batsim's address order of those files on those platforms is not the usual one); seed 161 differs in
-``out_machine_states.csv`` and the trace (a Vivaldi zone: a walltime and a parallel task ending
-at a job's subtime, Batsim starts the job after both ends, the engine before). With the
-engine's former rule (load order, no swap), seeds 1-100 gave 53 equal.
+(Batsim's address order of those files on those platforms is not the usual one); seed 161 differed
+in ``out_machine_states.csv`` and the trace until a task ending in the step of a walltime's kill
+was no longer re-armed (``tests/fixtures/batsim_vivaldi_sharing_tie``). With the engine's former
+rule (load order, no swap), seeds 1-100 gave 53 equal.
 
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 

@@ -269,7 +269,10 @@ class ParallelTasks:
         """The load of hosts ``hids`` (or of the links ``links``, ``[(link, bytes)]``) changed:
         give new rates to the tasks that depend on them, re-arm their end timers and update the
         hosts' power. Without sharing, links or held tasks, a task is alone on its hosts (its
-        lockstep rate) unless ``solve`` asks for the system's solution."""
+        lockstep rate) unless ``solve`` asks for the system's solution. On SimGrid's clock a
+        task whose action ended in the step being handled is left out: SimGrid finished it
+        before any actor ran (``HostL07Model::update_actions_state``), so a kill in the same
+        step does not delay its end (``tests/fixtures/batsim_vivaldi_sharing_tie``)."""
         if not self.sharing and not self.link_users and not links and not self.nheld and not solve:
             if started is not None:
                 self._set_rate(started)
@@ -281,6 +284,10 @@ class ParallelTasks:
                     self.machines.set_power(h, True)
             return
         tasks = self._connected_tasks(hids, links)
+        if self.steps:
+            # a task whose action ended in this step is out of SimGrid's sharing system already
+            # (``update_actions_state`` finishes it before any actor runs): its end stands
+            tasks = [j for j in tasks if not self._ended_in_step(j)]
         for j in tasks:
             self.progress_compute(j)
         rates, loads = self._solve_rates(tasks)
@@ -295,6 +302,12 @@ class ParallelTasks:
         for j in tasks:
             if type(j) is not MessageFlow:   # (a message's action reads its new rate itself)
                 self.arm_compute_end(j, keep=j is not started)
+
+    def _ended_in_step(self, job: Any) -> bool:
+        """Whether the action of ``job``'s task ended in the step just played (SimGrid's clock,
+        its work left 0) while its end is not handled yet."""
+        a = getattr(job, "action", None)
+        return a is not None and type(job) is not MessageFlow and self.timers.remains(a) == 0.0
 
     def _connected_tasks(self, hids: Any, links: Any = ()) -> list[Any]:
         """The running compute tasks linked to hosts ``hids`` or links ``links`` through shared
