@@ -64,7 +64,7 @@ conservative, BUC or green-easy; ``-E`` (idle hosts switched off in some cases) 
 drawn at random, whatever runs there, some killed 0.23-2.71 s later) with ``--compute-sharing`` on
 the basic suite's platforms and the generated clusters, ``-E`` at random: machines run several jobs
 at once, which the Pajé trace shows by Batsim's order of the jobs' addresses in memory
-(``docs/engine/fidelity.md``). Seeds 1-200: 197 equal; seeds 80 and 136 differ in the trace only
+(``docs/engine/fidelity.md``). Seeds 1-200: 198 equal; seeds 80 and 136 differ in the trace only
 (Batsim's address order of those files on those platforms is not the usual one); seed 161 differed
 in ``out_machine_states.csv`` and the trace until a task ending in the step of a walltime's kill
 was no longer re-armed (``tests/fixtures/batsim_vivaldi_sharing_tie``). With the engine's former
