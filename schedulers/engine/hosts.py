@@ -56,6 +56,19 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
 ``wattmin`` (``out_consumed_energy.csv``)
     Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts, which SimGrid 3.32
     answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its Idle power.
+Storage hosts (role ``storage``, energy runs)
+    Batsim sums every machine's energy and ``wattmin``, the storage hosts' too
+    (``Machines::total_consumed_energy``, ``total_wattmin``: ``_machines`` holds the compute
+    hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No job runs
+    on a storage host and an IO task (``ptask_L07``) puts no flops on it -- SimGrid only loads
+    the CPUs of hosts with flops > 0 --, so a storage host draws its pstate's *Idle* power while
+    bytes flow to or from it, and no action ever updates it: its energy moves only when Batsim
+    reads every machine (each energy row, the first submission, the last job end), one step of
+    its power times the time since the previous read, with pstate 0's power until its first
+    update as for compute hosts. A job's ``consumed_energy`` reads its own hosts only. Without
+    ``wattage_per_state`` on a storage host, Batsim aborts at its first energy read (refused
+    by :class:`.simulator.Engine`); a SET_RESOURCE_STATE on a storage host, which Batsim obeys,
+    is refused (:mod:`.switching`). Recorded on real Batsim 4.2.1: ``tests/fixtures/batsim_pfs_energy``.
 Machine states
     ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
     ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
@@ -178,8 +191,8 @@ def _ranges(h: HostRun) -> list[PowerRange]:
 
 
 class Machines:
-    """Power, energy and machine states of the compute hosts (Batsim's ``Machines`` with
-    SimGrid's host-energy plugin; see the module docstring).
+    """Power, energy and machine states of the compute hosts, and the storage hosts' power and
+    energy (Batsim's ``Machines`` with SimGrid's host-energy plugin; see the module docstring).
 
     Args:
         platform: the platform (its compute hosts become :attr:`hosts`, in Batsim's id order).
@@ -209,7 +222,7 @@ class Machines:
         # sums each machine's intervals, then the machines, in long doubles: exact here)
         self.time_in = dict.fromkeys(_ALL_STATES, 0.0)
         self.time_lo = dict.fromkeys(_ALL_STATES, 0.0)
-        self.p_total = 0.0     # W, all compute hosts (their current power)
+        self.p_total = 0.0     # W, all machines (their current power; storage hosts included)
         n = len(self.hosts)
         self._exact = n <= EXACT_HOSTS or n * nb_jobs <= EXACT_WORK
         self._c_sum = 0.0       # W, the power the plugin charges, all hosts (running sum:)
@@ -217,7 +230,9 @@ class Machines:
         self._e_last = 0.0
         self._wattmin = 0.0     # W, Batsim's wattmin: sum of Epsilon of the current pstates
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
-        self._last_energy_row: tuple = (0.0, [0.0] * len(self.hosts) if self._exact else 0.0)
+        # (exact mode: one energy per machine, the storage hosts after the compute hosts)
+        self._last_energy_row: tuple = (0.0, [0.0] * (n + len(self._storage_of(platform)))
+                                        if self._exact else 0.0)
         self.all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
         # Exact mode with rows: the hosts' energies at the last all-host read (by id), which hosts
         # not updated since do not copy into HostRun.energy (_read_all); the hosts updated since
@@ -241,6 +256,56 @@ class Machines:
                 self._c_sum += h.power
                 self.p_total += h.power
                 self._wattmin += ranges[h.pstate].epsilon
+        # Storage hosts (energy runs): each draws its pstate's Idle power (no job runs there, and an
+        # IO task puts no flops on them), charged at each read of every machine (see "Storage
+        # hosts" in the module docstring); pstate 0's until their first update, as compute hosts.
+        self.storage = self._storage_of(platform)
+        self._st_energy = [0.0] * len(self.storage)   # J, at _st_last (s)
+        self._st_last = 0.0
+        self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
+        self._st_pending = False                      # some storage host still charged at pstate 0
+        for s in self.storage:
+            ranges = s.power
+            p0 = watts(ranges[0], s.speeds[0], 0.0, s.cores)
+            self._st_pending |= s.pstate != 0
+            self._charged.append(p0)
+            self._c_sum += p0
+            self.p_total += p0
+            self._wattmin += ranges[s.pstate].epsilon
+
+    def _storage_of(self, platform: PlatformSpec) -> list[HostSpec]:
+        """The storage hosts whose energy is modelled: all of them with energy, none without
+        (the engine refuses ``-E`` when one lacks power states, :class:`.simulator.Engine`)."""
+        if not self.energy:
+            return []
+        for s in platform.storage:
+            if s.power is None:
+                raise EngineError(f"internal: storage host {s.name} has no power states")
+        return list(platform.storage)
+
+    def _storage_read(self, out: list[float] | None = None) -> list[float]:
+        """Batsim reads every machine now: each storage host's energy (J, by id) is brought up
+        to date by one step of its power times the time since the previous read -- or taken
+        from ``out``, the exact-mode read that already made that step. The first read after
+        t = 0 charges pstate 0's power, and the hosts' own from then on (``HostEnergy::update``)."""
+        now, n = self.clock.now, len(self.hosts)
+        if out is not None:
+            self._st_energy = out[n:]
+        elif now > self._st_last:
+            d = now - self._st_last
+            self._st_energy = list(map(add, self._st_energy, map(mul, self._charged[n:], repeat(d))))
+        if now > self._st_last:
+            self._st_last = now
+            if self._st_pending:
+                self._st_pending = False
+                for j, s in enumerate(self.storage):
+                    new = watts(s.power[s.pstate], s.speeds[s.pstate], 0.0, s.cores)
+                    d = new - self._charged[n + j]
+                    if d:
+                        self._charge_sum(d)
+                        self.p_total += d
+                        self._charged[n + j] = new
+        return self._st_energy
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
@@ -302,6 +367,8 @@ class Machines:
                     h.last = now
                 out[h.hid] = h.energy
             self._since.clear()
+            if self.storage:
+                self._storage_read(out)
             self._es = out
             self.all_upd = now
             return out
@@ -327,24 +394,27 @@ class Machines:
             h.energy = e
             h.last = now
             app(e)
+        if self.storage:
+            out.extend(self._storage_read())
         self.all_upd = now
         if self._fast:
             self._es = out
         return out
 
     def total_energy(self, t: float | None = None) -> float:
-        """Energy consumed by all compute hosts since time 0 (J) -- Batsim's ``consumed_energy``,
-        the sum of the hosts' energies (exactly rounded, :func:`math.fsum`; the running sum on
-        platforms of more than :data:`EXACT_HOSTS` hosts). Reading it updates every host
-        (``sg_host_get_consumed_energy``). ``t``: only ``now`` (or None) is allowed."""
+        """Energy consumed by all machines (compute and storage hosts) since time 0 (J) --
+        Batsim's ``consumed_energy``, the sum of the hosts' energies (exactly rounded,
+        :func:`math.fsum`; the running sum on platforms of more than :data:`EXACT_HOSTS` hosts).
+        Reading it updates every host (``sg_host_get_consumed_energy``). ``t``: only ``now`` (or None) is allowed."""
         if t is not None and t != self.clock.now:
             raise EngineError(f"internal: total energy asked at t={t} while the clock is at {self.clock.now}")
         return self.total_exact()[0]
 
     def energy_so_far(self) -> float:
-        """Energy consumed by all compute hosts from time 0 to now (J), read without updating any
-        host: unlike :meth:`total_energy` (Batsim's own read, which SimGrid's plugin turns into
-        host updates that the outputs show), reading it changes nothing in the run. The running
+        """Energy consumed by all machines (storage hosts too) from time 0 to now (J), read
+        without updating any host: unlike :meth:`total_energy` (Batsim's own read, which
+        SimGrid's plugin turns into host updates that the outputs show), reading it changes
+        nothing in the run. The running
         sum of :meth:`_charge_sum`, within rounding of :meth:`total_energy`; 0 without energy.
         For observers of a paused run (the Gymnasium environment's energy reward)."""
         return self._e_acc + self._c_sum * (self.clock.now - self._e_last)
@@ -353,6 +423,8 @@ class Machines:
         """The running sum of every host's energy now (J), as the hosts are read now."""
         if self._not_updated and self.clock.now > 0.0:
             self._first_update()
+        if self.storage:
+            self._storage_read()
         self.all_upd = self.clock.now
         return self._e_acc + self._c_sum * (self.clock.now - self._e_last)
 
@@ -538,6 +610,8 @@ class Machines:
         if not self.energy:
             return None
         if not self.trace:  # Batsim traces (and so reads every host's energy) all the same
+            if self.storage:
+                self._storage_read()
             self.all_upd = self.clock.now
             return None
         t_last, last = self._last_energy_row
@@ -554,6 +628,8 @@ class Machines:
             epower = self.p_total if p_before is None else p_before
         self.rows["energy"].append((self.clock.now, total[0], kind, self._wattmin, epower), total[1])
         self._last_energy_row = (self.clock.now, es if self._exact else total[0])
+        if not self._exact:
+            self._st_row = self._st_energy
         return total
 
     def _epower(self, t_last: float, last, es: list[float] | None, total: float) -> float:
@@ -581,4 +657,5 @@ class Machines:
             else:
                 x = h.energy + c * (t_last - last) if last < t_last else h.energy
                 incs.append((x + c * dt) - x)
+        incs.extend(map(sub, self._st_energy, self._st_row))   # (storage: read at each row)
         return exact_sum(incs) / dt
