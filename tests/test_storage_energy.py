@@ -35,6 +35,7 @@ CASES = {
     "pstates_io": ("platform_pstates.xml", PFS / "two.json", {"storage_mapping": MAP}, False),
     "switch": ("platform_pstates.xml", FIX / "idle.json", {"green": {"idle_timeout": 1, "delta": 0}}, False),
     "nolinks": ("platform_nolinks.xml", PFS / "one.json", None, False),
+    "lazy": ("platform_power.xml", FIX / "lazy.json", {"storage_mapping": MAP}, False),
 }
 FILES = ("jobs.csv", "consumed_energy.csv", "pstate_changes.csv", "machine_states.csv")
 
@@ -84,6 +85,12 @@ def test_recordings_hold_the_hand_worked_numbers():
     # a job's consumed_energy counts its own hosts only, never the storage hosts
     jobs = {r["job_id"]: float(r["consumed_energy"]) for r in rows(FIX / "two" / "jobs.csv")}
     assert jobs["write_pfs"] == pytest.approx(100 * 1.00015, abs=1e-6)
+    # lazy: job z computes 1 s on h0-h1, stages 5e8 bytes from bb to pfs (500 MBps: 1 s + 70 us),
+    # computes 1 s again. The staging's task holds bb and pfs only: its end updates neither h0 nor
+    # h1, and the second compute, starting on 2 hosts, updates them only at its end, charging
+    # its 200 W back to the first compute's end: 2 x 200 W x 3.00007 s, not 2 x (400 + 100.007)
+    z = rows(FIX / "lazy" / "jobs.csv")[0]
+    assert float(z["consumed_energy"]) == pytest.approx(2 * 200 * 3.00007, abs=1e-6)
     # out_pstate_changes.csv lists every machine, storage hosts included (pfs at pstate 1)
     assert [r["machine_id"] for r in rows(FIX / "pstates_io" / "pstate_changes.csv")] == ["0-4", "5"]
     assert [r["machine_id"] for r in rows(FIX / "idle" / "pstate_changes.csv")] == ["0-5"]

@@ -60,12 +60,16 @@ Storage hosts (role ``storage``, energy runs)
     Batsim sums every machine's energy and ``wattmin``, the storage hosts' too
     (``Machines::total_consumed_energy``, ``total_wattmin``: ``_machines`` holds the compute
     hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No job runs
-    on a storage host and an IO task (``ptask_L07``) puts no flops on it -- SimGrid only loads
-    the CPUs of hosts with flops > 0 --, so a storage host draws its pstate's *Idle* power while
-    bytes flow to or from it, and no action ever updates it: its energy moves only when Batsim
-    reads every machine (each energy row, the first submission, the last job end), one step of
-    its power times the time since the previous read, with pstate 0's power until its first
-    update as for compute hosts. A job's ``consumed_energy`` reads its own hosts only. Without
+    on a storage host and an IO task (``ptask_L07``) puts no flops on it, so a storage host
+    draws its pstate's *Idle* power while bytes flow to or from it. Its energy is updated when
+    Batsim reads every machine (each energy row, the first submission, the last job end) and
+    when an IO task moving bytes to or from it ends or is cancelled (the task gives each of its
+    hosts a CPU share of weight 0: ``CpuAction::on_state_change`` updates them all), one step of
+    its power times the time since its previous update, with pstate 0's power until its first
+    update as for compute hosts (:meth:`Machines.storage_updated`). The same end updates the
+    compute hosts of a ``parallel_homogeneous_pfs`` task, but not the job's hosts of a
+    ``data_staging``, whose task holds the two storage hosts only. A job's ``consumed_energy``
+    reads its own hosts only. Without
     ``wattage_per_state`` on a storage host, Batsim aborts at its first energy read (refused
     by :class:`.simulator.Engine`); a SET_RESOURCE_STATE on a storage host, which Batsim obeys,
     is refused (:mod:`.switching`). Recorded on real Batsim 4.2.1: ``tests/fixtures/batsim_pfs_energy``.
@@ -260,14 +264,15 @@ class Machines:
         # IO task puts no flops on them), charged at each read of every machine (see "Storage
         # hosts" in the module docstring); pstate 0's until their first update, as compute hosts.
         self.storage = self._storage_of(platform)
-        self._st_energy = [0.0] * len(self.storage)   # J, at _st_last (s)
-        self._st_last = 0.0
+        self._st_energy = [0.0] * len(self.storage)   # J, each at its last update _st_last (s)
+        self._st_last = [0.0] * len(self.storage)
         self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
-        self._st_pending = False                      # some storage host still charged at pstate 0
-        for s in self.storage:
+        self._st_pending: set[int] = set()            # storage hosts still charged at pstate 0
+        for j, s in enumerate(self.storage):
             ranges = s.power
             p0 = watts(ranges[0], s.speeds[0], 0.0, s.cores)
-            self._st_pending |= s.pstate != 0
+            if s.pstate != 0:
+                self._st_pending.add(j)
             self._charged.append(p0)
             self._c_sum += p0
             self.p_total += p0
@@ -283,29 +288,36 @@ class Machines:
                 raise EngineError(f"internal: storage host {s.name} has no power states")
         return list(platform.storage)
 
-    def _storage_read(self, out: list[float] | None = None) -> list[float]:
-        """Batsim reads every machine now: each storage host's energy (J, by id) is brought up
-        to date by one step of its power times the time since the previous read -- or taken
-        from ``out``, the exact-mode read that already made that step. The first read after
-        t = 0 charges pstate 0's power, and the hosts' own from then on (``HostEnergy::update``)."""
+    def storage_updated(self, ids) -> None:
+        """SimGrid's energy plugin updates the storage hosts ``ids`` (indices in
+        :attr:`storage`) now: one step of their power times the time since their previous
+        update; the first after t = 0 charges pstate 0's power and sets their own
+        (``HostEnergy::update``). Batsim reads them all at each energy read
+        (:meth:`_storage_read`); an IO task that ends or is cancelled updates those it moves bytes
+        to or from (``CpuAction::on_state_change``: ``ptask_L07`` gives every host of the task
+        a CPU share, 0 flops included). Nothing without energy."""
+        if not self.energy:
+            return
         now, n = self.clock.now, len(self.hosts)
-        if out is not None:
-            self._st_energy = out[n:]
-        elif now > self._st_last:
-            d = now - self._st_last
-            self._st_energy = list(map(add, self._st_energy, map(mul, self._charged[n:], repeat(d))))
-        if now > self._st_last:
-            self._st_last = now
-            if self._st_pending:
-                self._st_pending = False
-                for j, s in enumerate(self.storage):
+        energy, last, charged = self._st_energy, self._st_last, self._charged
+        for j in ids:
+            if now > last[j]:
+                energy[j] += charged[n + j] * (now - last[j])
+                last[j] = now
+                if j in self._st_pending:
+                    self._st_pending.discard(j)
+                    s = self.storage[j]
                     new = watts(s.power[s.pstate], s.speeds[s.pstate], 0.0, s.cores)
-                    d = new - self._charged[n + j]
-                    if d:
-                        self._charge_sum(d)
-                        self.p_total += d
-                        self._charged[n + j] = new
-        return self._st_energy
+                    if new != charged[n + j]:
+                        self._charge_sum(new - charged[n + j])
+                        self.p_total += new - charged[n + j]
+                        charged[n + j] = new
+
+    def _storage_read(self) -> list[float]:
+        """Batsim reads every machine now: the storage hosts' energies (J, by id), each brought
+        up to date (:meth:`storage_updated`)."""
+        self.storage_updated(range(len(self.storage)))
+        return list(self._st_energy)
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
@@ -368,7 +380,7 @@ class Machines:
                 out[h.hid] = h.energy
             self._since.clear()
             if self.storage:
-                self._storage_read(out)
+                out[len(self.hosts):] = self._storage_read()
             self._es = out
             self.all_upd = now
             return out
@@ -629,7 +641,7 @@ class Machines:
         self.rows["energy"].append((self.clock.now, total[0], kind, self._wattmin, epower), total[1])
         self._last_energy_row = (self.clock.now, es if self._exact else total[0])
         if not self._exact:
-            self._st_row = self._st_energy
+            self._st_row = list(self._st_energy)
         return total
 
     def _epower(self, t_last: float, last, es: list[float] | None, total: float) -> float:
