@@ -36,6 +36,7 @@ CASES = {
     "switch": ("platform_pstates.xml", FIX / "idle.json", {"green": {"idle_timeout": 1, "delta": 0}}, False),
     "nolinks": ("platform_nolinks.xml", PFS / "one.json", None, False),
     "lazy": ("platform_power.xml", FIX / "lazy.json", {"storage_mapping": MAP}, False),
+    "zero_speed": ("platform_zero.xml", PFS / "two.json", {"storage_mapping": MAP}, False),
 }
 FILES = ("jobs.csv", "consumed_energy.csv", "pstate_changes.csv", "machine_states.csv")
 
@@ -70,6 +71,9 @@ def test_recordings_hold_the_hand_worked_numbers():
     # wattmin: 4 compute hosts of 100 W + storage hosts bb 20 W and pfs 30 W (their Epsilon = Idle)
     for case in ("idle", "two", "sharing", "kill"):
         assert {float(r["wattmin"]) for r in _energy(case)} == {450.0}, case
+    # bb at speed 0: SimGrid charges it at full load (50 W), also idle: 400 + 30 + 50 W
+    first = _energy("zero_speed")[3]
+    assert float(first["energy"]) == pytest.approx(480 * 1.00015, abs=1e-6) and float(first["wattmin"]) == 450.0
     # pfs declared at its pstate 1 (12 W)
     assert {float(r["wattmin"]) for r in _energy("pstates_io")} == {432.0}
     # storage hosts idle while bytes flow: 3 transfers from t = 0 on, no flops: 450 W throughout
