@@ -208,11 +208,11 @@ class Executions:
         nb_hosts = len(all_hosts)
         for hid in hosts:
             if not 0 <= hid < nb_hosts:
-                storage = self.platform.storage
-                if nb_hosts <= hid < nb_hosts + len(storage):
+                stor_hosts = self.platform.storage
+                if nb_hosts <= hid < nb_hosts + len(stor_hosts):
                     # Batsim runs a job there, but aborts when a profile computes on it
                     # ("Some computation ... is assigned to storage node", src/task_execution.cpp)
-                    raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} ({storage[hid - nb_hosts].name}) is a "
+                    raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} ({stor_hosts[hid - nb_hosts].name}) is a "
                                       "storage host: the embedded engine runs no job there (real Batsim runs its "
                                       "delays and aborts on its computations); use real Batsim")
                 raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} does not exist "

@@ -269,14 +269,13 @@ class Machines:
         self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
         self._st_pending: set[int] = set()            # storage hosts still charged at pstate 0
         for j, s in enumerate(self.storage):
-            ranges = s.power
-            p0 = watts(ranges[0], s.speeds[0], 0.0, s.cores)
+            p0 = self._storage_power(s, 0)
             if s.pstate != 0:
                 self._st_pending.add(j)
             self._charged.append(p0)
             self._c_sum += p0
             self.p_total += p0
-            self._wattmin += ranges[s.pstate].epsilon
+            self._wattmin += self._storage_ranges(s)[s.pstate].epsilon
 
     def _storage_of(self, platform: PlatformSpec) -> list[HostSpec]:
         """The storage hosts whose energy is modelled: all of them with energy, none without
@@ -284,9 +283,20 @@ class Machines:
         if not self.energy:
             return []
         for s in platform.storage:
-            if s.power is None:
-                raise EngineError(f"internal: storage host {s.name} has no power states")
+            self._storage_ranges(s)
         return list(platform.storage)
+
+    @staticmethod
+    def _storage_ranges(s: HostSpec) -> list[PowerRange]:
+        """The power ranges of storage host ``s`` (refused without, :class:`.simulator.Engine`)."""
+        if s.power is None:
+            raise EngineError(f"internal: storage host {s.name} has no power states")
+        return s.power
+
+    def _storage_power(self, s: HostSpec, pstate: int) -> float:
+        """The power (W) of storage host ``s`` at ``pstate``: its Idle power (no load ever),
+        full load at a speed of 0 (:func:`schedulers.core.power.watts`)."""
+        return watts(self._storage_ranges(s)[pstate], s.speeds[pstate], 0.0, s.cores)
 
     def storage_updated(self, ids) -> None:
         """SimGrid's energy plugin updates the storage hosts ``ids`` (indices in
@@ -307,7 +317,7 @@ class Machines:
                 if j in self._st_pending:
                     self._st_pending.discard(j)
                     s = self.storage[j]
-                    new = watts(s.power[s.pstate], s.speeds[s.pstate], 0.0, s.cores)
+                    new = self._storage_power(s, s.pstate)
                     if new != charged[n + j]:
                         self._charge_sum(new - charged[n + j])
                         self.p_total += new - charged[n + j]
