@@ -53,11 +53,20 @@ platforms with 1-3 storage hosts, with storage mappings and kills (``scripts/io_
 Seeds 1-250: 215 equal (103 of the 119 with ``-E``), 35 refused by both alike (a pfs profile's
 default label ``pfs`` not in the mapping, on platforms without a storage host of that name).
 
+``--suite traces`` runs real inputs of ``../shared``, read as they are: a Grid'5000 Lyon workload
+(GridGym's weekly and daily files, ``parallel_homogeneous`` jobs) on ``lyon_taurus.xml`` or
+``lyon_taurus_2.xml`` (without ``-E``: their power properties have names SimGrid 3.32 ignores), or
+the first 200-2,000 jobs of a Parallel Workloads Archive log (KTH-SP2, NASA-iPSC, HPC2N,
+LANL-CM5, converted on the fly) on the wide suite's platforms of 22 to 512 hosts; FCFS, EASY,
+conservative, BUC or green-easy; ``-E`` (idle hosts switched off in some cases) and
+``--compute-sharing`` at random where the platform has power states.
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
     python scripts/compare_with_batsim.py --suite wide --seeds 1 --count 400 --out /tmp/cmp-wide
     python scripts/compare_with_batsim.py --suite events --seeds 1 --count 250 --out /tmp/cmp-events
+    python scripts/compare_with_batsim.py --suite traces --seeds 1 --count 40 --out /tmp/cmp-traces
 
 Prints a JSON summary (``equal``, ``differ`` with the files, ``refused`` by both sides with their
 last error lines, ``disagree`` when one side refuses and the other runs; when both refuse, the
@@ -90,9 +99,12 @@ refused by both. With Batsim's ``long double`` ``epower`` followed and the steps
 sleep shorter than SimGrid's precision (``batsim_epower_tie``, ``batsim_subprecision_step``, found
 on basic seed 90125): basic 2000-2399, 90000-90199 and 93000-93299, 900 of 900; wide 1-400,
 1000-1999 and 3300-3499, 1,598 of 1,600 and 2 refused by both (seed 2304 of the basic suite and
-the ``epower`` cases above now equal too); kills 6100-6159, 59 equal and 1 refused by both. The
-cases that differ are the known differences of the documentation's fidelity page
-(``docs/engine/fidelity.md``).
+the ``epower`` cases above now equal too); kills 6100-6159, 59 equal and 1 refused by both. With a
+job's ``consumed_energy`` printed from Batsim's ``long double`` and ``wattmin`` summed afresh
+(``batsim_job_energy``, ``batsim_wattmin_sum``, found on real traces), ``--suite traces`` seeds
+1-100: 100 of 100 equal (86,091 jobs; 45 cases with ``-E``, 14 of them switching idle hosts off,
+31 with compute sharing), and wide 1-120, 120 of 120. The cases that differ are the known
+differences of the documentation's fidelity page (``docs/engine/fidelity.md``).
 """
 
 from __future__ import annotations
@@ -486,13 +498,41 @@ def _io_args(rng: random.Random, d: Path) -> list[str]:
     return mod.io_args(rng, d)
 
 
+#: Real traces of ``../shared`` for the ``traces`` suite: Grid'5000 Lyon workloads (Batsim JSON, on
+#: their own platforms) and Parallel Workloads Archive logs (converted by ``gridsched run``).
+LYON = SHARED / "traces" / "g5k-lyon-gridgym"
+SWF = tuple(SHARED / "traces" / "pwa-swf" / f for f in (
+    "KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz", "alea_hpc2n_subset3171.swf",
+    "LANL-CM5-1994-4.1-cln.swf.gz"))
+
+
+def traces_args(rng: random.Random, d: Path) -> list[str]:
+    """The ``traces`` suite's case (module docstring): its arguments (the inputs are read in
+    ``../shared`` as they are; ``d`` is not written)."""
+    policy = rng.choice(["fcfs", "easy", "conservative", "buc", "green-easy"])
+    if policy != "green-easy" and rng.random() < 0.4:   # (Lyon's power properties: names SimGrid 3.32 ignores)
+        workloads = sorted((LYON / "workloads").glob("lyon_201*/*.json")) + [LYON / "workloads" / "2019-05-19.json"]
+        return ["--policy", policy, "-p", str(LYON / "platforms" / rng.choice(["lyon_taurus.xml", "lyon_taurus_2.xml"])),
+                "-w", str(rng.choice(workloads))]
+    path, _, power, _ = rng.choice([p for p in FILE_PLATFORMS if p[1] >= 22 and (p[2] or policy != "green-easy")])
+    args = ["--policy", policy, "-p", str(path), "-w", str(rng.choice(SWF)), "--max-jobs", str(rng.randint(200, 2000))]
+    if power and (policy == "green-easy" or rng.random() < 0.7):
+        args.append("-E")
+        if rng.random() < 0.4:
+            args += ["--policy-options", json.dumps({"idle_timeout": rng.choice([0, 60, 600])})]
+    if policy == "green-easy" or rng.random() < 0.2:   # (green overlaps jobs: compute sharing)
+        args.append("--compute-sharing")
+    return args
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
     args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args,
-            "events": events_args, "events-big": partial(events_args, big=True), "io": _io_args}[suite](rng, d)
+            "events": events_args, "events-big": partial(events_args, big=True), "io": _io_args,
+            "traces": traces_args}[suite](rng, d)
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
@@ -515,14 +555,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="number of cases, one seed each (default 100)")
     ap.add_argument("--out", type=Path, required=True, metavar="FOLDER",
                     help="folder for the cases and the outputs of both sides (required)")
-    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big", "io"),
+    ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big", "io", "traces"),
                     default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
                          "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
                          "jobs and changing pstates at random; platforms: Vivaldi coordinates and cabinets "
                          "(module docstring); events: external events files, several workloads; events-big: the same "
                          "on the project's and Batsim's platforms of 22-512 hosts; io: IO profiles on storage hosts "
-                         "(scripts/io_cases.py)")
+                         "(scripts/io_cases.py); traces: real workloads "
+                         "(Grid'5000 Lyon, Parallel Workloads Archive) on real platforms")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):

@@ -415,7 +415,7 @@ def test_executing_on_a_host_declared_asleep_is_refused_with_energy(tmp_path):
 
     p = _write(tmp_path, "sleep.xml", _sleepy_host(0))
     with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!1 .*host 0 \(h\) is not in a computation pstate "
-                                          r"\(pstate 0 is a sleep pstate"):
+                                          r"\(pstate 0, a sleep pstate\)"):
         simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], Blind(), energy=True)
     r = simulate(p, [wl([GOOD_JOB], GOOD_PROFILES, nb_res=1)], Blind())
     assert [(j.state, round(j.finish, 6)) for j in r.jobs] == [("COMPLETED_SUCCESSFULLY", 5.0)]

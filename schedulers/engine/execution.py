@@ -83,8 +83,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from itertools import chain
-from operator import neg
 from typing import Any
 
 from procset import ProcSet
@@ -92,8 +90,9 @@ from procset import ProcSet
 from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .clock import Clock
-from .hosts import Machines, exact_sum
+from .hosts import Machines
 from .iotasks import IO_PROFILES, check_storage_mapping, io_task
+from .jobenergy import job_energy
 from .jobs import JobBook
 from .netroute import TCP_GAMMA, NetworkUnsupported
 from .platform import PlatformSpec
@@ -174,7 +173,8 @@ class Executions:
 
         Raises:
             EngineError: the job is not waiting, the allocation does not fit the job or the
-                hosts (unknown, not idle nor computing, busy without compute sharing), or the
+                hosts (unknown, not idle nor computing, busy without compute sharing, with energy
+                at a pstate that does not compute: a host declared at a sleep pstate), or the
                 decision asks for an additional IO job or an executor mapping other than the
                 default (not simulated; :func:`check_default_mapping`), has a ``storage_mapping``
                 Batsim refuses (:func:`.iotasks.check_storage_mapping`), or more than one optional
@@ -221,14 +221,16 @@ class Executions:
             if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is "
                                   f"{h.state.value}")
+            if self.energy and h.pstate_kind(h.pstate) != "computation":
+                # an idle host at a sleep pstate: one declared so in the platform (src/server.cpp,
+                # server_on_execute_job, checks the pstate only with energy)
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in a "
+                                  f"computation pstate (pstate {h.pstate}, a {h.pstate_kind(h.pstate)} pstate); Batsim "
+                                  f"4.2.1 aborts: \"machine {hid} (hostname='{h.spec.name}') is not in a computation "
+                                  f"pstate (ps={h.pstate})\"")
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
-            if self.energy and h.spec.pstate_kinds and h.pstate_kind(h.pstate) != "computation":
-                # (a host declared at a pstate of its sleep_pstates; server_on_execute_job, src/server.cpp)
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in "
-                                  f"a computation pstate (pstate {h.pstate} is a {h.pstate_kind(h.pstate)} pstate of "
-                                  f"its sleep_pstates; real Batsim 4.2.1 aborts with -E): wake it first")
         job.state = RUNNING
         job.alloc = alloc
         job.hosts = hosts
@@ -572,8 +574,10 @@ class Executions:
         if self.energy:
             if self.rounds.instant_switches:   # (actor model: switches ending at this instant)
                 self.rounds.switches_before_row()
-            # consumed_energy_on_machines after minus before, both long double sums (exact here)
-            job.energy = exact_sum(chain(self.machines.energy_of(job.hosts), map(neg, job.energy_start)))
+            # consumed_energy_on_machines after minus before, in Batsim's long doubles (.jobenergy)
+            job.energy, text = job_energy(self.machines.energy_of(job.hosts), job.energy_start)
+            if text is not None:   # out_jobs.csv prints Batsim's long double, not this double
+                self.record.rows.setdefault("job_energy", {})[(job.workload, job.name)] = text
             job.energy_start = ()
             # Batsim keeps the total its energy row read (EnergyConsumptionTracer::add_job_end)
             e = self.machines.energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)

@@ -54,8 +54,9 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
     such a host pstate 0's idle power at the start and its own at its first update
     (:meth:`Machines._first_update`).
 ``wattmin`` (``out_consumed_energy.csv``)
-    Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts, which SimGrid 3.32
-    answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its Idle power.
+    Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the machines (compute and storage
+    hosts) at each row, which SimGrid 3.32 answers with the pstate's *Epsilon*
+    (``HostEnergy::get_watt_min_at``), not its Idle power; the engine sums them exactly after each pstate change (:meth:`Machines.wattmin`).
 Storage hosts (role ``storage``, energy runs)
     Batsim sums every machine's energy and ``wattmin``, the storage hosts' too
     (``Machines::total_consumed_energy``, ``total_wattmin``: ``_machines`` holds the compute
@@ -232,7 +233,11 @@ class Machines:
         self._c_sum = 0.0       # W, the power the plugin charges, all hosts (running sum:)
         self._e_acc = 0.0       # J, all hosts up to _e_last
         self._e_last = 0.0
-        self._wattmin = 0.0     # W, Batsim's wattmin: sum of Epsilon of the current pstates
+        # Batsim's wattmin (W): the sum of the Epsilon of the hosts' current pstates, summed
+        # afresh at each row as Batsim does (exact: a running double drifts over many switches);
+        # the hosts at each Epsilon, and the sum when they last changed (None: to redo)
+        self._wattmin_hosts: dict[float, int] = {}
+        self._wattmin: float | None = 0.0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
         # (exact mode: one energy per machine, the storage hosts after the compute hosts)
         self._last_energy_row: tuple = (0.0, [0.0] * (n + len(self._storage_of(platform)))
@@ -259,7 +264,9 @@ class Machines:
                 h.charged = self._charged[h.hid] = h.power
                 self._c_sum += h.power
                 self.p_total += h.power
-                self._wattmin += ranges[h.pstate].epsilon
+                eps = ranges[h.pstate].epsilon
+                self._wattmin_hosts[eps] = self._wattmin_hosts.get(eps, 0) + 1
+                self._wattmin = None
         # Storage hosts (energy runs): each draws its pstate's Idle power (no job runs there, and an
         # IO task puts no flops on them), charged at each read of every machine (see "Storage
         # hosts" in the module docstring); pstate 0's until their first update, as compute hosts.
@@ -275,7 +282,9 @@ class Machines:
             self._charged.append(p0)
             self._c_sum += p0
             self.p_total += p0
-            self._wattmin += self._storage_ranges(s)[s.pstate].epsilon
+            eps = self._storage_ranges(s)[s.pstate].epsilon   # (constant: no pstate change)
+            self._wattmin_hosts[eps] = self._wattmin_hosts.get(eps, 0) + 1
+            self._wattmin = None
 
     def _storage_of(self, platform: PlatformSpec) -> list[HostSpec]:
         """The storage hosts whose energy is modelled: all of them with energy, none without
@@ -544,7 +553,12 @@ class Machines:
     def set_pstate(self, h: HostRun, pstate: int) -> None:
         if self.energy:
             ranges = _ranges(h)
-            self._wattmin += ranges[pstate].epsilon - ranges[h.pstate].epsilon
+            old, new = ranges[h.pstate].epsilon, ranges[pstate].epsilon
+            if new != old:
+                at = self._wattmin_hosts
+                at[old] -= 1
+                at[new] = at.get(new, 0) + 1
+                self._wattmin = None
             self._not_updated.pop(h.hid, None)  # charged at pstate 0 until now (set_power below)
         h.pstate = pstate
         self.upd_now.add(h.hid)
@@ -648,11 +662,24 @@ class Machines:
             epower = self._epower(t_last, last, es, total[0])
         elif decided and self.platform.master_loopback and not self.steps:  # (timed: the clock has them)
             epower = self.p_total if p_before is None else p_before
-        self.rows["energy"].append((self.clock.now, total[0], kind, self._wattmin, epower), total[1])
+        self.rows["energy"].append((self.clock.now, total[0], kind, self.wattmin(), epower), total[1])
         self._last_energy_row = (self.clock.now, es if self._exact else total[0])
         if not self._exact:
             self._st_row = list(self._st_energy)
         return total
+
+    def wattmin(self) -> float:
+        """Batsim's ``wattmin`` now (W): the sum over the machines (storage hosts too) of the Epsilon power of
+        their current pstate (``Machines::total_wattmin``, ``src/machines.cpp``: a ``long
+        double`` sum of ``sg_host_get_wattmin_at`` at each row, whose 64-bit significand holds
+        the sum of a platform's powers exactly), summed exactly (:func:`math.fsum`) again after
+        a host changed pstate. A running double updated at each change drifts: after thousands
+        of switches on Batsim's 128-host platform it printed 8730.371925 where Batsim prints
+        8730.371924 (``tests/fixtures/batsim_wattmin_sum``, ``tests/test_wattmin.py``)."""
+        w = self._wattmin
+        if w is None:
+            w = self._wattmin = exact_sum([v for v, n in self._wattmin_hosts.items() for _ in range(n)])
+        return w
 
     def _epower(self, t_last: float, last, es: list[float] | None, total: float) -> float:
         """``epower`` of a row (W): (E - E_prev) / dt since the previous row at ``t_last``. Each

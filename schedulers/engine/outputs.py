@@ -128,18 +128,26 @@ def batsim_stretch(subtime: float, start: float, finish: float) -> float:
 
 def iter_job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
                    columns: JobColumns | None = None,
-                   metadata: dict[tuple[str, str], str] | None = None) -> Iterator[str]:
+                   metadata: dict[tuple[str, str], str] | None = None,
+                   energies: dict[tuple[str, str], str] | None = None) -> Iterator[str]:
     """:func:`job_lines`, one line at a time (a million-job file is written without holding it);
     ``columns``: also filled with what a summary reads of the lines (:class:`JobColumns`);
     ``metadata``: the ``metadata`` column of the jobs the scheduler gave one (SET_JOB_METADATA),
-    by (workload, job name); the others get Batsim's empty ``""``."""
+    by (workload, job name); the others get Batsim's empty ``""``. ``energies``: the
+    ``consumed_energy`` text of the jobs whose double prints another 6th decimal than Batsim's
+    ``long double`` (:func:`.jobenergy.job_energy`), by (workload, job name)."""
     yield JOBS_HEADER
-    if not metadata:
+    if not metadata and not energies:
         yield from _job_lines(jobs, columns)
         return
+    metadata, energies = metadata or {}, energies or {}
     # the fields of each line, in the order _job_lines writes them: name, workload first
     for fields, line in zip(job_fields(jobs), _job_lines(jobs, columns)):
-        text = metadata.get((fields[1], fields[0]))
+        key = (fields[1], fields[0])
+        energy = energies.get(key)
+        if energy is not None:   # (a started job's line ends with ',ENERGY,""')
+            line = f'{line[:-3].rpartition(",")[0]},{energy},""'
+        text = metadata.get(key)
         yield line if text is None else f'{line[:-2]}"{text}"'
 
 
@@ -343,8 +351,10 @@ def write_outputs(result: EngineResult, prefix: str | Path, *, energy: bool, sch
     prefix = str(prefix)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     # (SET_JOB_METADATA's texts by (workload, job name): a dict among the row lists, Server._set_job_metadata)
+    # (and the consumed_energy texts of Batsim's long doubles: Executions.end_job)
     files = {"jobs.csv": lambda r: iter_job_lines(r.rows["jobs"], columns,
-                                                  cast("dict[tuple[str, str], str] | None", r.rows.get("job_metadata"))),
+                                                  cast("dict[tuple[str, str], str] | None", r.rows.get("job_metadata")),
+                                                  cast("dict[tuple[str, str], str] | None", r.rows.get("job_energy"))),
              "schedule.csv": schedule_rows}
     if machine_states:
         files["machine_states.csv"] = _iter_machine_state_rows
