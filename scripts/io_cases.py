@@ -7,13 +7,15 @@ bandwidth and latency to a backbone (or no links at all in a tenth of the cases)
 ``data_staging`` between storage hosts (the same one included), ``delay``,
 ``parallel_homogeneous`` with or without ``com``, and ``composed`` sequences of them with
 ``repeat``; walltimes short enough to cut some jobs; kills at random times
-(``scripts/io_policy.py``), no storage mapping in some single-storage cases.
+(``scripts/io_policy.py``), no storage mapping in some single-storage cases; ``-E`` in half the
+cases, with power on the compute and storage hosts (a storage host at its second pstate in a third).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,5 +85,26 @@ def io_args(rng: random.Random, d: Path) -> list[str]:
         options["no_mapping"] = True
     if rng.random() < 0.4:
         options["kills"] = {str(rng.randrange(len(jobs))): round(rng.uniform(0, t + 2), 4) for _ in range(2)}
+    energy = ["-E"] if rng.random() < 0.5 else []
+    if energy:
+        (d / "p.xml").write_text(_with_power(rng, (d / "p.xml").read_text(), storage))
     return ["--policy", f"{ROOT / 'scripts' / 'io_policy.py'}:IOFCFS", "-p", str(d / "p.xml"),
-            "-w", str(d / "w.json"), "--policy-options", json.dumps(options)]
+            "-w", str(d / "w.json"), "--policy-options", json.dumps(options), *energy]
+
+
+def _with_power(rng: random.Random, text: str, storage: list[str]) -> str:
+    """``text`` (a platform of :func:`io_platform`) with ``wattage_per_state`` on its compute
+    and storage hosts; a storage host has two pstates, declared at the second, in a third of them."""
+    def power(m: re.Match) -> str:
+        name, speed = m.group(1), m.group(2)
+        if name == "master_host":
+            return m.group(0)
+        if name in storage:
+            watts = rng.choice(["30:80", "12.5:40", "7:7", "0.3:1"])
+            if rng.random() < 0.33:
+                return (f'<host id="{name}" speed="{speed}, 1Mf" pstate="1">'
+                        f'<prop id="wattage_per_state" value="{watts}, 3:9"/>')
+            return f'<host id="{name}" speed="{speed}"><prop id="wattage_per_state" value="{watts}"/>'
+        watts = rng.choice(["100:200", "95:190", "9.75:9.75"])
+        return f'<host id="{name}" speed="{speed}"><prop id="wattage_per_state" value="{watts}"/>'
+    return re.sub(r'<host id="([^"]+)" speed="([^"]+)">', power, text)

@@ -1,6 +1,7 @@
 """``scripts/compare_with_batsim.py --suite io`` draws inputs that both sides read: platforms with
 1-3 storage hosts (numbered by name after the compute hosts) and workloads whose IO profiles pass
-the engine's checks, every profile type of the suite drawn."""
+the engine's checks, every profile type of the suite drawn; with ``-E`` in some, power on every
+compute and storage host (a storage host at its second pstate in some)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def test_io_suite_draws_readable_inputs(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     types = set()
+    energy, storage_pstates = 0, set()
     for seed in range(40):
         d = tmp_path / str(seed)
         d.mkdir()
@@ -31,4 +33,11 @@ def test_io_suite_draws_readable_inputs(tmp_path):
         w = load_workload(d / "w.json", "w0", len(spec_.compute))
         types |= {p["type"] for p in w.profiles.values()}
         json.loads(args[args.index("--policy-options") + 1])
+        if "-E" in args:   # power on every compute and storage host, for real Batsim and the engine
+            energy += 1
+            assert spec_.has_energy and all(h.power is not None for h in spec_.storage)
+            storage_pstates |= {h.pstate for h in spec_.storage}
+        else:
+            assert not any(h.power for h in spec_.compute + spec_.storage)
+    assert 10 <= energy <= 30 and storage_pstates == {0, 1}
     assert {"parallel_homogeneous_pfs", "data_staging", "delay", "parallel_homogeneous", "composed"} <= types

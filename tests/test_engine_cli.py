@@ -139,20 +139,26 @@ def test_sg_cfg_sets_what_the_platform_then_cannot_change(tmp_path: Path) -> Non
     build_engine(tmp_path / "p.xml", [FIX / "w.json"], sg_config=["network/TCP-gamma:4194304"])
 
 
-def test_storage_hosts_with_energy_refused(tmp_path: Path) -> None:
+def test_storage_hosts_with_energy(tmp_path: Path) -> None:
     # real Batsim 4.2.1 adds a storage host's power to every energy row (recorded by hand: hosts of
     # 100 W idle + a 30 W storage host, wattmin 230 instead of 200) and lists it in
-    # out_pstate_changes.csv; the engine does not model that, so it says so instead of differing
-    watts = "<prop id='wattage_per_state' value='100:200'/><prop id='wattage_off' value='5'/>"
-    (tmp_path / "p.xml").write_text(
-        "<?xml version='1.0'?><!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>"
-        "<platform version='4.1'><zone id='z' routing='Full'>"
-        f"<host id='h0' speed='100Mf'>{watts}</host><host id='h1' speed='100Mf'>{watts}</host>"
-        f"<host id='store' speed='100Mf'><prop id='role' value='storage'/>{watts}</host>"
-        f"<host id='master_host' speed='100Mf'>{watts}</host></zone></platform>")
+    # out_pstate_changes.csv (machines 0-1 compute, 2 the storage host); the engine does the same
+    watts = "<prop id='wattage_per_state' value='{}'/><prop id='wattage_off' value='5'/>"
+    text = ("<?xml version='1.0'?><!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>"
+            "<platform version='4.1'><zone id='z' routing='Full'>"
+            f"<host id='h0' speed='100Mf'>{watts.format('100:200')}</host>"
+            f"<host id='h1' speed='100Mf'>{watts.format('100:200')}</host>"
+            "<host id='store' speed='100Mf'><prop id='role' value='storage'/>{store}</host>"
+            f"<host id='master_host' speed='100Mf'>{watts.format('100:200')}</host></zone></platform>")
+    (tmp_path / "p.xml").write_text(text.format(store=watts.format("30:60")))
     code, _, err = _main("run", "--policy", "fcfs", "-p", str(tmp_path / "p.xml"), "-w", str(FIX / "w.json"),
                          "-E", "-o", str(tmp_path / "out"), "--no-progress", "--fit", "keep")
-    assert code == 2 and err.count("\n") == 1 and "storage hosts ('store') with energy (-E)" in err
-    code, _, err = _main("run", "--policy", "fcfs", "-p", str(tmp_path / "p.xml"), "-w", str(FIX / "w.json"),
-                         "-o", str(tmp_path / "out2"), "--no-progress", "--fit", "keep")
     assert code == 0, err
+    energy = (tmp_path / "out" / "out_consumed_energy.csv").read_text().splitlines()[1:]
+    assert energy and all(line.split(",")[3] == "230.000000" for line in energy)
+    assert (tmp_path / "out" / "out_pstate_changes.csv").read_text().splitlines()[1:] == ["0,0-2,0"]
+    # a storage host without power: Batsim aborts at its first energy read; one line here
+    (tmp_path / "q.xml").write_text(text.format(store=""))
+    code, _, err = _main("run", "--policy", "fcfs", "-p", str(tmp_path / "q.xml"), "-w", str(FIX / "w.json"),
+                         "-E", "-o", str(tmp_path / "out2"), "--no-progress", "--fit", "keep")
+    assert code == 2 and err.count("\n") == 1 and "'wattage_per_state' on the storage hosts too; missing on store" in err

@@ -312,9 +312,13 @@ class Executions:
         names: list[str] = []
         pairs: list[tuple[int, int, float]] = []
         nb_task_hosts = len(job.hosts)
+        job.io_hosts = None
         if prof["type"] in IO_PROFILES:
             names, pairs = io_task(job, name, prof, self.platform, self.clock.now)
             nb_task_hosts = len(names)
+            in_task = set(names)
+            job.io_hosts = (tuple(hid for hid in job.hosts if self.hosts[hid].spec.name in in_task),
+                            tuple(j for j, s in enumerate(self.platform.storage) if s.name in in_task))
             if pairs and self.platform.routes is None:
                 # no links and no Full zone: an empty route (Vivaldi) costs nothing, but SimGrid
                 # aborts where there is no route at all (Floyd, Dijkstra: "No route from 'pfs' to
@@ -448,6 +452,19 @@ class Executions:
                 leaf = {"profile_name": pname, "current_task_index": index, "current_task": leaf}
         return leaf
 
+    def _task_updated(self, job: EngineJob, held: bool = False) -> None:
+        """The current stage's action of ``job`` ends or is cancelled now: SimGrid's energy plugin
+        updates the hosts of its parallel task -- an IO task's (:attr:`.workload.EngineJob.io_hosts`:
+        a ``data_staging`` holds the two storage hosts, not the job's) -- or, for a sleep (and a
+        held task's ``wait_for`` timeout), the job actor's host, the allocation's first."""
+        if held or not job.flops:
+            self.machines.updated((min(job.hosts),))
+        elif job.io_hosts is not None:
+            self.machines.updated(job.io_hosts[0])
+            self.machines.storage_updated(job.io_hosts[1])
+        else:
+            self.machines.updated(job.hosts)
+
     def stage_ended(self, job: EngineJob, version: int, walltime: bool, held: bool = False) -> bool:
         """A JOB_END timer fired: the walltime kills the job, or its current stage ended and the
         next starts; return whether the job ended (a stale timer, ``version`` behind, does nothing).
@@ -460,7 +477,7 @@ class Executions:
         # its hosts (a parallel task) or of the job actor's host, the allocation's first (a sleep).
         # A held task's action goes on: only the timeout of wait_for ends, a sleep on the job
         # actor's host (SimGrid 3.32 ActivityImpl::wait_for), which updates that host alone
-        self.machines.updated(job.hosts if job.flops and not held else (min(job.hosts),))
+        self._task_updated(job, held)
         if walltime:
             self.end_job(job, COMPLETED_WALLTIME_REACHED, -1)
             return True
@@ -582,6 +599,8 @@ class Executions:
             # Batsim's killer cancels a running parallel task (return code -2); a job in a delay
             # has none, its actor is killed and the code keeps its default -1 (jobs_execution.cpp)
             code = -1 if job.stages[job.stage][1]["type"] == "delay" else -2
+            if job.io_hosts is not None and job.flops:   # Exec::cancel: its storage hosts
+                self.machines.storage_updated(job.io_hosts[1])
             self.end_job(job, COMPLETED_KILLED, code)
         return progress
 

@@ -54,9 +54,26 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
     such a host pstate 0's idle power at the start and its own at its first update
     (:meth:`Machines._first_update`).
 ``wattmin`` (``out_consumed_energy.csv``)
-    Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the compute hosts at each row, which
-    SimGrid 3.32 answers with the pstate's *Epsilon* (``HostEnergy::get_watt_min_at``), not its
-    Idle power; the engine sums them exactly after each pstate change (:meth:`Machines.wattmin`).
+    Batsim sums ``sg_host_get_wattmin_at(pstate)`` over the machines (compute and storage
+    hosts) at each row, which SimGrid 3.32 answers with the pstate's *Epsilon*
+    (``HostEnergy::get_watt_min_at``), not its Idle power; the engine sums them exactly after each pstate change (:meth:`Machines.wattmin`).
+Storage hosts (role ``storage``, energy runs)
+    Batsim sums every machine's energy and ``wattmin``, the storage hosts' too
+    (``Machines::total_consumed_energy``, ``total_wattmin``: ``_machines`` holds the compute
+    hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No job runs
+    on a storage host and an IO task (``ptask_L07``) puts no flops on it, so a storage host
+    draws its pstate's *Idle* power while bytes flow to or from it. Its energy is updated when
+    Batsim reads every machine (each energy row, the first submission, the last job end) and
+    when an IO task moving bytes to or from it ends or is cancelled (the task gives each of its
+    hosts a CPU share of weight 0: ``CpuAction::on_state_change`` updates them all), one step of
+    its power times the time since its previous update, with pstate 0's power until its first
+    update as for compute hosts (:meth:`Machines.storage_updated`). The same end updates the
+    compute hosts of a ``parallel_homogeneous_pfs`` task, but not the job's hosts of a
+    ``data_staging``, whose task holds the two storage hosts only. A job's ``consumed_energy``
+    reads its own hosts only. Without
+    ``wattage_per_state`` on a storage host, Batsim aborts at its first energy read (refused
+    by :class:`.simulator.Engine`); a SET_RESOURCE_STATE on a storage host, which Batsim obeys,
+    is refused (:mod:`.switching`). Recorded on real Batsim 4.2.1: ``tests/fixtures/batsim_pfs_energy``.
 Machine states
     ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
     ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
@@ -179,8 +196,8 @@ def _ranges(h: HostRun) -> list[PowerRange]:
 
 
 class Machines:
-    """Power, energy and machine states of the compute hosts (Batsim's ``Machines`` with
-    SimGrid's host-energy plugin; see the module docstring).
+    """Power, energy and machine states of the compute hosts, and the storage hosts' power and
+    energy (Batsim's ``Machines`` with SimGrid's host-energy plugin; see the module docstring).
 
     Args:
         platform: the platform (its compute hosts become :attr:`hosts`, in Batsim's id order).
@@ -210,7 +227,7 @@ class Machines:
         # sums each machine's intervals, then the machines, in long doubles: exact here)
         self.time_in = dict.fromkeys(_ALL_STATES, 0.0)
         self.time_lo = dict.fromkeys(_ALL_STATES, 0.0)
-        self.p_total = 0.0     # W, all compute hosts (their current power)
+        self.p_total = 0.0     # W, all machines (their current power; storage hosts included)
         n = len(self.hosts)
         self._exact = n <= EXACT_HOSTS or n * nb_jobs <= EXACT_WORK
         self._c_sum = 0.0       # W, the power the plugin charges, all hosts (running sum:)
@@ -222,7 +239,9 @@ class Machines:
         self._wattmin_hosts: dict[float, int] = {}
         self._wattmin: float | None = 0.0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
-        self._last_energy_row: tuple = (0.0, [0.0] * len(self.hosts) if self._exact else 0.0)
+        # (exact mode: one energy per machine, the storage hosts after the compute hosts)
+        self._last_energy_row: tuple = (0.0, [0.0] * (n + len(self._storage_of(platform)))
+                                        if self._exact else 0.0)
         self.all_upd = 0.0     # s, when SimGrid's energy plugin last updated every host
         # Exact mode with rows: the hosts' energies at the last all-host read (by id), which hosts
         # not updated since do not copy into HostRun.energy (_read_all); the hosts updated since
@@ -248,6 +267,76 @@ class Machines:
                 eps = ranges[h.pstate].epsilon
                 self._wattmin_hosts[eps] = self._wattmin_hosts.get(eps, 0) + 1
                 self._wattmin = None
+        # Storage hosts (energy runs): each draws its pstate's Idle power (no job runs there, and an
+        # IO task puts no flops on them), charged at each read of every machine (see "Storage
+        # hosts" in the module docstring); pstate 0's until their first update, as compute hosts.
+        self.storage = self._storage_of(platform)
+        self._st_energy = [0.0] * len(self.storage)   # J, each at its last update _st_last (s)
+        self._st_last = [0.0] * len(self.storage)
+        self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
+        self._st_pending: set[int] = set()            # storage hosts still charged at pstate 0
+        for j, s in enumerate(self.storage):
+            p0 = self._storage_power(s, 0)
+            if s.pstate != 0:
+                self._st_pending.add(j)
+            self._charged.append(p0)
+            self._c_sum += p0
+            self.p_total += p0
+            eps = self._storage_ranges(s)[s.pstate].epsilon   # (constant: no pstate change)
+            self._wattmin_hosts[eps] = self._wattmin_hosts.get(eps, 0) + 1
+            self._wattmin = None
+
+    def _storage_of(self, platform: PlatformSpec) -> list[HostSpec]:
+        """The storage hosts whose energy is modelled: all of them with energy, none without
+        (the engine refuses ``-E`` when one lacks power states, :class:`.simulator.Engine`)."""
+        if not self.energy:
+            return []
+        for s in platform.storage:
+            self._storage_ranges(s)
+        return list(platform.storage)
+
+    @staticmethod
+    def _storage_ranges(s: HostSpec) -> list[PowerRange]:
+        """The power ranges of storage host ``s`` (refused without, :class:`.simulator.Engine`)."""
+        if s.power is None:
+            raise EngineError(f"internal: storage host {s.name} has no power states")
+        return s.power
+
+    def _storage_power(self, s: HostSpec, pstate: int) -> float:
+        """The power (W) of storage host ``s`` at ``pstate``: its Idle power (no load ever),
+        full load at a speed of 0 (:func:`schedulers.core.power.watts`)."""
+        return watts(self._storage_ranges(s)[pstate], s.speeds[pstate], 0.0, s.cores)
+
+    def storage_updated(self, ids) -> None:
+        """SimGrid's energy plugin updates the storage hosts ``ids`` (indices in
+        :attr:`storage`) now: one step of their power times the time since their previous
+        update; the first after t = 0 charges pstate 0's power and sets their own
+        (``HostEnergy::update``). Batsim reads them all at each energy read
+        (:meth:`_storage_read`); an IO task that ends or is cancelled updates those it moves bytes
+        to or from (``CpuAction::on_state_change``: ``ptask_L07`` gives every host of the task
+        a CPU share, 0 flops included). Nothing without energy."""
+        if not self.energy:
+            return
+        now, n = self.clock.now, len(self.hosts)
+        energy, last, charged = self._st_energy, self._st_last, self._charged
+        for j in ids:
+            if now > last[j]:
+                energy[j] += charged[n + j] * (now - last[j])
+                last[j] = now
+                if j in self._st_pending:
+                    self._st_pending.discard(j)
+                    s = self.storage[j]
+                    new = self._storage_power(s, s.pstate)
+                    if new != charged[n + j]:
+                        self._charge_sum(new - charged[n + j])
+                        self.p_total += new - charged[n + j]
+                        charged[n + j] = new
+
+    def _storage_read(self) -> list[float]:
+        """Batsim reads every machine now: the storage hosts' energies (J, by id), each brought
+        up to date (:meth:`storage_updated`)."""
+        self.storage_updated(range(len(self.storage)))
+        return list(self._st_energy)
 
     # ------------------------------------------------------------------------ power & energy
     def _host_power(self, h: HostRun) -> float:
@@ -309,6 +398,8 @@ class Machines:
                     h.last = now
                 out[h.hid] = h.energy
             self._since.clear()
+            if self.storage:
+                out[len(self.hosts):] = self._storage_read()
             self._es = out
             self.all_upd = now
             return out
@@ -334,24 +425,27 @@ class Machines:
             h.energy = e
             h.last = now
             app(e)
+        if self.storage:
+            out.extend(self._storage_read())
         self.all_upd = now
         if self._fast:
             self._es = out
         return out
 
     def total_energy(self, t: float | None = None) -> float:
-        """Energy consumed by all compute hosts since time 0 (J) -- Batsim's ``consumed_energy``,
-        the sum of the hosts' energies (exactly rounded, :func:`math.fsum`; the running sum on
-        platforms of more than :data:`EXACT_HOSTS` hosts). Reading it updates every host
-        (``sg_host_get_consumed_energy``). ``t``: only ``now`` (or None) is allowed."""
+        """Energy consumed by all machines (compute and storage hosts) since time 0 (J) --
+        Batsim's ``consumed_energy``, the sum of the hosts' energies (exactly rounded,
+        :func:`math.fsum`; the running sum on platforms of more than :data:`EXACT_HOSTS` hosts).
+        Reading it updates every host (``sg_host_get_consumed_energy``). ``t``: only ``now`` (or None) is allowed."""
         if t is not None and t != self.clock.now:
             raise EngineError(f"internal: total energy asked at t={t} while the clock is at {self.clock.now}")
         return self.total_exact()[0]
 
     def energy_so_far(self) -> float:
-        """Energy consumed by all compute hosts from time 0 to now (J), read without updating any
-        host: unlike :meth:`total_energy` (Batsim's own read, which SimGrid's plugin turns into
-        host updates that the outputs show), reading it changes nothing in the run. The running
+        """Energy consumed by all machines (storage hosts too) from time 0 to now (J), read
+        without updating any host: unlike :meth:`total_energy` (Batsim's own read, which
+        SimGrid's plugin turns into host updates that the outputs show), reading it changes
+        nothing in the run. The running
         sum of :meth:`_charge_sum`, within rounding of :meth:`total_energy`; 0 without energy.
         For observers of a paused run (the Gymnasium environment's energy reward)."""
         return self._e_acc + self._c_sum * (self.clock.now - self._e_last)
@@ -360,6 +454,8 @@ class Machines:
         """The running sum of every host's energy now (J), as the hosts are read now."""
         if self._not_updated and self.clock.now > 0.0:
             self._first_update()
+        if self.storage:
+            self._storage_read()
         self.all_upd = self.clock.now
         return self._e_acc + self._c_sum * (self.clock.now - self._e_last)
 
@@ -550,6 +646,8 @@ class Machines:
         if not self.energy:
             return None
         if not self.trace:  # Batsim traces (and so reads every host's energy) all the same
+            if self.storage:
+                self._storage_read()
             self.all_upd = self.clock.now
             return None
         t_last, last = self._last_energy_row
@@ -566,10 +664,12 @@ class Machines:
             epower = self.p_total if p_before is None else p_before
         self.rows["energy"].append((self.clock.now, total[0], kind, self.wattmin(), epower), total[1])
         self._last_energy_row = (self.clock.now, es if self._exact else total[0])
+        if not self._exact:
+            self._st_row = list(self._st_energy)
         return total
 
     def wattmin(self) -> float:
-        """Batsim's ``wattmin`` now (W): the sum over the compute hosts of the Epsilon power of
+        """Batsim's ``wattmin`` now (W): the sum over the machines (storage hosts too) of the Epsilon power of
         their current pstate (``Machines::total_wattmin``, ``src/machines.cpp``: a ``long
         double`` sum of ``sg_host_get_wattmin_at`` at each row, whose 64-bit significand holds
         the sum of a platform's powers exactly), summed exactly (:func:`math.fsum`) again after
@@ -606,4 +706,5 @@ class Machines:
             else:
                 x = h.energy + c * (t_last - last) if last < t_last else h.energy
                 incs.append((x + c * dt) - x)
+        incs.extend(map(sub, self._st_energy, self._st_row))   # (storage: read at each row)
         return exact_sum(incs) / dt

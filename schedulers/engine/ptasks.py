@@ -61,11 +61,12 @@ class HeldTask:
     solves it with the running tasks; ``id`` is ``(job id,)``, never equal to a job's id."""
 
     __slots__ = ("id", "hosts", "flops", "index", "remaining", "rate", "stage_start", "version",
-                 "wall_left", "links", "net_bound", "pending", "done", "action", "wall_timer")
+                 "wall_left", "links", "net_bound", "pending", "done", "action", "wall_timer", "io_hosts")
 
     def __init__(self, job: EngineJob, now: float) -> None:
         self.id = (job.id,)
         self.hosts = job.hosts
+        self.io_hosts = job.io_hosts    # an IO task's hosts (compute, storage), or None
         self.flops = list(job.flops)
         self.index = job.index          # SimGrid's creation order, kept
         self.remaining = job.remaining
@@ -566,7 +567,11 @@ class ParallelTasks:
             self.hosts[hid].held.remove(held)
         links = held.links
         self.unlink(held)
-        self.machines.updated(held.hosts)
+        if held.io_hosts is None:
+            self.machines.updated(held.hosts)
+        else:   # an IO task's own hosts (a data_staging's: its two storage hosts only)
+            self.machines.updated(held.io_hosts[0])
+            self.machines.storage_updated(held.io_hosts[1])
         held.flops = []
         self.reshare(held.hosts, links=links, solve=True)
 

@@ -144,12 +144,14 @@ class Server:
 
     def start(self, port: SchedulerPort) -> None:
         """The run starts, talking to ``port``; with output rows kept (``trace``), the time-0 rows of
-        ``out_pstate_changes.csv`` (the hosts by initial pstate)."""
+        ``out_pstate_changes.csv`` (every machine by initial pstate, the storage hosts too:
+        Batsim's ``Machines::machines()`` in ``export.cpp``)."""
         self.port = port
         if self.trace:
             by_ps: dict[int, list[int]] = {}
-            for i, h in enumerate(self.hosts):
-                by_ps.setdefault(h.pstate, []).append(i)
+            pstates = [h.pstate for h in self.hosts] + [s.pstate for s in self.machines.storage]
+            for i, ps in enumerate(pstates):
+                by_ps.setdefault(ps, []).append(i)
             for ps in sorted(by_ps):
                 self.record.rows["pstates"].append((0.0, str(ProcSet(*by_ps[ps])), ps))
 

@@ -160,12 +160,11 @@ class Engine:
                               f"host; missing on {', '.join(missing)}{note}")
         if energy and sleep_error(platform):
             raise EngineError(sleep_error(platform))
-        if energy and platform.storage:
-            names = ", ".join(repr(h.name) for h in platform.storage[:5])
-            raise EngineError(f"{platform.source}: storage hosts ({names}) with energy (-E): real Batsim 4.2.1 counts "
-                              "their power in out_consumed_energy.csv and lists them in out_pstate_changes.csv; the "
-                              "embedded engine does not model them: run real Batsim (--engine batsim), or run "
-                              "without -E")
+        if energy and any(h.power is None for h in platform.storage):
+            missing = [h.name for h in platform.storage if h.power is None]   # (by id: name order)
+            raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on the storage hosts too; "
+                              f"missing on {', '.join(missing[:5])}: real Batsim 4.2.1 aborts at its first energy "
+                              f"read (\"No power range properties specified for host {missing[0]}\")")
         if events and platform.message_delays is None and platform.master_loopback:
             raise EngineError(f"{platform.source}: external events (--events) on a platform whose master host's "
                               "routing the engine does not know: use real Batsim (--engine batsim)")

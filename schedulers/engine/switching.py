@@ -104,6 +104,11 @@ class Switches:
         if not hids:
             return
         for hid in hids:
+            if 0 <= hid - len(self.machines.hosts) < len(self.machines.storage):
+                name = self.machines.storage[hid - len(self.machines.hosts)].name
+                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: machine {hid} ({name}) is a storage host; "
+                                  "real Batsim 4.2.1 changes its pstate, the embedded engine does not model that: "
+                                  "use real Batsim (--engine batsim)")
             if not 0 <= hid < len(self.machines.hosts):
                 raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} does not exist "
                                   f"(platform has {len(self.machines.hosts)} compute hosts)")

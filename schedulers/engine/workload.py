@@ -105,6 +105,9 @@ class EngineJob:
     #: EXECUTE_JOB's ``storage_mapping`` (storage label -> machine id; empty: none given), which
     #: the IO profiles read (:mod:`.iotasks`)
     storage: dict[str, int] = field(default_factory=dict)
+    #: the current stage's IO task (:mod:`.iotasks`): its compute hosts (ids; none for a
+    #: ``data_staging``) and its storage hosts (indices among the storage hosts); None otherwise
+    io_hosts: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
 
 @dataclass(slots=True)
