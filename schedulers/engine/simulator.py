@@ -81,7 +81,7 @@ from .jobs import JobBook
 from .lazysteps import LazyStepQueue
 from .netroute import instant_messages
 from .netserver import ActorServer, network_refusal
-from .platform import PlatformSpec, old_power_names, sleep_error
+from .platform import PlatformSpec, missing_power_error, sleep_error
 from .ports import Deadlock, EngineError, InProcessPort, Reply, SchedulerPort
 from .ptasks import ParallelTasks
 from .queue import EventQueue
@@ -153,11 +153,8 @@ class Engine:
                               "Batsim 4.2.1 refuses it alone")
         if energy and platform.power_error:
             raise EngineError(platform.power_error)
-        if energy and not platform.has_energy:
-            missing = [h.name for h in platform.compute if h.power is None][:5]
-            note = next((n for n in map(old_power_names, platform.compute) if n), "")
-            raise EngineError(f"{platform.source}: energy (-E) needs 'wattage_per_state' on every compute "
-                              f"host; missing on {', '.join(missing)}{note}")
+        if energy and missing_power_error(platform):
+            raise EngineError(missing_power_error(platform))
         if energy and sleep_error(platform):
             raise EngineError(sleep_error(platform))
         if energy and any(h.power is None for h in platform.storage):
