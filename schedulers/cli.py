@@ -529,6 +529,11 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     if args.dump_execution_context:
         print(json.dumps(opts.pop("context"), separators=(",", ":")))
         return 0
+    for w in args.workload:   # (gridsched run reads them; Batsim, whose place the engine takes here, does not)
+        if _gzipped(Path(w)):
+            raise RunInputError(f"-w {w}: the file is gzip-compressed; real Batsim 4.2.1 reads plain JSON only and "
+                                f"aborts (\"Invalid JSON file '{w}': could not be parsed\"): decompress it first "
+                                "(gunzip), or run it with gridsched run, which reads it")
     engine = build_engine(args.platform, args.workload, energy=args.energy,
                           compute_sharing=args.enable_compute_sharing,
                           forward_profiles=args.forward_profiles_on_submission,

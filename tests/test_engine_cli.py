@@ -98,6 +98,23 @@ def test_export_folder_must_exist_as_for_real_batsim(tmp_path) -> None:
     assert not (tmp_path / "missing").exists()
 
 
+def test_gzip_workload_refused_as_real_batsim(tmp_path: Path) -> None:
+    # real Batsim 4.2.1 reads plain JSON only: `batsim -p p.xml -w w.json.gz -e out` aborts (status
+    # 134) with "Invalid JSON file '.../w.json.gz': could not be parsed" (recorded); gridsched run
+    # reads such a file, the engine playing Batsim refuses it in one line
+    import gzip
+
+    wl = tmp_path / "w.json.gz"
+    wl.write_bytes(gzip.compress((FIX / "w.json").read_bytes()))
+    code, _, err = _main("engine", "-p", str(FIX / "p.xml"), "-w", str(wl), "-e", str(tmp_path / "out"),
+                         "-s", "tcp://127.0.0.1:1")
+    assert code == 2
+    assert err.strip().splitlines() == [f"gridsched: error: -w {wl}: the file is gzip-compressed; real Batsim 4.2.1 "
+                                        f"reads plain JSON only and aborts (\"Invalid JSON file '{wl}': could not be "
+                                        "parsed\"): decompress it first (gunzip), or run it with gridsched run, which "
+                                        "reads it"]
+
+
 def test_dump_execution_context_as_real_batsim() -> None:
     code, out, _ = _main("engine", "-p", str(FIX / "p.xml"), "-w", str(FIX / "w.json"), "--dump-execution-context",
                          "-e", "foo", "--redis-port", "12", "-s", "tcp://x:1")
