@@ -17,6 +17,15 @@ def rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def schedule_rows(path: Path) -> list[dict]:
+    """The rows of an ``out_schedule.csv`` without its wall-clock columns (``scheduling_time``,
+    ``simulation_time``), which differ from run to run."""
+    out = rows(path)
+    for r in out:
+        del r["scheduling_time"], r["simulation_time"]
+    return out
+
+
 def run_fcfs_with_energy(fix: Path, out: Path) -> Path:
     """Run ``fix/workload.json`` on ``fix/platform.xml`` with FCFS and energy (``-E``), writing
     Batsim's files ``out/out_*.csv``; returns ``out``."""
