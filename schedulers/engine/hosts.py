@@ -86,6 +86,7 @@ Switching
 
 from __future__ import annotations
 
+from collections import Counter
 from math import fsum, isfinite, ulp
 from itertools import repeat
 from operator import add, mul, sub
@@ -236,7 +237,7 @@ class Machines:
         # Batsim's wattmin (W): the sum of the Epsilon of the hosts' current pstates, summed
         # afresh at each row as Batsim does (exact: a running double drifts over many switches);
         # the hosts at each Epsilon, and the sum when they last changed (None: to redo)
-        self._wattmin_hosts: dict[float, int] = {}
+        self._wattmin_hosts: Counter[float] = Counter()
         self._wattmin: float | None = 0.0
         # Batsim's EnergyConsumptionTracer starts from (0 s, 0 J): the first row's epower is its mean power
         # (exact mode: one energy per machine, the storage hosts after the compute hosts)
@@ -265,7 +266,7 @@ class Machines:
                 self._c_sum += h.power
                 self.p_total += h.power
                 eps = ranges[h.pstate].epsilon
-                self._wattmin_hosts[eps] = self._wattmin_hosts.get(eps, 0) + 1
+                self._wattmin_hosts[eps] += 1
                 self._wattmin = None
         # Storage hosts (energy runs): each draws its pstate's Idle power (no job runs there, and an
         # IO task puts no flops on them), charged at each read of every machine (see "Storage
@@ -283,7 +284,7 @@ class Machines:
             self._c_sum += p0
             self.p_total += p0
             eps = self._storage_ranges(s)[s.pstate].epsilon   # (constant: no pstate change)
-            self._wattmin_hosts[eps] = self._wattmin_hosts.get(eps, 0) + 1
+            self._wattmin_hosts[eps] += 1
             self._wattmin = None
 
     def _storage_of(self, platform: PlatformSpec) -> list[HostSpec]:
@@ -555,9 +556,8 @@ class Machines:
             ranges = _ranges(h)
             old, new = ranges[h.pstate].epsilon, ranges[pstate].epsilon
             if new != old:
-                at = self._wattmin_hosts
-                at[old] -= 1
-                at[new] = at.get(new, 0) + 1
+                self._wattmin_hosts[old] -= 1
+                self._wattmin_hosts[new] += 1
                 self._wattmin = None
             self._not_updated.pop(h.hid, None)  # charged at pstate 0 until now (set_power below)
         h.pstate = pstate
@@ -678,7 +678,7 @@ class Machines:
         8730.371924 (``tests/fixtures/batsim_wattmin_sum``, ``tests/test_wattmin.py``)."""
         w = self._wattmin
         if w is None:
-            w = self._wattmin = exact_sum([v for v, n in self._wattmin_hosts.items() for _ in range(n)])
+            w = self._wattmin = exact_sum(list(self._wattmin_hosts.elements()))
         return w
 
     def _epower(self, t_last: float, last, es: list[float] | None, total: float) -> float:

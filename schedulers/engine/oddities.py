@@ -21,12 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .iotasks import IO_PROFILES
 from .platform import PlatformSpec
 
 __all__ = ["input_warnings"]
-
-
-_IO = ("parallel_homogeneous_pfs", "data_staging")
 
 
 def _between_hosts(profile: dict[str, Any]) -> bool:
@@ -76,9 +74,9 @@ def input_warnings(spec: PlatformSpec, workloads: list[Any], energy: bool) -> li
     if not spec.has_network:
         for w in workloads:
             names = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p)
-                           and p.get("type") not in _IO)
+                           and p.get("type") not in IO_PROFILES)
             io = sorted(name for name, p in w.profiles.items() if isinstance(p, dict) and _between_hosts(p)
-                        and p.get("type") in _IO)
+                        and p.get("type") in IO_PROFILES)
             if io:
                 more = f" (and {len(io) - 1} more)" if len(io) > 1 else ""
                 lines.append(f"{w.path}: IO profile {io[0]!r}{more} moves bytes to or from storage hosts, but "

@@ -153,8 +153,8 @@ class Engine:
                               "Batsim 4.2.1 refuses it alone")
         if energy and platform.power_error:
             raise EngineError(platform.power_error)
-        if energy and missing_power_error(platform):
-            raise EngineError(missing_power_error(platform))
+        if energy and (no_power := missing_power_error(platform)):
+            raise EngineError(no_power)
         if energy and sleep_error(platform):
             raise EngineError(sleep_error(platform))
         if energy and any(h.power is None for h in platform.storage):
