@@ -119,19 +119,6 @@ class _Prepared:
     note: str | None = None
 
 
-def _gzipped(path: Path) -> bool:
-    """Whether the plain file ``path`` starts with gzip's magic bytes (the engine reads such a
-    workload whatever its name; real Batsim 4.2.1 reads plain JSON only)."""
-    import stat
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):   # (a FIFO would block the read)
-            return False
-        with open(path, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False   # (read again, and refused with the reader's words)
-
-
 def _looks_like(path: Path) -> str | None:
     """``"trace"`` when the plain file ``path`` starts (past blanks) with what an SWF/GWF trace
     starts with (a ``;`` or ``#`` comment, a job number), ``"xml"`` with ``<``; None otherwise
@@ -161,7 +148,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
         WorkloadError, RunInputError: one line naming the file (and the job).
     """
     from .inputs.errors import WorkloadError
-    from .inputs.jsonfile import batsim_number, read_json
+    from .inputs.jsonfile import batsim_number, is_gzip_file, read_json
     from .outfiles import OutputWriteError, atomic_write_text
 
     prepared: list[_Prepared] = []
@@ -209,7 +196,7 @@ def _prepare_workloads(args: argparse.Namespace, nb_hosts: int, cores: int, stag
                                 if kind == "trace" else
                                 f"{p}: not a Batsim JSON workload, but it looks like XML (a SimGrid platform?): -w "
                                 "takes a workload or a trace (were -p and -w swapped?)")
-        elif rescale or args.max_jobs is not None or (args.engine == "batsim" and _gzipped(p)):
+        elif rescale or args.max_jobs is not None or (args.engine == "batsim" and is_gzip_file(p)):
             data = read_json(p, WorkloadError, "workload", batsim_number)
             if not isinstance(data, dict):
                 raise WorkloadError(f"{p}: a workload must be a JSON object with 'jobs' and 'profiles', "
@@ -520,6 +507,7 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
     from .engine.oddities import input_warnings
     from .engine.platform import check_compute_speeds
     from .engine.zmq_client import ZmqPort, zmq
+    from .inputs.jsonfile import is_gzip_file
 
     if not args.timeout >= 0:  # negative or nan; checked before reading the inputs
         raise RunInputError(f"--timeout must be a number of seconds >= 0 (0 or inf: wait forever for each "
@@ -530,7 +518,7 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
         print(json.dumps(opts.pop("context"), separators=(",", ":")))
         return 0
     for w in args.workload:   # (gridsched run reads them; Batsim, whose place the engine takes here, does not)
-        if _gzipped(Path(w)):
+        if is_gzip_file(w):
             raise RunInputError(f"-w {w}: the file is gzip-compressed; real Batsim 4.2.1 reads plain JSON only and "
                                 f"aborts (\"Invalid JSON file '{w}': could not be parsed\"): decompress it first "
                                 "(gunzip), or run it with gridsched run, which reads it")

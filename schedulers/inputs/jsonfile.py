@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from .batsim_numbers import batsim_float
 
-__all__ = ["read_json", "loads_strict", "batsim_number", "unique_pairs", "RepeatedKey", "json_problem",
+__all__ = ["read_json", "is_gzip_file", "loads_strict", "batsim_number", "unique_pairs", "RepeatedKey", "json_problem",
            "lone_surrogate", "regular_file"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -196,6 +196,20 @@ def lone_surrogate(value: Any, text: str) -> str | None:
     key = next(k for k in v if _SURROGATE.search(k))
     return (f"{_label(path, v)}: the key {_quoted(key)} holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape "
             "without its pair), which is not a character")
+
+
+def is_gzip_file(path: str | PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file that starts with gzip's magic bytes (the readers here
+    decompress such a file whatever its name; real Batsim 4.2.1 reads plain JSON only). False
+    for a file that cannot be read or is not a regular one (a FIFO would block the read): the
+    reader then refuses it in its own words."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            return f.read(2) == _GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def regular_file(path: str | PathLike[str], what: str, error: type[Exception] = ValueError) -> None:
