@@ -137,7 +137,7 @@ CASES: list[tuple[str, Callable[[Case], list[str]], tuple[str, ...]]] = [
      ("w.json", "job '5'", "duplicate")),
     # --- numbers: NaN, infinite, negative, beyond the time bound
     ("subtime-1e308", lambda c: c.run(workload=c.job(subtime=1e308)), ("w.json", "job '1'", "'subtime'", "2**33")),
-    ("subtime-negative", lambda c: c.run(workload=c.job(subtime=-1)), ("w.json", "job '1'", "'subtime'")),
+    ("subtime-below-minus-2**33", lambda c: c.run(workload=c.job(subtime=-1e10)), ("w.json", "job '1'", "'subtime'", "2**33")),
     ("subtime-string", lambda c: c.run(workload=c.job(subtime="0")), ("w.json", "job '1'", "'subtime'")),
     ("walltime-1e308", lambda c: c.run(workload=c.job(walltime=1e308)), ("w.json", "job '1'", "'walltime'")),
     ("delay-1e308", lambda c: c.run(workload=c.workload([{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],

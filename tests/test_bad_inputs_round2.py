@@ -441,7 +441,7 @@ def test_errors_are_one_readable_line(tmp_path: Path) -> None:
     assert proc.stderr == ("gridsched run: error: argument --max-jobs: invalid int value: 'x' "
                            "(see gridsched run --help)\n")
     # a workload the schema refuses (convert): no "1 problem:" header on a line of its own
-    bad = workload(tmp_path / "bad.json", [{"id": 1, "subtime": -5, "res": 1, "profile": "d"}])
+    bad = workload(tmp_path / "bad.json", [{"id": 1, "subtime": 0, "res": -1, "profile": "d"}])
     code, _, err = run_main(["convert", bad, "-o", tmp_path / "b.json", "--nb-hosts", "4"])
     assert code == 2 and err.count("\n") == 1 and "invalid Batsim workload: " in err
     # a value of 20 million characters echoed back: cut in its middle

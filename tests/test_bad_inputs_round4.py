@@ -349,7 +349,7 @@ def test_a_report_says_how_many_runs_a_mean_is_over_when_some_have_no_value(tmp_
      "(8589934592), the longest time of a workload gridsched runs"),
     ("2 10 0 77 1 -1 -1 1 1e300", "{trace}, line 2: job '2': requested time (field 9) 1.0000000000000001e+300 s is "
      "over 2**33 s (8589934592), the longest time of a workload gridsched runs"),
-    ("2 9e9 0 77 1 -1 -1 1 200", "{trace}: job '2': 'subtime' must be a number of seconds >= 0 and <= 8589934592 "
+    ("2 9e9 0 77 1 -1 -1 1 200", "{trace}: job '2': 'subtime' must be a number of seconds from -8589934592 to 8589934592 "
      "(2**33), got 9000000000 (its submit time after the time origin: keep an earlier part of the trace)"),
 ])
 def test_convert_refuses_a_trace_gridsched_run_would_refuse(tmp_path: Path, line2: str, message: str) -> None:

@@ -225,6 +225,6 @@ def test_run_engine_error_on_a_converted_trace_names_the_trace(tmp_path: Path) -
     code, err, out = _run(tmp_path, trace)
     assert code == 2
     assert err.count("\n") == 1
-    assert err.startswith(f"gridsched: error: {trace}: job '2': 'subtime' must be a number of seconds >= 0 "
-                          "and <= 8589934592 (2**33), got 9000000000")
+    assert err.startswith(f"gridsched: error: {trace}: job '2': 'subtime' must be a number of seconds from "
+                          "-8589934592 to 8589934592 (2**33), got 9000000000")
     assert "gridsched-run-" not in err and not out.exists()

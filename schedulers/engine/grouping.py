@@ -135,7 +135,8 @@ class GroupedServer:
             # (static_job_submitter_process, src/job_submitter.cpp): woken, the submitter takes
             # the job it slept for, even where SimGrid's clock stops short of its subtime, then
             # every job whose subtime is not after the clock; then it sleeps
-            # ``next subtime - clock``. (The 1e-9-s clock: the jobs of the same subtime.)
+            # ``next subtime - clock``. (The 1e-9-s clock: the jobs of the same subtime, or every
+            # job of a subtime <= 0 at the first wake-up, at 0: negative subtimes are due then.)
             w, k = payload
             table, subtimes = w.jobs, w.jobs.subtimes
             n = len(subtimes)
@@ -144,7 +145,7 @@ class GroupedServer:
             if self.energy and self.record.first_submission[0] < 0:
                 self.record.first_submission = self.machines.total_exact()
             woke = True
-            while k < n and (woke or (subtimes[k] <= t if steps else subtimes[k] == sub)):
+            while k < n and (woke or (subtimes[k] <= t if steps else (subtimes[k] == sub or subtimes[k] <= 0.0))):
                 woke = False
                 j = table.job(k)
                 j.state = SUBMITTED

@@ -14,9 +14,12 @@ Other types (SMPI, usage traces, ...) raise :class:`WorkloadError` pointing to r
 Batsim.
 
 Numbers are bounded where they are read, so that no output can hold a NaN, an infinity or a
-time that lost its precision: every number must be finite; ``subtime`` >= 0, ``walltime`` > 0
-(or -1), ``delay`` > 0, flops >= 0; and every time (``subtime``, ``walltime``, ``delay``) is at
-most :data:`MAX_TIME` = 2**33 s (about 272 years). Below it a double still resolves the
+time that lost its precision: every number must be finite; ``walltime`` > 0 (or -1), ``delay`` >
+0, flops >= 0, ``res`` >= 0; and every time (``subtime``, ``walltime``, ``delay``) is at most
+:data:`MAX_TIME` = 2**33 s (about 272 years) from 0. A negative ``subtime`` is accepted, as Batsim
+4.2.1 accepts it (``Job::from_json`` reads any number): its job is submitted at 0 with the jobs
+due then, and keeps its own ``subtime`` (``submission_time`` and ``waiting_time`` of
+``out_jobs.csv``, recorded in ``tests/fixtures/batsim_negative_subtime``). Below it a double still resolves the
 microsecond the outputs print (its spacing is at most 2**-20 s), and the sums the engine and the
 metrics make of such times (start + run, sums over jobs) stay finite. A job's whole profile,
 ``composed`` ones expanded with their ``repeat``, has at most :data:`MAX_STAGES` stages; the stages
@@ -601,7 +604,7 @@ def _common_job(j: Any, workload: str, nb_hosts: int | None) -> tuple[str, float
     jid, sub, res, wall = j.get("id"), j.get("subtime"), j.get("res"), j.get("walltime", -1)
     if (type(jid) is str and jid and "!" not in jid and workload not in jid
             and _ID_BAD_CHARS.isdisjoint(jid)
-            and (type(sub) is float or type(sub) is int) and 0 <= sub <= MAX_TIME
+            and (type(sub) is float or type(sub) is int) and -MAX_TIME <= sub <= MAX_TIME
             and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
             and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
             and "profile" in j):
@@ -661,9 +664,9 @@ class JobChecks:
                 if key not in j:
                     raise WorkloadError(f"{where}: missing field {key!r}")
             sub = j["subtime"]
-            if not _time(sub) or sub < 0:
-                raise WorkloadError(f"{where}: 'subtime' must be a number of seconds >= 0 and <= {MAX_TIME:.0f} "
-                                    f"(2**33), got {sub!r}")
+            if not _time(sub) or sub < -MAX_TIME:
+                raise WorkloadError(f"{where}: 'subtime' must be a number of seconds from -{MAX_TIME:.0f} to "
+                                    f"{MAX_TIME:.0f} (2**33), got {sub!r}")
             res, prof = check_job_fields(where, j, self.nb_hosts)
         except WorkloadError as exc:
             self._error, self._failed = exc, k

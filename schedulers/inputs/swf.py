@@ -520,7 +520,7 @@ class TraceConversion:
         than :data:`MAX_TIME` after ``origin``, in the words ``gridsched run`` uses for it."""
         if last_submit is not None and last_submit - origin > MAX_TIME:
             raise WorkloadError(f"{self.report.source}: job {job_id()!r}: 'subtime' must be a number of seconds "
-                                f">= 0 and <= 8589934592 (2**33), got {last_submit - origin:.17g} (its submit "
+                                f"from -8589934592 to 8589934592 (2**33), got {last_submit - origin:.17g} (its submit "
                                 "time after the time origin: keep an earlier part of the trace)")
 
     def _origin(self, first_submit: float | None) -> float:
