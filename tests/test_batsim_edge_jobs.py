@@ -1,15 +1,21 @@
-"""Jobs real Batsim 4.2.1 accepts at the edge of the workload format, on the embedded engine:
-negative ``subtime`` (``fixtures/batsim_negative_subtime``)."""
+"""Jobs real Batsim 4.2.1 accepts at the edge of the workload format, on the embedded engine and
+gridsched's policies: negative ``subtime`` (``fixtures/batsim_negative_subtime``) and ``res`` 0
+(``fixtures/batsim_res0``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from schedulers.engine import simulate
+from schedulers.batsim.protocol import ProtocolError
+from schedulers.core.policy import Policy
+from schedulers.engine import EngineError, simulate
 from schedulers.registry import get_policy
+from helpers_cli import run_main
 from recorded import rows, schedule_rows
+from scripted_scheduler import ScriptPort
 
 NEG = Path(__file__).parent / "fixtures" / "batsim_negative_subtime"
 
@@ -38,3 +44,89 @@ def test_engine_equals_real_batsim_on_negative_subtimes(tmp_path, case, platform
         assert (tmp_path / f"out_{name}.csv").read_text() == (NEG / case / f"out_{name}.csv").read_text(), name
     if case == "full_fcfs":
         assert schedule_rows(tmp_path / "out_schedule.csv") == schedule_rows(NEG / case / "out_schedule.csv")
+
+
+RES0 = Path(__file__).parent / "fixtures" / "batsim_res0"
+
+
+def _script_run(name: str, out: Path) -> ScriptPort:
+    port = ScriptPort(json.loads((RES0 / name).read_text()))
+    simulate(RES0 / "platform.xml", [RES0 / "workload.json"], port, export_prefix=out / "out_")
+    return port
+
+
+def test_recorded_res0_and_total_profiles_on_other_host_counts():
+    # fixtures/batsim_res0/README.md: 6e9 flops at 100 Mf/s spread over the hosts given, not res
+    got = {r["job_id"]: (r["requested_number_of_resources"], r["final_state"], r["allocated_resources"],
+                         r["execution_time"]) for r in rows(RES0 / "out_jobs.csv")}
+    assert got == {"z": ("0", "REJECTED", "", ""),
+                   "t": ("0", "COMPLETED_SUCCESSFULLY", "0", f"{6e9 / 1e8:f}"),          # 1 host: 60 s
+                   "u": ("2", "COMPLETED_SUCCESSFULLY", "1", f"{6e9 / 1e8:f}"),          # 1 host, res 2
+                   "w": ("0", "COMPLETED_SUCCESSFULLY", "0-1", f"{6e9 / 2 / 1e8:f}"),    # 2 hosts: 30 s
+                   "v": ("1", "COMPLETED_SUCCESSFULLY", "2", f"{2 * 6e9 / 1e8:f}")}      # composed: 2 x 60 s
+
+
+def test_engine_plays_res0_jobs_as_batsim(tmp_path):
+    port = _script_run("script.json", tmp_path)
+    want = [json.loads(line) for line in (RES0 / "messages.jsonl").read_text().splitlines()]
+    assert port.messages[1:] == want
+    assert (tmp_path / "out_jobs.csv").read_text() == (RES0 / "out_jobs.csv").read_text()
+
+
+def test_engine_refuses_where_batsim_aborts_on_res0(tmp_path):
+    # README: an EXECUTE_JOB without hosts, and a delay job of res 0 on one host, abort Batsim
+    with pytest.raises(ProtocolError, match=r"data\.alloc must name at least one resource, got ''"):
+        _script_run("empty.json", tmp_path)
+    with pytest.raises(EngineError) as err:
+        _script_run("delay1.json", tmp_path)
+    assert "\n" not in str(err.value)
+    assert "EXECUTE_JOB w0!z" in str(err.value) and "The job requires 0 machines but only 1 were given" in str(err.value)
+
+
+_USERS = {"user": "u1", "cpu_load": 0.5}
+_OWNED = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="AS0" routing="Full"><host id="master_host" speed="100Mf"/>
+<host id="h0" speed="100Mf"><prop id="owner" value="u1"/><prop id="wattage_per_state" value="100:200"/></host>
+<host id="h1" speed="100Mf"><prop id="owner" value="u1"/><prop id="wattage_per_state" value="100:200"/></host>
+</zone></platform>
+"""
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative", "heft", "buc", "buc-easy", "green-easy",
+                                    "green-heft", "osep", "hosep", "ehosep", "own-share"])
+def test_every_policy_rejects_a_job_of_no_host_and_runs_the_others(tmp_path, policy):
+    # a 10-s delay job on 1 host at 0, one of res 0 at 1, a 2-host one at 3: the res-0 job is
+    # rejected at its submission (Policy.takes_jobs_of_no_host), the others run one after the other
+    (tmp_path / "p.xml").write_text(_OWNED)
+    jobs = [{"id": "a", "subtime": 0, "walltime": 20, "res": 1, "profile": "d", **_USERS},
+            {"id": "z", "subtime": 1, "walltime": 20, "res": 0, "profile": "d", **_USERS},
+            {"id": "b", "subtime": 3, "walltime": 20, "res": 2, "profile": "d", **_USERS}]
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 2, "jobs": jobs,
+                                                 "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    args = ["run", "--policy", policy, "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
+            "-o", str(tmp_path / "out"), "--no-progress", "-E", "--compute-sharing"]
+    code, _, err = run_main(args)
+    assert code == 0, err
+    got = {r["job_id"]: (r["final_state"], r["starting_time"]) for r in rows(tmp_path / "out" / "out_jobs.csv")}
+    assert got == {"a": ("COMPLETED_SUCCESSFULLY", "0.000000"), "z": ("REJECTED", ""),
+                   "b": ("COMPLETED_SUCCESSFULLY", "10.000000")}
+
+
+class _TotalOnOneHost(Policy):
+    """Takes jobs of no host, and starts each job at once on host 0."""
+
+    takes_jobs_of_no_host = True
+
+    def on_job_submitted(self, job):
+        self.execute(job, [0])
+
+
+def test_a_policy_that_takes_jobs_of_no_host_runs_a_total_profile_on_the_hosts_it_gives(tmp_path):
+    # fixtures/batsim_res0: job t (res 0, 6e9 flops in total) on one 100-Mf/s host: 60 s
+    w = json.loads((RES0 / "workload.json").read_text())
+    w["jobs"] = [j for j in w["jobs"] if j["id"] == "t"]
+    simulate(RES0 / "platform.xml", [w], _TotalOnOneHost(), export_prefix=tmp_path / "out_")
+    (row,) = rows(tmp_path / "out_jobs.csv")
+    assert (row["job_id"], row["requested_number_of_resources"], row["allocated_resources"], row["execution_time"]) \
+        == ("t", "0", "0", "60.000000")

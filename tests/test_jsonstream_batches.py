@@ -164,7 +164,7 @@ def test_profiles_no_job_names_and_undefined_ones(tmp_path: Path, name: str) -> 
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"res": 0}, "job '1200': 'res' must be an integer >= 1, got 0"),
+    ({"res": -1}, "job '1200': 'res' must be an integer >= 0, got -1"),
     ({"subtime": -9e9}, "job '1200': 'subtime' must be a number of seconds from -8589934592 to 8589934592 (2**33), "
      "got -9000000000.0"),
     ({"profile": 3}, "job '1200': profile 3 is not defined in 'profiles'"),

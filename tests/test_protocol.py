@@ -320,7 +320,7 @@ def test_encode_decisions_errors() -> None:
         ('{"now": 1, "events": [{"timestamp": 1, "type": "JOB_COMPLETED", "data": {"job_id": "w0!1", '
          '"job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "1,2"}}]}', "bad interval string"),
         ('{"now": 1, "events": [{"timestamp": 1, "type": "JOB_SUBMITTED", "data": {"job_id": "w0!1", '
-         '"job": {"id": "w0!1", "subtime": 0, "res": 0, "profile": "p"}}}]}', "res must be an integer >= 1"),
+         '"job": {"id": "w0!1", "subtime": 0, "res": -1, "profile": "p"}}}]}', "res must be an integer >= 0"),
         ('{"now": 1, "events": [{"timestamp": 1, "type": "JOB_SUBMITTED", "data": {"job_id": "w0!1"}}]}', "Redis"),
         ('{"now": 1, "events": [{"timestamp": 1, "type": "RESOURCE_STATE_CHANGED", "data": {"resources": "1", '
          '"state": 3}}]}', "state must be a string"),

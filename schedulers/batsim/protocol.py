@@ -567,8 +567,8 @@ def _dec_job_submitted(ctx: _Ctx, ts: float, data: dict) -> Event:
         if key not in obj:
             raise ctx.fail(f"data.job lacks required field {key!r}")
     res, sub, prof = obj["res"], obj["subtime"], obj["profile"]
-    if not _is_int(res) or res < 1:
-        raise ctx.fail(f"data.job.res must be an integer >= 1, got {_quote(res, 60)}")
+    if not _is_int(res) or res < 0:
+        raise ctx.fail(f"data.job.res must be an integer >= 0, got {_quote(res, 60)}")
     if not _is_number(sub):
         raise ctx.fail(f"data.job.subtime must be a finite number, got {_kind(sub)} {_quote(sub, 60)}")
     if "walltime" in obj and not _is_number(obj["walltime"]):

@@ -71,8 +71,10 @@ class Job:
         walltime: the most the job may run (s): Batsim kills it at ``start_time + walltime``
             (state ``COMPLETED_WALLTIME_REACHED``). ``-1`` (:data:`NO_WALLTIME`) means none:
             test :attr:`has_walltime`.
-        res: number of hosts the job needs (>= 1); :meth:`~schedulers.core.policy.Policy.execute`
-            must give it exactly that many.
+        res: number of hosts the job needs (>= 0); :meth:`~schedulers.core.policy.Policy.execute`
+            must give it exactly that many. Batsim 4.2.1 accepts 0: such a job is rejected by the
+            base class at its submission unless the policy sets
+            :attr:`~schedulers.core.policy.Policy.takes_jobs_of_no_host`.
         profile: name of the job's profile (what it does: a ``delay``, a parallel computation...)
             in its workload; its description is :attr:`profile_data` when Batsim forwards it.
         extra: every other field of the workload's job object (``user``, ``cpu_load``...), as the
@@ -143,8 +145,8 @@ class Job:
             prof = obj["profile"]
         except KeyError as exc:
             raise ValueError(f"job {job_id!r} lacks field {exc.args[0]!r}: {obj!r}") from None
-        if isinstance(res, bool) or not isinstance(res, int) or res < 1:
-            raise ValueError(f"job {job_id!r}: 'res' must be an integer >= 1, got {res!r}")
+        if isinstance(res, bool) or not isinstance(res, int) or res < 0:
+            raise ValueError(f"job {job_id!r}: 'res' must be an integer >= 0, got {res!r}")
         if not isinstance(subtime, (int, float)) or isinstance(subtime, bool):
             raise ValueError(f"job {job_id!r}: 'subtime' must be a number, got {subtime!r}")
         walltime = obj.get("walltime", NO_WALLTIME)

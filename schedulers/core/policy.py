@@ -350,6 +350,14 @@ class Policy:
     the idle-host shutdown), so that a run keeps the waiting and running jobs only, not every
     job of a million-job trace. Rejected jobs stay. :attr:`jobs_seen` counts the jobs anyway."""
 
+    takes_jobs_of_no_host: ClassVar[bool] = False
+    """False (every gridsched policy): a job of ``res`` 0, which Batsim 4.2.1 accepts and submits,
+    is rejected (REJECT_JOB) at its submission by the base class, without :meth:`on_job_submitted`:
+    no host count fits it, and an EXECUTE_JOB without hosts makes Batsim abort. True: such jobs
+    reach :meth:`on_job_submitted`, and :meth:`execute` starts one on any non-empty set of hosts,
+    which Batsim runs only for a ``parallel_homogeneous_total`` profile, or a ``composed`` one of
+    only such profiles (its work spread over the hosts given); for another profile it aborts."""
+
     #: A subclass overrides :meth:`execute`: :meth:`execute_mask` then goes through it.
     _own_execute: ClassVar[bool] = False
 
@@ -455,6 +463,9 @@ class Policy:
                 return
             self.jobs[job.id] = job
             self.jobs_seen += 1
+            if job.res == 0 and not self.takes_jobs_of_no_host:
+                self.reject(job)
+                return
             self.on_job_submitted(job)
         elif isinstance(ev, JobCompleted):
             job = self.jobs.get(ev.job_id)
@@ -621,8 +632,9 @@ class Policy:
                 one of them at a time.
 
         Raises:
-            PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts, or
-                holds a host id that is not an integer >= 0 (``True``, ``0.5``, ``"1"``).
+            PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts (a
+                job of ``res`` 0, see :attr:`takes_jobs_of_no_host`: no host), or holds a host id
+                that is not an integer >= 0 (``True``, ``0.5``, ``"1"``).
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
@@ -653,7 +665,7 @@ class Policy:
                               f"{job!r}")
         if job.state != JobState.SUBMITTED:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
-        if count != job.res:
+        if count != job.res and not (job.res == 0 and count):
             raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {count}")
 
     def running_mask(self, job: Job) -> int:

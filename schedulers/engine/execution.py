@@ -201,9 +201,12 @@ class Executions:
         # (one interval, the common allocation: its range, without iterating the ProcSet)
         hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
             else tuple(alloc)
-        if len(hosts) != job.res:
+        if len(hosts) != job.res and not any_size(self.book.by_name[job.workload].profiles, job.profile):
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: allocation {alloc} has {len(hosts)} "
-                              f"hosts but the job requests {job.res}")
+                              f"hosts but the job requests {job.res}; Batsim 4.2.1 aborts (\"The job requires "
+                              f"{job.res} machines but only {len(hosts)} were given\"): only a "
+                              "parallel_homogeneous_total profile, or a composed one of only such profiles, runs "
+                              "on any number of hosts")
         all_hosts = self.hosts
         nb_hosts = len(all_hosts)
         for hid in hosts:
@@ -603,6 +606,20 @@ class Executions:
                 self.machines.storage_updated(job.io_hosts[1])
             self.end_job(job, COMPLETED_KILLED, code)
         return progress
+
+
+def any_size(profiles: dict[str, dict[str, Any]], name: str) -> bool:
+    """Whether Batsim 4.2.1 runs a job of profile ``name`` (in ``profiles``, name -> profile) on
+    an allocation of any number of hosts, not only its ``res``: a ``parallel_homogeneous_total``
+    profile (its ``cpu`` and ``com`` are spread over the hosts given), or a ``composed`` one whose
+    every profile of ``seq`` is one (``server_on_execute_job``, ``src/server.cpp``: a nested
+    ``composed`` is not). A job of ``res`` 0 runs only so (recorded in
+    ``tests/fixtures/batsim_res0``)."""
+    prof = profiles[name]
+    if prof["type"] == "parallel_homogeneous_total":
+        return True
+    return prof["type"] == "composed" and all(profiles[x]["type"] == "parallel_homogeneous_total"
+                                              for x in prof["seq"])
 
 
 def check_default_mapping(job_id: str, mapping: Any, nb_hosts: int) -> None:

@@ -512,6 +512,10 @@ def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int | None) -> tup
     the caller), as Batsim 4.2.1's ``Job::from_json`` does; return its ``res`` and ``profile``
     (the profile is checked by :func:`check_job_profile`).
 
+    A ``res`` of 0 is accepted, as Batsim 4.2.1 accepts it ("negative 'res'" is its only
+    bound): the scheduler can reject such a job, or run it on hosts when its profile runs on any
+    number of them (:func:`.execution.any_size`).
+
     ``nb_hosts``: refuse a ``res`` above it (``gridsched run --fit error``); None (the engine):
     any ``res`` is accepted, as Batsim 4.2.1 accepts it (neither ``Job::from_json`` nor
     ``Workload::check_validity`` compares it with the platform): the scheduler has to reject
@@ -525,8 +529,8 @@ def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int | None) -> tup
         raise WorkloadError(f"{where}: 'walltime' must be a number of seconds > 0 and <= {MAX_TIME:.0f} "
                             f"(2**33), or -1 (none), got {wall!r}")
     res = j.get("res")
-    if not isinstance(res, int) or isinstance(res, bool) or res < 1:
-        raise WorkloadError(f"{where}: 'res' must be an integer >= 1, got {res!r}")
+    if not isinstance(res, int) or isinstance(res, bool) or res < 0:
+        raise WorkloadError(f"{where}: 'res' must be an integer >= 0, got {res!r}")
     if nb_hosts is not None and res > nb_hosts:
         raise oversized(where, res, nb_hosts)
     return res, j.get("profile")

@@ -63,7 +63,8 @@ def rescale_workload(
 
     Raises:
         ValueError: ``nb_hosts`` < 1 or an unknown ``mode``.
-        WorkloadError: ``jobs`` is not a list of objects with an integer ``res`` >= 1.
+        WorkloadError: ``jobs`` is not a list of objects with an integer ``res`` >= 0 (a job of
+            ``res`` 0, which Batsim 4.2.1 accepts, is kept as it is).
     """
     if not isinstance(nb_hosts, int) or isinstance(nb_hosts, bool) or nb_hosts < 1:
         raise ValueError(f"nb_hosts must be an integer >= 1, got {nb_hosts!r}")
@@ -74,9 +75,9 @@ def rescale_workload(
         raise WorkloadError(f"{source}: 'jobs' must be a list")
     for index, job in enumerate(jobs):
         res = job.get("res") if isinstance(job, dict) else None
-        if not isinstance(res, int) or isinstance(res, bool) or res < 1:
+        if not isinstance(res, int) or isinstance(res, bool) or res < 0:
             label = f"job {job.get('id')!r} (jobs[{index}])" if isinstance(job, dict) else f"jobs[{index}]"
-            raise WorkloadError(f"{source}: {label}: 'res' must be an integer >= 1, got {res!r}")
+            raise WorkloadError(f"{source}: {label}: 'res' must be an integer >= 0, got {res!r}")
 
     report = ConversionReport(source=source, format="batsim-json")
     result = copy.deepcopy(data)
@@ -84,7 +85,7 @@ def rescale_workload(
     profiles = given if isinstance(given, dict) else {}
     nb_res = data.get("nb_res")
     if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res < 1:
-        nb_res = max((job["res"] for job in jobs), default=1)
+        nb_res = max(1, max((job["res"] for job in jobs), default=1))
         if mode == "scale":   # (clamp and drop do not read it)
             report.note(f"no valid nb_res: scaled from the largest res ({nb_res})", len(jobs))
 
@@ -93,7 +94,7 @@ def rescale_workload(
         report.records_read += 1
         res = job["res"]
         if mode == "scale":
-            new = max(1, -(-res * nb_hosts // nb_res))
+            new = max(1, -(-res * nb_hosts // nb_res)) if res else 0
             if new > nb_hosts:   # (res > nb_res: more than the whole machine the workload was made for)
                 report.note(f"res above the workload's nb_res {nb_res}: clamped to {nb_hosts}, not scaled")
                 new = nb_hosts
