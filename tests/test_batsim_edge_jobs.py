@@ -130,3 +130,39 @@ def test_a_policy_that_takes_jobs_of_no_host_runs_a_total_profile_on_the_hosts_i
     (row,) = rows(tmp_path / "out_jobs.csv")
     assert (row["job_id"], row["requested_number_of_resources"], row["allocated_resources"], row["execution_time"]) \
         == ("t", "0", "0", "60.000000")
+
+
+POWER = Path(__file__).parent / "fixtures" / "batsim_power_numbers"
+
+
+def test_recorded_powers_in_hexadecimal_and_exponent_forms():
+    # fixtures/batsim_power_numbers/README.md: 0x1p8 = 256 W, 0X96 = 150 W, 0x1.9p6Mf = 100 Mf/s
+    energy = {r["job_id"]: r["consumed_energy"] for r in rows(POWER / "out_jobs.csv")}
+    assert energy == {"a": f"{256 * 10:f}", "b": f"{(256 + 200) * 10:f}", "c": f"{(256 + 200) * 10:f}"}
+    assert rows(POWER / "out_consumed_energy.csv")[0]["wattmin"] == f"{100 + 150:f}"
+
+
+def test_engine_reads_powers_as_simgrid_and_equals_real_batsim(tmp_path):
+    simulate(POWER / "platform.xml", [POWER / "workload.json"], get_policy("fcfs", {"idle_timeout": 2}), energy=True,
+             export_prefix=tmp_path / "out_")
+    for name in ("jobs", "consumed_energy", "pstate_changes"):
+        assert (tmp_path / f"out_{name}.csv").read_text() == (POWER / f"out_{name}.csv").read_text(), name
+
+
+def test_policies_read_hexadecimal_powers_as_simgrid():
+    from schedulers.core.power import parse_watt_ranges, PowerRangeError
+    assert [(r.idle, r.epsilon, r.all_cores) for r in parse_watt_ranges(" 100:0X96:200, 0x1p4:1e2")] \
+        == [(100.0, 150.0, 200.0), (16.0, 16.0, 100.0)]
+    with pytest.raises(ValueError, match=r"^non-numeric wattage_per_state entry '100:1_000'$"):
+        parse_watt_ranges("100:1_000")   # Python's float reads 1_000; strtod does not
+    with pytest.raises(PowerRangeError, match="entry 0 is '100:inf'"):
+        parse_watt_ranges("100:inf")
+
+
+def test_a_power_batsim_runs_with_but_the_engine_bounds_is_refused_in_one_line(tmp_path):
+    text = (POWER / "platform.xml").read_text().replace("1e2:0x1p8", "1e2:inf")
+    (tmp_path / "p.xml").write_text(text)
+    code, _, err = run_main(["run", "--policy", "fcfs", "-E", "-p", str(tmp_path / "p.xml"), "-w",
+                             str(POWER / "workload.json"), "-o", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2 and err.count("\n") == 1
+    assert "host 'h0': wattage_per_state entry 0 is '1e2:inf'" in err and "real Batsim 4.2.1 runs with it" in err

@@ -255,7 +255,7 @@ GOOD_PROFILES = {"d": {"type": "delay", "delay": 5}}
 @pytest.mark.parametrize("jobs, profiles, needle", [
     ([GOOD_JOB], {"d": {"type": "smpi", "trace": "x"}}, ["profile 'd'", "smpi", "real Batsim"]),
     ([dict(GOOD_JOB, profile="nope")], GOOD_PROFILES, ["job '1'", "'nope'"]),
-    ([dict(GOOD_JOB, subtime=-1)], GOOD_PROFILES, ["job '1'", "subtime"]),
+    ([dict(GOOD_JOB, subtime=-1e10)], GOOD_PROFILES, ["job '1'", "subtime"]),
     ([GOOD_JOB, GOOD_JOB], GOOD_PROFILES, ["job '1'", "duplicate"]),
     ([dict(GOOD_JOB, walltime=0)], GOOD_PROFILES, ["job '1'", "walltime"]),
     ([GOOD_JOB], {"d": {"type": "delay", "delay": -3}}, ["profile 'd'", "delay"]),

@@ -28,9 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .cnumbers import parse_double
 from .model import Host, PolicyInputError
 
-__all__ = ["MAX_WATTS", "PowerError", "PowerRange", "watts", "parse_watt_ranges", "watt_ranges", "nominal_pstate",
+__all__ = ["MAX_WATTS", "PowerError", "PowerRangeError", "PowerRange", "watts", "parse_watt_ranges", "watt_ranges", "nominal_pstate",
            "full_load_watts", "draw", "busy_parts", "csp_coefficient"]
 
 #: Largest power accepted in ``wattage_per_state`` and ``wattage_off`` (W): a gigawatt per host.
@@ -41,6 +42,11 @@ MAX_WATTS = 1e9
 
 class PowerError(PolicyInputError):
     """A host without usable ``wattage_per_state`` (the message names the host)."""
+
+
+class PowerRangeError(ValueError):
+    """A power SimGrid 3.32 reads but outside ``[0, MAX_WATTS]`` (NaN, infinite, negative, above a
+    gigawatt): real Batsim runs with it and writes NaN, infinite or negative energies."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -74,9 +80,13 @@ def parse_watt_ranges(raw: str) -> list[PowerRange]:
     """The :class:`PowerRange` of each pstate in a ``wattage_per_state`` value, pstate = index
     (``Idle:AllCores`` means Epsilon = Idle: SimGrid 3.32 ``HostEnergy::init_watts_range_list``).
 
+    Each power is read as SimGrid reads it (``xbt_str_parse_double``, :mod:`.cnumbers`: decimal
+    or hexadecimal, ``1e2``, ``0x1p4``), blanks around it allowed.
+
     Raises:
-        ValueError: an entry that is not 2 or 3 numbers of watts in ``[0, MAX_WATTS]``; the message
-            names the entry (callers prefix the file and host).
+        ValueError: an entry that is not 2 or 3 numbers; :class:`PowerRangeError` (a ValueError)
+            for a power outside ``[0, MAX_WATTS]`` (NaN, infinite, negative), which SimGrid reads.
+            The message names the entry (callers prefix the file and host).
     """
     out = []
     for i, chunk in enumerate(raw.split(",")):
@@ -84,13 +94,13 @@ def parse_watt_ranges(raw: str) -> list[PowerRange]:
         if len(parts) not in (2, 3):
             raise ValueError(f"wattage_per_state entry {i} is {chunk.strip()!r}; "
                              "expected 'Idle:AllCores' or 'Idle:Epsilon:AllCores'")
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            raise ValueError(f"non-numeric wattage_per_state entry {chunk!r}") from None
+        read = [parse_double(p) for p in parts]   # (as strtod: 1e2, 0x1p4, .5, +7; not 1_000)
+        vals = [v for v in read if v is not None]
+        if len(vals) != len(read):
+            raise ValueError(f"non-numeric wattage_per_state entry {chunk!r}")
         if not all(0 <= v <= MAX_WATTS for v in vals):  # also refuses NaN
-            raise ValueError(f"wattage_per_state entry {i} is {chunk.strip()!r}; "
-                             f"powers must be numbers of watts >= 0 and <= {MAX_WATTS:g}")
+            raise PowerRangeError(f"wattage_per_state entry {i} is {chunk.strip()!r}; "
+                                  f"powers must be numbers of watts >= 0 and <= {MAX_WATTS:g}")
         if len(vals) == 2:
             vals = [vals[0], vals[0], vals[1]]
         out.append(PowerRange(*vals))

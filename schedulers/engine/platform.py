@@ -58,7 +58,7 @@ from os import PathLike
 from pathlib import Path
 
 from ..core.model import parse_sleep_pstates
-from ..core.power import MAX_WATTS, PowerRange, parse_watt_ranges
+from ..core.power import MAX_WATTS, PowerRange, PowerRangeError, parse_watt_ranges
 from ..inputs.errors import PlatformError
 from ..inputs.jsonfile import regular_file
 from .netroute import MessageDelays, NetworkUnsupported, Routes, message_delays, platform_routes
@@ -195,10 +195,17 @@ def _parse_power(h: HostSpec, source: str) -> str | None:
     # (PlatformSpec.power_error, check_compute_speeds and the engine).
     try:
         _read_power(h, source)
+    except _Unsimulated as exc:
+        h.power, h.wattage_off = None, None
+        return f"{exc} (real Batsim 4.2.1 runs with it; the engine bounds powers so that no energy is NaN, infinite or negative)"
     except PlatformError as exc:
         h.power, h.wattage_off = None, None
         return f"{exc} (SimGrid's energy plugin aborts with -E)"
     return None
+
+
+class _Unsimulated(PlatformError):
+    """A power SimGrid reads but the engine does not simulate (:class:`~..core.power.PowerRangeError`)."""
 
 
 def _unread_power(name: str, raw: str) -> str | None:
@@ -228,6 +235,8 @@ def _read_power(h: HostSpec, source: str) -> None:
         raise PlatformError(f"{source}: host {h.name!r}: {problem}")
     try:
         ranges = parse_watt_ranges(raw)
+    except PowerRangeError as exc:
+        raise _Unsimulated(f"{source}: host {h.name!r}: {exc}") from None
     except ValueError as exc:
         raise PlatformError(f"{source}: host {h.name!r}: {exc}") from None
     if len(ranges) != len(h.speeds):
@@ -243,7 +252,7 @@ def _read_power(h: HostSpec, source: str) -> None:
                                 f"for property wattage_off of host {h.name}: {off}\")")
         h.wattage_off = v
         if not 0 <= h.wattage_off <= MAX_WATTS:
-            raise PlatformError(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
+            raise _Unsimulated(f"{source}: host {h.name!r}: wattage_off {off!r} must be a number of "
                                 f"watts >= 0 and <= {MAX_WATTS:g}")
 
 
