@@ -106,3 +106,26 @@ def test_gridsched_run_stops_with_one_line_naming_the_kill(tmp_path):
     assert p.returncode == 2 and len(err) == 1
     assert err[0].startswith("gridsched: error: KILL_JOB at t=0.005: job 'w0!a' ended at t=0.005") and \
         "Cannot get job 'w0!a'" in err[0]
+
+
+STAGE = Path(__file__).parent / "fixtures" / "batsim_kill_stage_start"
+
+
+def test_a_kill_as_a_stage_ends_finds_no_task_and_traces_no_kill(tmp_path):
+    # fixtures/batsim_kill_stage_start/README.md: job 1's stage t2 ends as the KILL_JOB reaches the
+    # server; the killer runs before the next stage's exec_init is done: no kill traced for job 1
+    # (Batsim kills its actor), while the jobs killed in a running task have theirs
+    import re
+    from helpers_cli import run_main
+    recorded = (STAGE / "out_schedule.trace").read_text()
+    killed = {line.split('"')[1] for line in recorded.splitlines() if line.startswith("8 ") and " kk k " in line}
+    assert "w0!1" not in killed and {"w0!3", "w0!9", "w0!13", "w0!15"} <= killed
+    out = tmp_path / "out"
+    code, _, err = run_main(["run", "--policy", str(Path(__file__).parents[1] / "scripts" / "kill_policy.py") + ":KillingFCFS",
+                             "-p", str(STAGE / "platform.xml"), "-w", str(STAGE / "workload.json"), "-E",
+                             "--policy-options", '{"seed": 558573322, "kill_rate": 0.6, "pstates": true}',
+                             "-o", str(out), "--no-progress"])
+    assert code == 0, err
+    colour = re.compile(r'^(5 j.* machine_state ".*") "[0-9. ]+"$', re.M)
+    assert colour.sub(r"\1", (out / "out_schedule.trace").read_text()) == colour.sub(r"\1", recorded)
+    assert (out / "out_jobs.csv").read_text() == (STAGE / "out_jobs.csv").read_text()

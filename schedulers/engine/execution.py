@@ -335,6 +335,9 @@ class Executions:
             pairs = _byte_pairs(prof, nb_task_hosts)
         job.flops = self._stage_flops(job, prof)
         job.wall_t0 = self.clock.now   # execute_parallel_task's time_before_execute
+        # (actor model: the job actor's exec_init makes three simcalls before the task is known)
+        job.task_known = ((self.clock.now, self.rounds.plays, self.rounds.round + 3)
+                          if self.platform.message_delays is not None else ())
         if self.platform.uncoordinated and pairs:
             ids = {h.spec.name: hid for hid, h in enumerate(self.hosts)}
             talking = sorted({ids[names[k]] for i, j, _ in pairs for k in (i, j) if names[k] in ids})
@@ -600,8 +603,12 @@ class Executions:
                 continue
             progress[job.id] = self.job_progress(job)
             # Batsim's killer cancels a running parallel task (return code -2); a job in a delay
-            # has none, its actor is killed and the code keeps its default -1 (jobs_execution.cpp)
-            code = -1 if job.stages[job.stage][1]["type"] == "delay" else -2
+            # has none, nor one whose stage began at this instant and whose exec_init is not done
+            # (cancel_ptask finds no btask->ptask): its actor is killed and the code keeps its
+            # default -1 (jobs_execution.cpp; no kill in the Pajé trace: a stage's task ending as
+            # a KILL_JOB arrives, recorded in tests/fixtures/batsim_kill_stage_start)
+            code = -1 if (job.stages[job.stage][1]["type"] == "delay"
+                          or job.task_known > (self.clock.now, self.rounds.plays, self.rounds.round)) else -2
             if job.io_hosts is not None and job.flops:   # Exec::cancel: its storage hosts
                 self.machines.storage_updated(job.io_hosts[1])
             self.end_job(job, COMPLETED_KILLED, code)

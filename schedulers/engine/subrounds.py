@@ -118,6 +118,9 @@ class Rounds:
         self.switches = switches
         self.clock = clock
         self.round = 1
+        #: how many times the sub-rounds were played (:meth:`run`): with :attr:`round` and the
+        #: clock, it orders the actors' steps of one instant (a later play: a later sub-round)
+        self.plays = 0
         self.outbox: list[Any] = []
         self.later: dict[int, list[Any]] = {}
         self.walked: dict[int, int] = {}
@@ -310,6 +313,7 @@ class Rounds:
         if later:
             later.clear()
         self.round = 1
+        self.plays += 1
         if self.walked:
             self.walked.clear()
         self.walked_all = None

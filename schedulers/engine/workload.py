@@ -105,6 +105,10 @@ class EngineJob:
     wall_timer: Any = None
     #: its start number in the Pajé trace (:class:`~.paje.ScheduleTraceRows`), -1 before it starts
     trace_seq: int = -1
+    #: Batsim's actor model: ``(clock, play, sub-round)`` (:class:`~.subrounds.Rounds`) from
+    #: which the current compute stage's parallel task is known to a killer (``btask->ptask``,
+    #: set once ``exec_init``'s three simcalls are done); empty: from the stage's start
+    task_known: tuple[float, int, int] | tuple[()] = ()
     #: EXECUTE_JOB's ``storage_mapping`` (storage label -> machine id; empty: none given), which
     #: the IO profiles read (:mod:`.iotasks`)
     storage: dict[str, int] = field(default_factory=dict)
