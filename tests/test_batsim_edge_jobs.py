@@ -166,3 +166,32 @@ def test_a_power_batsim_runs_with_but_the_engine_bounds_is_refused_in_one_line(t
                              str(POWER / "workload.json"), "-o", str(tmp_path / "out"), "--no-progress"])
     assert code == 2 and err.count("\n") == 1
     assert "host 'h0': wattage_per_state entry 0 is '1e2:inf'" in err and "real Batsim 4.2.1 runs with it" in err
+
+
+BLANKS = Path(__file__).parent / "fixtures" / "batsim_attribute_blanks"
+
+
+def test_attribute_values_keep_their_tabs_and_line_ends_as_in_simgrid():
+    # fixtures/batsim_attribute_blanks/README.md: Batsim sent the properties with their tabs and
+    # newlines (CR-LF and CR read as newlines); the engine's SIMULATION_BEGINS carries the same
+    want = json.loads((BLANKS / "compute_resources.json").read_text())
+    assert want[0]["properties"]["owner"] == "a\tb" and want[0]["properties"]["note"] == "x\ny\nz  w\nv"
+    port = ScriptPort(json.loads((BLANKS / "script.json").read_text()))
+    simulate(BLANKS / "platform.xml", [BLANKS / "workload.json"], port, energy=True)
+    assert port.messages[0]["events"][0]["data"]["compute_resources"] == want
+
+
+def test_a_tab_in_vivaldi_coordinates_is_refused_as_batsim_aborts(tmp_path):
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", str(BLANKS / "vivaldi_tab.xml"), "-w",
+                             str(BLANKS / "workload.json"), "-o", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2 and err.count("\n") == 1
+    assert "host 'h0': coordinates='0\\t0 0'" in err and "Coordinates of h0 must have 3 dimensions" in err
+
+
+def test_the_platform_file_given_to_the_server_matches_what_batsim_announces():
+    # gridsched serve --platform (and run --engine batsim) compare the file with SIMULATION_BEGINS
+    from schedulers.batsim.platform_file import PlatformFile
+    from schedulers.core.model import Host
+    want = json.loads((BLANKS / "compute_resources.json").read_text())
+    hosts = [Host(id=h["id"], name=h["name"], properties=h["properties"]) for h in want]
+    assert PlatformFile(BLANKS / "platform.xml").differences(hosts) == []
