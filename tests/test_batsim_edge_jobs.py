@@ -195,3 +195,11 @@ def test_the_platform_file_given_to_the_server_matches_what_batsim_announces():
     want = json.loads((BLANKS / "compute_resources.json").read_text())
     hosts = [Host(id=h["id"], name=h["name"], properties=h["properties"]) for h in want]
     assert PlatformFile(BLANKS / "platform.xml").differences(hosts) == []
+
+
+def test_only_attribute_values_get_their_blanks_written_as_references():
+    from schedulers.engine.platform import keep_attribute_blanks
+    doc = (b'<a x="1\t2\n3\r\n4\r5" y=\'p>q\tr\'>\n\t<!-- c="\t" --><![CDATA[ z="\t" ]]>'
+           b'<b z="\t"/>text\t\n</a>')
+    assert keep_attribute_blanks(doc) == (b'<a x="1&#9;2&#10;3&#10;4&#10;5" y=\'p>q&#9;r\'>\n\t<!-- c="\t" -->'
+                                          b'<![CDATA[ z="\t" ]]><b z="&#9;"/>text\t\n</a>')
