@@ -203,3 +203,12 @@ def test_only_attribute_values_get_their_blanks_written_as_references():
            b'<b z="\t"/>text\t\n</a>')
     assert keep_attribute_blanks(doc) == (b'<a x="1&#9;2&#10;3&#10;4&#10;5" y=\'p>q&#9;r\'>\n\t<!-- c="\t" -->'
                                           b'<![CDATA[ z="\t" ]]><b z="&#9;"/>text\t\n</a>')
+
+
+def test_a_parallel_profile_without_hosts_is_refused_as_batsim_aborts():
+    from schedulers.engine.workload import load_workload
+    from schedulers.inputs.errors import WorkloadError
+    with pytest.raises(WorkloadError) as err:
+        load_workload(RES0 / "parallel_empty.json", "w0", 3)
+    assert str(err.value) == (f"{RES0 / 'parallel_empty.json'}: profile 'par': 'cpu' is empty; Batsim 4.2.1 "
+                              "aborts (\"invalid-sized array 'cpu' (size=0): must be strictly positive\")")

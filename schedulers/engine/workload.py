@@ -289,6 +289,9 @@ def _check_parallel(where: str, p: dict, profiles: dict) -> None:
     cpu, com = p.get("cpu"), p.get("com")
     if not isinstance(cpu, list) or not all(_num(x) and x >= 0 for x in cpu):
         raise WorkloadError(f"{where}: 'cpu' must be a list of numbers >= 0")
+    if not cpu:   # (Profile::from_json, src/profiles.cpp: a job of res 0 cannot have one)
+        raise WorkloadError(f"{where}: 'cpu' is empty; Batsim 4.2.1 aborts (\"invalid-sized array 'cpu' (size=0): "
+                            "must be strictly positive\")")
     if not isinstance(com, list) or len(com) != len(cpu) ** 2 or not all(_num(x) and x >= 0 for x in com):
         raise WorkloadError(f"{where}: 'com' must be a list of {len(cpu)}x{len(cpu)} numbers >= 0")
 
