@@ -72,8 +72,11 @@ Storage hosts (role ``storage``, energy runs)
     ``data_staging``, whose task holds the two storage hosts only. A job's ``consumed_energy``
     reads its own hosts only. Without
     ``wattage_per_state`` on a storage host, Batsim aborts at its first energy read (refused
-    by :class:`.simulator.Engine`); a SET_RESOURCE_STATE on a storage host, which Batsim obeys,
-    is refused (:mod:`.switching`). Recorded on real Batsim 4.2.1: ``tests/fixtures/batsim_pfs_energy``.
+    by :class:`.simulator.Engine`). A SET_RESOURCE_STATE between two computation pstates of a
+    storage host changes its pstate at once (:meth:`Machines.set_storage_pstate`): its energy is
+    updated, then it draws the new pstate's Idle power and ``wattmin`` counts that pstate's
+    Epsilon (switching one off or on is refused, :mod:`.switching`). Recorded on real Batsim
+    4.2.1: ``tests/fixtures/batsim_pfs_energy``.
 Machine states
     ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
     ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
@@ -276,6 +279,7 @@ class Machines:
         self._st_last = [0.0] * len(self.storage)
         self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
         self._st_pending: set[int] = set()            # storage hosts still charged at pstate 0
+        self.st_pstate = [s.pstate for s in self.storage]   # each storage host's current pstate
         for j, s in enumerate(self.storage):
             p0 = self._storage_power(s, 0)
             if s.pstate != 0:
@@ -283,7 +287,7 @@ class Machines:
             self._charged.append(p0)
             self._c_sum += p0
             self.p_total += p0
-            eps = self._storage_ranges(s)[s.pstate].epsilon   # (constant: no pstate change)
+            eps = self._storage_ranges(s)[s.pstate].epsilon
             self._wattmin_hosts[eps] += 1
             self._wattmin = None
 
@@ -326,12 +330,33 @@ class Machines:
                 last[j] = now
                 if j in self._st_pending:
                     self._st_pending.discard(j)
-                    s = self.storage[j]
-                    new = self._storage_power(s, s.pstate)
+                    new = self._storage_power(self.storage[j], self.st_pstate[j])
                     if new != charged[n + j]:
                         self._charge_sum(new - charged[n + j])
                         self.p_total += new - charged[n + j]
                         charged[n + j] = new
+
+    def set_storage_pstate(self, j: int, pstate: int) -> None:
+        """Storage host ``j`` (index in :attr:`storage`) takes computation pstate ``pstate`` now
+        (Batsim's DVFS, ``server_on_pstate_modification``: ``Host::set_pstate``, whose
+        ``on_speed_change`` makes SimGrid's energy plugin update the host): the time so far is
+        charged at its power of before, then it draws the Idle power of ``pstate`` (no flops
+        ever run there) and ``wattmin`` counts that pstate's Epsilon."""
+        s, n = self.storage[j], len(self.hosts)
+        self.storage_updated((j,))
+        self._st_pending.discard(j)   # (an update at t = 0 leaves it pending: set below anyway)
+        ranges = self._storage_ranges(s)
+        old, new = ranges[self.st_pstate[j]].epsilon, ranges[pstate].epsilon
+        if new != old:
+            self._wattmin_hosts[old] -= 1
+            self._wattmin_hosts[new] += 1
+            self._wattmin = None
+        self.st_pstate[j] = pstate
+        power = self._storage_power(s, pstate)
+        if power != self._charged[n + j]:
+            self._charge_sum(power - self._charged[n + j])
+            self.p_total += power - self._charged[n + j]
+            self._charged[n + j] = power
 
     def _storage_read(self) -> list[float]:
         """Batsim reads every machine now: the storage hosts' energies (J, by id), each brought
