@@ -617,8 +617,14 @@ class Policy:
             extra: other fields of Batsim's EXECUTE_JOB (rarely needed): ``storage_mapping``, the
                 storage hosts of the job's IO profiles (``parallel_homogeneous_pfs``,
                 ``data_staging``) by label, ``{"pfs": machine id}`` (ids of
-                :attr:`storage_hosts`); ``mapping``, executors on hosts. Batsim 4.2.1 accepts
-                one of them at a time.
+                :attr:`storage_hosts`); ``mapping``, executors on hosts; ``additional_io_job``,
+                an IO profile run inside the job's parallel tasks, ``{"profile_name": name,
+                "alloc": "0-1 4", "profile": {...}}`` (``alloc``: machine ids, storage hosts
+                included; ``profile``: optional, defines a new profile ``name``), e.g.
+                ``self.execute(job, hosts, additional_io_job={"profile_name": "io_j1", "alloc":
+                f"{hosts} {self.storage_hosts[0].id}", "profile": {"type": "parallel", "cpu": [0] * 3,
+                "com": [...]}})`` (see the engine's fidelity page). Batsim 4.2.1 accepts one of
+                them at a time.
 
         Raises:
             PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts, or

@@ -65,10 +65,21 @@ class DynamicJobs:
         self.acknowledge = acknowledge
         self.forward_profiles = forward_profiles
         self.registration_finished = False
-        # Batsim's profile garbage collection only shows through REGISTER_JOB: track ended jobs
-        # (Batsim's jobs_to_be_deleted) only when the scheduler can register jobs
+        # Batsim's profile garbage collection only shows through REGISTER_JOB and additional IO
+        # jobs: track ended jobs (Batsim's jobs_to_be_deleted) only when the scheduler can register
+        # jobs, or from its first additional IO job on (track_collection)
         self._collect = enabled and not profile_reuse
+        self._reuse = profile_reuse
         self._to_delete: list[EngineJob] = []
+
+    def track_collection(self) -> None:
+        """A decision looks a profile up by name (EXECUTE_JOB's ``additional_io_job``): from now on
+        the profiles of ended jobs are collected as Batsim does (unless profile reuse), those of the
+        jobs ended so far at once."""
+        if self._collect or self._reuse:
+            return
+        self._collect = True
+        self._collect_profiles(list(self.book.done))
 
     def ended(self, job: EngineJob) -> None:
         """``job``'s end (completed, killed, rejected) reached the server."""

@@ -91,6 +91,7 @@ from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
 from .clock import Clock
 from .hosts import Machines
+from .iojobs import io_leaf, merged_task, read_io_job
 from .iotasks import IO_PROFILES, check_storage_mapping, io_task
 from .jobenergy import job_energy
 from .jobs import JobBook
@@ -101,7 +102,7 @@ from .ptasks import HeldTask, MessageFlow, ParallelTasks, WallTimer
 from .queue import Kind, at
 from .results import RunRecord
 from .subrounds import Rounds
-from .workload import EngineJob, Stages
+from .workload import EngineJob, Stages, check_profile
 
 __all__ = ["Executions", "HeldTask", "MessageFlow", "WallTimer", "SUBMITTED", "RUNNING", "REJECTED",
            "COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED"]
@@ -163,6 +164,8 @@ class Executions:
         self.platform = platform
         self.energy = energy
         self.sharing = sharing
+        #: called before a decision looks a profile up by name (:meth:`.dynamic.DynamicJobs.track_collection`)
+        self.io_lookups: Any = lambda: None
 
     # ------------------------------------------------------------------------------ starting
     def execute(self, d: ExecuteJob) -> EngineJob | None:
@@ -181,22 +184,27 @@ class Executions:
                 field (Batsim 4.2.1 reads at most three fields: "should be of size in {2,3}")."""
         job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
+        io_job = None
         if d.extra:
-            others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping"))
+            others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping", "additional_io_job"))
             if others:
-                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} (additional IO jobs) are not simulated "
-                                  "by the embedded engine; use real Batsim")
+                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} are not part of Batsim 4.2.1's EXECUTE_JOB "
+                                  "(job_id, alloc, and one of mapping, storage_mapping, additional_io_job)")
             if len(d.extra) > 1:
                 raise EngineError(f"EXECUTE_JOB {job.id}: fields {sorted(d.extra)} together: Batsim 4.2.1 reads "
                                   "job_id, alloc and at most one of them and aborts (\"the 'data' value of event 0 "
                                   f"(EXECUTE_JOB) should be of size in {{2,3}} (size={2 + len(d.extra)})\")")
             if "mapping" in d.extra:
                 check_default_mapping(job.id, d.extra["mapping"], len(d.alloc))
-            else:
+            elif "storage_mapping" in d.extra:
                 storage = check_storage_mapping(job.id, d.extra["storage_mapping"])
         if job.state != SUBMITTED:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
         assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
+        if "additional_io_job" in d.extra:
+            self.io_lookups()   # (Batsim looks the profile up by name: the removed ones are known)
+            io_job = read_io_job(job, d.extra["additional_io_job"], self.book.by_name[job.workload],
+                                 len(self.hosts) + len(self.platform.storage), self.clock.now, check_profile)
         alloc = d.alloc
         # (one interval, the common allocation: its range, without iterating the ProcSet)
         hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
@@ -235,6 +243,7 @@ class Executions:
         job.alloc = alloc
         job.hosts = hosts
         job.storage = storage
+        job.io_job = io_job
         self.book.running += 1
         if self.platform.message_delays is not None:
             # the server creates the job's actor (a simcall): it starts the job a sub-round later
@@ -313,7 +322,21 @@ class Executions:
         pairs: list[tuple[int, int, float]] = []
         nb_task_hosts = len(job.hosts)
         job.io_hosts = None
-        if prof["type"] in IO_PROFILES:
+        flops = None
+        if job.io_job is not None:   # one task merged with the additional IO job's (iojobs)
+            stages = job.stages
+            path = stages.path(job.stage) if isinstance(stages, Stages) else []
+            io = io_leaf(job.io_job, path, self.book.by_name[job.workload].profiles)
+            names, pairs, flops, cids, sids = merged_task(job, (name, prof), io, job.io_job.alloc, self.platform,
+                                                          self.clock.now)
+            nb_task_hosts = len(names)
+            job.io_hosts = (cids, sids)
+            if pairs and self.platform.routes is None:
+                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s profile {name!r} with its additional IO job "
+                                  f"moves bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a "
+                                  "platform without links outside a Full zone, whose routes the embedded engine "
+                                  "does not know; run it on real Batsim (--engine batsim)")
+        elif prof["type"] in IO_PROFILES:
             names, pairs = io_task(job, name, prof, self.platform, self.clock.now)
             nb_task_hosts = len(names)
             in_task = set(names)
@@ -330,7 +353,7 @@ class Executions:
         elif nb_task_hosts > 1 and (self.platform.routes is not None or self.platform.uncoordinated):
             names = [self.hosts[hid].spec.name for hid in job.hosts]
             pairs = _byte_pairs(prof, nb_task_hosts)
-        job.flops = self._stage_flops(job, prof)
+        job.flops = self._stage_flops(job, prof) if flops is None else flops
         job.wall_t0 = self.clock.now   # execute_parallel_task's time_before_execute
         if self.platform.uncoordinated and pairs:
             ids = {h.spec.name: hid for hid, h in enumerate(self.hosts)}

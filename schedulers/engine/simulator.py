@@ -218,6 +218,7 @@ class Engine:
         self.executions = Executions(self.ptasks, self.machines, self.book, self.record, self.rounds, clock=clock,
                                      timers=timers, steps=steps, platform=platform, energy=energy,
                                      sharing=compute_sharing)
+        self.executions.io_lookups = self.dynamic.track_collection
         self.server = Server(self.book, self.executions, self.switches, self.dynamic, self.machines, self.record,
                              self.rounds, clock=clock, timers=timers, steps=steps, platform=platform, buffer=buffer,
                              energy=energy, dynamic_jobs=dynamic_jobs, trace=trace_outputs)
