@@ -9,6 +9,7 @@ bandwidth and latency to a backbone (or no links at all in a tenth of the cases)
 ``repeat``; walltimes short enough to cut some jobs; kills at random times
 (``scripts/io_policy.py``), no storage mapping in some single-storage cases; EXECUTE_JOB's
 ``additional_io_job`` for some ``parallel_homogeneous`` and ``delay`` jobs (drawn by the policy);
+some jobs that compute nothing run with a storage host in their allocation;
 ``-E`` in half the cases, with power on the compute and storage hosts (a storage host at its second
 pstate in a third, and then SET_RESOURCE_STATE requests switching it between its two pstates).
 """
@@ -90,6 +91,9 @@ def io_args(rng: random.Random, d: Path) -> list[str]:
     if rng.random() < 0.5:
         plain = [j["id"] for j in jobs if profiles[j["profile"]]["type"] in ("parallel_homogeneous", "delay")]
         options["io_jobs"] = {k: rng.randrange(1 << 30) for k in plain if rng.random() < 0.7}
+    if rng.random() < 0.4:   # (jobs of no flops: Batsim aborts when a task computes on a storage host)
+        idle = [j["id"] for j in jobs if j["res"] >= 2 and _no_flops(profiles, j["profile"])]
+        options["on_storage"] = {k: rng.randrange(1 << 30) for k in idle if rng.random() < 0.6}
     energy = ["-E"] if rng.random() < 0.5 else []
     if energy:
         two: list[str] = []
@@ -101,6 +105,14 @@ def io_args(rng: random.Random, d: Path) -> list[str]:
                                     rng.randint(0, 1)] for _ in range(rng.randint(1, 4))]
     return ["--policy", f"{ROOT / 'scripts' / 'io_policy.py'}:IOFCFS", "-p", str(d / "p.xml"),
             "-w", str(d / "w.json"), "--policy-options", json.dumps(options), *energy]
+
+
+def _no_flops(profiles: dict, name: str) -> bool:
+    """Whether profile ``name`` puts no flops on any host (composed: none of its stages)."""
+    p = profiles[name]
+    if p["type"] == "composed":
+        return all(_no_flops(profiles, s) for s in p["seq"])
+    return p["type"] != "parallel_homogeneous" or p["cpu"] == 0
 
 
 def _with_power(rng: random.Random, text: str, storage: list[str], two: list[str]) -> str:

@@ -7,7 +7,8 @@ host). Option ``kills``: ``{job name: t}``, kill that job at time t (s) if it st
 Option ``io_jobs``: ``{job name: seed}``, send that job an ``additional_io_job`` instead of the
 mapping: an inline ``parallel`` IO profile drawn from the seed on the job's hosts, 1 to all storage
 hosts and maybe one compute host outside the allocation (flops on the job's hosts only, bytes
-between any two of them). Option ``switches``: ``[[t, [machine ids], pstate], ...]``, raw
+between any two of them). Option ``on_storage``: ``{job name: seed}``, run that job (of 2 hosts or
+more) with its last host swapped for a storage host drawn from the seed. Option ``switches``: ``[[t, [machine ids], pstate], ...]``, raw
 SET_RESOURCE_STATE requests at time t (s), storage machines included.
 
 Used as ``gridsched run --policy scripts/io_policy.py:IOFCFS --policy-options '{"kills": {"3": 1.5}}'``.
@@ -32,6 +33,7 @@ class IOFCFS(FCFS):
     option_docs = {"no_mapping": "send no storage_mapping (default false)",
                    "kills": "{job name: t}: kill the job at time t (s)",
                    "io_jobs": "{job name: seed}: send the job an additional_io_job drawn from the seed",
+                   "on_storage": "{job name: seed}: swap the job's last host for a storage host",
                    "switches": "[[t, [machine ids], pstate], ...]: SET_RESOURCE_STATE at time t (s)"}
 
     def on_simulation_begins(self, platform: Any) -> None:
@@ -48,7 +50,11 @@ class IOFCFS(FCFS):
                 self._decisions.append(SetResourceState(resources=ProcSet(*ids), state=str(pstate)))
 
     def execute(self, job: Any, hosts: Any, **extra: Any) -> None:
-        seed = self.options.get("io_jobs", {}).get(job.id.split("!", 1)[1])
+        name = job.id.split("!", 1)[1]
+        on_storage = self.options.get("on_storage", {}).get(name)
+        if on_storage is not None and job.res >= 2 and self.storage_hosts:
+            hosts = sorted(ProcSet(hosts))[:-1] + [random.Random(on_storage).choice(self.storage_hosts).id]
+        seed = self.options.get("io_jobs", {}).get(name)
         if seed is not None:
             extra["additional_io_job"] = self._io_job(job, sorted(ProcSet(hosts)), seed)
         elif not self.options.get("no_mapping") and self.storage_hosts:

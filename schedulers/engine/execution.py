@@ -93,6 +93,7 @@ from .clock import Clock
 from .hosts import Machines
 from .iojobs import io_leaf, merged_task, read_io_job
 from .iotasks import IO_PROFILES, check_storage_mapping, io_task
+from .storagejobs import check_storage_host, storage_flops
 from .jobenergy import job_energy
 from .jobs import JobBook
 from .netroute import TCP_GAMMA, NetworkUnsupported
@@ -166,6 +167,8 @@ class Executions:
         self.sharing = sharing
         #: called before a decision looks a profile up by name (:meth:`.dynamic.DynamicJobs.track_collection`)
         self.io_lookups: Any = lambda: None
+        #: Batsim's storage sharing (several jobs on a storage host; off with ``--disable-storage-sharing``)
+        self.storage_sharing = True
 
     # ------------------------------------------------------------------------------ starting
     def execute(self, d: ExecuteJob) -> EngineJob | None:
@@ -214,17 +217,19 @@ class Executions:
                               f"hosts but the job requests {job.res}")
         all_hosts = self.hosts
         nb_hosts = len(all_hosts)
+        st: list[int] = []
         for hid in hosts:
             if not 0 <= hid < nb_hosts:
-                storage_hosts = self.platform.storage
-                if nb_hosts <= hid < nb_hosts + len(storage_hosts):
-                    # Batsim runs a job there, but aborts when a profile computes on it
-                    # ("Some computation ... is assigned to storage node", src/task_execution.cpp)
-                    raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} ({storage_hosts[hid - nb_hosts].name}) is a "
-                                      "storage host: the embedded engine runs no job there (real Batsim runs its "
-                                      "delays and aborts on its computations); use real Batsim")
+                runs = self.machines.storage_runs
+                if nb_hosts <= hid < nb_hosts + len(runs):   # a storage host (.storagejobs)
+                    j = hid - nb_hosts
+                    check_storage_host(job, alloc, hid, runs[j], self.machines.st_pstate[j] if self.energy else None,
+                                       self.storage_sharing, self.clock.now)
+                    st.append(j)
+                    continue
                 raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} does not exist "
-                                  f"(platform has {nb_hosts} compute hosts)")
+                                  f"(platform has {nb_hosts} compute hosts"
+                                  + (f" and {len(runs)} storage hosts)" if runs else ")"))
             h = all_hosts[hid]
             if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is "
@@ -239,9 +244,16 @@ class Executions:
             if h.jobs and not self.sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
+        if st:
+            if len(st) == len(hosts):
+                raise EngineError(f"EXECUTE_JOB {job.id}: allocation {alloc} holds storage hosts only: not simulated "
+                                  "(real Batsim runs the job's actor on a storage host); allocate a compute host too, "
+                                  "or use real Batsim")
+            hosts = hosts[:len(hosts) - len(st)]   # (storage ids come after the compute ids)
         job.state = RUNNING
         job.alloc = alloc
         job.hosts = hosts
+        job.st_hosts = tuple(st)
         job.storage = storage
         job.io_job = io_job
         self.book.running += 1
@@ -262,16 +274,16 @@ class Executions:
         job.stage = 0
         # Batsim's remaining_time (execute_job, src/task_execution.cpp; < 0: no walltime)
         job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
-        for hid in hosts:
-            h = all_hosts[hid]
+        for h in [all_hosts[hid] for hid in hosts] + [self.machines.storage_runs[j] for j in job.st_hosts]:
             h.jobs.add(job.id)
             if h.state is not HostState.COMPUTING:
                 self.machines.set_state(h, HostState.COMPUTING)
         if self.energy:
-            job.energy_start = self.machines.energy_of(hosts)
+            job.energy_start = self.machines.energy_of(self._machine_ids(job))
         self.machines.machine_row()
         if self.record.paje is not None:
-            self.record.paje.run(now, job, self.book.load_rank(job, len(self.record.paje)) if self.sharing else 0)  # (one job per machine)
+            self.record.paje.run(now, job, self.book.load_rank(job, len(self.record.paje))
+                                 if self.sharing or job.st_hosts else 0)  # (else one job per machine; storage hosts are shared)
         self.machines.energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
@@ -281,9 +293,16 @@ class Executions:
             return self.stage_ended(job, job.version, False)
         return False
 
+    def _machine_ids(self, job: EngineJob) -> tuple[int, ...]:
+        """The machine ids of ``job``'s allocation: its compute hosts, then its storage hosts."""
+        if not job.st_hosts:
+            return job.hosts
+        return job.hosts + tuple(len(self.hosts) + j for j in job.st_hosts)
+
     def _stage_flops(self, job: EngineJob, prof: dict) -> list[float]:
+        """The flops of a compute stage on each allocated machine (storage hosts last)."""
         t = prof["type"]
-        n = len(job.hosts)
+        n = len(job.hosts) + len(job.st_hosts)
         if t == "parallel_homogeneous":
             return [float(prof["cpu"])] * n
         if t == "parallel_homogeneous_total":
@@ -350,10 +369,21 @@ class Executions:
                                   f"bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a platform "
                                   f"without links outside a Full zone, whose routes the embedded engine does not "
                                   f"know; run it on real Batsim (--engine batsim)")
-        elif nb_task_hosts > 1 and (self.platform.routes is not None or self.platform.uncoordinated):
-            names = [self.hosts[hid].spec.name for hid in job.hosts]
-            pairs = _byte_pairs(prof, nb_task_hosts)
-        job.flops = self._stage_flops(job, prof) if flops is None else flops
+        else:
+            if job.st_hosts:   # storage hosts in the allocation: in the task, no flops there (.storagejobs)
+                nb_task_hosts += len(job.st_hosts)
+                job.io_hosts = (job.hosts, job.st_hosts)
+                flops = storage_flops(job, name, self._stage_flops(job, prof), self.platform.storage,
+                                      len(self.hosts), self.clock.now)
+            if nb_task_hosts > 1 and (self.platform.routes is not None or self.platform.uncoordinated):
+                names = [self.hosts[hid].spec.name for hid in job.hosts] + \
+                    [self.platform.storage[j].name for j in job.st_hosts]
+                pairs = _byte_pairs(prof, nb_task_hosts)
+        if flops is None:
+            flops = self._stage_flops(job, prof)
+            if job.st_hosts:   # (an IO profile: no flops anywhere)
+                flops = flops[:len(job.hosts)]
+        job.flops = flops
         job.wall_t0 = self.clock.now   # execute_parallel_task's time_before_execute
         if self.platform.uncoordinated and pairs:
             ids = {h.spec.name: hid for hid, h in enumerate(self.hosts)}
@@ -583,8 +613,7 @@ class Executions:
         self.book.running -= 1
         self.book.finished += 1
         all_hosts = self.hosts
-        for hid in job.hosts:
-            h = all_hosts[hid]
+        for h in [all_hosts[hid] for hid in job.hosts] + [self.machines.storage_runs[j] for j in job.st_hosts]:
             h.jobs.discard(job.id)
             if not h.jobs and h.state is HostState.COMPUTING:
                 self.machines.set_state(h, HostState.IDLE)
@@ -598,7 +627,7 @@ class Executions:
             if self.rounds.instant_switches:   # (actor model: switches ending at this instant)
                 self.rounds.switches_before_row()
             # consumed_energy_on_machines after minus before, in Batsim's long doubles (.jobenergy)
-            job.energy, text = job_energy(self.machines.energy_of(job.hosts), job.energy_start)
+            job.energy, text = job_energy(self.machines.energy_of(self._machine_ids(job)), job.energy_start)
             if text is not None:   # out_jobs.csv prints Batsim's long double, not this double
                 self.record.rows.setdefault("job_energy", {})[(job.workload, job.name)] = text
             job.energy_start = ()

@@ -60,9 +60,10 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
 Storage hosts (role ``storage``, energy runs)
     Batsim sums every machine's energy and ``wattmin``, the storage hosts' too
     (``Machines::total_consumed_energy``, ``total_wattmin``: ``_machines`` holds the compute
-    hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No job runs
-    on a storage host and an IO task (``ptask_L07``) puts no flops on it, so a storage host
-    draws its pstate's *Idle* power while bytes flow to or from it. Its energy is updated when
+    hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No flops ever
+    run on a storage host (Batsim aborts when a job's task puts some there: :mod:`.storagejobs`;
+    an IO task puts none), so a storage host draws its pstate's *Idle* power while bytes flow to
+    or from it, and while jobs run there (their machine states: :attr:`Machines.storage_runs`). Its energy is updated when
     Batsim reads every machine (each energy row, the first submission, the last job end) and
     when an IO task moving bytes to or from it ends or is cancelled (the task gives each of its
     hosts a CPU share of weight 0: ``CpuAction::on_state_change`` updates them all), one step of
@@ -271,8 +272,7 @@ class Machines:
                 eps = ranges[h.pstate].epsilon
                 self._wattmin_hosts[eps] += 1
                 self._wattmin = None
-        # Storage hosts (energy runs): each draws its pstate's Idle power (no job runs there, and an
-        # IO task puts no flops on them), charged at each read of every machine (see "Storage
+        # Storage hosts (energy runs): each draws its pstate's Idle power (no flops ever run there), charged at each read of every machine (see "Storage
         # hosts" in the module docstring); pstate 0's until their first update, as compute hosts.
         self.storage = self._storage_of(platform)
         self._st_energy = [0.0] * len(self.storage)   # J, each at its last update _st_last (s)
@@ -280,6 +280,9 @@ class Machines:
         self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
         self._st_pending: set[int] = set()            # storage hosts still charged at pstate 0
         self.st_pstate = [s.pstate for s in self.storage]   # each storage host's current pstate
+        # the storage machines' states and jobs (a job may hold one): idle, not counted in the
+        # machine states until they change (Batsim counts the compute hosts at start)
+        self.storage_runs = [HostRun(spec=s, pstate=s.pstate, hid=n + j) for j, s in enumerate(platform.storage)]
         for j, s in enumerate(self.storage):
             p0 = self._storage_power(s, 0)
             if s.pstate != 0:
@@ -514,8 +517,13 @@ class Machines:
         if self._not_updated and self.clock.now > 0.0:
             self._first_update(hids)
         hosts, upd = self.hosts, self._update
+        n = len(hosts)
         out = []
         for hid in hids:
+            if hid >= n:   # a storage host (a job's allocation may hold one)
+                self.storage_updated((hid - n,))
+                out.append(self._st_energy[hid - n])
+                continue
             h = hosts[hid]
             upd(h)
             out.append(h.energy)

@@ -201,13 +201,13 @@ def merged_task(job: Any, stage: tuple[str, dict], io: tuple[str, dict], alloc: 
         what = ("its storage mapping is null (\"storage mapping is null but the code uses it!\")"
                 if io_prof["type"] in IO_PROFILES else "\"Should not be reached\"")
         raise EngineError(f"{where}: an IO profile of type {io_prof['type']}: Batsim 4.2.1 aborts ({what})")
-    jobs_ids = job.hosts
+    nc = len(platform.compute)
+    jobs_ids = tuple(job.hosts) + tuple(nc + j for j in job.st_hosts)   # (its storage hosts last)
     job_f, job_b = _matrices(where, name, prof, len(jobs_ids))
     io_f, io_b = _matrices(where, io_name, io_prof, len(alloc))
     if not io_b:
         raise EngineError(f"{where}: the IO profile moves no bytes: Batsim 4.2.1 then reads past its empty byte "
                           "matrix (undefined behaviour: a segmentation fault), not simulated")
-    nc = len(platform.compute)
     ids = sorted(set(jobs_ids) | set(alloc))
     jpos = {h: k for k, h in enumerate(jobs_ids)}
     ipos = {h: k for k, h in enumerate(alloc)}
@@ -235,5 +235,5 @@ def merged_task(job: Any, stage: tuple[str, dict], io: tuple[str, dict], alloc: 
             if b > 0:
                 pairs.append((s, r, b))
     names = [platform.compute[h].name if h < nc else platform.storage[h - nc].name for h in ids]
-    return (names, pairs, [flops[ids.index(h)] for h in jobs_ids], tuple(h for h in ids if h < nc),
+    return (names, pairs, [flops[ids.index(h)] for h in job.hosts], tuple(h for h in ids if h < nc),
             tuple(h - nc for h in ids if h >= nc))

@@ -65,7 +65,8 @@ def io_task(job: Any, name: str, prof: dict, platform: PlatformSpec, now: float)
     """The parallel task of IO profile ``prof`` (named ``name``) of ``job`` at time ``now`` (s).
 
     Args:
-        job: the job (``id``, ``hosts``: its compute host ids, ``storage``: its storage mapping).
+        job: the job (``id``, ``hosts``: its compute host ids, ``st_hosts``: the storage hosts of its
+            allocation, ``storage``: its storage mapping).
         name: the profile's name, ``prof`` the profile (checked by :func:`.workload.check_profile`).
         platform: the platform (compute hosts in id order, then storage hosts).
 
@@ -79,7 +80,7 @@ def io_task(job: Any, name: str, prof: dict, platform: PlatformSpec, now: float)
             in the mapping, a machine id that does not exist, a label on a compute host.
     """
     compute = [h.name for h in platform.compute]
-    names = [compute[hid] for hid in job.hosts]
+    names = [compute[hid] for hid in job.hosts] + [platform.storage[j].name for j in job.st_hosts]
     t = prof["type"]
     where = f"t={now!r}: job {job.id}'s profile {name!r} ({t})"
     if t == "parallel_homogeneous_pfs":

@@ -110,6 +110,9 @@ class EngineJob:
     io_hosts: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     #: EXECUTE_JOB's ``additional_io_job`` (:class:`.iojobs.IOJob`), None without
     io_job: Any = None
+    #: the storage hosts of its allocation (indices among the storage hosts; ``hosts`` holds its
+    #: compute hosts), which Batsim lets a job use when no flops go there (:mod:`.execution`)
+    st_hosts: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
