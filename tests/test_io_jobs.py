@@ -151,3 +151,22 @@ def test_io_job_with_another_field_is_refused():
     pol.execute = lambda job, hosts, **extra: execute(job, hosts, storage_mapping={"pfs": 4}, **extra)
     with pytest.raises(EngineError, match=r"should be of size in \{2,3\} \(size=4\)"):
         simulate(ONE, [w], pol)
+
+
+def test_the_policy_api_example_runs():
+    # Policy.execute's docstring example: job ph (1e9 flops on h0, h1) with each host writing 1e9
+    # bytes to pfs: the backbone (1.5 GBps) carries 2e9 bytes: 4/3 s after 100 + 0 + 50 us
+    from procset import ProcSet
+
+    from schedulers.core.policy import Policy
+
+    class Example(Policy):
+        def on_job_submitted(self, job):
+            self.execute(job, [0, 1], additional_io_job={
+                "profile_name": "io_" + job.name, "alloc": str(ProcSet(0, 1, self.storage_hosts[0].id)),
+                "profile": {"type": "parallel", "cpu": [0, 0, 0], "com": [0, 0, 1e9, 0, 0, 1e9, 0, 0, 0]}})
+
+    w = {"nb_res": 4, "jobs": [{"id": "ph", "subtime": 0, "walltime": 100, "res": 2, "profile": "ph"}],
+         "profiles": {"ph": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
+    job = simulate(ONE, [w], Example()).jobs[0]
+    assert job.runtime == pytest.approx(2e9 / 1.5e9 + 150e-6, abs=1e-9)

@@ -621,10 +621,12 @@ class Policy:
                 an IO profile run inside the job's parallel tasks, ``{"profile_name": name,
                 "alloc": "0-1 4", "profile": {...}}`` (``alloc``: machine ids, storage hosts
                 included; ``profile``: optional, defines a new profile ``name``), e.g.
-                ``self.execute(job, hosts, additional_io_job={"profile_name": "io_j1", "alloc":
-                f"{hosts} {self.storage_hosts[0].id}", "profile": {"type": "parallel", "cpu": [0] * 3,
-                "com": [...]}})`` (see the engine's fidelity page). Batsim 4.2.1 accepts one of
-                them at a time.
+                ``self.execute(job, [0, 1], additional_io_job={"profile_name": "io_" + job.name,
+                "alloc": str(ProcSet(0, 1, self.storage_hosts[0].id)), "profile": {"type":
+                "parallel", "cpu": [0, 0, 0], "com": [0, 0, 1e9, 0, 0, 1e9, 0, 0, 0]}})`` (each
+                host writes 1e9 bytes to the storage host while the job runs; the engine's
+                fidelity page says how Batsim merges the two). Batsim 4.2.1 accepts one of them
+                at a time.
 
         Raises:
             PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts, or

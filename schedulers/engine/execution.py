@@ -274,7 +274,13 @@ class Executions:
         job.stage = 0
         # Batsim's remaining_time (execute_job, src/task_execution.cpp; < 0: no walltime)
         job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
-        for h in [all_hosts[hid] for hid in hosts] + [self.machines.storage_runs[j] for j in job.st_hosts]:
+        for hid in hosts:
+            h = all_hosts[hid]
+            h.jobs.add(job.id)
+            if h.state is not HostState.COMPUTING:
+                self.machines.set_state(h, HostState.COMPUTING)
+        for j in job.st_hosts:
+            h = self.machines.storage_runs[j]
             h.jobs.add(job.id)
             if h.state is not HostState.COMPUTING:
                 self.machines.set_state(h, HostState.COMPUTING)
@@ -613,7 +619,13 @@ class Executions:
         self.book.running -= 1
         self.book.finished += 1
         all_hosts = self.hosts
-        for h in [all_hosts[hid] for hid in job.hosts] + [self.machines.storage_runs[j] for j in job.st_hosts]:
+        for hid in job.hosts:
+            h = all_hosts[hid]
+            h.jobs.discard(job.id)
+            if not h.jobs and h.state is HostState.COMPUTING:
+                self.machines.set_state(h, HostState.IDLE)
+        for j in job.st_hosts:   # (the storage hosts of its allocation, .storagejobs)
+            h = self.machines.storage_runs[j]
             h.jobs.discard(job.id)
             if not h.jobs and h.state is HostState.COMPUTING:
                 self.machines.set_state(h, HostState.IDLE)
