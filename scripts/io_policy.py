@@ -51,12 +51,13 @@ class IOFCFS(FCFS):
 
     def execute(self, job: Any, hosts: Any, **extra: Any) -> None:
         name = job.id.split("!", 1)[1]
+        hosts = [hosts] if isinstance(hosts, int) else sorted(hosts)   # (a ProcSet or ints)
         on_storage = self.options.get("on_storage", {}).get(name)
         if on_storage is not None and job.res >= 2 and self.storage_hosts:
-            hosts = sorted(ProcSet(hosts))[:-1] + [random.Random(on_storage).choice(self.storage_hosts).id]
+            hosts = hosts[:-1] + [random.Random(on_storage).choice(self.storage_hosts).id]
         seed = self.options.get("io_jobs", {}).get(name)
         if seed is not None:
-            extra["additional_io_job"] = self._io_job(job, sorted(ProcSet(hosts)), seed)
+            extra["additional_io_job"] = self._io_job(job, hosts, seed)
         elif not self.options.get("no_mapping") and self.storage_hosts:
             extra["storage_mapping"] = {h.name: h.id for h in self.storage_hosts}
         super().execute(job, hosts, **extra)
