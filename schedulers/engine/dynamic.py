@@ -26,7 +26,7 @@ Profile garbage collection (``server_process``, ``Jobs::delete_job``, ``Profiles
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..core.events import JobSubmitted
 from ..core.model import Job
@@ -182,8 +182,9 @@ class DynamicJobs:
             fwd = w.profiles[job.profile] if self.forward_profiles else None
             self.post(JobSubmitted(self.clock.now, job=Job.from_json(job_id, job.raw, fwd)))
 
-    def _collect_profiles(self, jobs: list[EngineJob]) -> None:
-        """Batsim's garbage collection of the profiles of ended jobs (see the module docstring)."""
+    def _collect_profiles(self, jobs: Iterable[Any]) -> None:
+        """Batsim's garbage collection of the profiles of ended jobs (see the module docstring);
+        ``jobs``: :class:`~.workload.EngineJob` or :class:`~.results.DoneJob` (``workload``, ``profile``)."""
         for job in jobs:
             w = self.book.by_name[job.workload]
             todo = [job.profile]
