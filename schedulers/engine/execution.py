@@ -22,8 +22,10 @@ Parallel tasks (Batsim 4.2.1 ``src/task_execution.cpp`` + SimGrid 3.32 ``ptask_L
     ``f_h = cpu / res``; ``parallel``: ``f_h = cpu[i]``; ``composed``: the sub-profiles one after
     the other, ``repeat`` times; the IO profiles ``parallel_homogeneous_pfs`` and
     ``data_staging``: no flops, bytes to, from or between storage hosts, which join the task's
-    hosts (:mod:`.iotasks`). A task of no work ends at once (Batsim then records an
-    execution time of 1e-5 s).
+    hosts (:mod:`.iotasks`). EXECUTE_JOB's ``additional_io_job`` adds its IO profile's flops
+    and bytes to each such task (:mod:`.iojobs`); storage hosts in a job's allocation join its
+    tasks with no flops (:mod:`.storagejobs`). A task of no work ends at once (Batsim then
+    records an execution time of 1e-5 s).
 Communications (platforms with links; ``L07Action::L07Action``, ``HostL07Model::update_actions_state``)
     A stage whose byte matrix has pairs with bytes > 0 (:meth:`Executions._stage_network`)
     adds one element per link of their routes to its variable, after its CPU elements. While the
@@ -180,11 +182,13 @@ class Executions:
         Raises:
             EngineError: the job is not waiting, the allocation does not fit the job or the
                 hosts (unknown, not idle nor computing, busy without compute sharing, with energy
-                at a pstate that does not compute: a host declared at a sleep pstate), or the
-                decision asks for an additional IO job or an executor mapping other than the
-                default (not simulated; :func:`check_default_mapping`), has a ``storage_mapping``
-                Batsim refuses (:func:`.iotasks.check_storage_mapping`), or more than one optional
-                field (Batsim 4.2.1 reads at most three fields: "should be of size in {2,3}")."""
+                at a pstate that does not compute: a host declared at a sleep pstate; storage
+                hosts: :func:`.storagejobs.check_storage_host`, or storage hosts only, not
+                simulated), or the decision asks for an executor mapping other than the default
+                (not simulated; :func:`check_default_mapping`), has a ``storage_mapping`` or an
+                ``additional_io_job`` Batsim refuses (:func:`.iotasks.check_storage_mapping`,
+                :func:`.iojobs.read_io_job`), or more than one optional field (Batsim 4.2.1 reads
+                at most three fields: "should be of size in {2,3}")."""
         job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
         io_job = None
