@@ -21,11 +21,12 @@ POWER = Path(__file__).parent / "fixtures" / "batsim_pfs_energy" / "platform_pow
 sys.path.insert(0, str(Path(__file__).parent.parent / "scripts"))
 from compare_with_batsim import same_file  # noqa: E402
 
-#: case -> (platform, workload, options file, -E)
+#: case -> (platform, workload, options file, -E, compute sharing)
 CASES = {
-    "one": (ONE, "io.json", "one.options.json", False),
-    "crowd": (POWER, "crowd.json", "crowd.options.json", False),
-    "crowd_energy": (POWER, "crowd.json", "crowd.options.json", True),
+    "one": (ONE, "io.json", "one.options.json", False, False),
+    "crowd": (POWER, "crowd.json", "crowd.options.json", False, False),
+    "crowd_energy": (POWER, "crowd.json", "crowd.options.json", True, False),
+    "crowd_sharing": (POWER, "crowd.json", "pack.options.json", True, True),
 }
 
 
@@ -36,9 +37,10 @@ def _policy(options: dict):
     return mod.IOJob(options)
 
 
-def _run(platform: Path, workload, options: dict, energy: bool = False, out: Path | None = None):
+def _run(platform: Path, workload, options: dict, energy: bool = False, out: Path | None = None,
+         sharing: bool = False):
     return simulate(platform, [workload if isinstance(workload, dict) else FIX / workload], _policy(options),
-                    energy=energy, export_prefix=None if out is None else out / "out_")
+                    energy=energy, compute_sharing=sharing, export_prefix=None if out is None else out / "out_")
 
 
 def _jobs(case: str) -> dict[str, dict]:
@@ -72,9 +74,9 @@ def test_recordings_hold_the_hand_worked_numbers():
 @pytest.fixture(scope="module")
 def engine_runs(tmp_path_factory) -> dict[str, Path]:
     out = {}
-    for case, (platform, workload, options, energy) in CASES.items():
+    for case, (platform, workload, options, energy, sharing) in CASES.items():
         d = tmp_path_factory.mktemp(case)
-        _run(platform, workload, json.loads((FIX / options).read_text()), energy, d)
+        _run(platform, workload, json.loads((FIX / options).read_text()), energy, d, sharing)
         out[case] = d
     return out
 
