@@ -6,8 +6,8 @@ hosts' names; option ``no_mapping``: send none (a pfs job then uses the platform
 host). Option ``kills``: ``{job name: t}``, kill that job at time t (s) if it still runs then.
 Option ``io_jobs``: ``{job name: seed}``, send that job an ``additional_io_job`` instead of the
 mapping: an inline ``parallel`` IO profile drawn from the seed on the job's hosts, 1 to all storage
-hosts and maybe one compute host outside the allocation (flops on the job's hosts only, bytes
-between any two of them). Option ``on_storage``: ``{job name: seed}``, run that job (of 2 hosts or
+hosts and maybe one compute host outside the allocation (flops on the job's compute hosts only,
+bytes between any two of them). Option ``on_storage``: ``{job name: seed}``, run that job (of 2 hosts or
 more) with its last host swapped for a storage host drawn from the seed. Option ``switches``: ``[[t, [machine ids], pstate], ...]``, raw
 SET_RESOURCE_STATE requests at time t (s), storage machines included.
 
@@ -77,4 +77,5 @@ class IOFCFS(FCFS):
         if not any(com):
             com[1] = 5e8   # (bytes from the first host to the second: an IO profile moves bytes)
         return {"profile_name": f"io_{job.id.split('!', 1)[1]}", "alloc": str(ProcSet(*alloc)),
-                "profile": {"type": "parallel", "cpu": [cpu if h in hosts else 0.0 for h in alloc], "com": com}}
+                "profile": {"type": "parallel", "com": com,
+                            "cpu": [cpu if h in hosts and h < len(self.platform.hosts) else 0.0 for h in alloc]}}
