@@ -54,8 +54,8 @@ the allocation of some jobs that compute nothing, ``-E`` in half the cases (powe
 and storage hosts; SET_RESOURCE_STATE switching a storage host of two pstates in some).
 Seeds 1-250 (before the IO jobs, storage-host jobs and switches were drawn): 215 equal (103 of the
 119 with ``-E``), 35 refused by both alike (a pfs profile's default label ``pfs`` not in the
-mapping, on platforms without a storage host of that name). Seeds 30200-30259: 52 equal (27 of
-the 30 with ``-E``; 22 cases with IO jobs, 23 with jobs on storage hosts, 11 with switches), 8
+mapping, on platforms without a storage host of that name). Seeds 30200-30299: 87 equal (44 of
+the 49 with ``-E``; 34 cases with IO jobs, 30 with jobs on storage hosts, 19 with switches), 13
 refused by both alike (the same label).
 
 ``--suite traces`` runs real inputs of ``../shared``, read as they are: a Grid'5000 Lyon workload
