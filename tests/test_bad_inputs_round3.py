@@ -168,12 +168,14 @@ def test_a_policy_whose_init_skips_the_base_class_is_named_at_its_init(tmp_path:
 
 
 def test_registering_a_job_without_dynamic_jobs_says_how_once(tmp_path: Path, user: Path) -> None:
-    # the time was given twice ("at t=2e-10 at t=2e-10") and the option named was gridsched engine's only
+    # the time was given twice ("at t=2e-10 at t=2e-10") and the option named was gridsched engine's only;
+    # the job is registered at the first event, at t=0 (SUBMIT of the workload's job at 0): the
+    # engine's clock is two 1e-10-s messages of SimGrid's loopback later, which the line does not show
     w = workload(tmp_path / "w.json")
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:Registers"))
     assert code == 2
     assert one_error_line(err) == (
-        "gridsched: error: REGISTER_JOB 'w0!x' at t=2e-10: dynamic job registration is disabled (Batsim aborts); "
+        "gridsched: error: REGISTER_JOB 'w0!x' at t=0: dynamic job registration is disabled (Batsim aborts); "
         "enable it with Batsim's --enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, which "
         "gridsched run and campaigns honour)")
 

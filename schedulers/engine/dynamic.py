@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from ..core.events import JobSubmitted
 from ..core.model import Job
 from ..inputs.errors import WorkloadError
-from .clock import Clock
+from .clock import Clock, shown_time
 from .execution import SUBMITTED
 from .jobs import JobBook
 from .jobtable import JobTable
@@ -95,11 +95,11 @@ class DynamicJobs:
     def _check(self, what: str) -> None:
         """Raise Batsim's abort for a registration ``what`` when it is not allowed now."""
         if not self.enabled:
-            raise EngineError(f"{what} at t={self.clock.now}: dynamic job registration is disabled (Batsim aborts); "
+            raise EngineError(f"{what} at t={shown_time(self.clock.now)}: dynamic job registration is disabled (Batsim aborts); "
                               "enable it with Batsim's --enable-dynamic-jobs (a policy declares requires = "
                               "{\"dynamic-jobs\"}, which gridsched run and campaigns honour)")
         if self.registration_finished:
-            raise EngineError(f"{what} at t={self.clock.now}: the scheduler already sent NOTIFY "
+            raise EngineError(f"{what} at t={shown_time(self.clock.now)}: the scheduler already sent NOTIFY "
                               "registration_finished (Batsim aborts)")
 
     def register_profile(self, workload: str, name: str, profile: dict) -> None:
@@ -116,10 +116,10 @@ class DynamicJobs:
             w = Workload(name=workload, path="dynamic", jobs=JobTable.empty(workload, profiles), profiles=profiles)
             self.book.by_name[workload] = w
         if name in w.profiles:
-            raise EngineError(f"REGISTER_PROFILE at t={self.clock.now}: profile {name!r} already exists in workload "
+            raise EngineError(f"REGISTER_PROFILE at t={shown_time(self.clock.now)}: profile {name!r} already exists in workload "
                               f"{workload!r} (Batsim aborts)")
         try:
-            check_profile(f"REGISTER_PROFILE at t={self.clock.now}", name, profile, w.profiles)
+            check_profile(f"REGISTER_PROFILE at t={shown_time(self.clock.now)}", name, profile, w.profiles)
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         w.profiles[name] = profile
@@ -131,7 +131,7 @@ class DynamicJobs:
         Raises:
             EngineError: Batsim 4.2.1's abort (the message names the job and the reason).
         """
-        where = f"REGISTER_JOB {job_id!r} at t={self.clock.now}"
+        where = f"REGISTER_JOB {job_id!r} at t={shown_time(self.clock.now)}"
         self._check(f"REGISTER_JOB {job_id!r}")
         wname, sep, jname = job_id.partition("!")
         if not sep or not wname or not jname:
@@ -154,7 +154,7 @@ class DynamicJobs:
         sub = obj.get("subtime")
         if "subtime" not in obj or isinstance(sub, bool) or not isinstance(sub, (int, float)) or not math.isfinite(sub):
             raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
-                              f"submission time, e.g. the current time {self.clock.now}")
+                              f"submission time, e.g. the current time {shown_time(self.clock.now)}")
         prof = obj.get("profile")
         if isinstance(prof, str) and prof in w.unreferenced:
             raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was removed when the workload was "

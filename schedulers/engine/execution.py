@@ -91,7 +91,7 @@ from procset import ProcSet
 
 from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
-from .clock import Clock
+from .clock import Clock, shown_time
 from .hosts import Machines
 from .iojobs import io_leaf, merged_task, read_io_job
 from .iotasks import IO_PROFILES, check_storage_mapping, io_task
@@ -206,7 +206,7 @@ class Executions:
             elif "storage_mapping" in d.extra:
                 storage = check_storage_mapping(job.id, d.extra["storage_mapping"])
         if job.state != SUBMITTED:
-            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: the job is {job.state}, not waiting")
         assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
         if "additional_io_job" in d.extra:
             self.io_lookups()   # (Batsim looks the profile up by name: the removed ones are known)
@@ -217,7 +217,7 @@ class Executions:
         hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
             else tuple(alloc)
         if len(hosts) != job.res:
-            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: allocation {alloc} has {len(hosts)} "
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: allocation {alloc} has {len(hosts)} "
                               f"hosts but the job requests {job.res}")
         all_hosts = self.hosts
         nb_hosts = len(all_hosts)
@@ -236,17 +236,17 @@ class Executions:
                                   + (f" and {len(runs)} storage hosts)" if runs else ")"))
             h = all_hosts[hid]
             if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) is "
                                   f"{h.state.value}")
             if self.energy and h.pstate_kind(h.pstate) != "computation":
                 # an idle host at a sleep pstate: one declared so in the platform (src/server.cpp,
                 # server_on_execute_job, checks the pstate only with energy)
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in a "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) is not in a "
                                   f"computation pstate (pstate {h.pstate}, a {h.pstate_kind(h.pstate)} pstate); Batsim "
                                   f"4.2.1 aborts: \"machine {hid} (hostname='{h.spec.name}') is not in a computation "
                                   f"pstate (ps={h.pstate})\"")
             if h.jobs and not self.sharing:
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
         if st:
             if len(st) == len(hosts):
@@ -375,7 +375,7 @@ class Executions:
                 # no links and no Full zone: an empty route (Vivaldi) costs nothing, but SimGrid
                 # aborts where there is no route at all (Floyd, Dijkstra: "No route from 'pfs' to
                 # 'h0'"), which the engine cannot tell apart here
-                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s profile {name!r} ({prof['type']}) moves "
+                raise EngineError(f"t={shown_time(self.clock.now)}: job {job.id}'s profile {name!r} ({prof['type']}) moves "
                                   f"bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a platform "
                                   f"without links outside a Full zone, whose routes the embedded engine does not "
                                   f"know; run it on real Batsim (--engine batsim)")
@@ -476,7 +476,7 @@ class Executions:
             try:
                 links, lat = routes.route(names[i], names[j])
             except NetworkUnsupported as exc:
-                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s communications: {exc}") from None
+                raise EngineError(f"t={shown_time(self.clock.now)}: job {job.id}'s communications: {exc}") from None
             latency = max(latency, lat)
             lat_current = max(lat_current, lat * b)
             for ln in links:
@@ -599,7 +599,7 @@ class Executions:
         what = ("Batsim's code of a job killed by the scheduler, which the engine does not simulate as "
                 "a profile's 'ret'" if code == -2 else
                 f"real Batsim 4.2.1 aborts: \"Job '{job.id}' completed with unknown return code: {code}\"")
-        raise EngineError(f"{self.book.by_name[job.workload].path}: t={self.clock.now!r}: job {job.id!r} ends with return "
+        raise EngineError(f"{self.book.by_name[job.workload].path}: t={shown_time(self.clock.now)}: job {job.id!r} ends with return "
                           f"code {code} (a profile's 'ret'): {what}")
 
 

@@ -99,7 +99,7 @@ from typing import Any
 
 from ..core.model import HostState
 from ..core.power import PowerRange, watts
-from .clock import Clock
+from .clock import Clock, shown_time
 from .longdouble import epower as long_double_epower
 from .longdouble import near_tie
 from .platform import HostSpec, PlatformSpec
@@ -635,17 +635,17 @@ class Machines:
         n = len(self.hosts)
         for hid in ids:
             if hid >= n:
-                raise EngineError(f"external event at t={self.clock.now}: machine {hid} is a storage machine; the "
+                raise EngineError(f"external event at t={shown_time(self.clock.now)}: machine {hid} is a storage machine; the "
                                   "embedded engine does not model their states: use real Batsim (--engine batsim)")
             h = self.hosts[hid]
             if available:
                 if h.state is not HostState.UNAVAILABLE:
-                    raise EngineError(f"external event at t={self.clock.now}: machine {hid} ('{h.spec.name}') made available "
+                    raise EngineError(f"external event at t={shown_time(self.clock.now)}: machine {hid} ('{h.spec.name}') made available "
                                       f"but it is not unavailable (its state: {h.state.value}); Batsim 4.2.1 aborts")
                 self.set_state(h, HostState.COMPUTING if h.jobs else HostState.IDLE)
             else:
                 if h.state is HostState.UNAVAILABLE:
-                    raise EngineError(f"external event at t={self.clock.now}: machine {hid} ('{h.spec.name}') made unavailable "
+                    raise EngineError(f"external event at t={shown_time(self.clock.now)}: machine {hid} ('{h.spec.name}') made unavailable "
                                       "but it is already unavailable; Batsim 4.2.1 aborts")
                 self.set_state(h, HostState.UNAVAILABLE)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .clock import shown_time
 from .platform import PlatformSpec
 from .ports import EngineError
 
@@ -82,7 +83,7 @@ def io_task(job: Any, name: str, prof: dict, platform: PlatformSpec, now: float)
     compute = [h.name for h in platform.compute]
     names = [compute[hid] for hid in job.hosts] + [platform.storage[j].name for j in job.st_hosts]
     t = prof["type"]
-    where = f"t={now!r}: job {job.id}'s profile {name!r} ({t})"
+    where = f"t={shown_time(now)}: job {job.id}'s profile {name!r} ({t})"
     if t == "parallel_homogeneous_pfs":
         prefix = "Cannot generate a homogeneous parallel task with pfs: "
         if not job.storage:

@@ -46,7 +46,7 @@ from procset import ProcSet
 
 from ..core.events import ResourceStateChanged, SetResourceState
 from ..core.model import HostState
-from .clock import Clock
+from .clock import Clock, shown_time
 from .hosts import HostRun, Machines
 from .ports import EngineError
 from .queue import Kind, at
@@ -116,12 +116,12 @@ class Switches:
                 self._check_storage(hid, target)
                 continue
             if not 0 <= hid < nc:
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} does not exist "
+                raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {hid} does not exist "
                                   f"(platform has {nc} compute hosts"
                                   + (f" and {len(self.machines.storage)} storage hosts)" if self.machines.storage
                                      else ")"))
             if not 0 <= target < len(self.machines.hosts[hid].spec.speeds):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} "
+                raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {hid} "
                                   f"({self.machines.hosts[hid].spec.name}) has no pstate {target}")
         group = SwitchGroup(hosts=hids, waiting=set(hids), target=target)
         self.groups.setdefault(target, []).append(group)
@@ -154,14 +154,14 @@ class Switches:
                     later(k, lambda hid=hid: self._dvfs([hid], target))
             elif cur == "computation" and want == "sleep":
                 if h.jobs:
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} runs jobs "
+                    raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {h.spec.name} runs jobs "
                                       f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
                 self.machines.set_state(h, HostState.SWITCHING_OFF)
                 k += 1
                 self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[target][0], target)
             elif cur == "sleep":
                 if want != "computation":
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} is asleep in "
+                    raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {h.spec.name} is asleep in "
                                       f"pstate {h.pstate}; it can only be switched to a computation pstate, "
                                       f"not {target} (Batsim aborts)")
                 self.machines.set_state(h, HostState.SWITCHING_ON)
@@ -186,7 +186,7 @@ class Switches:
                 two computation pstates (switching a storage host off or on: not simulated)."""
         j = hid - len(self.machines.hosts)
         s = self.machines.storage[j]
-        where = f"SET_RESOURCE_STATE at t={self.clock.now}: machine {hid} ({s.name}, a storage host)"
+        where = f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: machine {hid} ({s.name}, a storage host)"
         if not 0 <= target < len(s.speeds):
             raise EngineError(f"{where} has no pstate {target}")
         cur = self.machines.st_pstate[j]
