@@ -1,8 +1,10 @@
 """``gridsched campaign run|status|collect|plot|report|generators``.
 
 Exit status (:mod:`schedulers.exits`): 0 when every run of the campaign is done; 1 when some run
-failed (its error is in its record and ``status`` lists it); 2 for a bad campaign file or folder,
-or a folder another ``campaign run`` is writing into (one line on stderr); 4 a record could not be
+failed (its error is in its record and ``status`` lists it), or, for ``status``, some run is
+missing or its result was made by another gridsched code; 2 for a bad campaign file or folder, a
+folder another ``campaign run`` is writing into, or one holding results of another gridsched code
+(``run`` without ``--rerun-stale``: one line on stderr); 4 a record could not be
 written (disk full); 130 when interrupted by Ctrl-C, 143 by SIGTERM (what finished is kept: the
 same command resumes).
 """
@@ -37,7 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         stats = run_campaign(camp, out, address=args.scheduler_address, workers=args.workers, serial=args.serial,
                              jobqueue=args.jobqueue,
-                             retry_failed=args.retry_failed, progress=not args.no_progress)
+                             retry_failed=args.retry_failed, rerun_stale=args.rerun_stale,
+                             progress=not args.no_progress)
     except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (exits.Terminated)
         from ..exits import interrupt_status, interrupt_word
         from .store import ResultStore
@@ -83,7 +86,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     st = ResultStore(out).status(ids)
     print(f"{out}: {st.line()}")
     _print_failed(out, st.failed, limit=len(st.failed) if args.failed else 10)
-    return 1 if st.failed or st.missing else 0
+    return 1 if st.failed or st.missing or st.stale else 0
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
@@ -153,6 +156,9 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
                    help="start the Dask workers as batch jobs with dask-jobqueue: slurm, oar, pbs, sge, lsf, htcondor")
     r.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     r.add_argument("--retry-failed", action="store_true", help="run the failed runs again")
+    r.add_argument("--rerun-stale", action="store_true",
+                   help="run again the runs whose results another gridsched code made (an upgrade, an edited "
+                        "checkout); without it such results stop the campaign before anything runs")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--report", action="store_true",
                    help="then write the report (as `gridsched campaign report OUT`): one command runs a "

@@ -20,9 +20,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..core.failure import call_policy
 from ..exits import one_line
+from .provenance import stamp
 from .spec import RunSpec
 
 RECORD_FORMAT = "gridsched-campaign-run/1"
@@ -195,9 +195,11 @@ def new_record(spec: RunSpec, error: str | None = None) -> dict[str, Any]:
               "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
               "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
               "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
-              "outputs": None, "gridsched_version": __version__}
+              "outputs": None, **stamp()}   # (the code that made it: .provenance)
     if spec.inputs_sha256 is not None:   # (file scenarios: what the run read)
         record["inputs_sha256"] = spec.inputs_sha256
+    if spec.policy_sha256 is not None:   # (a policy of the user's own code: the file defining it)
+        record["policy_sha256"] = spec.policy_sha256
     return record
 
 

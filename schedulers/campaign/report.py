@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from . import fmt
-from .collect import load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
+from .collect import MIXED_CODES, load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
 from .errors import CampaignError
 from .labels import column_label, metric_label
 from .plot import group_columns, plot_bars, plot_lines, summary_metrics
@@ -426,6 +426,8 @@ def _header(title: str, name: str, source: str | None, table: pd.DataFrame, mani
     lines = [f"# {title}", "", "## What was run", "",
              f"- Campaign: `{name}`" + (f" (from `{source}`)" if source else "") + "."]
     lines += _runs_line(table, manifest)
+    if table.attrs.get(MIXED_CODES):   # (one table of two codes' results: said where it is read)
+        lines.append(f"- **{table.attrs[MIXED_CODES].replace('warning: ', 'Warning: ', 1)}**")
     for col in param_columns(table):
         label = column_label(col, labels)
         lines.append(f"- {label}" + (f" (`{col}`)" if label != col else "") + f": {_values(table, col)}")
