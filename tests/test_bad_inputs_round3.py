@@ -224,11 +224,15 @@ def test_a_policy_object_is_checked_once_on_each_path(tmp_path: Path, monkeypatc
     toml = tmp_path / "c.toml"
     toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
                     f'workloads = ["{w}"]\n')
-    for run in (lambda: simulate(HETERO, [w], FCFS()), lambda: get_policy("fcfs"), lambda: InProcessPort(FCFS()),
-                lambda: run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial", "--no-progress"])):
+    for run, objects in ((lambda: simulate(HETERO, [w], FCFS()), 1), (lambda: get_policy("fcfs"), 1),
+                         (lambda: InProcessPort(FCFS()), 1),
+                         # (two objects, each checked once: one built when the campaign file is read,
+                         # so that option values it refuses are errors of the file; the run's own)
+                         (lambda: run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial",
+                                            "--no-progress"]), 2)):
         checked.clear()
         run()
-        assert checked == ["FCFS"]
+        assert checked == ["FCFS"] * objects
     assert (tmp_path / "cout" / "results").is_dir()
 
 

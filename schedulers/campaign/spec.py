@@ -243,6 +243,7 @@ class Campaign:
         out: dict[str, RunSpec] = {}
         self._digests: dict[str, str] = {}   # scenario label -> SHA-256 of its files
         self._code: dict[str, str | None] = {}   # policy name -> SHA-256 of the user's file defining it
+        self._built: dict[str, str | None] = {}   # policy and options -> what needs compute sharing
         for pol in self.policies:
             for sc in self.scenarios:
                 seeded = sc.generator is not None or "seed" in policy_class(pol.name).option_docs
@@ -251,6 +252,28 @@ class Campaign:
                         r = self._run(pol, sc, combo, seed)
                         out.setdefault(r.id, r)
         return list(out.values())
+
+    def _policy_built(self, name: str, options: dict[str, Any], where: str) -> str | None:
+        """Build policy ``name`` with ``options`` once per distinct options (its seed aside: the
+        campaign gives it, a valid one), so that a value its constructor refuses is an error of
+        the file, not of every run; returns what it needs compute sharing for
+        (:meth:`~schedulers.core.policy.Policy.compute_sharing_needed`), or None.
+
+        Raises:
+            CampaignError: ``where`` (the file and the run), then the policy's one-line error (a
+                bad option value; a policy of the user's own code that raised in ``__init__``:
+                its file and line).
+        """
+        from ..core.model import PolicyError
+        from ..registry import get_policy
+
+        key = json.dumps([name, {k: v for k, v in options.items() if k != "seed"}], sort_keys=True)
+        if key not in self._built:
+            try:
+                self._built[key] = get_policy(name, options).compute_sharing_needed()
+            except (PolicyOptionError, PolicyError) as exc:   # (PolicyFailure: the user's file and line)
+                raise CampaignError(f"{where}: {exc}") from None
+        return self._built[key]
 
     def _applies(self, kind: str, key: str, pol: PolicyEntry, sc: ScenarioEntry) -> bool:
         if kind == "policy":
@@ -288,10 +311,7 @@ class Campaign:
         if "seed" in policy_class(pol.name).option_docs:
             options["seed"] = seed
         where = f"{self.path}: run " + " ".join(f"{k}={v}" for k, v in params.items() if k != "seed" and v is not None)
-        try:
-            check_options(pol.name, options)
-        except PolicyOptionError as exc:
-            raise CampaignError(f"{where}: {exc}") from None
+        why = self._policy_built(pol.name, options, where)
         scenario: dict[str, Any]
         if sc.generator is not None:
             try:
@@ -312,6 +332,9 @@ class Campaign:
                                 "energy and compute_sharing true or false")
         if not engine["energy"]:
             _refuse_without_energy(where, options, self.metrics)
+        if why is not None and not engine["compute_sharing"]:
+            raise CampaignError(f"{where}: policy {pol.name!r} with {why}, which needs Batsim's compute sharing: "
+                                "set compute_sharing = true (in the file, or as an engine axis)")
         if pol.name not in self._code:
             self._code[pol.name] = policy_code_sha256(pol.name)
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,

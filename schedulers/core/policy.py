@@ -927,6 +927,14 @@ class Policy:
         preemptions). The base class has none."""
         return {}
 
+    def compute_sharing_needed(self) -> str | None:
+        """Why this policy, with its options, cannot run without Batsim's compute sharing
+        (``--enable-compute-sharing``: several jobs on one host), in words (``"delta > 0 overlaps
+        jobs on shared hosts"``), or None: it runs either way (the base class). Campaigns refuse
+        such a policy in a run without ``compute_sharing`` when they read the file, instead of
+        every run failing at SIMULATION_BEGINS."""
+        return None
+
 
 def first_hosts(available: ProcSet, n: int) -> ProcSet:
     """The ``n`` lowest ids of ``available`` (FCFS's host choice), e.g. ``first_hosts(ProcSet((2,

@@ -1,0 +1,120 @@
+"""Bad and borderline campaign files, refused when the TOML is read (one line naming the file,
+the run or key, and what to set) instead of every run failing."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from schedulers.campaign.store import ResultStore
+from schedulers.cli import main
+
+SCENARIO = """
+[[scenario]]
+name = "s"
+generator = "synthetic"
+params = { jobs = 5, hosts = 4 }
+"""
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    f = tmp_path / "c.toml"
+    f.write_text(textwrap.dedent(text) + SCENARIO, encoding="utf-8")
+    return f
+
+
+def _refused(tmp_path: Path, capsys, text: str) -> str:
+    """The one error line of `campaign run` on ``text``; nothing was run or written."""
+    f = _file(tmp_path, text)
+    out = tmp_path / "out"
+    assert main(["campaign", "run", str(f), "--out", str(out), "--serial", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert not out.exists()
+    prefix = f"gridsched: error: {f}: "
+    assert err[0].startswith(prefix), err[0]
+    return err[0][len(prefix):]
+
+
+# ------------------------------------------------------------------ green heuristic without sharing
+def test_green_easy_with_delta_needs_compute_sharing_refused_when_read(tmp_path: Path, capsys) -> None:
+    # delta's default is 10 (> 0): it overlaps jobs, which Batsim allows only with compute
+    # sharing; each run used to fail at SIMULATION_BEGINS with that error
+    line = _refused(tmp_path, capsys, """
+        energy = true
+        [[policy]]
+        name = "green-easy"
+        """)
+    assert line == ("run policy=green-easy scenario=s: policy 'green-easy' with delta = 10 (> 0: overlaps jobs on "
+                    "shared hosts; default 10), which needs Batsim's compute sharing: set compute_sharing = true (in "
+                    "the file, or as an engine axis)")
+
+
+def test_green_heft_per_gap_in_a_compute_sharing_axis_refuses_the_run_without(tmp_path: Path, capsys) -> None:
+    line = _refused(tmp_path, capsys, """
+        energy = true
+        [[policy]]
+        name = "green-heft"
+        label = "gh"
+        options = { delta = 20 }
+        [axes]
+        compute_sharing = [true, false]
+        """)
+    assert line.startswith("run policy=gh scenario=s compute_sharing=False: policy 'green-heft' with delta = 20 ")
+
+
+def test_green_easy_with_delta_0_runs_without_compute_sharing(tmp_path: Path) -> None:
+    f = _file(tmp_path, """
+        energy = true
+        [[policy]]
+        name = "green-easy"
+        options = { delta = 0 }
+        """)
+    assert main(["campaign", "run", str(f), "--out", str(tmp_path / "out"), "--serial", "--no-progress"]) == 0
+    assert ResultStore(tmp_path / "out").status(ResultStore(tmp_path / "out").ids()).line() == \
+        "1 runs: 1 done, 0 failed, 0 missing"
+
+
+# ------------------------------------------------------------------ option values
+@pytest.mark.parametrize("options,axis,message", [
+    # a value the policy's constructor refuses: each run used to fail with it
+    ("{ delta = 150 }", "", "run policy=green-easy scenario=s: policy 'green-easy': option 'delta' must be a number "
+                            "in [0, 100), got 150"),
+    ("{}", "delta = [0, -5]", "run policy=green-easy scenario=s delta=-5: policy 'green-easy': option 'delta' must "
+                              "be a number in [0, 100), got -5"),
+    ("{ per_gap = 1 }", "", "option 'per_gap'"),
+], ids=["delta-150", "delta-axis-negative", "per-gap-not-bool"])
+def test_option_values_a_policy_refuses_are_errors_of_the_file(tmp_path: Path, capsys, options: str, axis: str,
+                                                               message: str) -> None:
+    line = _refused(tmp_path, capsys, f"""
+        energy = true
+        compute_sharing = true
+        [[policy]]
+        name = "green-easy"
+        options = {options}
+        [axes]
+        {axis}
+        """)
+    assert message in line, line
+
+
+def test_a_policy_file_whose_constructor_raises_names_its_file_and_line(tmp_path: Path, capsys) -> None:
+    pol = tmp_path / "mine.py"
+    pol.write_text(textwrap.dedent("""\
+        from schedulers.fcfs import FCFS
+
+
+        class Mine(FCFS):
+            def __init__(self, options=None):
+                super().__init__(options)
+                raise RuntimeError("no model file")
+        """), encoding="utf-8")
+    line = _refused(tmp_path, capsys, f"""
+        [[policy]]
+        name = "{pol}:Mine"
+        label = "mine"
+        """)
+    assert line == (f"run policy=mine scenario=s: policy Mine failed in __init__ ({pol}, line 7): RuntimeError: no "
+                    "model file")
