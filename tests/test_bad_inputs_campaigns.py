@@ -1,5 +1,6 @@
 """Bad and borderline campaign files, refused when the TOML is read (one line naming the file,
-the run or key, and what to set) instead of every run failing."""
+the run or key, and what to set) instead of every run failing, or a report silently dropping a
+label or an order."""
 
 from __future__ import annotations
 
@@ -118,3 +119,48 @@ def test_a_policy_file_whose_constructor_raises_names_its_file_and_line(tmp_path
         """)
     assert line == (f"run policy=mine scenario=s: policy Mine failed in __init__ ({pol}, line 7): RuntimeError: no "
                     "model file")
+
+
+# ------------------------------------------------------------------ [report.order] / [report.labels]
+REPORTED = """
+    seeds = 2
+    [[policy]]
+    name = "fcfs"
+    [[policy]]
+    name = "easy"
+    label = "EASY"
+    [axes]
+    load = [0.5, 0.9]
+    [report.order]
+    """
+
+
+@pytest.mark.parametrize("order,message", [
+    ('policy = ["EASY", "FCFS"]', "report.order.policy[1]: 'FCFS' is no value of 'policy' in this campaign; its "
+                                  "values: EASY, fcfs"),
+    ("load = [0.9, 0.7]", "report.order.load[1]: 0.7 is no value of 'load' in this campaign; its values: 0.5, 0.9"),
+    ("laod = [0.9, 0.5]", "report.order.laod: not a column of the campaign; its columns: policy, scenario, load, "
+                          "seed"),
+], ids=["value-case", "value-number", "column"])
+def test_an_order_naming_what_the_campaign_has_not_is_refused(tmp_path: Path, capsys, order: str,
+                                                              message: str) -> None:
+    assert _refused(tmp_path, capsys, REPORTED + order) == message
+
+
+def test_an_order_of_values_given_as_integers_matches_float_values(tmp_path: Path) -> None:
+    # (load 1 and 1.0 are one value: an order written [1, 0.5] orders the 1.0 runs)
+    f = _file(tmp_path, REPORTED.replace("0.9]", "1.0]") + "load = [1, 0.5]")
+    assert main(["campaign", "run", str(f), "--out", str(tmp_path / "out"), "--serial", "--no-progress"]) == 0
+
+
+def test_a_label_naming_no_column_or_metric_is_warned_about(tmp_path: Path, capsys) -> None:
+    f = _file(tmp_path, REPORTED.replace("[report.order]", '[report.labels]\nlaod = "offered load"\n'
+                                         'makespan = "makespan (s)"'))
+    out = tmp_path / "out"
+    assert main(["campaign", "run", str(f), "--out", str(out), "--serial", "--no-progress", "--report"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    warning = [e for e in err if e.startswith("warning:")]
+    assert len(warning) == 1, err
+    assert warning[0].startswith("warning: c.toml: report.labels: 'laod' name(s) no column or metric of the "
+                                 "results (a typo?), not used; columns: policy, scenario, load, seed; metrics: ")
+    assert "makespan" in warning[0].split("metrics: ")[1]

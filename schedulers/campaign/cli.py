@@ -100,16 +100,16 @@ def cmd_collect(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .collect import collect
-    from .plot import plot_bars, plot_lines
-
-    from .collect import load_manifest
+    from .collect import collect, load_manifest
+    from .plot import plot_bars, plot_lines, summary_metrics
+    from .report import campaign_params, check_names, manifest_report
 
     _, summary_path = collect(args.dir)
     summary = pd.read_csv(summary_path)
-    report = (load_manifest(args.dir) or {}).get("report") or {}   # the campaign file's words and orders
-    labels = report.get("labels") if isinstance(report.get("labels"), dict) else None
-    order = report.get("order") if isinstance(report.get("order"), dict) else None
+    manifest = load_manifest(args.dir) or {}
+    spec, where = manifest_report(manifest)   # the campaign file's words and orders
+    labels, order = dict(spec.labels), dict(spec.order)
+    check_names(order, campaign_params(manifest, summary), where, labels, summary_metrics(summary))
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
     try:

@@ -227,6 +227,65 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
     return ReportSpec(title, metrics, plots, refs, timelines, labels, paper, order)
 
 
+def manifest_report(manifest: dict) -> tuple[ReportSpec, str]:
+    """The ``[report]`` table a ``campaign.json`` holds, checked (:func:`check_report_section`;
+    the defaults without one), and the name messages give it: the campaign file's name, or
+    ``campaign.json``.
+
+    Raises:
+        CampaignError: a bad ``[report]`` table.
+    """
+    where = Path(str(manifest["source"])).name if manifest.get("source") else "campaign.json"
+    section = manifest.get("report")
+    return (ReportSpec() if section is None else check_report_section(section, where)), where
+
+
+def _listed(names: list, most: int = 20) -> str:
+    """``names`` as a list in a message, the first ``most`` of them then how many more."""
+    words = [str(n) for n in names[:most]]
+    return ", ".join(words) + (f"... ({len(names) - most} more)" if len(names) > most else "")
+
+
+def check_names(order: dict, params: list[dict], where: str, labels: dict | None = None,
+                metrics: list[str] | None = None) -> None:
+    """Check ``[report.order]`` (and ``[report.labels]``) against the campaign's runs, so that a
+    typo does not make an order or a label vanish without a word. An ``order`` column that no
+    run has, or a value no run has, is refused (``params``: the params of every run of the
+    campaign, run yet or not). With ``metrics`` (those of the results), a ``labels`` name that is
+    no column and no metric is said in one warning line on stderr (not refused: a metric appears
+    only once some run made it, and a campaign under way may lack it yet).
+
+    Raises:
+        CampaignError: ``<where>: report.order.<column>[<i>]: ...`` naming the unknown column or
+            value and the known ones.
+    """
+    import sys
+
+    columns = list(dict.fromkeys(c for p in params for c in p))
+    for col, values in order.items():
+        if col not in columns:
+            raise CampaignError(f"{where}: report.order.{col}: not a column of the campaign; its columns: "
+                                f"{_listed(columns)}")
+        have = {sort_key(scalar(p.get(col))): scalar(p.get(col)) for p in params if scalar(p.get(col)) is not None}
+        for i, v in enumerate(values):
+            if sort_key(v) not in have:
+                known = [_cell(w) for _, w in sorted(have.items())]
+                raise CampaignError(f"{where}: report.order.{col}[{i}]: {v!r} is no value of {col!r} in this "
+                                    f"campaign; its values: {_listed(known)}")
+    unknown = [k for k in labels or {} if k not in columns and k not in (metrics or [])]
+    if metrics is not None and unknown:
+        print(f"warning: {where}: report.labels: {', '.join(map(repr, unknown))} name(s) no column or metric of "
+              f"the results (a typo?), not used; columns: {_listed(columns)}; metrics: {_listed(metrics)}",
+              file=sys.stderr)
+
+
+def campaign_params(manifest: dict, summary: pd.DataFrame) -> list[dict]:
+    """The params of every group of ``summary`` and of every run that ``campaign.json`` lists
+    (run yet or not: a folder whose manifest has no run list gives only the former)."""
+    runs = [r["params"] for r in manifest.get("runs") or [] if isinstance(r, dict) and isinstance(r.get("params"), dict)]
+    return summary[group_columns(summary)].to_dict("records") + runs   # (the summary's column order first)
+
+
 def _timeline(c: _Checker, v: Any, key: str):
     from .timeline import TimelineSpec
     t = c.table(v, key, ("where",), ("title", "relative"))
@@ -550,12 +609,12 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     out = Path(out_dir)
     manifest = load_manifest(out) or {}
     source = Path(str(manifest["source"])).name if manifest.get("source") else None
-    c = _Checker(source or "campaign.json")
-    if spec is None:
-        section = manifest.get("report")
-        spec = ReportSpec() if section is None else check_report_section(section, c.where)
+    own, where = manifest_report(manifest)
+    c = _Checker(where)
+    spec = own if spec is None else spec
     labels = dict(spec.labels)
     table, summary = tables(out)
+    check_names(dict(spec.order), campaign_params(manifest, summary), where, labels, summary_metrics(summary))
     write_tables(out, table, summary)
     groups = group_columns(summary)
     if spec.order:   # the groups in the order the campaign file gives for some columns

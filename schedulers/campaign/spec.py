@@ -67,7 +67,11 @@ files (a SWF/GWF trace is refused: convert it first), and a job asking for more 
 platform has, or a compute host real Batsim refuses (a speed of 0), fails the run (rescale the
 file first: ``gridsched convert FILE --nb-hosts N``). What needs Batsim's energy model (the
 policy option ``idle_timeout``, the run metrics ``green-energy`` and ``ehosep``) is refused for a
-run without ``energy``.
+run without ``energy``, and a policy that needs Batsim's compute sharing (``green-easy`` or
+``green-heft`` with ``delta`` > 0: :meth:`~schedulers.core.policy.Policy.compute_sharing_needed`)
+for a run without ``compute_sharing``. Every policy is built once per distinct options when the
+file is read, so that an option value it refuses (``delta = 150``) is an error of the file, not of
+each run; ``[report.order]`` naming a column or a value no run has is refused too.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
@@ -501,9 +505,10 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
     scenarios = _scenarios(c, data.get("scenario"), path.parent)
     axes = _axes(c, data, policies, scenarios)
     report = data.get("report")
+    order = None
     if report is not None:
         from .report import check_report_section
-        check_report_section(c.typed(report, dict, "report", "a table"), str(path))
+        order = dict(check_report_section(c.typed(report, dict, "report", "a table"), str(path)).order)
     camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
                     keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
                     axes=axes, report=report, metrics=tuple(metrics))
@@ -513,7 +518,10 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
                      f"up to {most:,} runs ({len(policies)} policies x {len(scenarios)} scenarios x "
                      f"{math.prod(len(a.values) for a in axes):,} axis combinations x {len(seeds):,} seeds): at most "
                      f"{MAX_RUNS:,}; split the campaign")
-    camp.runs()  # values that policies or generators refuse are errors now, not at run time
+    runs = camp.runs()  # values that policies or generators refuse are errors now, not at run time
+    if order:   # (an order naming no column or value of the runs: a typo)
+        from .report import check_names
+        check_names(order, [r.params for r in runs], str(path))
     return camp
 
 
