@@ -210,6 +210,38 @@ def test_bad_options_are_one_line_errors():
         env.step(0)
 
 
+def test_odd_arguments(tmp_path):
+    # NumPy integers (from np.arange sweeps) are integers; they were refused ("got np.int64(4)")
+    env = BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=np.int64(4), max_steps=np.int32(3))
+    assert env.layout.window == 4 and env.max_steps == 3 and type(env.max_steps) is int
+    with pytest.raises(ValueError, match=r"window must be an integer from 1 to 1,000,000 .*got True"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=True)
+    # a window of 1e9 slots: refused, where it ran out of memory (a (1e9, 4) array) in reset
+    with pytest.raises(ValueError, match=r"window must be an integer from 1 to 1,000,000 .*got 1000000000"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=10**9)
+    # an export folder that cannot be made: said when the environment is built, not as a bare
+    # FileNotFoundError at the end of the first episode
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ValueError, match=r"export_prefix '.*file/sub/env_': cannot create its folder"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, export_prefix=blocker / "sub" / "env_")
+
+
+@pytest.mark.parametrize("jobs", [[], [{"id": "big", "subtime": 0, "res": 99, "profile": "p", "walltime": 10}]],
+                         ids=["no-job", "only-a-job-too-large"])
+def test_an_episode_without_decisions_ends_at_its_first_step(jobs):
+    # it raised "RuntimeError: the run is over: nothing to resume" at the first step: the
+    # simulation had ended within reset (no job, or the only job rejected at submission: 99 hosts
+    # on Nantes' 16); hand-worked: nothing waits, so no waiting time, a return of 0
+    workload = {"nb_res": 16, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 1}}}
+    env = BatsimEnv(PLATFORM, workload)
+    rewards, infos, _, term, trunc = play(env, fcfs_rule)
+    assert (len(rewards), rewards[0], term, trunc) == (1, 0.0, True, False)
+    assert [j.state for j in env.result.jobs] == (["REJECTED"] if jobs else [])
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+
+
 def test_guide_examples_run(monkeypatch, capsys):
     # every ```python block of docs/guides/gym.md runs, in order, from the repository root, except
     # one marked as not run (it needs a learning library)
