@@ -528,10 +528,11 @@ def test_policy_metrics_that_are_no_numbers_fail_their_run_not_the_campaigns_col
     code, stdout, _ = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
     assert code == 1
     failed = sorted(ln.split("): ", 1)[1] for ln in stdout.splitlines() if ln.startswith("  failed "))
-    assert failed == ["ValueError: policy Labels: metrics() must return a dict of name -> finite number, got "
-                      "'label': 'x'",
-                      "ValueError: policy Listed: metrics() must return a dict of name -> finite number, got list "
-                      "[1, 2]"]
+    # (the user's file and the line of their metrics(): lines 5 and 10 of m.py)
+    assert failed == [f"ValueError: policy Labels: metrics() ({tmp_path / 'm.py'}, line 5) must return a dict of "
+                      "name -> finite number, got 'label': 'x'",
+                      f"ValueError: policy Listed: metrics() ({tmp_path / 'm.py'}, line 10) must return a dict of "
+                      "name -> finite number, got list [1, 2]"]
     code, _, err = run_main(["campaign", "collect", out])
     assert code == 0, err
     with open(out / "runs.csv", newline="") as f:

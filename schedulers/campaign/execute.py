@@ -170,15 +170,27 @@ def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
     return d
 
 
+def _defined_at(fn: Any) -> str:
+    """`` (FILE, line N)`` where function ``fn`` is defined, or "" when its source is unknown."""
+    import inspect
+
+    try:
+        return f" ({inspect.getsourcefile(fn)}, line {inspect.getsourcelines(fn)[1]})"
+    except (OSError, TypeError):
+        return ""
+
+
 def _policy_metrics(policy: Any, metrics: Any) -> dict[str, Any]:
     """``metrics`` (what ``policy.metrics()`` returned) as a record keeps them: name -> finite
     number (or null).
 
     Raises:
         ValueError: not a dict of names to finite numbers (a record holding one would make
-            ``campaign collect`` refuse the whole campaign); the message names the policy's class.
+            ``campaign collect`` refuse the whole campaign); the message names the policy's class
+            and the file and line defining its ``metrics``.
     """
-    who = f"policy {type(policy).__name__}: metrics() must return a dict of name -> finite number"
+    who = f"policy {type(policy).__name__}: metrics(){_defined_at(type(policy).metrics)} must return a dict of " \
+          "name -> finite number"
     if not isinstance(metrics, dict):
         raise ValueError(f"{who}, got {type(metrics).__name__} {repr(metrics)[:60]}")
     for k, v in metrics.items():
