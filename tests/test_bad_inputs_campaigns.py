@@ -139,9 +139,17 @@ REPORTED = """
     ('policy = ["EASY", "FCFS"]', "report.order.policy[1]: 'FCFS' is no value of 'policy' in this campaign; its "
                                   "values: EASY, fcfs"),
     ("load = [0.9, 0.7]", "report.order.load[1]: 0.7 is no value of 'load' in this campaign; its values: 0.5, 0.9"),
-    ("laod = [0.9, 0.5]", "report.order.laod: not a column of the campaign; its columns: policy, scenario, load, "
-                          "seed"),
-], ids=["value-case", "value-number", "column"])
+    ("laod = [0.9, 0.5]", "report.order.laod: 'laod' is not a column of the campaign; its columns: policy, "
+                          "scenario, load, seed"),
+    # a paper's number for a column spelt otherwise
+    ('[[report.reference]]\nwhere = { policy = "EASY", laod = 0.9 }\nmetric = "makespan"\nvalue = 1.0\n'
+     'source = "Table 2"', "report.reference[0].where.laod: 'laod' is not a column of the campaign; its "
+                           "columns: policy, scenario, load, seed"),
+    ('[[report.timeline]]\nwhere = { policy = "EASY", load = 0.9, seed = 2 }',
+     "report.timeline[0].where.seed: 2 is no value of 'seed' in this campaign; its values: 0, 1"),
+    ('[[report.plot]]\nkind = "bar"\nmetric = "makespan"\nx = "policy"\nwhere = { lod = 0.9 }',
+     "report.plot[0].where.lod: 'lod' is not a column of the campaign; its columns: policy, scenario, load, seed"),
+], ids=["value-case", "value-number", "column", "reference", "timeline", "plot"])
 def test_an_order_naming_what_the_campaign_has_not_is_refused(tmp_path: Path, capsys, order: str,
                                                               message: str) -> None:
     assert _refused(tmp_path, capsys, REPORTED + order) == message

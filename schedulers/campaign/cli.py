@@ -109,7 +109,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     manifest = load_manifest(args.dir) or {}
     spec, where = manifest_report(manifest)   # the campaign file's words and orders
     labels, order = dict(spec.labels), dict(spec.order)
-    check_names(order, campaign_params(manifest, summary), where, labels, summary_metrics(summary))
+    check_names(spec, campaign_params(manifest, summary), where, summary_metrics(summary))
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
     try:

@@ -26,6 +26,10 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     [report.order]            # optional: the order of a column's values in plots
     demand = ["small", "medium", "large"]
 
+``[report.order]`` naming a column, or a value, that no run of the campaign has is refused (a typo
+would make the order vanish); a ``[report.labels]`` name that is no column and no metric of the
+results is said in one warning line.
+
 ``paper = "hosep"`` (optional) adds the section of that paper (:mod:`.papers`): its numbers
 beside ours, its claims checked, what it leaves unspecified, before the tables.
 
@@ -246,33 +250,52 @@ def _listed(names: list, most: int = 20) -> str:
     return ", ".join(words) + (f"... ({len(names) - most} more)" if len(names) > most else "")
 
 
-def check_names(order: dict, params: list[dict], where: str, labels: dict | None = None,
-                metrics: list[str] | None = None) -> None:
-    """Check ``[report.order]`` (and ``[report.labels]``) against the campaign's runs, so that a
-    typo does not make an order or a label vanish without a word. An ``order`` column that no
-    run has, or a value no run has, is refused (``params``: the params of every run of the
-    campaign, run yet or not). With ``metrics`` (those of the results), a ``labels`` name that is
-    no column and no metric is said in one warning line on stderr (not refused: a metric appears
-    only once some run made it, and a campaign under way may lack it yet).
+def check_names(spec: ReportSpec, params: list[dict], where: str, metrics: list[str] | None = None) -> None:
+    """Check the names and values a ``[report]`` table gives against the campaign's runs, so that a
+    typo does not make an order, a plot, a paper's number or a label vanish without a word.
+    Refused: a ``[report.order]`` column, or a column of a ``where`` (of a plot, a reference, a
+    timeline), that no run has, and a value of an order, or of a plot's or a timeline's
+    ``where``, that no run has in that column (``params``: the params of every run of the
+    campaign, run yet or not). A reference may name a value the campaign does not run (a paper's
+    configuration left out): the report lists it as not compared. With ``metrics`` (those of the results), a
+    ``[report.labels]`` name that is no column and no metric is said in one warning line on
+    stderr (not refused: a metric appears only once some run made it, and a campaign under way
+    may lack it yet).
 
     Raises:
-        CampaignError: ``<where>: report.order.<column>[<i>]: ...`` naming the unknown column or
-            value and the known ones.
+        CampaignError: ``<where>: report.<key>: ...`` naming the unknown column or value and the
+            known ones.
     """
     import sys
 
     columns = list(dict.fromkeys(c for p in params for c in p))
-    for col, values in order.items():
+    values: dict[str, dict] = {}
+
+    def check(key: str, col: str, given: list | tuple) -> None:
         if col not in columns:
-            raise CampaignError(f"{where}: report.order.{col}: not a column of the campaign; its columns: "
+            raise CampaignError(f"{where}: {key}: {col!r} is not a column of the campaign; its columns: "
                                 f"{_listed(columns)}")
-        have = {sort_key(scalar(p.get(col))): scalar(p.get(col)) for p in params if scalar(p.get(col)) is not None}
-        for i, v in enumerate(values):
-            if sort_key(v) not in have:
-                known = [_cell(w) for _, w in sorted(have.items())]
-                raise CampaignError(f"{where}: report.order.{col}[{i}]: {v!r} is no value of {col!r} in this "
-                                    f"campaign; its values: {_listed(known)}")
-    unknown = [k for k in labels or {} if k not in columns and k not in (metrics or [])]
+        if col not in values:
+            values[col] = {sort_key(scalar(p.get(col))): scalar(p.get(col)) for p in params
+                           if scalar(p.get(col)) is not None}
+        for i, v in enumerate(given):
+            if sort_key(v) not in values[col]:
+                known = [_cell(w) for _, w in sorted(values[col].items())]
+                at = f"[{i}]" if isinstance(given, list) else ""
+                raise CampaignError(f"{where}: {key}{at}: {v!r} is no value of {col!r} in this campaign; its "
+                                    f"values: {_listed(known)}")
+
+    for col, vals in spec.order:
+        check(f"report.order.{col}", col, list(vals))
+    wheres = [(f"report.plot[{i}].where", dict(p.where)) for i, p in enumerate(spec.plots or ())] + \
+             [(f"report.timeline[{i}].where", dict(t.where)) for i, t in enumerate(spec.timelines)]
+    for key, table in wheres:
+        for col, v in table.items():
+            check(f"{key}.{col}", col, (v,))
+    for i, r in enumerate(spec.references):   # (a value the campaign does not run: "Not compared: not run")
+        for col in r.where:
+            check(f"report.reference[{i}].where.{col}", col, ())
+    unknown = [k for k, _ in spec.labels if k not in columns and k not in (metrics or [])]
     if metrics is not None and unknown:
         print(f"warning: {where}: report.labels: {', '.join(map(repr, unknown))} name(s) no column or metric of "
               f"the results (a typo?), not used; columns: {_listed(columns)}; metrics: {_listed(metrics)}",
@@ -614,7 +637,7 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     spec = own if spec is None else spec
     labels = dict(spec.labels)
     table, summary = tables(out)
-    check_names(dict(spec.order), campaign_params(manifest, summary), where, labels, summary_metrics(summary))
+    check_names(spec, campaign_params(manifest, summary), where, summary_metrics(summary))
     write_tables(out, table, summary)
     groups = group_columns(summary)
     if spec.order:   # the groups in the order the campaign file gives for some columns

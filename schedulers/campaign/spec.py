@@ -71,7 +71,8 @@ run without ``energy``, and a policy that needs Batsim's compute sharing (``gree
 ``green-heft`` with ``delta`` > 0: :meth:`~schedulers.core.policy.Policy.compute_sharing_needed`)
 for a run without ``compute_sharing``. Every policy is built once per distinct options when the
 file is read, so that an option value it refuses (``delta = 150``) is an error of the file, not of
-each run; ``[report.order]`` naming a column or a value no run has is refused too.
+each run; ``[report.order]`` or a ``where`` of ``[report]`` naming a column or a value no run has
+is refused too.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
@@ -505,10 +506,10 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
     scenarios = _scenarios(c, data.get("scenario"), path.parent)
     axes = _axes(c, data, policies, scenarios)
     report = data.get("report")
-    order = None
+    shown = None
     if report is not None:
         from .report import check_report_section
-        order = dict(check_report_section(c.typed(report, dict, "report", "a table"), str(path)).order)
+        shown = check_report_section(c.typed(report, dict, "report", "a table"), str(path))
     camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
                     keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
                     axes=axes, report=report, metrics=tuple(metrics))
@@ -519,9 +520,9 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
                      f"{math.prod(len(a.values) for a in axes):,} axis combinations x {len(seeds):,} seeds): at most "
                      f"{MAX_RUNS:,}; split the campaign")
     runs = camp.runs()  # values that policies or generators refuse are errors now, not at run time
-    if order:   # (an order naming no column or value of the runs: a typo)
+    if shown is not None:   # (an order or a where naming no column or value of the runs: a typo)
         from .report import check_names
-        check_names(order, [r.params for r in runs], str(path))
+        check_names(shown, [r.params for r in runs], str(path))
     return camp
 
 
