@@ -30,8 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import CampaignError
-from .green_analysis import (CASE_KEYS, NO_SHUTDOWN, PAPER_PAIRS, case_table, config_means, load_green_runs,
-                             setting_table)
+from .green_analysis import (CASE_KEYS, NO_SHUTDOWN, PAPER_PAIRS, case_table, config_means, deduplicated,
+                             load_green_runs, setting_table)
 from .green_claims import check_claims
 from .green_paper import CONFIGS, PAPER_T2, PAPER_T3, extremes, inconsistencies, paper_case, paper_spread
 from .green_plots import MODELS, plot_arrival, plot_delta, plot_fig9
@@ -417,7 +417,7 @@ def build(out_dirs: list[Path], report_dir: Path, docs_dir: Path | None = None, 
     every, failed = load_green_runs(out_dirs, dedupe=False)
     if every.empty:
         raise CampaignError("no finished green run in " + ", ".join(map(str, out_dirs)))
-    runs, _ = load_green_runs(out_dirs)
+    runs = deduplicated(every)
     cases, runs_w = case_table(runs)
     st = setting_table(cases)
     cfg = config_means(runs_w)
@@ -493,7 +493,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         camp = load_campaign(f)
         out = args.out / camp.name
         print(f"campaign {camp.name}: {len(camp.runs()):,} runs, results in {out}/", file=sys.stderr)
-        stats = run_campaign(camp, out, serial=True, progress=not args.no_progress)
+        stats = run_campaign(camp, out, serial=True, progress=not args.no_progress, rerun_stale=args.rerun_stale)
         failed += len(stats.status.failed)
         dirs.append(out)
     print(f"wrote {build(dirs, args.report, args.docs, args.page)}")
