@@ -172,3 +172,26 @@ def test_a_label_naming_no_column_or_metric_is_warned_about(tmp_path: Path, caps
     assert warning[0].startswith("warning: c.toml: report.labels: 'laod' name(s) no column or metric of the "
                                  "results (a typo?), not used; columns: policy, scenario, load, seed; metrics: ")
     assert "makespan" in warning[0].split("metrics: ")[1]
+
+
+# ------------------------------------------------------------------ where the runs go
+@pytest.mark.parametrize("options, message", [
+    # --serial ran in this process while the first line said "on tcp://...": the address was dropped
+    (["--serial", "--scheduler-address", "tcp://127.0.0.1:1"],
+     "--serial and --scheduler-address both say where the runs go: give one"),
+    (["--scheduler-address", "tcp://127.0.0.1:1", "--jobqueue", "slurm"],
+     "--scheduler-address and --jobqueue both say where the runs go: give one"),
+    (["--serial", "--workers", "2"], "--workers sets the local cluster's processes (or --jobqueue's batch jobs); "
+                                     "with --serial it would be ignored"),
+    (["--jobqueue", "nope"], "--jobqueue 'nope': unknown; known: slurm, oar, pbs, sge, lsf, htcondor"),
+    # an internal error (ValueError, exit 1) before
+    (["--scheduler-address", "nonsense"], "--scheduler-address 'nonsense': missing port number in address "
+                                          "'nonsense'; is a Dask scheduler running there"),
+], ids=["serial-address", "address-jobqueue", "serial-workers", "jobqueue", "address"])
+def test_where_the_runs_go_is_one_clear_choice(tmp_path: Path, capsys, options: list, message: str) -> None:
+    f = _file(tmp_path, '[[policy]]\nname = "fcfs"\n')
+    out = tmp_path / "out"
+    assert main(["campaign", "run", str(f), "--out", str(out), "--no-progress", *options]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"gridsched: error: {message}"), err
+    assert not list(out.glob("results/*.json"))

@@ -28,10 +28,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_campaign
     from .spec import load_campaign
 
+    _check_where(args)
     camp = load_campaign(args.file)
     out = _out_for(args, camp.name)
-    if args.workers is not None and args.workers < 1:
-        raise CampaignError(f"--workers must be >= 1, got {args.workers}")
     where = args.scheduler_address or ("this process" if args.serial else
                                        f"{args.workers or 1} {args.jobqueue} batch job(s)" if args.jobqueue else
                                        f"a local Dask cluster ({args.workers or 'one worker per core'})")
@@ -57,6 +56,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.report:
         print(f"no report: none of the runs finished (gridsched campaign status {out} --failed)", file=sys.stderr)
     return 1 if stats.status.failed else 0
+
+
+def _check_where(args: argparse.Namespace) -> None:
+    """Refuse the ``campaign run`` options that name where runs go when they contradict each other
+    (the runner would use one and drop the other without a word: ``--serial`` with
+    ``--scheduler-address`` ran in this process, yet the first line said on the address).
+
+    Raises:
+        CampaignError: one line naming the options.
+    """
+    from .runner import JOBQUEUES
+
+    given = [f for f, v in (("--serial", args.serial), ("--scheduler-address", args.scheduler_address),
+                            ("--jobqueue", args.jobqueue)) if v]
+    if len(given) > 1:
+        raise CampaignError(f"{given[0]} and {given[1]} both say where the runs go: give one (--serial: this "
+                            "process; --scheduler-address: a running Dask scheduler; --jobqueue: batch jobs)")
+    if args.workers is not None:
+        if args.workers < 1:
+            raise CampaignError(f"--workers must be >= 1, got {args.workers}")
+        if given and given[0] != "--jobqueue":
+            raise CampaignError(f"--workers sets the local cluster's processes (or --jobqueue's batch jobs); with "
+                                f"{given[0]} it would be ignored")
+    if args.jobqueue and args.jobqueue not in JOBQUEUES:
+        raise CampaignError(f"--jobqueue {args.jobqueue!r}: unknown; known: {', '.join(JOBQUEUES)}")
 
 
 def _print_failed(out: Path, failed: list[str], limit: int = 10) -> None:

@@ -117,7 +117,11 @@ def _dask_client(address: str | None, workers: int | None, jobqueue: str | None 
     from distributed import Client, LocalCluster
 
     if address:
-        return Client(address, timeout="30s")
+        try:
+            return Client(address, timeout="30s")
+        except (OSError, ValueError, TypeError) as exc:   # (a refused, silent or malformed address)
+            raise CampaignError(f"--scheduler-address {address!r}: {' '.join(str(exc).split())}; is a Dask scheduler "
+                                "running there (dask scheduler, or dask-jobqueue's scheduler_address)?") from None
     if jobqueue:
         cluster = jobqueue_cluster(jobqueue)
         cluster.scale(jobs=workers or 1)
