@@ -12,7 +12,6 @@ among stale records (``--rerun-stale`` runs them again), ``campaign status`` cou
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from pathlib import Path
 from typing import Any, Iterable
@@ -23,11 +22,16 @@ from .. import __version__
 VERSION, CODE = "gridsched_version", "gridsched_code_sha256"
 
 
-@functools.lru_cache(maxsize=1)
 def code_sha256() -> str:
     """The SHA-256 (hex) of gridsched's Python sources: every ``*.py`` file of the ``schedulers``
     package, in the order of their paths relative to it, each prefixed by that path and its
-    length. About 2 MB, read once per process (a few ms)."""
+    length. About 2 MB, read once per process (a few ms), when this module is imported: a
+    long-lived Dask worker stamps its records with the code it imported, not with files edited
+    on disk since."""
+    return _CODE
+
+
+def _sources_sha256() -> str:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for p in sorted(root.rglob("*.py"), key=lambda q: q.relative_to(root).as_posix()):
@@ -35,6 +39,9 @@ def code_sha256() -> str:
         h.update(f"{p.relative_to(root).as_posix()}:{len(data)}:".encode())
         h.update(data)
     return h.hexdigest()
+
+
+_CODE = _sources_sha256()
 
 
 def stamp() -> dict[str, str]:
