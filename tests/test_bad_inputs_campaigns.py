@@ -131,15 +131,18 @@ REPORTED = """
     label = "EASY"
     [axes]
     load = [0.5, 0.9]
-    [report.order]
+    [report]
     """
 
 
 @pytest.mark.parametrize("order,message", [
-    ('policy = ["EASY", "FCFS"]', "report.order.policy[1]: 'FCFS' is no value of 'policy' in this campaign; its "
+    ('order.policy = ["EASY", "FCFS"]', "report.order.policy[1]: 'FCFS' is no value of 'policy' in this campaign; its "
                                   "values: EASY, fcfs"),
-    ("load = [0.9, 0.7]", "report.order.load[1]: 0.7 is no value of 'load' in this campaign; its values: 0.5, 0.9"),
-    ("laod = [0.9, 0.5]", "report.order.laod: 'laod' is not a column of the campaign; its columns: policy, "
+    ("order.load = [0.9, 0.7]", "report.order.load[1]: 0.7 is no value of 'load' in this campaign; its values: 0.5, 0.9"),
+    # (its section and plots were written twice)
+    ('metrics = ["makespan", "utilisation", "makespan"]',
+     "report.metrics[2]: 'makespan' is listed twice (report.metrics[0])"),
+    ("order.laod = [0.9, 0.5]", "report.order.laod: 'laod' is not a column of the campaign; its columns: policy, "
                           "scenario, load, seed"),
     # a paper's number for a column spelt otherwise
     ('[[report.reference]]\nwhere = { policy = "EASY", laod = 0.9 }\nmetric = "makespan"\nvalue = 1.0\n'
@@ -149,7 +152,7 @@ REPORTED = """
      "report.timeline[0].where.seed: 2 is no value of 'seed' in this campaign; its values: 0, 1"),
     ('[[report.plot]]\nkind = "bar"\nmetric = "makespan"\nx = "policy"\nwhere = { lod = 0.9 }',
      "report.plot[0].where.lod: 'lod' is not a column of the campaign; its columns: policy, scenario, load, seed"),
-], ids=["value-case", "value-number", "column", "reference", "timeline", "plot"])
+], ids=["value-case", "value-number", "metric-twice", "column", "reference", "timeline", "plot"])
 def test_an_order_naming_what_the_campaign_has_not_is_refused(tmp_path: Path, capsys, order: str,
                                                               message: str) -> None:
     assert _refused(tmp_path, capsys, REPORTED + order) == message
@@ -157,12 +160,12 @@ def test_an_order_naming_what_the_campaign_has_not_is_refused(tmp_path: Path, ca
 
 def test_an_order_of_values_given_as_integers_matches_float_values(tmp_path: Path) -> None:
     # (load 1 and 1.0 are one value: an order written [1, 0.5] orders the 1.0 runs)
-    f = _file(tmp_path, REPORTED.replace("0.9]", "1.0]") + "load = [1, 0.5]")
+    f = _file(tmp_path, REPORTED.replace("0.9]", "1.0]") + "order.load = [1, 0.5]")
     assert main(["campaign", "run", str(f), "--out", str(tmp_path / "out"), "--serial", "--no-progress"]) == 0
 
 
 def test_a_label_naming_no_column_or_metric_is_warned_about(tmp_path: Path, capsys) -> None:
-    f = _file(tmp_path, REPORTED.replace("[report.order]", '[report.labels]\nlaod = "offered load"\n'
+    f = _file(tmp_path, REPORTED.replace("[report]", '[report.labels]\nlaod = "offered load"\n'
                                          'makespan = "makespan (s)"'))
     out = tmp_path / "out"
     assert main(["campaign", "run", str(f), "--out", str(out), "--serial", "--no-progress", "--report"]) == 0

@@ -206,6 +206,9 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
     if "metrics" in t:
         metrics = tuple(c.string(m, f"report.metrics[{i}]")
                         for i, m in enumerate(c.array(t["metrics"], "report.metrics")))
+        for i, m in enumerate(metrics):
+            if m in metrics[:i]:   # (its section and plot would be written twice)
+                raise c.fail(f"report.metrics[{i}]", f"{m!r} is listed twice (report.metrics[{metrics.index(m)}])")
     plots = None
     if "plot" in t:
         plots = tuple(_plot(c, p, f"report.plot[{i}]")
