@@ -227,6 +227,20 @@ def test_odd_arguments(tmp_path):
         BatsimEnv(scenario="synthetic", scenario_params=SMALL, export_prefix=blocker / "sub" / "env_")
 
 
+@pytest.mark.parametrize("reward, message", [
+    # a negative weight made the agent learn to make jobs wait: the reward is minus the weighted costs
+    ({"waiting_time": -1}, "reward weight of 'waiting_time' must be >= 0 (the reward is minus the weighted costs: a "
+                           "negative weight would reward the waiting time), got -1"),
+    ({"waiting_time": 0, "bounded_slowdown": 0.0}, "are all 0: every reward would be 0"),
+])
+def test_reward_weights_that_reward_nothing_or_the_cost_are_refused(reward, message):
+    with pytest.raises(ValueError) as err:
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, reward=reward)
+    assert message in str(err.value) and "\n" not in str(err.value)
+    env = BatsimEnv(scenario="synthetic", scenario_params=SMALL, reward={"waiting_time": np.float32(0.5)})
+    assert env.weights == {"waiting_time": 0.5}   # (a NumPy weight is a number)
+
+
 @pytest.mark.parametrize("jobs", [[], [{"id": "big", "subtime": 0, "res": 99, "profile": "p", "walltime": 10}]],
                          ids=["no-job", "only-a-job-too-large"])
 def test_an_episode_without_decisions_ends_at_its_first_step(jobs):
