@@ -227,6 +227,23 @@ def test_odd_arguments(tmp_path):
         BatsimEnv(scenario="synthetic", scenario_params=SMALL, export_prefix=blocker / "sub" / "env_")
 
 
+def test_reset_options_that_do_not_apply_are_refused():
+    # a workload given to a generator's environment, a seed to a file one, were ignored; a seed of
+    # 1.5 was read as 1
+    env = BatsimEnv(scenario="synthetic", scenario_params=SMALL)
+    with pytest.raises(ValueError, match="reset option 'workload' applies to an environment built with a platform"):
+        env.reset(options={"workload": WORKLOAD})
+    for bad in (1.5, -1, "3", True):
+        with pytest.raises(ValueError, match=r"'scenario_seed' must be an integer >= 0, got "):
+            env.reset(options={"scenario_seed": bad})
+    obs, _ = env.reset(options={"scenario_seed": np.int64(3)})
+    assert obs["queue_length"][0] >= 0
+    files = BatsimEnv(PLATFORM, WORKLOAD)
+    with pytest.raises(ValueError, match="reset option 'scenario_seed' applies to an environment built with a "
+                                         "scenario generator; this one has files"):
+        files.reset(options={"scenario_seed": 3})
+
+
 @pytest.mark.parametrize("reward, message", [
     # a negative weight made the agent learn to make jobs wait: the reward is minus the weighted costs
     ({"waiting_time": -1}, "reward weight of 'waiting_time' must be >= 0 (the reward is minus the weighted costs: a "

@@ -197,15 +197,27 @@ class BatsimEnv(gymnasium.Env):
         Returns:
             ``(observation, info)``; ``info`` has ``action_mask``, ``time``, ``invalid_action``,
             ``costs`` (each reward component over the step, in its unit).
+
+        Raises:
+            ValueError: an unknown option, one that does not apply (``workload`` with a scenario
+                generator, ``scenario_seed`` with files), or a ``scenario_seed`` that is not an
+                integer >= 0.
         """
         super().reset(seed=seed)
         options = dict(options or {})
         unknown = set(options) - {"workload", "scenario_seed"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {', '.join(sorted(unknown))}; known: workload, scenario_seed")
+        wrong = "workload" if self.scenario is not None else "scenario_seed"
+        if wrong in options:   # (it was ignored without a word)
+            raise ValueError(f"reset option {wrong!r} applies to an environment built with "
+                             f"{'a platform and workloads' if wrong == 'workload' else 'a scenario generator'}; "
+                             f"this one has {'scenario ' + repr(self.scenario) if self.scenario else 'files'}")
+        sseed = options.get("scenario_seed")
+        if sseed is not None and not (_whole(sseed) and sseed >= 0):
+            raise ValueError(f"reset option 'scenario_seed' must be an integer >= 0, got {sseed!r}")
         self._stop()
         if self.scenario is not None:
-            sseed = options.get("scenario_seed")
             if sseed is None:
                 sseed = int(self.np_random.integers(0, 2**31 - 1))
             sc = self._scenario(int(sseed))
