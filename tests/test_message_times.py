@@ -49,3 +49,28 @@ def test_a_deadlock_line_shows_the_clock_to_batsims_precision(tmp_path: Path, ca
     m = re.match(r"gridsched: error: deadlock at t=(\d+(?:\.\d{1,6})?): nothing left to simulate", err[0])
     assert m is not None, err[0]
     assert float(m.group(1)) == pytest.approx(5.0, abs=5e-6)
+
+
+def test_a_call_for_the_time_the_scheduler_reads_says_the_clock_is_past_it(tmp_path: Path, capsys) -> None:
+    # hetero4.xml (one Full zone, no route: SimGrid's loopback, 1e-10 s a message): the job
+    # submitted at t=3 reaches the scheduler two messages later (the submitter's to the server, the
+    # server's to the request-reply actor: a REGISTER_JOB is refused at 2e-10 for a job at 0,
+    # test_bad_inputs_round3), which reads now = 3.000000 (6 decimals) and asks for a call at 3;
+    # the server reads the reply one message later, at 3 + 3e-10: not before the call's time, and
+    # Batsim aborts. The time shown, 3, would hide why: the line gives the clock.
+    pol = tmp_path / "caller.py"
+    pol.write_text("from schedulers.core.policy import Policy\n\n\nclass Caller(Policy):\n"
+                   "    def on_job_submitted(self, job):\n        self.call_me_later(self.now)\n")
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 1, "jobs": [{"id": "a", "subtime": 3, "res": 1, "profile": "p",
+                                                    "walltime": 100}],
+                             "profiles": {"p": {"type": "delay", "delay": 2}}}))
+    code = main(["run", "--policy", f"{pol}:Caller", "-p", str(FIX / "hetero4.xml"), "-w", str(w), "-o",
+                 str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    m = re.match(r"gridsched: error: CALL_ME_LATER at t=3: it asks to be called at 3\.0, not after the current "
+                 r"time \(the clock is at (3\.\d+): past the time the scheduler reads, printed with 6 decimals\) "
+                 r"\(Batsim 4\.2\.1 aborts", err[0])
+    assert m is not None, err[0]
+    assert float(m.group(1)) == pytest.approx(3 + 3e-10, abs=1e-14)

@@ -268,8 +268,10 @@ class Server:
                 raise EngineError(f"CALL_ME_LATER at t={shown_time(self.clock.now)}: time {d.at!r} is not a finite number")
             if not d.at > self.clock.now:
                 # server_on_call_me_later (src/server.cpp) asserts target_time > clock
+                hair = (f" (the clock is at {self.clock.now!r}: past the time the scheduler reads, printed with 6 "
+                        "decimals)") if shown_time(d.at) == shown_time(self.clock.now) else ""
                 raise EngineError(f"CALL_ME_LATER at t={shown_time(self.clock.now)}: it asks to be called at {d.at!r}, not after the "
-                                  "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
+                                  f"current time{hair} (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
             self.waiters += 1
             if self.steps:  # waiter_process: sleeps the time left, at least 1e-5 s
                 self.timers.sleep(max(d.at - self.clock.now, WAITER_MIN_SLEEP), _WAITER)
