@@ -198,3 +198,15 @@ def test_where_the_runs_go_is_one_clear_choice(tmp_path: Path, capsys, options: 
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"gridsched: error: {message}"), err
     assert not list(out.glob("results/*.json"))
+
+
+# ------------------------------------------------------------------ the green heuristic's report
+def test_green_report_without_folders_names_out(tmp_path: Path, capsys) -> None:
+    # "gridsched: error: no finished green run in " (no folder named), or a bare "No such file"
+    (tmp_path / "empty").mkdir()
+    assert main(["campaign", "green", "report", "--out", str(tmp_path / "empty")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"gridsched: error: --out {tmp_path / 'empty'}: no campaign output folder in it (a sub-folder with "
+        "results/): run `gridsched campaign green run` first, or name the folders")
+    assert main(["campaign", "green", "report", "--out", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"gridsched: error: --out {tmp_path / 'none'}: no such folder")

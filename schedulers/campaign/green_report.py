@@ -502,7 +502,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the report from finished campaign folders."""
+    if not args.dirs and not args.out.is_dir():
+        raise CampaignError(f"--out {args.out}: no such folder (the green campaigns' output folders are its "
+                            "sub-folders: run `gridsched campaign green run` first, or name the folders)")
     dirs = [Path(d) for d in args.dirs] or sorted(p for p in args.out.iterdir() if (p / "results").is_dir())
+    if not dirs:
+        raise CampaignError(f"--out {args.out}: no campaign output folder in it (a sub-folder with results/): run "
+                            "`gridsched campaign green run` first, or name the folders")
     print(f"wrote {build(dirs, args.report, args.docs, args.page)}")
     return 0
 
