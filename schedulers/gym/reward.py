@@ -44,7 +44,7 @@ def reward_weights(reward: str | Mapping[str, float]) -> dict[str, float]:
     if not isinstance(reward, Mapping) or not reward:
         raise ValueError(f"reward must be one of {', '.join(COMPONENTS)} or a mapping of them to weights, "
                          f"got {reward!r}")
-    out = {}
+    out: dict[str, float] = {}
     for k, w in reward.items():
         if k not in COMPONENTS:
             raise ValueError(f"unknown reward component {k!r}; components: {', '.join(COMPONENTS)}")
