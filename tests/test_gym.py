@@ -216,6 +216,11 @@ def test_odd_arguments(tmp_path):
     assert env.layout.window == 4 and env.max_steps == 3 and type(env.max_steps) is int
     with pytest.raises(ValueError, match=r"window must be an integer from 1 to 1,000,000 .*got True"):
         BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=True)
+    # a string flag was true, "false" included: power actions on, without a word
+    with pytest.raises(ValueError, match="power_actions must be True or False, got 'false'"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, power_actions="false")
+    with pytest.raises(ValueError, match="energy must be True or False, got 1"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, energy=1)
     # a window of 1e9 slots: refused, where it ran out of memory (a (1e9, 4) array) in reset
     with pytest.raises(ValueError, match=r"window must be an integer from 1 to 1,000,000 .*got 1000000000"):
         BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=10**9)

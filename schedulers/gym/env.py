@@ -111,6 +111,10 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("give either a platform (and a workload) or a scenario generator, not both")
         if scenario is None and not _as_list(workload):
             raise ValueError("a workload is needed with a platform file")
+        for flag, value in (("energy", energy), ("power_actions", power_actions)):
+            if not isinstance(value, (bool, np.bool_)):   # ("false" would be true)
+                raise ValueError(f"{flag} must be True or False, got {value!r}")
+        energy, power_actions = bool(energy), bool(power_actions)
         if not (_whole(window) and 1 <= window <= MAX_WINDOW):
             raise ValueError(f"window must be an integer from 1 to {MAX_WINDOW:,} (queue slots observed), got "
                              f"{window!r}")
