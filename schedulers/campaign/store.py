@@ -56,7 +56,7 @@ class Status:
            codes: dict[str, tuple] | None = None) -> "Status":
         """Classify ``run_ids`` by ``states`` (id -> record status; absent: missing); ``codes``:
         id -> (version, code sha256) of the stale records among them."""
-        codes = dict(codes or {})
+        run_ids, codes = list(run_ids), dict(codes or {})
         st = cls(stray=list(stray), stale=[rid for rid in run_ids if rid in codes], codes=codes)
         for rid in run_ids:
             state = states.get(rid)
