@@ -91,6 +91,8 @@ def test_resuming_among_results_of_another_code_is_refused_then_rerun_on_request
     assert main(["campaign", "collect", str(out)]) == 0
     assert "warning" not in capsys.readouterr().err
     assert main(["campaign", "status", str(out)]) == 0
+    assert main(["campaign", "report", str(out)]) == 0   # (the code that made every result, in its header)
+    assert f"- Made by: gridsched {__version__} (code {code_sha256()[:12]}).\n" in (out / "report.md").read_text()
 
 
 def test_a_record_of_a_gridsched_that_did_not_record_its_code_is_stale(tmp_path: Path, capsys) -> None:

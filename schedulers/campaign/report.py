@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from . import fmt
-from .collect import MIXED_CODES, load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
+from .collect import CODES, MIXED_CODES, load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
 from .errors import CampaignError
 from .labels import column_label, metric_label
 from .plot import group_columns, plot_bars, plot_lines, summary_metrics
@@ -513,6 +513,8 @@ def _header(title: str, name: str, source: str | None, table: pd.DataFrame, mani
     lines += _runs_line(table, manifest)
     if table.attrs.get(MIXED_CODES):   # (one table of two codes' results: said where it is read)
         lines.append(f"- **{table.attrs[MIXED_CODES].replace('warning: ', 'Warning: ', 1)}**")
+    elif table.attrs.get(CODES):
+        lines.append(f"- Made by: {table.attrs[CODES][0]}.")
     for col in param_columns(table):
         label = column_label(col, labels)
         lines.append(f"- {label}" + (f" (`{col}`)" if label != col else "") + f": {_values(table, col)}")
