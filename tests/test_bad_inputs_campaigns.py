@@ -210,3 +210,24 @@ def test_green_report_without_folders_names_out(tmp_path: Path, capsys) -> None:
         "results/): run `gridsched campaign green run` first, or name the folders")
     assert main(["campaign", "green", "report", "--out", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err.strip().startswith(f"gridsched: error: --out {tmp_path / 'none'}: no such folder")
+
+
+# ------------------------------------------------------------------ a seeded policy's seed
+@pytest.mark.parametrize("policy_table, axes", [
+    ("options = { seed = 42 }", ""),
+    ("", '[axes]\n"policy.seed" = [5, 6]'),
+], ids=["option", "axis"])
+def test_a_seeded_policys_seed_is_given_by_seeds_only(tmp_path: Path, capsys, policy_table: str, axes: str) -> None:
+    # the run's seed replaced it without a word: options seed = 42 ran seeds 1 and 2; an axis
+    # policy.seed = [5, 6] was a column of the results whose values no run used (4 runs, 2 alike)
+    pol = tmp_path / "seeded.py"
+    pol.write_text('from schedulers.fcfs import FCFS\n\n\nclass Seeded(FCFS):\n    option_docs = {"seed": "seed"}\n')
+    line = _refused(tmp_path, capsys, f"""
+        seeds = [1, 2]
+        [[policy]]
+        name = "{pol}:Seeded"
+        {policy_table}
+        """ + ("\n" + axes if axes else ""))
+    assert line.endswith(": a policy's seed option is the run's seed, which the campaign gives from `seeds`: set "
+                         "seeds = [N, ...] (one run per seed) instead"), line
+    assert line.startswith("policy[0].options.seed: " if policy_table else "axes.policy.seed: "), line

@@ -48,7 +48,8 @@ given in one place: two axes that set it (``load`` and ``scenario.load``, a mapp
 of its keys), or an axis and a ``[[policy]]`` / ``[[scenario]]`` table, are refused. An axis that
 does not apply to a run (an option its policy does not have, a parameter of another generator or of
 a file scenario) does not multiply that run: the run is made once, with the axis value null in its
-parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
+parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option (which
+``[[policy]]`` options and axes therefore may not set: ``seeds`` gives it);
 a file scenario run by a policy without one is deterministic and is run once (seed null).
 An axis is a column of the results table under the name it is given, so a bare name that is
 already one of its columns (``jobs``, ``makespan``... of the run summary, ``id``, ``status``,
@@ -105,6 +106,9 @@ MAX_SEEDS = 100_000
 #: expanded): a million runs take about a gigabyte of run descriptions.
 MAX_RUNS = 1_000_000
 
+#: Why a policy's ``seed`` option is not given in a campaign file.
+SEED_GIVEN = ("a policy's seed option is the run's seed, which the campaign gives from `seeds`: set seeds = [N, ...] "
+              "(one run per seed) instead")
 #: Engine options an axis may set, with their defaults (Batsim's flags and the simulator choice).
 ENGINE_OPTIONS: dict[str, Any] = {"simulator": "engine", "energy": False, "compute_sharing": False}
 SIMULATORS = ("engine", "batsim")
@@ -576,6 +580,8 @@ def _policies(c: _Checker, value: Any) -> list[PolicyEntry]:
             check_options(name, options)
         except PolicyOptionError as exc:
             raise c.fail(f"{k}.options", str(exc)) from None
+        if "seed" in options:   # (the run's seed replaced it without a word)
+            raise c.fail(f"{k}.options.seed", SEED_GIVEN)
         out.append(PolicyEntry(c.label(t.get("label", name), f"{k}.label"), name, dict(options)))
     _unique(c, [p.label for p in out], "policy", "label")
     return out
@@ -733,6 +739,8 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
                 raise c.fail(key, "this axis is given twice")
             names.add(name)
             kind, opt = _route(c, name, key, policies, scenarios)
+            if kind == "policy" and opt == "seed":   # (recorded as an axis, replaced by the run's seed)
+                raise c.fail(key, SEED_GIVEN)
             if name in RESULT_COLUMNS:
                 raise c.fail(key, f"{name!r} names a column the results table already has (a run metric or "
                                   f"field); write \"{kind}.{name}\" for this axis")
