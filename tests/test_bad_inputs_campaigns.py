@@ -231,3 +231,17 @@ def test_a_seeded_policys_seed_is_given_by_seeds_only(tmp_path: Path, capsys, po
     assert line.endswith(": a policy's seed option is the run's seed, which the campaign gives from `seeds`: set "
                          "seeds = [N, ...] (one run per seed) instead"), line
     assert line.startswith("policy[0].options.seed: " if policy_table else "axes.policy.seed: "), line
+
+
+def test_a_checkpoint_block_without_checkpointing_is_refused(tmp_path: Path, capsys) -> None:
+    # block sizes a checkpoint; without checkpoint = true it is never read: an axis over it made
+    # groups that differ by a value no run used (and the same simulation in each)
+    line = _refused(tmp_path, capsys, """
+        [[policy]]
+        name = "hosep"
+        [axes]
+        block = [300, 600]
+        """)
+    assert line == ("run policy=hosep scenario=s block=300: policy 'hosep': option 'block' has no effect with "
+                    "checkpoint false (no completed block is kept): drop it (a run would be labelled with a value "
+                    "it never used)")
