@@ -245,3 +245,40 @@ def test_a_checkpoint_block_without_checkpointing_is_refused(tmp_path: Path, cap
     assert line == ("run policy=hosep scenario=s block=300: policy 'hosep': option 'block' has no effect with "
                     "checkpoint false (no completed block is kept): drop it (a run would be labelled with a value "
                     "it never used)")
+
+
+def test_green_report_leaves_out_the_runs_an_edited_campaign_file_no_longer_has(tmp_path: Path) -> None:
+    # the green report read every record of the folder: after offered_load 0.3 became 0.5, the 12
+    # runs of the earlier file were still in its tables (collect leaves them out)
+    import pandas as pd
+
+    camp = tmp_path / "tiny.toml"
+    text = ('name = "tiny"\nseeds = 1\nenergy = true\ncompute_sharing = true\nmetrics = ["green-energy"]\n'
+            '[[policy]]\nname = "green-easy"\nlabel = "EASY"\n[[policy]]\nname = "green-heft"\nlabel = "HEFT"\n'
+            '[[scenario]]\nname = "nantes"\ngenerator = "green-nantes"\n'
+            'params = { job_count = 10, offered_load = LOAD, host_cores = 1 }\n[axes]\ndelta = DELTAS\n')
+    out, rep = tmp_path / "out", tmp_path / "rep"
+    run = ["campaign", "green", "run", str(camp), "--out", str(out), "--report", str(rep), "--no-progress"]
+    camp.write_text(text.replace("LOAD", "0.3").replace("DELTAS", "[0, 10, 20, 30, 40, 50]"))
+    assert main(run) == 0
+    assert len(pd.read_csv(rep / "runs.csv")) == 12   # 2 policies x 6 deltas x 1 seed
+    camp.write_text(text.replace("LOAD", "0.5").replace("DELTAS", "[0, 10, 20, 30, 40, 50]"))
+    assert main(run) == 0
+    assert len(pd.read_csv(rep / "runs.csv")) == 12   # the 12 runs at 0.5 only
+
+
+def test_green_report_of_runs_without_its_twelve_configurations_says_so(tmp_path: Path, capsys) -> None:
+    # deltas 0 and 10 only: no case has the 12 runs (EASY and HEFT at 6 deltas) the report
+    # compares; it stopped on a pandas KeyError ("Label(s) ['rel_win'] do not exist")
+    camp = tmp_path / "tiny.toml"
+    camp.write_text('name = "tiny"\nseeds = 1\nenergy = true\ncompute_sharing = true\nmetrics = ["green-energy"]\n'
+                    '[[policy]]\nname = "green-easy"\nlabel = "EASY"\n[[policy]]\nname = "green-heft"\n'
+                    'label = "HEFT"\n[[scenario]]\nname = "nantes"\ngenerator = "green-nantes"\n'
+                    'params = { job_count = 10, offered_load = 0.3, host_cores = 1 }\n[axes]\ndelta = [0, 10]\n')
+    assert main(["campaign", "green", "run", str(camp), "--out", str(tmp_path / "out"), "--report",
+                 str(tmp_path / "rep"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("no case (a scenario and seed) has the 12 runs the report compares (EASY 0, HEFT 0, EASY 10, "
+                        "HEFT 10, EASY 20, HEFT 20, EASY 30, HEFT 30, EASY 40, HEFT 40, EASY 50, HEFT 50; policy "
+                        "labels EASY and HEFT, delta = [0, 10, 20, 30, 40, 50]); the runs have: EASY 0, EASY 10, "
+                        "HEFT 0, HEFT 10"), err

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.energy_readings import window_energy
-from .collect import load_records
+from .collect import load_manifest, load_records, manifest_ids
 from .errors import CampaignError
 from .green_paper import ALGS, CONFIGS, DELTAS, extremes
 from .provenance import mixed_codes_line
@@ -64,7 +64,9 @@ def load_green_runs(out_dirs: Iterable[str | Path], dedupe: bool = True) -> tupl
 
     Columns: ``campaign``, ``alg``, ``delta``, the :data:`CASE_KEYS`, ``seed``, the readings of
     ``green-energy`` and the summary (s, J, W, counts), ``overlaps``, ``wall_time_s``. With
-    ``dedupe``, a run present in two folders (same parameters) is kept once.
+    ``dedupe``, a run present in two folders (same parameters) is kept once. When a folder's
+    ``campaign.json`` lists its runs, result files of other runs (an earlier version of the
+    campaign file) are left out, as :func:`.collect.tables` leaves them out.
 
     Raises:
         CampaignError: a folder without results, or runs without the ``green-energy`` readings.
@@ -73,6 +75,9 @@ def load_green_runs(out_dirs: Iterable[str | Path], dedupe: bool = True) -> tupl
     out_dirs = list(out_dirs)
     for d in out_dirs:
         recs = load_records(d)
+        ids = manifest_ids(load_manifest(d))
+        if ids is not None:   # (results of runs the campaign file no longer has: left out, as collect does)
+            recs = [r for r in recs if r["id"] in ids]
         if not recs:
             raise CampaignError(f"{d}: no run results (run the campaign first)")
         every += recs

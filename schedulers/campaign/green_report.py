@@ -33,7 +33,7 @@ from .errors import CampaignError
 from .green_analysis import (CASE_KEYS, NO_SHUTDOWN, PAPER_PAIRS, case_table, config_means, deduplicated,
                              load_green_runs, setting_table)
 from .green_claims import check_claims
-from .green_paper import CONFIGS, PAPER_T2, PAPER_T3, extremes, inconsistencies, paper_case, paper_spread
+from .green_paper import CONFIGS, DELTAS, PAPER_T2, PAPER_T3, extremes, inconsistencies, paper_case, paper_spread
 from .green_plots import MODELS, plot_arrival, plot_delta, plot_fig9
 from .numfmt import MISSING, count, energy, interval, pct, seconds, seed_ranges, signed_pct
 
@@ -419,6 +419,12 @@ def build(out_dirs: list[Path], report_dir: Path, docs_dir: Path | None = None, 
         raise CampaignError("no finished green run in " + ", ".join(map(str, out_dirs)))
     runs = deduplicated(every)
     cases, runs_w = case_table(runs)
+    if cases.empty:   # (a pandas KeyError, 'rel_win', before)
+        have = sorted({f"{a} {int(d)}" for a, d in zip(runs.alg, runs.delta)})
+        raise CampaignError(f"{', '.join(map(str, out_dirs))}: no case (a scenario and seed) has the "
+                            f"{len(CONFIGS)} runs the report compares ({', '.join(f'{a} {d}' for a, d in CONFIGS)}; "
+                            f"policy labels EASY and HEFT, delta = [{', '.join(map(str, DELTAS))}]); the runs have: "
+                            f"{', '.join(have)}")
     st = setting_table(cases)
     cfg = config_means(runs_w)
     report_dir.mkdir(parents=True, exist_ok=True)
