@@ -282,3 +282,21 @@ def test_green_report_of_runs_without_its_twelve_configurations_says_so(tmp_path
                         "HEFT 10, EASY 20, HEFT 20, EASY 30, HEFT 30, EASY 40, HEFT 40, EASY 50, HEFT 50; policy "
                         "labels EASY and HEFT, delta = [0, 10, 20, 30, 40, 50]); the runs have: EASY 0, EASY 10, "
                         "HEFT 0, HEFT 10"), err
+
+
+# ------------------------------------------------------------------ the replay policy's options
+@pytest.mark.parametrize("options, message", [
+    # a TypeError "failed in __init__ (.../schedulers/batsim/replay.py, line 136)": gridsched's file
+    ({"transcript": 5}, "policy 'replay': option 'transcript' must be the path of a transcript (.jsonl) or a list "
+                        "of recorded replies, got 5"),
+    # "no" was true: every reply's now checked
+    ({"transcript": str(Path(__file__).parent / "fixtures" / "batsim_solver_hang" / "transcript.jsonl"),
+      "check_now": "no"}, "policy 'replay': option 'check_now' must be true or false, got 'no'"),
+], ids=["transcript-int", "check-now-string"])
+def test_replay_options_of_the_wrong_type_are_option_errors(options: dict, message: str) -> None:
+    from schedulers.core.policy import PolicyOptionError
+    from schedulers.registry import get_policy
+
+    with pytest.raises(PolicyOptionError) as err:
+        get_policy("replay", options)
+    assert str(err.value) == message
