@@ -148,11 +148,15 @@ REPORTED = """
     ('[[report.reference]]\nwhere = { policy = "EASY", laod = 0.9 }\nmetric = "makespan"\nvalue = 1.0\n'
      'source = "Table 2"', "report.reference[0].where.laod: 'laod' is not a column of the campaign; its "
                            "columns: policy, scenario, load, seed"),
+    # a paper's mean outside its own interval: a typo in one of the three numbers
+    ('[[report.reference]]\nwhere = { policy = "EASY", load = 0.9 }\nmetric = "makespan"\nvalue = 12.5\n'
+     'source = "Table 2"\nci95 = [1.1, 1.4]', "report.reference[0].ci95: [1.1, 1.4] does not hold the value 12.5 (a "
+                                             "mean lies within its confidence interval)"),
     ('[[report.timeline]]\nwhere = { policy = "EASY", load = 0.9, seed = 2 }',
      "report.timeline[0].where.seed: 2 is no value of 'seed' in this campaign; its values: 0, 1"),
     ('[[report.plot]]\nkind = "bar"\nmetric = "makespan"\nx = "policy"\nwhere = { lod = 0.9 }',
      "report.plot[0].where.lod: 'lod' is not a column of the campaign; its columns: policy, scenario, load, seed"),
-], ids=["value-case", "value-number", "metric-twice", "column", "reference", "timeline", "plot"])
+], ids=["value-case", "value-number", "metric-twice", "column", "reference", "reference-ci", "timeline", "plot"])
 def test_an_order_naming_what_the_campaign_has_not_is_refused(tmp_path: Path, capsys, order: str,
                                                               message: str) -> None:
     assert _refused(tmp_path, capsys, REPORTED + order) == message

@@ -180,8 +180,12 @@ def _reference(c: _Checker, v: Any, key: str) -> Reference:
         std = c.number(t["std"], f"{key}.std")
         if std < 0:
             raise c.fail(f"{key}.std", f"expected a number >= 0, got {std:g}")
-    return Reference(dict(where), c.string(t["metric"], f"{key}.metric"),
-                     c.number(t["value"], f"{key}.value"), c.string(t["source"], f"{key}.source"), ci95, std)
+    value = c.number(t["value"], f"{key}.value")
+    if ci95 is not None and not ci95[0] <= value <= ci95[1]:   # (a typo in one of the three numbers)
+        raise c.fail(f"{key}.ci95", f"[{ci95[0]:g}, {ci95[1]:g}] does not hold the value {value:g} (a mean lies "
+                                    "within its confidence interval)")
+    return Reference(dict(where), c.string(t["metric"], f"{key}.metric"), value,
+                     c.string(t["source"], f"{key}.source"), ci95, std)
 
 
 def check_report_section(section: Any, where: str) -> ReportSpec:
