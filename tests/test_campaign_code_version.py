@@ -108,3 +108,25 @@ def test_a_record_of_a_gridsched_that_did_not_record_its_code_is_stale(tmp_path:
     assert "warning" not in capsys.readouterr().err
     assert main(["campaign", "run", str(f), "--out", str(out), "--serial", "--no-progress", "--rerun-stale"]) == 0
     assert "ran 2 (0 failed), 0 already present" in capsys.readouterr().out
+
+
+def test_the_green_campaigns_refuse_and_rerun_results_of_another_code_too(tmp_path: Path, capsys) -> None:
+    camp = tmp_path / "tiny.toml"
+    camp.write_text('name = "tiny"\nseeds = 1\nenergy = true\ncompute_sharing = true\nmetrics = ["green-energy"]\n'
+                    '[[policy]]\nname = "green-easy"\nlabel = "EASY"\n[[policy]]\nname = "green-heft"\n'
+                    'label = "HEFT"\n[[scenario]]\nname = "nantes"\ngenerator = "green-nantes"\n'
+                    'params = { job_count = 10, offered_load = 0.3, host_cores = 1 }\n[axes]\n'
+                    'delta = [0, 10, 20, 30, 40, 50]\n')
+    out, rep = tmp_path / "out", tmp_path / "rep"
+    run = ["campaign", "green", "run", str(camp), "--out", str(out), "--report", str(rep), "--no-progress"]
+    assert main(run) == 0
+    records = sorted((out / "tiny" / "results").glob("*.json"))
+    assert len(records) == 12   # 2 policies x 6 deltas
+    rec = json.loads(records[0].read_text())
+    rec[CODE] = OLD
+    records[0].write_text(json.dumps(rec))
+    capsys.readouterr()
+    assert main(run) == 2
+    assert "1 of its 12 stored results were made by gridsched" in capsys.readouterr().err
+    assert main(run + ["--rerun-stale"]) == 0
+    assert json.loads(records[0].read_text())[CODE] == code_sha256()
