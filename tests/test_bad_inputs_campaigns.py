@@ -53,7 +53,7 @@ def test_green_easy_with_delta_needs_compute_sharing_refused_when_read(tmp_path:
                     "the file, or as an engine axis)")
 
 
-def test_green_heft_per_gap_in_a_compute_sharing_axis_refuses_the_run_without(tmp_path: Path, capsys) -> None:
+def test_green_heft_in_a_compute_sharing_axis_refuses_the_run_without(tmp_path: Path, capsys) -> None:
     line = _refused(tmp_path, capsys, """
         energy = true
         [[policy]]
