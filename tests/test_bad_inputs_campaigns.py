@@ -12,6 +12,8 @@ import pytest
 from schedulers.campaign.store import ResultStore
 from schedulers.cli import main
 
+from helpers_campaign import tiny_green
+
 SCENARIO = """
 [[scenario]]
 name = "s"
@@ -257,16 +259,12 @@ def test_green_report_leaves_out_the_runs_an_edited_campaign_file_no_longer_has(
     import pandas as pd
 
     camp = tmp_path / "tiny.toml"
-    text = ('name = "tiny"\nseeds = 1\nenergy = true\ncompute_sharing = true\nmetrics = ["green-energy"]\n'
-            '[[policy]]\nname = "green-easy"\nlabel = "EASY"\n[[policy]]\nname = "green-heft"\nlabel = "HEFT"\n'
-            '[[scenario]]\nname = "nantes"\ngenerator = "green-nantes"\n'
-            'params = { job_count = 10, offered_load = LOAD, host_cores = 1 }\n[axes]\ndelta = DELTAS\n')
     out, rep = tmp_path / "out", tmp_path / "rep"
     run = ["campaign", "green", "run", str(camp), "--out", str(out), "--report", str(rep), "--no-progress"]
-    camp.write_text(text.replace("LOAD", "0.3").replace("DELTAS", "[0, 10, 20, 30, 40, 50]"))
+    camp.write_text(tiny_green(load=0.3))
     assert main(run) == 0
     assert len(pd.read_csv(rep / "runs.csv")) == 12   # 2 policies x 6 deltas x 1 seed
-    camp.write_text(text.replace("LOAD", "0.5").replace("DELTAS", "[0, 10, 20, 30, 40, 50]"))
+    camp.write_text(tiny_green(load=0.5))
     assert main(run) == 0
     assert len(pd.read_csv(rep / "runs.csv")) == 12   # the 12 runs at 0.5 only
 
@@ -275,10 +273,7 @@ def test_green_report_of_runs_without_its_twelve_configurations_says_so(tmp_path
     # deltas 0 and 10 only: no case has the 12 runs (EASY and HEFT at 6 deltas) the report
     # compares; it stopped on a pandas KeyError ("Label(s) ['rel_win'] do not exist")
     camp = tmp_path / "tiny.toml"
-    camp.write_text('name = "tiny"\nseeds = 1\nenergy = true\ncompute_sharing = true\nmetrics = ["green-energy"]\n'
-                    '[[policy]]\nname = "green-easy"\nlabel = "EASY"\n[[policy]]\nname = "green-heft"\n'
-                    'label = "HEFT"\n[[scenario]]\nname = "nantes"\ngenerator = "green-nantes"\n'
-                    'params = { job_count = 10, offered_load = 0.3, host_cores = 1 }\n[axes]\ndelta = [0, 10]\n')
+    camp.write_text(tiny_green("[0, 10]"))
     assert main(["campaign", "green", "run", str(camp), "--out", str(tmp_path / "out"), "--report",
                  str(tmp_path / "rep"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]

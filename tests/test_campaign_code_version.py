@@ -15,6 +15,8 @@ from schedulers.campaign.provenance import CODE, VERSION, code_sha256
 from schedulers.campaign.store import ResultStore
 from schedulers.cli import main
 
+from helpers_campaign import tiny_green
+
 CAMPAIGN = """
 seeds = 2
 [[policy]]
@@ -112,11 +114,7 @@ def test_a_record_of_a_gridsched_that_did_not_record_its_code_is_stale(tmp_path:
 
 def test_the_green_campaigns_refuse_and_rerun_results_of_another_code_too(tmp_path: Path, capsys) -> None:
     camp = tmp_path / "tiny.toml"
-    camp.write_text('name = "tiny"\nseeds = 1\nenergy = true\ncompute_sharing = true\nmetrics = ["green-energy"]\n'
-                    '[[policy]]\nname = "green-easy"\nlabel = "EASY"\n[[policy]]\nname = "green-heft"\n'
-                    'label = "HEFT"\n[[scenario]]\nname = "nantes"\ngenerator = "green-nantes"\n'
-                    'params = { job_count = 10, offered_load = 0.3, host_cores = 1 }\n[axes]\n'
-                    'delta = [0, 10, 20, 30, 40, 50]\n')
+    camp.write_text(tiny_green())
     out, rep = tmp_path / "out", tmp_path / "rep"
     run = ["campaign", "green", "run", str(camp), "--out", str(out), "--report", str(rep), "--no-progress"]
     assert main(run) == 0
