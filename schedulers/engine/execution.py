@@ -361,7 +361,7 @@ class Executions:
             nb_task_hosts = len(names)
             job.io_hosts = (cids, sids)
             if pairs and self.platform.routes is None:
-                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s profile {name!r} with its additional IO job "
+                raise EngineError(f"t={shown_time(self.clock.now)}: job {job.id}'s profile {name!r} with its additional IO job "
                                   f"moves bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a "
                                   "platform without links outside a Full zone, whose routes the embedded engine "
                                   "does not know; run it on real Batsim (--engine batsim)")

@@ -42,6 +42,7 @@ from ..inputs.errors import EventsError, WorkloadError
 from .extevents import interval_set
 from .iotasks import IO_PROFILES
 from .platform import PlatformSpec
+from .clock import shown_time
 from .ports import EngineError
 
 __all__ = ["IOJob", "read_io_job", "io_leaf", "merged_task"]
@@ -73,7 +74,7 @@ def read_io_job(job: Any, value: Any, workload: Any, nb_machines: int, now: floa
 
     Raises:
         EngineError: one line naming the job and Batsim's abort (see the module docstring)."""
-    where = f"t={now!r}: EXECUTE_JOB {job.id}: 'additional_io_job'"
+    where = f"t={shown_time(now)}: EXECUTE_JOB {job.id}: 'additional_io_job'"
     if not isinstance(value, dict):
         raise EngineError(f"{where} must be an object {{profile_name, alloc[, profile]}}, got {value!r}; "
                           "Batsim 4.2.1 aborts")
@@ -193,7 +194,7 @@ def merged_task(job: Any, stage: tuple[str, dict], io: tuple[str, dict], alloc: 
         EngineError: one line naming the job, its stage's profile and the IO profile, for the
             aborts and the cases not simulated of the module docstring."""
     (name, prof), (io_name, io_prof) = stage, io
-    where = f"t={now!r}: job {job.id}'s profile {name!r} with additional IO profile {io_name!r}"
+    where = f"t={shown_time(now)}: job {job.id}'s profile {name!r} with additional IO profile {io_name!r}"
     if prof["type"] in IO_PROFILES:
         raise EngineError(f"{where}: an additional IO job beside a {prof['type']} stage is not simulated (Batsim "
                           "4.2.1 merges matrices of other sizes than the allocation's); use real Batsim")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.model import HostState
+from .clock import shown_time
 from .ports import EngineError
 
 __all__ = ["check_storage_host", "storage_flops"]
@@ -39,7 +40,7 @@ def check_storage_host(job: Any, alloc: Any, hid: int, run: Any, pstate: int | N
     Raises:
         EngineError: one line naming the job and the machine, with Batsim's abort."""
     name = run.spec.name
-    where = f"EXECUTE_JOB {job.id} at t={now}: machine {hid} ({name}, a storage host)"
+    where = f"EXECUTE_JOB {job.id} at t={shown_time(now)}: machine {hid} ({name}, a storage host)"
     if run.state is not HostState.IDLE and run.state is not HostState.COMPUTING:
         raise EngineError(f"{where} is {run.state.value}; Batsim 4.2.1 aborts (\"cannot compute jobs now\")")
     if pstate is not None and run.spec.pstate_kinds.get(pstate, "computation") != "computation":
@@ -60,7 +61,7 @@ def storage_flops(job: Any, name: str, flops: list[float], storage: list[Any], n
     n = len(job.hosts)
     for j, f in zip(job.st_hosts, flops[n:]):
         if abs(f) > 1e-10:
-            raise EngineError(f"t={now!r}: job {job.id}'s profile {name!r} puts {f:g} flops on storage machine "
+            raise EngineError(f"t={shown_time(now)}: job {job.id}'s profile {name!r} puts {f:g} flops on storage machine "
                               f"{nb_compute + j} ({storage[j].name}); real Batsim 4.2.1 aborts (\"Some computation "
                               f"({f:g}) is assigned to storage node (id={nb_compute + j}, name='{storage[j].name}')\")")
     return flops[:n]
