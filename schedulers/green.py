@@ -98,10 +98,12 @@ class _Overlap:
         return self.delta - (self.delta - self.delta_min) * float(load) / 100.0
 
     def compute_sharing_needed(self) -> str | None:
-        """Δ > 0 (or ``per_gap``) overlaps jobs on shared hosts: compute sharing needed."""
+        """Δ > 0 overlaps jobs on shared hosts: compute sharing needed. With ``per_gap`` every
+        job's Δ lies between ``delta_min`` and ``delta`` (``delta_min <= delta``), so ``delta`` = 0
+        overlaps nothing either way."""
         if self.delta > 0:
             return f"delta = {self.delta:g} (> 0: overlaps jobs on shared hosts; default 10)"
-        return "per_gap (overlaps jobs on shared hosts)" if self.per_gap else None
+        return None
 
     def _check_sharing(self, platform: Platform) -> None:
         why = self.compute_sharing_needed()
