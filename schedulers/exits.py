@@ -39,7 +39,8 @@ STATUSES: tuple[tuple[int, str], ...] = (
     (OK, "done"),
     (FAILED, "the simulation failed: the policy raised an exception or ended the process (the line names its "
              "class, file, line and callback), real Batsim failed or timed out, or an internal error of "
-             "gridsched (please report it); campaign run/status: some runs failed or are missing"),
+             "gridsched (please report it); campaign run/status: some runs failed or are missing (status: or "
+             "their results were made by another gridsched code)"),
     (BAD_INPUT, "bad input: a file, option or value refused (the line names the file and the item), or a run "
                 "stopped where real Batsim aborts (a deadlock, an impossible event)"),
     (TIMEOUT, "serve: Batsim never connected or went silent (--connect-timeout, --idle-timeout)"),

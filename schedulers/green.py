@@ -97,11 +97,20 @@ class _Overlap:
                                    f"CPU load, policy {self.name!r} with per_gap), got {load!r}", job_id=job.id)
         return self.delta - (self.delta - self.delta_min) * float(load) / 100.0
 
+    def compute_sharing_needed(self) -> str | None:
+        """Δ > 0 overlaps jobs on shared hosts: compute sharing needed. With ``per_gap`` every
+        job's Δ lies between ``delta_min`` and ``delta`` (``delta_min <= delta``), so ``delta`` = 0
+        overlaps nothing either way."""
+        if self.delta > 0:
+            return f"delta = {self.delta:g} (> 0: overlaps jobs on shared hosts; default 10)"
+        return None
+
     def _check_sharing(self, platform: Platform) -> None:
-        if (self.delta > 0 or self.per_gap) and not platform.allow_compute_sharing:
-            raise PolicyInputError(f"policy {self.name!r} with delta > 0 overlaps jobs on shared hosts: run "
-                              f"with compute sharing (gridsched run --compute-sharing, Batsim "
-                              f"--enable-compute-sharing, campaign compute_sharing = true)")
+        why = self.compute_sharing_needed()
+        if why is not None and not platform.allow_compute_sharing:
+            raise PolicyInputError(f"policy {self.name!r} with {why}: run with compute sharing (gridsched run "
+                                   "--compute-sharing, Batsim --enable-compute-sharing, campaign compute_sharing = "
+                                   "true)")
 
     def _overlapping(self, job: Job) -> bool:
         t = self.overlap_from.get(job.id)

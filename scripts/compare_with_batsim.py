@@ -49,9 +49,14 @@ sides must then refuse. ``--suite events-big`` draws the same on the wide suite'
 
 ``--suite io`` runs the IO profiles (``parallel_homogeneous_pfs``, ``data_staging``) on generated
 platforms with 1-3 storage hosts, with storage mappings and kills (``scripts/io_cases.py``,
-``scripts/io_policy.py``), ``-E`` in half the cases (power on the compute and storage hosts).
-Seeds 1-250: 215 equal (103 of the 119 with ``-E``), 35 refused by both alike (a pfs profile's
-default label ``pfs`` not in the mapping, on platforms without a storage host of that name).
+``scripts/io_policy.py``), EXECUTE_JOB's ``additional_io_job`` for some jobs, a storage host in
+the allocation of some jobs that compute nothing, ``-E`` in half the cases (power on the compute
+and storage hosts; SET_RESOURCE_STATE switching a storage host of two pstates in some).
+Seeds 1-250 (before the IO jobs, storage-host jobs and switches were drawn): 215 equal (103 of the
+119 with ``-E``), 35 refused by both alike (a pfs profile's default label ``pfs`` not in the
+mapping, on platforms without a storage host of that name). Seeds 30200-30299: 87 equal (44 of
+the 49 with ``-E``; 34 cases with IO jobs, 30 with jobs on storage hosts, 19 with switches), 13
+refused by both alike (the same label).
 
 ``--suite traces`` runs real inputs of ``../shared``, read as they are: a Grid'5000 Lyon workload
 (GridGym's weekly and daily files, ``parallel_homogeneous`` jobs) on ``lyon_taurus.xml`` or

@@ -7,8 +7,11 @@ bandwidth and latency to a backbone (or no links at all in a tenth of the cases)
 ``data_staging`` between storage hosts (the same one included), ``delay``,
 ``parallel_homogeneous`` with or without ``com``, and ``composed`` sequences of them with
 ``repeat``; walltimes short enough to cut some jobs; kills at random times
-(``scripts/io_policy.py``), no storage mapping in some single-storage cases; ``-E`` in half the
-cases, with power on the compute and storage hosts (a storage host at its second pstate in a third).
+(``scripts/io_policy.py``), no storage mapping in some single-storage cases; EXECUTE_JOB's
+``additional_io_job`` for some ``parallel_homogeneous`` and ``delay`` jobs (drawn by the policy);
+some jobs that compute nothing run with a storage host in their allocation;
+``-E`` in half the cases, with power on the compute and storage hosts (a storage host at its second
+pstate in a third, and then SET_RESOURCE_STATE requests switching it between its two pstates).
 """
 
 from __future__ import annotations
@@ -85,16 +88,37 @@ def io_args(rng: random.Random, d: Path) -> list[str]:
         options["no_mapping"] = True
     if rng.random() < 0.4:
         options["kills"] = {str(rng.randrange(len(jobs))): round(rng.uniform(0, t + 2), 4) for _ in range(2)}
+    if rng.random() < 0.5:
+        plain = [j["id"] for j in jobs if profiles[j["profile"]]["type"] in ("parallel_homogeneous", "delay")]
+        options["io_jobs"] = {k: rng.randrange(1 << 30) for k in plain if rng.random() < 0.7}
+    if rng.random() < 0.4:   # (jobs of no flops: Batsim aborts when a task computes on a storage host)
+        idle = [j["id"] for j in jobs if j["res"] >= 2 and _no_flops(profiles, j["profile"])]
+        options["on_storage"] = {k: rng.randrange(1 << 30) for k in idle if rng.random() < 0.6}
     energy = ["-E"] if rng.random() < 0.5 else []
     if energy:
-        (d / "p.xml").write_text(_with_power(rng, (d / "p.xml").read_text(), storage))
+        two: list[str] = []
+        (d / "p.xml").write_text(_with_power(rng, (d / "p.xml").read_text(), storage, two))
+        ids = {name: n + k for k, name in enumerate(sorted(storage))}   # Batsim's: by name, after the compute hosts
+        if two and rng.random() < 0.7:
+            options["switches"] = [[round(rng.uniform(0, t + 2), 4), sorted(rng.sample([ids[s] for s in two],
+                                                                                     rng.randint(1, len(two)))),
+                                    rng.randint(0, 1)] for _ in range(rng.randint(1, 4))]
     return ["--policy", f"{ROOT / 'scripts' / 'io_policy.py'}:IOFCFS", "-p", str(d / "p.xml"),
             "-w", str(d / "w.json"), "--policy-options", json.dumps(options), *energy]
 
 
-def _with_power(rng: random.Random, text: str, storage: list[str]) -> str:
+def _no_flops(profiles: dict, name: str) -> bool:
+    """Whether profile ``name`` puts no flops on any host (composed: none of its stages)."""
+    p = profiles[name]
+    if p["type"] == "composed":
+        return all(_no_flops(profiles, s) for s in p["seq"])
+    return p["type"] != "parallel_homogeneous" or p["cpu"] == 0
+
+
+def _with_power(rng: random.Random, text: str, storage: list[str], two: list[str]) -> str:
     """``text`` (a platform of :func:`io_platform`) with ``wattage_per_state`` on its compute
-    and storage hosts; a storage host has two pstates, declared at the second, in a third of them."""
+    and storage hosts; a storage host has two pstates, declared at the second, in a third of them
+    (their names appended to ``two``)."""
     def power(m: re.Match) -> str:
         name, speed = m.group(1), m.group(2)
         if name == "master_host":
@@ -102,6 +126,7 @@ def _with_power(rng: random.Random, text: str, storage: list[str]) -> str:
         if name in storage:
             watts = rng.choice(["30:80", "12.5:40", "7:7", "0.3:1"])
             if rng.random() < 0.33:
+                two.append(name)
                 return (f'<host id="{name}" speed="{speed}, 1Mf" pstate="1">'
                         f'<prop id="wattage_per_state" value="{watts}, 3:9"/>')
             return f'<host id="{name}" speed="{speed}"><prop id="wattage_per_state" value="{watts}"/>'

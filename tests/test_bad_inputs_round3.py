@@ -168,12 +168,14 @@ def test_a_policy_whose_init_skips_the_base_class_is_named_at_its_init(tmp_path:
 
 
 def test_registering_a_job_without_dynamic_jobs_says_how_once(tmp_path: Path, user: Path) -> None:
-    # the time was given twice ("at t=2e-10 at t=2e-10") and the option named was gridsched engine's only
+    # the time was given twice ("at t=2e-10 at t=2e-10") and the option named was gridsched engine's only;
+    # the job is registered at the first event, at t=0 (SUBMIT of the workload's job at 0): the
+    # engine's clock is two 1e-10-s messages of SimGrid's loopback later, which the line does not show
     w = workload(tmp_path / "w.json")
     code, _, err = run_main(run_args(tmp_path, w, policy=f"{user}:Registers"))
     assert code == 2
     assert one_error_line(err) == (
-        "gridsched: error: REGISTER_JOB 'w0!x' at t=2e-10: dynamic job registration is disabled (Batsim aborts); "
+        "gridsched: error: REGISTER_JOB 'w0!x' at t=0: dynamic job registration is disabled (Batsim aborts); "
         "enable it with Batsim's --enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, which "
         "gridsched run and campaigns honour)")
 
@@ -222,11 +224,15 @@ def test_a_policy_object_is_checked_once_on_each_path(tmp_path: Path, monkeypatc
     toml = tmp_path / "c.toml"
     toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "f"\nplatform = "{HETERO}"\n'
                     f'workloads = ["{w}"]\n')
-    for run in (lambda: simulate(HETERO, [w], FCFS()), lambda: get_policy("fcfs"), lambda: InProcessPort(FCFS()),
-                lambda: run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial", "--no-progress"])):
+    for run, objects in ((lambda: simulate(HETERO, [w], FCFS()), 1), (lambda: get_policy("fcfs"), 1),
+                         (lambda: InProcessPort(FCFS()), 1),
+                         # (two objects, each checked once: one built when the campaign file is read,
+                         # so that option values it refuses are errors of the file; the run's own)
+                         (lambda: run_main(["campaign", "run", toml, "--out", tmp_path / "cout", "--serial",
+                                            "--no-progress"]), 2)):
         checked.clear()
         run()
-        assert checked == ["FCFS"]
+        assert checked == ["FCFS"] * objects
     assert (tmp_path / "cout" / "results").is_dir()
 
 
@@ -522,10 +528,11 @@ def test_policy_metrics_that_are_no_numbers_fail_their_run_not_the_campaigns_col
     code, stdout, _ = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
     assert code == 1
     failed = sorted(ln.split("): ", 1)[1] for ln in stdout.splitlines() if ln.startswith("  failed "))
-    assert failed == ["ValueError: policy Labels: metrics() must return a dict of name -> finite number, got "
-                      "'label': 'x'",
-                      "ValueError: policy Listed: metrics() must return a dict of name -> finite number, got list "
-                      "[1, 2]"]
+    # (the user's file and the line of their metrics(): lines 5 and 10 of m.py)
+    assert failed == [f"ValueError: policy Labels: metrics() ({tmp_path / 'm.py'}, line 5) must return a dict of "
+                      "name -> finite number, got 'label': 'x'",
+                      f"ValueError: policy Listed: metrics() ({tmp_path / 'm.py'}, line 10) must return a dict of "
+                      "name -> finite number, got list [1, 2]"]
     code, _, err = run_main(["campaign", "collect", out])
     assert code == 0, err
     with open(out / "runs.csv", newline="") as f:

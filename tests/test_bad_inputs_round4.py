@@ -64,7 +64,7 @@ def test_a_bool_action_is_an_invalid_action_not_a_crash_in_the_agent(tmp_path: P
 @pytest.mark.parametrize("kwargs, message", [
     ({"stall_wait": float("inf")}, "stall_wait must be a finite number of seconds > 0, got inf"),
     ({"stall_wait": True}, "stall_wait must be a finite number of seconds > 0, got True"),
-    ({"window": True}, "window must be an integer >= 1, got True"),
+    ({"window": True}, "window must be an integer from 1 to 1,000,000 (queue slots observed), got True"),
     ({"max_steps": True}, "max_steps must be an integer >= 1 or None, got True"),
 ])
 def test_gym_settings_that_cannot_work_are_refused_when_the_environment_is_made(tmp_path: Path, kwargs: dict,

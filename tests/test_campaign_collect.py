@@ -428,7 +428,8 @@ def test_report_spec_argument_and_no_manifest(tmp_path):
     ({"reference": [{"where": {"scenario": "small"}, "metric": "makespan", "value": 1, "source": "s"}]},
      "demo.toml: report.reference[0].where: matches 2 groups"),
     ({"reference": [{"where": {"colour": "red"}, "metric": "makespan", "value": 1, "source": "s"}]},
-     "demo.toml: report.reference[0].where.colour: not a group column"),
+     "demo.toml: report.reference[0].where.colour: 'colour' is not a column of the campaign; its columns: "
+     "scenario, policy"),
 ])
 def test_report_checks_names_against_results(tmp_path, report, message):
     make_folder(tmp_path, report=report)

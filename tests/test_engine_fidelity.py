@@ -158,7 +158,7 @@ def test_call_me_later_that_rounds_to_now_is_refused_as_batsim_aborts():
 
     w = wl([{"id": "A", "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
            {"d": {"type": "delay", "delay": 1}})
-    with pytest.raises(EngineError, match=r"CALL_ME_LATER at t=100000000000000.0: .*awaken in the past"):
+    with pytest.raises(EngineError, match=r"CALL_ME_LATER at t=100000000000000: .*awaken in the past"):
         simulate(HETERO, [w], Spinner())
 
 
@@ -176,7 +176,7 @@ def test_a_scheduler_that_never_lets_time_advance_is_a_livelock_naming_the_polic
 
     w = wl([{"id": "A", "subtime": 5, "walltime": -1, "res": 1, "profile": "d"}],
            {"d": {"type": "delay", "delay": 1}})
-    with pytest.raises(EngineError, match=r"livelock at t=5.0: policy 'asker'"):
+    with pytest.raises(EngineError, match=r"livelock at t=5: policy 'asker'"):
         simulate(HETERO, [w], Asker(), energy=True)
 
 
@@ -240,7 +240,7 @@ def test_dynamic_jobs_need_registration_finished_to_end():
 
 def test_registered_job_without_subtime_is_a_clear_error():
     w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 100}})
-    with pytest.raises(EngineError, match=r"REGISTER_JOB 'dyn!1r' at t=10\.0\d*: the job has no numeric 'subtime'"):
+    with pytest.raises(EngineError, match=r"REGISTER_JOB 'dyn!1r' at t=10: the job has no numeric 'subtime'"):
         simulate(HETERO, [w], Resubmitter(subtime=False), dynamic_jobs=True, acknowledge_dynamic_jobs=True)
 
 

@@ -298,7 +298,7 @@ def test_machine_made_unavailable_twice_aborts_as_batsim(tmp_path: Path) -> None
     code, _, err = _run(tmp_path, "--policy", "fcfs", "-p", str(FIX / "p.xml"), "-w", str(FIX / "w.json"),
                         "--events", str(tmp_path / "e.txt"))
     assert code == 2
-    assert "t=3.0: machine 0 ('h0') made unavailable but it is already unavailable" in err.splitlines()[0]
+    assert "t=3: machine 0 ('h0') made unavailable but it is already unavailable" in err.splitlines()[0]
 
 
 # ---------------------------------------------------------------------------------- campaigns

@@ -141,6 +141,15 @@ def test_overlap_without_compute_sharing_is_refused():
         GreenEASY({"delta": 10}).decide(0.0, [begins([1e9])])
 
 
+def test_per_gap_with_delta_0_needs_no_compute_sharing():
+    """With ``per_gap`` a job's Δ lies between ``delta_min`` and ``delta`` (delta_min <= delta):
+    ``delta`` = 0 overlaps nothing, so a run without compute sharing is not refused (it was)."""
+    p = GreenEASY({"delta": 0, "per_gap": True})
+    assert p.compute_sharing_needed() is None
+    assert p.decide(0.0, [begins([1e9])]) == []
+    assert GreenEASY({"delta": 1, "per_gap": True}).compute_sharing_needed() is not None
+
+
 # ------------------------------------------------------------------- Δ = 0 is the plain policy
 def _outputs(tmp_path, name, policy, workload):
     prefix = tmp_path / name

@@ -210,6 +210,74 @@ def test_bad_options_are_one_line_errors():
         env.step(0)
 
 
+def test_odd_arguments(tmp_path):
+    # NumPy integers (from np.arange sweeps) are integers; they were refused ("got np.int64(4)")
+    env = BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=np.int64(4), max_steps=np.int32(3))
+    assert env.layout.window == 4 and env.max_steps == 3 and type(env.max_steps) is int
+    with pytest.raises(ValueError, match=r"window must be an integer from 1 to 1,000,000 .*got True"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=True)
+    # a string flag was true, "false" included: power actions on, without a word
+    with pytest.raises(ValueError, match="power_actions must be True or False, got 'false'"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, power_actions="false")
+    with pytest.raises(ValueError, match="energy must be True or False, got 1"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, energy=1)
+    # a window of 1e9 slots: refused, where it ran out of memory (a (1e9, 4) array) in reset
+    with pytest.raises(ValueError, match=r"window must be an integer from 1 to 1,000,000 .*got 1000000000"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, window=10**9)
+    # an export folder that cannot be made: said when the environment is built, not as a bare
+    # FileNotFoundError at the end of the first episode
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ValueError, match=r"export_prefix '.*file/sub/env_': cannot create its folder"):
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, export_prefix=blocker / "sub" / "env_")
+
+
+def test_reset_options_that_do_not_apply_are_refused():
+    # a workload given to a generator's environment, a seed to a file one, were ignored; a seed of
+    # 1.5 was read as 1
+    env = BatsimEnv(scenario="synthetic", scenario_params=SMALL)
+    with pytest.raises(ValueError, match="reset option 'workload' applies to an environment built with a platform"):
+        env.reset(options={"workload": WORKLOAD})
+    for bad in (1.5, -1, "3", True):
+        with pytest.raises(ValueError, match=r"'scenario_seed' must be an integer >= 0, got "):
+            env.reset(options={"scenario_seed": bad})
+    obs, _ = env.reset(options={"scenario_seed": np.int64(3)})
+    assert obs["queue_length"][0] >= 0
+    files = BatsimEnv(PLATFORM, WORKLOAD)
+    with pytest.raises(ValueError, match="reset option 'scenario_seed' applies to an environment built with a "
+                                         "scenario generator; this one has files"):
+        files.reset(options={"scenario_seed": 3})
+
+
+@pytest.mark.parametrize("reward, message", [
+    # a negative weight made the agent learn to make jobs wait: the reward is minus the weighted costs
+    ({"waiting_time": -1}, "reward weight of 'waiting_time' must be >= 0 (the reward is minus the weighted costs: a "
+                           "negative weight would reward the waiting time), got -1"),
+    ({"waiting_time": 0, "bounded_slowdown": 0.0}, "are all 0: every reward would be 0"),
+])
+def test_reward_weights_that_reward_nothing_or_the_cost_are_refused(reward, message):
+    with pytest.raises(ValueError) as err:
+        BatsimEnv(scenario="synthetic", scenario_params=SMALL, reward=reward)
+    assert message in str(err.value) and "\n" not in str(err.value)
+    env = BatsimEnv(scenario="synthetic", scenario_params=SMALL, reward={"waiting_time": np.float32(0.5)})
+    assert env.weights == {"waiting_time": 0.5}   # (a NumPy weight is a number)
+
+
+@pytest.mark.parametrize("jobs", [[], [{"id": "big", "subtime": 0, "res": 99, "profile": "p", "walltime": 10}]],
+                         ids=["no-job", "only-a-job-too-large"])
+def test_an_episode_without_decisions_ends_at_its_first_step(jobs):
+    # it raised "RuntimeError: the run is over: nothing to resume" at the first step: the
+    # simulation had ended within reset (no job, or the only job rejected at submission: 99 hosts
+    # on Nantes' 16); hand-worked: nothing waits, so no waiting time, a return of 0
+    workload = {"nb_res": 16, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 1}}}
+    env = BatsimEnv(PLATFORM, workload)
+    rewards, infos, _, term, trunc = play(env, fcfs_rule)
+    assert (len(rewards), rewards[0], term, trunc) == (1, 0.0, True, False)
+    assert [j.state for j in env.result.jobs] == (["REJECTED"] if jobs else [])
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+
+
 def test_guide_examples_run(monkeypatch, capsys):
     # every ```python block of docs/guides/gym.md runs, in order, from the repository root, except
     # one marked as not run (it needs a learning library)

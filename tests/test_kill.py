@@ -76,7 +76,7 @@ def test_two_kills_of_one_job_in_a_reply_give_one_job_killed():
     ("unknown", "job 'w0!zz' does not exist; real Batsim 4.2.1 aborts (\"Trying to kill job 'w0!zz' but it "
                 "does not exist.\")"),
     ("unknown_wl", "job 'w9!a': there is no workload 'w9'"),
-    ("again", "job 'w0!b' ended at t=0.0 and the message telling it has been sent"),
+    ("again", "job 'w0!b' ended at t=0 and the message telling it has been sent"),
     ("rejected", "job 'w0!c' was rejected: real Batsim 4.2.1's killer aborts (\"Bad kill: job w0!c has not "
                  "been started\")"),
 ])

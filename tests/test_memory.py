@@ -213,13 +213,13 @@ def test_jobs_not_held_by_the_engine_are_still_known(tmp_path: Path) -> None:
         result = simulate(PLATFORM, [wl], P(), **kw)
         return result, killed
 
-    with pytest.raises(EngineError, match=r"KILL_JOB at t=2\.0\d*: job 'w0!a' ended at t=1\.0\d* .*Cannot get job"):
+    with pytest.raises(EngineError, match=r"KILL_JOB at t=2: job 'w0!a' ended at t=1 .*Cannot get job"):
         run(KillJobs(job_ids=["w0!a"]))
-    with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!a at t=2\.0\d*: the job is COMPLETED_SUCCESSFULLY"):
+    with pytest.raises(EngineError, match=r"EXECUTE_JOB w0!a at t=2: the job is COMPLETED_SUCCESSFULLY"):
         run(ExecuteJob(job_id="w0!a", alloc=ProcSet(0)))
-    with pytest.raises(EngineError, match=r"REJECT_JOB w0!late at t=2\.0\d*: the job is NOT_SUBMITTED, not waiting"):
+    with pytest.raises(EngineError, match=r"REJECT_JOB w0!late at t=2: the job is NOT_SUBMITTED, not waiting"):
         run(RejectJob(job_id="w0!late"))
-    with pytest.raises(EngineError, match=r"KILL_JOB at t=2\.0\d*: job 'w0!nope' does not exist"):
+    with pytest.raises(EngineError, match=r"KILL_JOB at t=2: job 'w0!nope' does not exist"):
         run(KillJobs(job_ids=["w0!nope"]))
     for name in ("a", "late"):
         job = {"id": name, "subtime": 2, "res": 1, "profile": "p", "walltime": -1}

@@ -60,3 +60,24 @@ def test_a_folder_holding_a_scenario_is_refused_unless_overwrite(tmp_path, capsy
     assert sorted(p.name for p in out.iterdir()) == ["platform.xml", "workload.json"]
     import json
     assert len(json.loads((out / "workload.json").read_text())["jobs"]) == 7
+
+
+@pytest.mark.parametrize("name", ["synthetic", "hosep"])
+def test_a_negative_seed_is_one_line(name, tmp_path, capsys):
+    """``--seed -1`` was an internal error (NumPy's seed sequence takes no negative integer)."""
+    from schedulers.inputs.scenario_cli import main as scenario_cli
+
+    assert scenario_cli([name, "--seed", "-1", "-o", str(tmp_path / "case")]) == 2
+    assert capsys.readouterr().err.strip() == f"gridsched: error: generator {name!r}: seed -1 is not an integer >= 0"
+    assert not (tmp_path / "case").exists()
+
+
+def test_an_output_that_is_a_file_is_one_line(tmp_path, capsys):
+    """``-o`` naming an existing file printed Python's ``[Errno 17] File exists``."""
+    from schedulers.inputs.scenario_cli import main as scenario_cli
+
+    target = tmp_path / "afile"
+    target.write_text("mine")
+    assert scenario_cli(["synthetic", "-o", str(target)]) == 2
+    assert capsys.readouterr().err.strip() == f"gridsched: error: -o {target}: exists and is not a folder"
+    assert target.read_text() == "mine"

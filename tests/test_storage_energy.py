@@ -24,6 +24,9 @@ from compare_with_batsim import same_file  # noqa: E402
 MAP = {"pfs": 5, "bb": 4, "scratch": 4}   # Batsim's ids: compute 0-3, then storage by name: bb 4, pfs 5
 KILL = {"read": 0.5, "stage": 1.5, "seq": 1.2, "after": 3.0001}
 
+#: SET_RESOURCE_STATE requests of case switch_storage_io: [t, machine ids, pstate] (pfs = 5)
+SWITCHES = [[0.5, [5], 0], [2, [5], 1], [6, [0, 5], 0], [11, [5], 1]]
+
 #: case -> (platform, workload, policy: None (fcfs), green-heft options (key "green") or Mapper
 #: options, compute sharing)
 CASES = {
@@ -37,6 +40,9 @@ CASES = {
     "nolinks": ("platform_nolinks.xml", PFS / "one.json", None, False),
     "lazy": ("platform_power.xml", FIX / "lazy.json", {"storage_mapping": MAP}, False),
     "zero_speed": ("platform_zero.xml", PFS / "two.json", {"storage_mapping": MAP}, False),
+    "switch_storage": ("platform_pstates.xml", FIX / "idle.json", {"raw_switch": True}, False),
+    "switch_storage_io": ("platform_pstates.xml", PFS / "two.json", {"storage_mapping": MAP, "switches": SWITCHES},
+                          False),
 }
 FILES = ("jobs.csv", "consumed_energy.csv", "pstate_changes.csv", "machine_states.csv")
 
@@ -46,10 +52,18 @@ def _policy(options: dict | None):
         return get_policy("fcfs")
     if "green" in options:
         return get_policy("green-heft", options["green"])
-    spec = importlib.util.spec_from_file_location("batsim_pfs_mapper", PFS / "mapper.py")
+    if "raw_switch" in options:
+        return _load(FIX / "switch_storage.py").SwitchStorage()
+    if "switches" in options:
+        return _load(FIX / "switch_at.py").SwitchAt(options)
+    return _load(PFS / "mapper.py").Mapper(options)
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"batsim_pfs_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.Mapper(options)
+    return mod
 
 
 @pytest.fixture(scope="module")
@@ -120,14 +134,38 @@ def test_storage_host_without_power_is_refused_in_one_line():
     assert len(simulate(FIX / "platform_nowatt.xml", [FIX / "idle.json"], get_policy("fcfs")).jobs) == 3
 
 
-def test_storage_machine_switch_is_refused_in_one_line():
-    # real Batsim 4.2.1 switches pfs (machine 5) from pstate 1 to 0 (recorded in switch_storage/:
-    # out_pstate_changes.csv "2e-10,5,-1", "2e-10,5,0"; wattmin 432 -> 450 W); the engine refuses it
-    spec = importlib.util.spec_from_file_location("switch_storage", FIX / "switch_storage.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_storage_machine_switches_change_its_power():
+    # switch_storage_io: pfs (machine 5; 30 W at pstate 0, 12 W at pstate 1, declared at 1) is
+    # switched to 0 at t = 0.5, back to 1 at 2, to 0 with h0 at 6 and to 1 at 11, while IO jobs
+    # run: each switch is instantaneous (transition row -1 then the pstate, at the same time),
+    # wattmin follows pfs's Epsilon (432 <-> 450 W) and the energy its Idle power
+    changes = [(r["time"], r["machine_id"], r["new_pstate"]) for r in rows(FIX / "switch_storage_io" / "pstate_changes.csv")]
+    assert changes[2:] == [("0.5", "5", "-1"), ("0.5", "5", "0"), ("2", "5", "-1"), ("2", "5", "1"),
+                           ("6", "0 5", "-1"), ("6", "0 5", "0"), ("11", "5", "-1"), ("11", "5", "1")]
+    e = {(float(r["time"]), r["wattmin"]): float(r["energy"]) for r in _energy("switch_storage_io")}
+    assert e[(0.5, "450.000000")] == pytest.approx(432 * 0.5, abs=1e-6)
+    assert e[(2.0, "432.000000")] == pytest.approx(432 * 0.5 + 450 * 1.5, abs=1e-6)
+    assert e[(2.80007, "432.000000")] == pytest.approx(891 + 432 * 0.80007, abs=1e-6)
+    sched = rows(FIX / "switch_storage_io" / "schedule.csv")[0]
+    assert (sched["nb_grouped_switches"], sched["nb_machine_switches"]) == ("4", "5")
+    # the machine states count the compute hosts only: no switching storage host there
+    assert {r["nb_switching_on"] + r["nb_switching_off"]
+            for r in rows(FIX / "switch_storage_io" / "machine_states.csv")} == {"00"}
+
+
+def test_storage_machine_switch_off_is_refused_in_one_line(tmp_path):
+    # the engine changes a storage host's pstate between computation pstates only (DVFS):
+    # switching one to a sleep pstate is refused in one line naming the machine and pstates
+    xml = (FIX / "platform_pstates.xml").read_text().replace(
+        '<host id="pfs" speed="1Gf, 0.5Gf" pstate="1"><prop id="role" value="storage"/><prop id="wattage_per_state" '
+        'value="30.0:80.0, 12.0:40.0"/>',
+        '<host id="pfs" speed="1Gf, 1Mf, 0.5f, 0.25f"><prop id="role" value="storage"/><prop id="wattage_per_state" '
+        'value="30.0:80.0, 12.0:12.0, 40:40, 40:40"/><prop id="sleep_pstates" value="1:2:3"/>')
+    assert 'sleep_pstates" value="1:2:3"/></host>\n  <host id="bb"' in xml
+    (tmp_path / "p.xml").write_text(xml)
     with pytest.raises(EngineError) as err:
-        simulate(FIX / "platform_pstates.xml", [FIX / "idle.json"], mod.SwitchStorage(), energy=True)
+        simulate(tmp_path / "p.xml", [FIX / "idle.json"], _policy({"switches": [[0, [5], 1]]}), energy=True)
     msg = str(err.value)
-    assert "\n" not in msg and "machine 5 (pfs) is a storage host" in msg and "--engine batsim" in msg
-    assert [r["new_pstate"] for r in rows(FIX / "switch_storage" / "pstate_changes.csv")] == ["0", "1", "-1", "0"]
+    assert "\n" not in msg and "machine 5 (pfs, a storage host)" in msg and "pstate 0 (computation) to 1 (sleep)" in msg
+    with pytest.raises(EngineError, match="machine 5 .* has no pstate 7"):
+        simulate(FIX / "platform_pstates.xml", [FIX / "idle.json"], _policy({"switches": [[0, [5], 7]]}), energy=True)

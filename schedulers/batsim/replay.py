@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.events import Decision, Event
-from ..core.policy import Option, Policy, PolicyError, PolicyOptionError
+from ..core.policy import Option, Policy, PolicyError, PolicyOptionError, option_flag
 from ..inputs.jsonfile import loads_strict, regular_file
 from .protocol import decode_decisions
 
@@ -131,10 +131,14 @@ class ReplayPolicy(Policy):
             if not messages:   # (else the first message fails, as the policy's failure)
                 raise PolicyOptionError(f"policy 'replay': option 'transcript': {recorded}: no recorded reply "
                                         f"({SCHED_TO_BATSIM!r} line) to play")
-        else:
+        elif isinstance(recorded, (list, tuple)):
             self.source = "<list>"
             messages = list(recorded)
-        self.check_now = bool(self.options.get("check_now", True)) if check_now is None else check_now
+        else:   # (an int failed in __init__ as the policy's own TypeError)
+            raise PolicyOptionError(f"policy 'replay': option 'transcript' must be the path of a transcript "
+                                    f"(.jsonl) or a list of recorded replies, got {recorded!r}")
+        # ("false", a string, was true)
+        self.check_now = option_flag("replay", self.options, "check_now", True) if check_now is None else check_now
         try:
             self.replies: list[tuple[float, list[Decision]]] = [decode_decisions(m) for m in messages]
         except ValueError as exc:   # (a recorded reply that is no protocol message: the transcript's fault)

@@ -25,6 +25,7 @@ A run record (``results/<id>.json``, format ``gridsched-campaign-run/1``)::
      "params": {"policy": "<label>", "scenario": "<label>", "seed": 3, "<axis>": value, ...},
      "policy_name": "easy", "policy_options": {...}, "scenario_spec": {...}, "engine_options": {...},
      "inputs_sha256": "<64 hex digits>",   # file scenarios only: the SHA-256 of their files
+     "policy_sha256": "<64 hex digits>",   # a policy of the user's own code only: its file's SHA-256
      "simulator": "engine" | "batsim",
      "summary": {"jobs": 40, "success": 40, "killed": 0, "rejected": 0, "makespan": 1234.5,   # s
                  "mean_waiting_time": ..., "max_waiting_time": ...,                        # s
@@ -34,7 +35,8 @@ A run record (``results/<id>.json``, format ``gridsched-campaign-run/1``)::
      "wall_time_s": 0.012,
      "error": null | "<one line>", "traceback": null | "<text>",
      "outputs": null | "outputs/<id>",
-     "gridsched_version": "0.1.0"}
+     "gridsched_version": "0.1.0",
+     "gridsched_code_sha256": "<64 hex digits>"}   # the code that made it (schedulers.campaign.provenance)
 
 ``params`` values are scalars (str, int, float, bool); the group of a run is its ``params``
 without ``seed``.

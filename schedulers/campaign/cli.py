@@ -1,8 +1,10 @@
 """``gridsched campaign run|status|collect|plot|report|generators``.
 
 Exit status (:mod:`schedulers.exits`): 0 when every run of the campaign is done; 1 when some run
-failed (its error is in its record and ``status`` lists it); 2 for a bad campaign file or folder,
-or a folder another ``campaign run`` is writing into (one line on stderr); 4 a record could not be
+failed (its error is in its record and ``status`` lists it), or, for ``status``, some run is
+missing or its result was made by another gridsched code; 2 for a bad campaign file or folder, a
+folder another ``campaign run`` is writing into, or one holding results of another gridsched code
+(``run`` without ``--rerun-stale``: one line on stderr); 4 a record could not be
 written (disk full); 130 when interrupted by Ctrl-C, 143 by SIGTERM (what finished is kept: the
 same command resumes).
 """
@@ -26,10 +28,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_campaign
     from .spec import load_campaign
 
+    _check_where(args)
     camp = load_campaign(args.file)
     out = _out_for(args, camp.name)
-    if args.workers is not None and args.workers < 1:
-        raise CampaignError(f"--workers must be >= 1, got {args.workers}")
     where = args.scheduler_address or ("this process" if args.serial else
                                        f"{args.workers or 1} {args.jobqueue} batch job(s)" if args.jobqueue else
                                        f"a local Dask cluster ({args.workers or 'one worker per core'})")
@@ -37,7 +38,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         stats = run_campaign(camp, out, address=args.scheduler_address, workers=args.workers, serial=args.serial,
                              jobqueue=args.jobqueue,
-                             retry_failed=args.retry_failed, progress=not args.no_progress)
+                             retry_failed=args.retry_failed, rerun_stale=args.rerun_stale,
+                             progress=not args.no_progress)
     except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (exits.Terminated)
         from ..exits import interrupt_status, interrupt_word
         from .store import ResultStore
@@ -54,6 +56,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.report:
         print(f"no report: none of the runs finished (gridsched campaign status {out} --failed)", file=sys.stderr)
     return 1 if stats.status.failed else 0
+
+
+def _check_where(args: argparse.Namespace) -> None:
+    """Refuse the ``campaign run`` options that name where runs go when they contradict each other
+    (the runner would use one and drop the other without a word: ``--serial`` with
+    ``--scheduler-address`` ran in this process, yet the first line said on the address).
+
+    Raises:
+        CampaignError: one line naming the options.
+    """
+    from .runner import JOBQUEUES
+
+    given = [f for f, v in (("--serial", args.serial), ("--scheduler-address", args.scheduler_address),
+                            ("--jobqueue", args.jobqueue)) if v]
+    if len(given) > 1:
+        raise CampaignError(f"{given[0]} and {given[1]} both say where the runs go: give one (--serial: this "
+                            "process; --scheduler-address: a running Dask scheduler; --jobqueue: batch jobs)")
+    if args.workers is not None:
+        if args.workers < 1:
+            raise CampaignError(f"--workers must be >= 1, got {args.workers}")
+        if given and given[0] != "--jobqueue":
+            raise CampaignError(f"--workers sets the local cluster's processes (or --jobqueue's batch jobs); with "
+                                f"{given[0]} it would be ignored")
+    if args.jobqueue and args.jobqueue not in JOBQUEUES:
+        raise CampaignError(f"--jobqueue {args.jobqueue!r}: unknown; known: {', '.join(JOBQUEUES)}")
 
 
 def _print_failed(out: Path, failed: list[str], limit: int = 10) -> None:
@@ -83,7 +110,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     st = ResultStore(out).status(ids)
     print(f"{out}: {st.line()}")
     _print_failed(out, st.failed, limit=len(st.failed) if args.failed else 10)
-    return 1 if st.failed or st.missing else 0
+    return 1 if st.failed or st.missing or st.stale else 0
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
@@ -97,16 +124,16 @@ def cmd_collect(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .collect import collect
-    from .plot import plot_bars, plot_lines
-
-    from .collect import load_manifest
+    from .collect import collect, load_manifest
+    from .plot import plot_bars, plot_lines, summary_metrics
+    from .report import campaign_params, check_names, manifest_report
 
     _, summary_path = collect(args.dir)
     summary = pd.read_csv(summary_path)
-    report = (load_manifest(args.dir) or {}).get("report") or {}   # the campaign file's words and orders
-    labels = report.get("labels") if isinstance(report.get("labels"), dict) else None
-    order = report.get("order") if isinstance(report.get("order"), dict) else None
+    manifest = load_manifest(args.dir) or {}
+    spec, where = manifest_report(manifest)   # the campaign file's words and orders
+    labels, order = dict(spec.labels), dict(spec.order)
+    check_names(spec, campaign_params(manifest, summary), where, summary_metrics(summary))
     fn = plot_bars if args.kind == "bar" else plot_lines
     out = Path(args.dir) / "plots" / f"{args.kind}_{args.metric}_by_{args.x}{'_' + args.hue if args.hue else ''}"
     try:
@@ -153,6 +180,9 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
                    help="start the Dask workers as batch jobs with dask-jobqueue: slurm, oar, pbs, sge, lsf, htcondor")
     r.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     r.add_argument("--retry-failed", action="store_true", help="run the failed runs again")
+    r.add_argument("--rerun-stale", action="store_true",
+                   help="run again the runs whose results another gridsched code made (an upgrade, an edited "
+                        "checkout); without it such results stop the campaign before anything runs")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--report", action="store_true",
                    help="then write the report (as `gridsched campaign report OUT`): one command runs a "

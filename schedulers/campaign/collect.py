@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -19,11 +20,17 @@ from scipy import stats
 
 from .columns import FIRST_COLUMNS, LAST_COLUMNS, RUN_COLUMNS, SIMULATOR
 from .errors import CampaignError
+from .provenance import code_of, describe, mixed_codes_line
 
 RUN_FORMAT = "gridsched-campaign-run/1"
 STATUSES = ("done", "failed")
 #: Statistics written per metric, as ``<metric>_<stat>`` columns of the summary.
 STATS = ("mean", "std", "ci95_low", "ci95_high")
+#: The key of a runs table's ``attrs`` holding the warning that its records come from several codes.
+MIXED_CODES = "mixed_codes"
+#: The key of a runs table's ``attrs`` holding the codes that made its records, in words
+#: (:func:`.provenance.describe`, sorted).
+CODES = "codes"
 
 
 def _one_line(text: Any) -> str:
@@ -310,7 +317,9 @@ def summarize(table: pd.DataFrame, metrics: list[str] | None = None,
 def tables(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The runs table and the default summary of an output folder, without writing anything.
     When ``campaign.json`` lists the runs, result files of other runs (an earlier version of the
-    campaign file) are left out.
+    campaign file) are left out. When the records were made by more than one gridsched code
+    (:mod:`.provenance`), one warning line on stderr says so, and the table's
+    ``attrs[MIXED_CODES]`` holds it; ``attrs[CODES]`` names the codes.
 
     Raises:
         CampaignError: see :func:`load_records`; no result at all, or every run failed.
@@ -329,6 +338,11 @@ def tables(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         table = runs_table(records, manifest_axes(manifest))
     except CampaignError as exc:   # (the folder whose results these are)
         raise CampaignError(f"{out_dir}: {exc}") from None
+    table.attrs[CODES] = sorted({describe(code_of(r)) for r in records})
+    mixed = mixed_codes_line(str(out_dir), records)
+    if mixed is not None:   # (results of an upgraded gridsched beside older ones: said, and kept for report.md)
+        print(mixed, file=sys.stderr)
+        table.attrs[MIXED_CODES] = mixed
     return table, summarize(table)
 
 

@@ -20,9 +20,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..core.failure import call_policy
 from ..exits import one_line
+from .provenance import stamp
 from .spec import RunSpec
 
 RECORD_FORMAT = "gridsched-campaign-run/1"
@@ -170,15 +170,27 @@ def _finite(d: dict[str, Any], what: str) -> dict[str, Any]:
     return d
 
 
+def _defined_at(fn: Any) -> str:
+    """`` (FILE, line N)`` where function ``fn`` is defined, or "" when its source is unknown."""
+    import inspect
+
+    try:
+        return f" ({inspect.getsourcefile(fn)}, line {inspect.getsourcelines(fn)[1]})"
+    except (OSError, TypeError):
+        return ""
+
+
 def _policy_metrics(policy: Any, metrics: Any) -> dict[str, Any]:
     """``metrics`` (what ``policy.metrics()`` returned) as a record keeps them: name -> finite
     number (or null).
 
     Raises:
         ValueError: not a dict of names to finite numbers (a record holding one would make
-            ``campaign collect`` refuse the whole campaign); the message names the policy's class.
+            ``campaign collect`` refuse the whole campaign); the message names the policy's class
+            and the file and line defining its ``metrics``.
     """
-    who = f"policy {type(policy).__name__}: metrics() must return a dict of name -> finite number"
+    who = f"policy {type(policy).__name__}: metrics(){_defined_at(type(policy).metrics)} must return a dict of " \
+          "name -> finite number"
     if not isinstance(metrics, dict):
         raise ValueError(f"{who}, got {type(metrics).__name__} {repr(metrics)[:60]}")
     for k, v in metrics.items():
@@ -195,9 +207,11 @@ def new_record(spec: RunSpec, error: str | None = None) -> dict[str, Any]:
               "params": spec.params, "policy_name": spec.policy_name, "policy_options": spec.policy_options,
               "scenario_spec": spec.scenario, "engine_options": spec.engine, "simulator": spec.engine["simulator"],
               "summary": None, "policy_metrics": {}, "wall_time_s": 0.0, "error": error, "traceback": None,
-              "outputs": None, "gridsched_version": __version__}
+              "outputs": None, **stamp()}   # (the code that made it: .provenance)
     if spec.inputs_sha256 is not None:   # (file scenarios: what the run read)
         record["inputs_sha256"] = spec.inputs_sha256
+    if spec.policy_sha256 is not None:   # (a policy of the user's own code: the file defining it)
+        record["policy_sha256"] = spec.policy_sha256
     return record
 
 

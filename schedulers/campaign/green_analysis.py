@@ -28,6 +28,7 @@ makespan (Δ = 0) any schedule that runs one job per host at a time could save:
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -35,9 +36,10 @@ import numpy as np
 import pandas as pd
 
 from ..core.energy_readings import window_energy
-from .collect import load_records
+from .collect import load_manifest, load_records, manifest_ids
 from .errors import CampaignError
 from .green_paper import ALGS, CONFIGS, DELTAS, extremes
+from .provenance import mixed_codes_line
 
 __all__ = ["CASE_KEYS", "PAPER_PAIRS", "load_green_runs", "case_table", "setting_table", "design_of",
            "t_interval", "wilson"]
@@ -62,16 +64,23 @@ def load_green_runs(out_dirs: Iterable[str | Path], dedupe: bool = True) -> tupl
 
     Columns: ``campaign``, ``alg``, ``delta``, the :data:`CASE_KEYS`, ``seed``, the readings of
     ``green-energy`` and the summary (s, J, W, counts), ``overlaps``, ``wall_time_s``. With
-    ``dedupe``, a run present in two folders (same parameters) is kept once.
+    ``dedupe``, a run present in two folders (same parameters) is kept once. When a folder's
+    ``campaign.json`` lists its runs, result files of other runs (an earlier version of the
+    campaign file) are left out, as :func:`.collect.tables` leaves them out.
 
     Raises:
         CampaignError: a folder without results, or runs without the ``green-energy`` readings.
     """
-    rows, failed = [], 0
+    rows, failed, every = [], 0, []
+    out_dirs = list(out_dirs)
     for d in out_dirs:
         recs = load_records(d)
+        ids = manifest_ids(load_manifest(d))
+        if ids is not None:   # (results of runs the campaign file no longer has: left out, as collect does)
+            recs = [r for r in recs if r["id"] in ids]
         if not recs:
             raise CampaignError(f"{d}: no run results (run the campaign first)")
+        every += recs
         for r in recs:
             if r["status"] != "done":
                 failed += 1
@@ -91,11 +100,18 @@ def load_green_runs(out_dirs: Iterable[str | Path], dedupe: bool = True) -> tupl
             row.update({k: gen[k] for k in CASE_KEYS if k in gen})
             row.update({k: s[k] for k in _SUMMARY})
             rows.append(row)
+    mixed = mixed_codes_line(", ".join(map(str, out_dirs)), every)
+    if mixed is not None:   # (one table of two codes' results)
+        print(mixed, file=sys.stderr)
     t = pd.DataFrame(rows)
-    if t.empty or not dedupe:
-        return t, failed
-    t = t.drop_duplicates(subset=CASE_KEYS + ["seed", "alg", "delta"]).reset_index(drop=True)
-    return t, failed
+    return (deduplicated(t) if dedupe else t), failed
+
+
+def deduplicated(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` (:func:`load_green_runs`) with a run present in two folders (same parameters) once."""
+    if runs.empty:
+        return runs
+    return runs.drop_duplicates(subset=CASE_KEYS + ["seed", "alg", "delta"]).reset_index(drop=True)
 
 
 def design_of(row: Any) -> str:

@@ -55,6 +55,8 @@ def add_commands(parent: argparse.ArgumentParser, default_campaigns: str = "camp
         if name == "run":
             p.add_argument("campaigns", nargs="*", help=f"campaign files or folders (default {default_campaigns})")
             p.add_argument("--no-progress", action="store_true", help="no progress bar")
+            p.add_argument("--rerun-stale", action="store_true",
+                           help="run again the runs whose results another gridsched code made (as campaign run)")
         else:
             p.add_argument("dirs", nargs="*", help="campaign output folders (default: every one in --out)")
         p.add_argument("--out", type=Path, default=DEFAULT_OUT,

@@ -30,10 +30,10 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import CampaignError
-from .green_analysis import (CASE_KEYS, NO_SHUTDOWN, PAPER_PAIRS, case_table, config_means, load_green_runs,
-                             setting_table)
+from .green_analysis import (CASE_KEYS, NO_SHUTDOWN, PAPER_PAIRS, case_table, config_means, deduplicated,
+                             load_green_runs, setting_table)
 from .green_claims import check_claims
-from .green_paper import CONFIGS, PAPER_T2, PAPER_T3, extremes, inconsistencies, paper_case, paper_spread
+from .green_paper import CONFIGS, DELTAS, PAPER_T2, PAPER_T3, extremes, inconsistencies, paper_case, paper_spread
 from .green_plots import MODELS, plot_arrival, plot_delta, plot_fig9
 from .numfmt import MISSING, count, energy, interval, pct, seconds, seed_ranges, signed_pct
 
@@ -417,8 +417,14 @@ def build(out_dirs: list[Path], report_dir: Path, docs_dir: Path | None = None, 
     every, failed = load_green_runs(out_dirs, dedupe=False)
     if every.empty:
         raise CampaignError("no finished green run in " + ", ".join(map(str, out_dirs)))
-    runs, _ = load_green_runs(out_dirs)
+    runs = deduplicated(every)
     cases, runs_w = case_table(runs)
+    if cases.empty:   # (a pandas KeyError, 'rel_win', before)
+        have = sorted({f"{a} {int(d)}" for a, d in zip(runs.alg, runs.delta)})
+        raise CampaignError(f"{', '.join(map(str, out_dirs))}: no case (a scenario and seed) has the "
+                            f"{len(CONFIGS)} runs the report compares ({', '.join(f'{a} {d}' for a, d in CONFIGS)}; "
+                            f"policy labels EASY and HEFT, delta = [{', '.join(map(str, DELTAS))}]); the runs have: "
+                            f"{', '.join(have)}")
     st = setting_table(cases)
     cfg = config_means(runs_w)
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -493,7 +499,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         camp = load_campaign(f)
         out = args.out / camp.name
         print(f"campaign {camp.name}: {len(camp.runs()):,} runs, results in {out}/", file=sys.stderr)
-        stats = run_campaign(camp, out, serial=True, progress=not args.no_progress)
+        stats = run_campaign(camp, out, serial=True, progress=not args.no_progress, rerun_stale=args.rerun_stale)
         failed += len(stats.status.failed)
         dirs.append(out)
     print(f"wrote {build(dirs, args.report, args.docs, args.page)}")
@@ -502,7 +508,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the report from finished campaign folders."""
+    if not args.dirs and not args.out.is_dir():
+        raise CampaignError(f"--out {args.out}: no such folder (the green campaigns' output folders are its "
+                            "sub-folders: run `gridsched campaign green run` first, or name the folders)")
     dirs = [Path(d) for d in args.dirs] or sorted(p for p in args.out.iterdir() if (p / "results").is_dir())
+    if not dirs:
+        raise CampaignError(f"--out {args.out}: no campaign output folder in it (a sub-folder with results/): run "
+                            "`gridsched campaign green run` first, or name the folders")
     print(f"wrote {build(dirs, args.report, args.docs, args.page)}")
     return 0
 

@@ -26,6 +26,10 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
     [report.order]            # optional: the order of a column's values in plots
     demand = ["small", "medium", "large"]
 
+``[report.order]`` naming a column, or a value, that no run of the campaign has is refused (a typo
+would make the order vanish); a ``[report.labels]`` name that is no column and no metric of the
+results is said in one warning line.
+
 ``paper = "hosep"`` (optional) adds the section of that paper (:mod:`.papers`): its numbers
 beside ours, its claims checked, what it leaves unspecified, before the tables.
 
@@ -44,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from . import fmt
-from .collect import load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
+from .collect import CODES, MIXED_CODES, load_manifest, manifest_ids, param_columns, scalar, sort_key, tables, write_tables
 from .errors import CampaignError
 from .labels import column_label, metric_label
 from .plot import group_columns, plot_bars, plot_lines, summary_metrics
@@ -176,8 +180,12 @@ def _reference(c: _Checker, v: Any, key: str) -> Reference:
         std = c.number(t["std"], f"{key}.std")
         if std < 0:
             raise c.fail(f"{key}.std", f"expected a number >= 0, got {std:g}")
-    return Reference(dict(where), c.string(t["metric"], f"{key}.metric"),
-                     c.number(t["value"], f"{key}.value"), c.string(t["source"], f"{key}.source"), ci95, std)
+    value = c.number(t["value"], f"{key}.value")
+    if ci95 is not None and not ci95[0] <= value <= ci95[1]:   # (a typo in one of the three numbers)
+        raise c.fail(f"{key}.ci95", f"[{ci95[0]:g}, {ci95[1]:g}] does not hold the value {value:g} (a mean lies "
+                                    "within its confidence interval)")
+    return Reference(dict(where), c.string(t["metric"], f"{key}.metric"), value,
+                     c.string(t["source"], f"{key}.source"), ci95, std)
 
 
 def check_report_section(section: Any, where: str) -> ReportSpec:
@@ -202,6 +210,9 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
     if "metrics" in t:
         metrics = tuple(c.string(m, f"report.metrics[{i}]")
                         for i, m in enumerate(c.array(t["metrics"], "report.metrics")))
+        for i, m in enumerate(metrics):
+            if m in metrics[:i]:   # (its section and plot would be written twice)
+                raise c.fail(f"report.metrics[{i}]", f"{m!r} is listed twice (report.metrics[{metrics.index(m)}])")
     plots = None
     if "plot" in t:
         plots = tuple(_plot(c, p, f"report.plot[{i}]")
@@ -225,6 +236,84 @@ def check_report_section(section: Any, where: str) -> ReportSpec:
         raise c.fail("report.order", f"expected a table of column = [values], got {_kind(order)}")
     order = tuple((k, tuple(c.array(v, f"report.order.{k}"))) for k, v in order.items())
     return ReportSpec(title, metrics, plots, refs, timelines, labels, paper, order)
+
+
+def manifest_report(manifest: dict) -> tuple[ReportSpec, str]:
+    """The ``[report]`` table a ``campaign.json`` holds, checked (:func:`check_report_section`;
+    the defaults without one), and the name messages give it: the campaign file's name, or
+    ``campaign.json``.
+
+    Raises:
+        CampaignError: a bad ``[report]`` table.
+    """
+    where = Path(str(manifest["source"])).name if manifest.get("source") else "campaign.json"
+    section = manifest.get("report")
+    return (ReportSpec() if section is None else check_report_section(section, where)), where
+
+
+def _listed(names: list, most: int = 20) -> str:
+    """``names`` as a list in a message, the first ``most`` of them then how many more."""
+    words = [str(n) for n in names[:most]]
+    return ", ".join(words) + (f"... ({len(names) - most} more)" if len(names) > most else "")
+
+
+def check_names(spec: ReportSpec, params: list[dict], where: str, metrics: list[str] | None = None) -> None:
+    """Check the names and values a ``[report]`` table gives against the campaign's runs, so that a
+    typo does not make an order, a plot, a paper's number or a label vanish without a word.
+    Refused: a ``[report.order]`` column, or a column of a ``where`` (of a plot, a reference, a
+    timeline), that no run has, and a value of an order, or of a plot's or a timeline's
+    ``where``, that no run has in that column (``params``: the params of every run of the
+    campaign, run yet or not). A reference may name a value the campaign does not run (a paper's
+    configuration left out): the report lists it as not compared. With ``metrics`` (those of the results), a
+    ``[report.labels]`` name that is no column and no metric is said in one warning line on
+    stderr (not refused: a metric appears only once some run made it, and a campaign under way
+    may lack it yet).
+
+    Raises:
+        CampaignError: ``<where>: report.<key>: ...`` naming the unknown column or value and the
+            known ones.
+    """
+    import sys
+
+    columns = list(dict.fromkeys(c for p in params for c in p))
+    values: dict[str, dict] = {}
+
+    def check(key: str, col: str, given: list | tuple) -> None:
+        if col not in columns:
+            raise CampaignError(f"{where}: {key}: {col!r} is not a column of the campaign; its columns: "
+                                f"{_listed(columns)}")
+        if col not in values:
+            values[col] = {sort_key(scalar(p.get(col))): scalar(p.get(col)) for p in params
+                           if scalar(p.get(col)) is not None}
+        for i, v in enumerate(given):
+            if sort_key(v) not in values[col]:
+                known = [_cell(w) for _, w in sorted(values[col].items())]
+                at = f"[{i}]" if isinstance(given, list) else ""
+                raise CampaignError(f"{where}: {key}{at}: {v!r} is no value of {col!r} in this campaign; its "
+                                    f"values: {_listed(known)}")
+
+    for col, vals in spec.order:
+        check(f"report.order.{col}", col, list(vals))
+    wheres = [(f"report.plot[{i}].where", dict(p.where)) for i, p in enumerate(spec.plots or ())] + \
+             [(f"report.timeline[{i}].where", dict(t.where)) for i, t in enumerate(spec.timelines)]
+    for key, table in wheres:
+        for col, v in table.items():
+            check(f"{key}.{col}", col, (v,))
+    for i, r in enumerate(spec.references):   # (a value the campaign does not run: "Not compared: not run")
+        for col in r.where:
+            check(f"report.reference[{i}].where.{col}", col, ())
+    unknown = [k for k, _ in spec.labels if k not in columns and k not in (metrics or [])]
+    if metrics is not None and unknown:
+        print(f"warning: {where}: report.labels: {', '.join(map(repr, unknown))} name(s) no column or metric of "
+              f"the results (a typo?), not used; columns: {_listed(columns)}; metrics: {_listed(metrics)}",
+              file=sys.stderr)
+
+
+def campaign_params(manifest: dict, summary: pd.DataFrame) -> list[dict]:
+    """The params of every group of ``summary`` and of every run that ``campaign.json`` lists
+    (run yet or not: a folder whose manifest has no run list gives only the former)."""
+    runs = [r["params"] for r in manifest.get("runs") or [] if isinstance(r, dict) and isinstance(r.get("params"), dict)]
+    return summary[group_columns(summary)].to_dict("records") + runs   # (the summary's column order first)
 
 
 def _timeline(c: _Checker, v: Any, key: str):
@@ -426,6 +515,10 @@ def _header(title: str, name: str, source: str | None, table: pd.DataFrame, mani
     lines = [f"# {title}", "", "## What was run", "",
              f"- Campaign: `{name}`" + (f" (from `{source}`)" if source else "") + "."]
     lines += _runs_line(table, manifest)
+    if table.attrs.get(MIXED_CODES):   # (one table of two codes' results: said where it is read)
+        lines.append(f"- **{table.attrs[MIXED_CODES].replace('warning: ', 'Warning: ', 1)}**")
+    elif table.attrs.get(CODES):
+        lines.append(f"- Made by: {table.attrs[CODES][0]}.")
     for col in param_columns(table):
         label = column_label(col, labels)
         lines.append(f"- {label}" + (f" (`{col}`)" if label != col else "") + f": {_values(table, col)}")
@@ -548,12 +641,12 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
     out = Path(out_dir)
     manifest = load_manifest(out) or {}
     source = Path(str(manifest["source"])).name if manifest.get("source") else None
-    c = _Checker(source or "campaign.json")
-    if spec is None:
-        section = manifest.get("report")
-        spec = ReportSpec() if section is None else check_report_section(section, c.where)
+    own, where = manifest_report(manifest)
+    c = _Checker(where)
+    spec = own if spec is None else spec
     labels = dict(spec.labels)
     table, summary = tables(out)
+    check_names(spec, campaign_params(manifest, summary), where, summary_metrics(summary))
     write_tables(out, table, summary)
     groups = group_columns(summary)
     if spec.order:   # the groups in the order the campaign file gives for some columns

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator
 
 from .errors import CampaignError
 from .execute import execute_batch, new_record
+from .provenance import code_of, is_stale
 from .spec import Campaign, RunSpec
 from .store import ResultStore, Status
 
@@ -116,7 +117,11 @@ def _dask_client(address: str | None, workers: int | None, jobqueue: str | None 
     from distributed import Client, LocalCluster
 
     if address:
-        return Client(address, timeout="30s")
+        try:
+            return Client(address, timeout="30s")
+        except (OSError, ValueError, TypeError) as exc:   # (a refused, silent or malformed address)
+            raise CampaignError(f"--scheduler-address {address!r}: {' '.join(str(exc).split())}; is a Dask scheduler "
+                                "running there (dask scheduler, or dask-jobqueue's scheduler_address)?") from None
     if jobqueue:
         cluster = jobqueue_cluster(jobqueue)
         cluster.scale(jobs=workers or 1)
@@ -150,7 +155,7 @@ def _sigint_ignored() -> Iterator[None]:
 
 def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = None, workers: int | None = None,
                  jobqueue: str | None = None, serial: bool = False, retry_failed: bool = False,
-                 progress: bool = True,
+                 rerun_stale: bool = False, progress: bool = True,
                  on_record: Callable[[dict], None] | None = None) -> RunStats:
     """Execute the runs of ``campaign`` that ``out`` does not hold yet.
 
@@ -164,6 +169,9 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
             :data:`JOBQUEUES`) instead of a LocalCluster.
         serial: run in this process, no Dask (debugging, profiling).
         retry_failed: run again the runs recorded as failed.
+        rerun_stale: run again the runs whose record another gridsched code made (another
+            version, or an edited checkout: :mod:`.provenance`); without it such records stop
+            the campaign before anything runs.
         progress: a progress bar over runs on stderr.
         on_record: called with each record once it is stored.
 
@@ -171,14 +179,16 @@ def run_campaign(campaign: Campaign, out: str | Path, *, address: str | None = N
         :class:`RunStats`.
 
     Raises:
-        CampaignError: ``out`` is not a folder, holds unreadable records, or another runner is
-            writing into it (:meth:`~.store.ResultStore.locked`). OSError: cannot write.
+        CampaignError: ``out`` is not a folder, holds unreadable records, holds records of
+            another gridsched code (without ``rerun_stale``), or another runner is writing into it
+            (:meth:`~.store.ResultStore.locked`). OSError: cannot write.
     """
     t0 = time.perf_counter()
     store = ResultStore(out)
     with store.locked():   # one runner per folder (a second one stops, naming the first)
         return _run_locked(campaign, store, t0, address=address, workers=workers, jobqueue=jobqueue, serial=serial,
-                           retry_failed=retry_failed, progress=progress, on_record=on_record)
+                           retry_failed=retry_failed, rerun_stale=rerun_stale, progress=progress,
+                           on_record=on_record)
 
 
 def _check_batsim_here(path: Path, todo: list[RunSpec]) -> None:
@@ -201,16 +211,25 @@ def _check_batsim_here(path: Path, todo: list[RunSpec]) -> None:
 
 
 def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: str | None, workers: int | None,
-                jobqueue: str | None, serial: bool, retry_failed: bool, progress: bool,
+                jobqueue: str | None, serial: bool, retry_failed: bool, rerun_stale: bool, progress: bool,
                 on_record: Callable[[dict], None] | None) -> RunStats:
     """:func:`run_campaign` once the folder's lock is held."""
     store.prepare()
     runs = campaign.runs()
-    store.write_manifest(manifest(campaign, runs))
     ids = [r.id for r in runs]
     before = store.status(ids)
+    if before.stale and not rerun_stale:
+        from .provenance import describe, stamp
+        here = describe(code_of(stamp()))
+        raise CampaignError(f"{store.out}: {len(before.stale)} of its {len(before.done) + len(before.failed)} "
+                            f"stored results were made by {before.other_code()}, not by this {here}: resuming "
+                            "would mix the results of two codes; --rerun-stale runs them again with this one "
+                            "(or give another --out)")
+    store.write_manifest(manifest(campaign, runs))
     states = {**{rid: "done" for rid in before.done}, **{rid: "failed" for rid in before.failed}}
+    codes = dict(before.codes)   # (stale records: those of workers running another code too)
     skip = set(before.done) | (set() if retry_failed else set(before.failed))
+    skip -= set(before.stale)
     todo = [r for r in runs if r.id not in skip]
     executed = failed = 0
     if serial or (address is None and jobqueue is None):
@@ -222,6 +241,9 @@ def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: s
         for rec in records:
             store.write(rec)
             states[rec["id"]] = rec["status"]
+            codes.pop(rec["id"], None)
+            if is_stale(rec):
+                codes[rec["id"]] = code_of(rec)
             executed += 1
             failed += rec["status"] != "done"
             if on_record is not None:
@@ -259,4 +281,4 @@ def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: s
     finally:
         bar.close()
     return RunStats(executed=executed, failed=failed, skipped=len(runs) - len(todo),
-                    wall_s=time.perf_counter() - t0, status=Status.of(ids, states, before.stray))
+                    wall_s=time.perf_counter() - t0, status=Status.of(ids, states, before.stray, codes))

@@ -48,7 +48,8 @@ given in one place: two axes that set it (``load`` and ``scenario.load``, a mapp
 of its keys), or an axis and a ``[[policy]]`` / ``[[scenario]]`` table, are refused. An axis that
 does not apply to a run (an option its policy does not have, a parameter of another generator or of
 a file scenario) does not multiply that run: the run is made once, with the axis value null in its
-parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option;
+parameters. The seed goes to generator scenarios and to policies that declare a ``seed`` option (which
+``[[policy]]`` options and axes therefore may not set: ``seeds`` gives it);
 a file scenario run by a policy without one is deterministic and is run once (seed null).
 An axis is a column of the results table under the name it is given, so a bare name that is
 already one of its columns (``jobs``, ``makespan``... of the run summary, ``id``, ``status``,
@@ -67,7 +68,12 @@ files (a SWF/GWF trace is refused: convert it first), and a job asking for more 
 platform has, or a compute host real Batsim refuses (a speed of 0), fails the run (rescale the
 file first: ``gridsched convert FILE --nb-hosts N``). What needs Batsim's energy model (the
 policy option ``idle_timeout``, the run metrics ``green-energy`` and ``ehosep``) is refused for a
-run without ``energy``.
+run without ``energy``, and a policy that needs Batsim's compute sharing (``green-easy`` or
+``green-heft`` with ``delta`` > 0: :meth:`~schedulers.core.policy.Policy.compute_sharing_needed`)
+for a run without ``compute_sharing``. Every policy is built once per distinct options when the
+file is read, so that an option value it refuses (``delta = 150``) is an error of the file, not of
+each run; ``[report.order]`` or a ``where`` of ``[report]`` naming a column or a value no run has
+is refused too.
 
 Errors: :class:`~schedulers.campaign.errors.CampaignError`, one line
 ``FILE: KEY: what is wrong`` (KEY a dotted path such as ``policy[1].options``).
@@ -100,6 +106,9 @@ MAX_SEEDS = 100_000
 #: expanded): a million runs take about a gigabyte of run descriptions.
 MAX_RUNS = 1_000_000
 
+#: Why a policy's ``seed`` option is not given in a campaign file.
+SEED_GIVEN = ("a policy's seed option is the run's seed, which the campaign gives from `seeds`: set seeds = [N, ...] "
+              "(one run per seed) instead")
 #: Engine options an axis may set, with their defaults (Batsim's flags and the simulator choice).
 ENGINE_OPTIONS: dict[str, Any] = {"simulator": "engine", "energy": False, "compute_sharing": False}
 SIMULATORS = ("engine", "batsim")
@@ -243,6 +252,7 @@ class Campaign:
         out: dict[str, RunSpec] = {}
         self._digests: dict[str, str] = {}   # scenario label -> SHA-256 of its files
         self._code: dict[str, str | None] = {}   # policy name -> SHA-256 of the user's file defining it
+        self._built: dict[str, str | None] = {}   # policy and options -> what needs compute sharing
         for pol in self.policies:
             for sc in self.scenarios:
                 seeded = sc.generator is not None or "seed" in policy_class(pol.name).option_docs
@@ -251,6 +261,28 @@ class Campaign:
                         r = self._run(pol, sc, combo, seed)
                         out.setdefault(r.id, r)
         return list(out.values())
+
+    def _policy_built(self, name: str, options: dict[str, Any], where: str) -> str | None:
+        """Build policy ``name`` with ``options`` once per distinct options (its seed aside: the
+        campaign gives it, a valid one), so that a value its constructor refuses is an error of
+        the file, not of every run; returns what it needs compute sharing for
+        (:meth:`~schedulers.core.policy.Policy.compute_sharing_needed`), or None.
+
+        Raises:
+            CampaignError: ``where`` (the file and the run), then the policy's one-line error (a
+                bad option value; a policy of the user's own code that raised in ``__init__``:
+                its file and line).
+        """
+        from ..core.model import PolicyError
+        from ..registry import get_policy
+
+        key = json.dumps([name, {k: v for k, v in options.items() if k != "seed"}], sort_keys=True)
+        if key not in self._built:
+            try:
+                self._built[key] = get_policy(name, options).compute_sharing_needed()
+            except (PolicyOptionError, PolicyError) as exc:   # (PolicyFailure: the user's file and line)
+                raise CampaignError(f"{where}: {exc}") from None
+        return self._built[key]
 
     def _applies(self, kind: str, key: str, pol: PolicyEntry, sc: ScenarioEntry) -> bool:
         if kind == "policy":
@@ -288,10 +320,7 @@ class Campaign:
         if "seed" in policy_class(pol.name).option_docs:
             options["seed"] = seed
         where = f"{self.path}: run " + " ".join(f"{k}={v}" for k, v in params.items() if k != "seed" and v is not None)
-        try:
-            check_options(pol.name, options)
-        except PolicyOptionError as exc:
-            raise CampaignError(f"{where}: {exc}") from None
+        why = self._policy_built(pol.name, options, where)
         scenario: dict[str, Any]
         if sc.generator is not None:
             try:
@@ -312,6 +341,9 @@ class Campaign:
                                 "energy and compute_sharing true or false")
         if not engine["energy"]:
             _refuse_without_energy(where, options, self.metrics)
+        if why is not None and not engine["compute_sharing"]:
+            raise CampaignError(f"{where}: policy {pol.name!r} with {why}, which needs Batsim's compute sharing: "
+                                "set compute_sharing = true (in the file, or as an engine axis)")
         if pol.name not in self._code:
             self._code[pol.name] = policy_code_sha256(pol.name)
         spec = RunSpec(id="", campaign=self.name, params=params, policy_name=pol.name, policy_options=options,
@@ -478,9 +510,10 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
     scenarios = _scenarios(c, data.get("scenario"), path.parent)
     axes = _axes(c, data, policies, scenarios)
     report = data.get("report")
+    shown = None
     if report is not None:
         from .report import check_report_section
-        check_report_section(c.typed(report, dict, "report", "a table"), str(path))
+        shown = check_report_section(c.typed(report, dict, "report", "a table"), str(path))
     camp = Campaign(path=path, name=name, description=description, seeds=seeds, engine=engine,
                     keep_outputs=keep, batsim_timeout=timeout, policies=policies, scenarios=scenarios,
                     axes=axes, report=report, metrics=tuple(metrics))
@@ -490,7 +523,10 @@ def parse_campaign(data: dict[str, Any], path: Path) -> Campaign:
                      f"up to {most:,} runs ({len(policies)} policies x {len(scenarios)} scenarios x "
                      f"{math.prod(len(a.values) for a in axes):,} axis combinations x {len(seeds):,} seeds): at most "
                      f"{MAX_RUNS:,}; split the campaign")
-    camp.runs()  # values that policies or generators refuse are errors now, not at run time
+    runs = camp.runs()  # values that policies or generators refuse are errors now, not at run time
+    if shown is not None:   # (an order or a where naming no column or value of the runs: a typo)
+        from .report import check_names
+        check_names(shown, [r.params for r in runs], str(path))
     return camp
 
 
@@ -544,6 +580,8 @@ def _policies(c: _Checker, value: Any) -> list[PolicyEntry]:
             check_options(name, options)
         except PolicyOptionError as exc:
             raise c.fail(f"{k}.options", str(exc)) from None
+        if "seed" in options:   # (the run's seed replaced it without a word)
+            raise c.fail(f"{k}.options.seed", SEED_GIVEN)
         out.append(PolicyEntry(c.label(t.get("label", name), f"{k}.label"), name, dict(options)))
     _unique(c, [p.label for p in out], "policy", "label")
     return out
@@ -701,6 +739,8 @@ def _axes(c: _Checker, data: dict, policies: list[PolicyEntry], scenarios: list[
                 raise c.fail(key, "this axis is given twice")
             names.add(name)
             kind, opt = _route(c, name, key, policies, scenarios)
+            if kind == "policy" and opt == "seed":   # (recorded as an axis, replaced by the run's seed)
+                raise c.fail(key, SEED_GIVEN)
             if name in RESULT_COLUMNS:
                 raise c.fail(key, f"{name!r} names a column the results table already has (a run metric or "
                                   f"field); write \"{kind}.{name}\" for this axis")

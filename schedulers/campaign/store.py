@@ -40,18 +40,24 @@ def dumps(obj: Any) -> str:
 @dataclass
 class Status:
     """What a folder holds for a list of run ids: done, failed (a record with status failed),
-    missing; and ``stray``: result files of runs that are not in the list (e.g. an earlier
-    version of the campaign file)."""
+    missing; ``stray``: result files of runs that are not in the list (e.g. an earlier version
+    of the campaign file); ``stale``: the done or failed ones whose record another gridsched code
+    made (:mod:`.provenance`), with ``codes`` their (version, code sha256) by id."""
 
     done: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     stray: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    codes: dict[str, tuple] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, run_ids: Iterable[str], states: dict[str, str], stray: list[str]) -> "Status":
-        """Classify ``run_ids`` by ``states`` (id -> record status; absent: missing)."""
-        st = cls(stray=list(stray))
+    def of(cls, run_ids: Iterable[str], states: dict[str, str], stray: list[str],
+           codes: dict[str, tuple] | None = None) -> "Status":
+        """Classify ``run_ids`` by ``states`` (id -> record status; absent: missing); ``codes``:
+        id -> (version, code sha256) of the stale records among them."""
+        run_ids, codes = list(run_ids), dict(codes or {})
+        st = cls(stray=list(stray), stale=[rid for rid in run_ids if rid in codes], codes=codes)
         for rid in run_ids:
             state = states.get(rid)
             (st.missing if state is None else st.done if state == "done" else st.failed).append(rid)
@@ -60,9 +66,19 @@ class Status:
     def line(self) -> str:
         total = len(self.done) + len(self.failed) + len(self.missing)
         text = f"{total} runs: {len(self.done)} done, {len(self.failed)} failed, {len(self.missing)} missing"
+        if self.stale:
+            text += (f"; {len(self.stale)} of them made by {self.other_code()} (`gridsched campaign run FILE "
+                     "--rerun-stale` runs them again with this one)")
         if self.stray:
             text += f" ({len(self.stray)} other result files, not runs of this campaign: ignored)"
         return text
+
+    def other_code(self) -> str:
+        """The code(s) that made the stale records, in words (:func:`.provenance.describe`)."""
+        from .provenance import describe
+
+        kinds = sorted({describe(c) for c in self.codes.values()})
+        return kinds[0] if len(kinds) == 1 else f"{len(kinds)} other gridsched codes ({', '.join(kinds)})"
 
 
 class ResultStore:
@@ -150,11 +166,15 @@ class ResultStore:
         return rec
 
     def status(self, run_ids: Iterable[str]) -> Status:
-        """Done / failed / missing for ``run_ids`` (reads the records present)."""
+        """Done / failed / missing (and stale) for ``run_ids`` (reads the records present)."""
+        from .provenance import code_of, is_stale
+
         present = self.ids()
         wanted = list(run_ids)
-        states = {rid: self.read(rid)["status"] for rid in wanted if rid in present}
-        return Status.of(wanted, states, sorted(present - set(wanted)))
+        records = {rid: self.read(rid) for rid in wanted if rid in present}
+        codes = {rid: code_of(rec) for rid, rec in records.items() if is_stale(rec)}
+        return Status.of(wanted, {rid: rec["status"] for rid, rec in records.items()},
+                         sorted(present - set(wanted)), codes)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.out.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,8 @@ from typing import Any, ClassVar, Iterator
 from .backfilling import lowest_bits, procset_to_mask
 from .model import Job, JobState, PolicyInputError
 from .ownership import MissingUserError, Ownership
-from .policy import Option, Policy, PolicyError, PolicyOptionError, option_flag, option_number
+from .policy import (Option, Policy, PolicyError, PolicyOptionError, option_flag, option_number,
+                     option_unused)
 from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
 
 __all__ = ["OwnerSharePolicy", "ReadyTasks"]
@@ -92,7 +93,8 @@ class OwnerSharePolicy(Policy):
                        type="integer >= 0", default="the number of hosts"),
         "checkpoint": Option("keep the completed blocks of a preempted task (monograph §3.4, §5.4)",
                              type="true or false", default="false"),
-        "block": Option("checkpoint block: seconds of execution on the host that ran it (monograph §5.4)",
+        "block": Option("checkpoint block: seconds of execution on the host that ran it (monograph §5.4); "
+                        "refused without checkpoint",
                         type="number > 0 (s)", default="600"),
     }
 
@@ -106,6 +108,8 @@ class OwnerSharePolicy(Policy):
         self._maxt_option: int | None = maxt
         self.checkpointing = option_flag(self.name, o, "checkpoint")
         self.block = option_number(self.name, o, "block", 600.0, low=0.0, low_open=True, high_open=True)
+        if not self.checkpointing:   # (an axis over block would label runs with values never used)
+            option_unused(self.name, o, ("block",), "checkpoint false (no completed block is kept)")
         self.maxt = 0
         self.own: Ownership = None  # type: ignore[assignment]  # set at SIMULATION_BEGINS, before any hook
         self.tasks: dict[str, Task] = {}

@@ -628,8 +628,16 @@ class Policy:
             extra: other fields of Batsim's EXECUTE_JOB (rarely needed): ``storage_mapping``, the
                 storage hosts of the job's IO profiles (``parallel_homogeneous_pfs``,
                 ``data_staging``) by label, ``{"pfs": machine id}`` (ids of
-                :attr:`storage_hosts`); ``mapping``, executors on hosts. Batsim 4.2.1 accepts
-                one of them at a time.
+                :attr:`storage_hosts`); ``mapping``, executors on hosts; ``additional_io_job``,
+                an IO profile run inside the job's parallel tasks, ``{"profile_name": name,
+                "alloc": "0-1 4", "profile": {...}}`` (``alloc``: machine ids, storage hosts
+                included; ``profile``: optional, defines a new profile ``name``), e.g.
+                ``self.execute(job, [0, 1], additional_io_job={"profile_name": "io_" + job.name,
+                "alloc": str(ProcSet(0, 1, self.storage_hosts[0].id)), "profile": {"type":
+                "parallel", "cpu": [0, 0, 0], "com": [0, 0, 1e9, 0, 0, 1e9, 0, 0, 0]}})`` (each
+                host writes 1e9 bytes to the storage host while the job runs; the engine's
+                fidelity page says how Batsim merges the two). Batsim 4.2.1 accepts one of them
+                at a time.
 
         Raises:
             PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts (a
@@ -930,6 +938,14 @@ class Policy:
         campaigns beside the summary metrics (e.g. EASY's backfilled jobs, a preemptive policy's
         preemptions). The base class has none."""
         return {}
+
+    def compute_sharing_needed(self) -> str | None:
+        """Why this policy, with its options, cannot run without Batsim's compute sharing
+        (``--enable-compute-sharing``: several jobs on one host), in words (``"delta > 0 overlaps
+        jobs on shared hosts"``), or None: it runs either way (the base class). Campaigns refuse
+        such a policy in a run without ``compute_sharing`` when they read the file, instead of
+        every run failing at SIMULATION_BEGINS."""
+        return None
 
 
 def first_hosts(available: ProcSet, n: int) -> ProcSet:

@@ -12,6 +12,19 @@ the server) read it. It asks the others for nothing.
 
 from __future__ import annotations
 
+import math
+
+
+def shown_time(t: float) -> str:
+    """A time (s) as the engine's messages print it: with the 6 decimals Batsim prints times with
+    (its ``"%f"``, what a scheduler reads), trailing zeros dropped, so that the engine's internal
+    offsets (SimGrid's 1e-10 s messages, float rounding) do not show: ``3.0000000001`` -> ``"3"``,
+    ``0.30000000000000004`` -> ``"0.3"``, ``20.1244571`` -> ``"20.124457"``. Not finite: its repr."""
+    if not math.isfinite(t):
+        return repr(t)
+    text = f"{t:.6f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
 
 class Clock:
     """The current simulation time.

@@ -26,12 +26,12 @@ Profile garbage collection (``server_process``, ``Jobs::delete_job``, ``Profiles
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..core.events import JobSubmitted
 from ..core.model import Job
 from ..inputs.errors import WorkloadError
-from .clock import Clock
+from .clock import Clock, shown_time
 from .execution import SUBMITTED
 from .jobs import JobBook
 from .jobtable import JobTable
@@ -65,10 +65,21 @@ class DynamicJobs:
         self.acknowledge = acknowledge
         self.forward_profiles = forward_profiles
         self.registration_finished = False
-        # Batsim's profile garbage collection only shows through REGISTER_JOB: track ended jobs
-        # (Batsim's jobs_to_be_deleted) only when the scheduler can register jobs
+        # Batsim's profile garbage collection only shows through REGISTER_JOB and additional IO
+        # jobs: track ended jobs (Batsim's jobs_to_be_deleted) only when the scheduler can register
+        # jobs, or from its first additional IO job on (track_collection)
         self._collect = enabled and not profile_reuse
+        self._reuse = profile_reuse
         self._to_delete: list[EngineJob] = []
+
+    def track_collection(self) -> None:
+        """A decision looks a profile up by name (EXECUTE_JOB's ``additional_io_job``): from now on
+        the profiles of ended jobs are collected as Batsim does (unless profile reuse), those of the
+        jobs ended so far at once."""
+        if self._collect or self._reuse:
+            return
+        self._collect = True
+        self._collect_profiles(list(self.book.done))
 
     def ended(self, job: EngineJob) -> None:
         """``job``'s end (completed, killed, rejected) reached the server."""
@@ -84,11 +95,11 @@ class DynamicJobs:
     def _check(self, what: str) -> None:
         """Raise Batsim's abort for a registration ``what`` when it is not allowed now."""
         if not self.enabled:
-            raise EngineError(f"{what} at t={self.clock.now}: dynamic job registration is disabled (Batsim aborts); "
+            raise EngineError(f"{what} at t={shown_time(self.clock.now)}: dynamic job registration is disabled (Batsim aborts); "
                               "enable it with Batsim's --enable-dynamic-jobs (a policy declares requires = "
                               "{\"dynamic-jobs\"}, which gridsched run and campaigns honour)")
         if self.registration_finished:
-            raise EngineError(f"{what} at t={self.clock.now}: the scheduler already sent NOTIFY "
+            raise EngineError(f"{what} at t={shown_time(self.clock.now)}: the scheduler already sent NOTIFY "
                               "registration_finished (Batsim aborts)")
 
     def register_profile(self, workload: str, name: str, profile: dict) -> None:
@@ -105,10 +116,10 @@ class DynamicJobs:
             w = Workload(name=workload, path="dynamic", jobs=JobTable.empty(workload, profiles), profiles=profiles)
             self.book.by_name[workload] = w
         if name in w.profiles:
-            raise EngineError(f"REGISTER_PROFILE at t={self.clock.now}: profile {name!r} already exists in workload "
+            raise EngineError(f"REGISTER_PROFILE at t={shown_time(self.clock.now)}: profile {name!r} already exists in workload "
                               f"{workload!r} (Batsim aborts)")
         try:
-            check_profile(f"REGISTER_PROFILE at t={self.clock.now}", name, profile, w.profiles)
+            check_profile(f"REGISTER_PROFILE at t={shown_time(self.clock.now)}", name, profile, w.profiles)
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         w.profiles[name] = profile
@@ -120,7 +131,7 @@ class DynamicJobs:
         Raises:
             EngineError: Batsim 4.2.1's abort (the message names the job and the reason).
         """
-        where = f"REGISTER_JOB {job_id!r} at t={self.clock.now}"
+        where = f"REGISTER_JOB {job_id!r} at t={shown_time(self.clock.now)}"
         self._check(f"REGISTER_JOB {job_id!r}")
         wname, sep, jname = job_id.partition("!")
         if not sep or not wname or not jname:
@@ -143,7 +154,7 @@ class DynamicJobs:
         sub = obj.get("subtime")
         if "subtime" not in obj or isinstance(sub, bool) or not isinstance(sub, (int, float)) or not math.isfinite(sub):
             raise EngineError(f"{where}: the job has no numeric 'subtime' (Batsim 4.2.1 aborts); send the "
-                              f"submission time, e.g. the current time {self.clock.now}")
+                              f"submission time, e.g. the current time {shown_time(self.clock.now)}")
         prof = obj.get("profile")
         if isinstance(prof, str) and prof in w.unreferenced:
             raise EngineError(f"{where}: profile {prof!r} of workload {wname!r} was removed when the workload was "
@@ -171,8 +182,9 @@ class DynamicJobs:
             fwd = w.profiles[job.profile] if self.forward_profiles else None
             self.post(JobSubmitted(self.clock.now, job=Job.from_json(job_id, job.raw, fwd)))
 
-    def _collect_profiles(self, jobs: list[EngineJob]) -> None:
-        """Batsim's garbage collection of the profiles of ended jobs (see the module docstring)."""
+    def _collect_profiles(self, jobs: Iterable[Any]) -> None:
+        """Batsim's garbage collection of the profiles of ended jobs (see the module docstring);
+        ``jobs``: :class:`~.workload.EngineJob` or :class:`~.results.DoneJob` (``workload``, ``profile``)."""
         for job in jobs:
             w = self.book.by_name[job.workload]
             todo = [job.profile]

@@ -22,8 +22,10 @@ Parallel tasks (Batsim 4.2.1 ``src/task_execution.cpp`` + SimGrid 3.32 ``ptask_L
     ``f_h = cpu / res``; ``parallel``: ``f_h = cpu[i]``; ``composed``: the sub-profiles one after
     the other, ``repeat`` times; the IO profiles ``parallel_homogeneous_pfs`` and
     ``data_staging``: no flops, bytes to, from or between storage hosts, which join the task's
-    hosts (:mod:`.iotasks`). A task of no work ends at once (Batsim then records an
-    execution time of 1e-5 s).
+    hosts (:mod:`.iotasks`). EXECUTE_JOB's ``additional_io_job`` adds its IO profile's flops
+    and bytes to each such task (:mod:`.iojobs`); storage hosts in a job's allocation join its
+    tasks with no flops (:mod:`.storagejobs`). A task of no work ends at once (Batsim then
+    records an execution time of 1e-5 s).
 Communications (platforms with links; ``L07Action::L07Action``, ``HostL07Model::update_actions_state``)
     A stage whose byte matrix has pairs with bytes > 0 (:meth:`Executions._stage_network`)
     adds one element per link of their routes to its variable, after its CPU elements. While the
@@ -89,9 +91,11 @@ from procset import ProcSet
 
 from ..core.events import ExecuteJob
 from ..core.model import HostState, JobState
-from .clock import Clock
+from .clock import Clock, shown_time
 from .hosts import Machines
+from .iojobs import io_leaf, merged_task, read_io_job
 from .iotasks import IO_PROFILES, check_storage_mapping, io_task
+from .storagejobs import check_storage_host, storage_flops
 from .jobenergy import job_energy
 from .jobs import JobBook
 from .netroute import TCP_GAMMA, NetworkUnsupported
@@ -101,7 +105,7 @@ from .ptasks import HeldTask, MessageFlow, ParallelTasks, WallTimer
 from .queue import Kind, at
 from .results import RunRecord
 from .subrounds import Rounds
-from .workload import EngineJob, Stages
+from .workload import EngineJob, Stages, check_profile
 
 __all__ = ["Executions", "HeldTask", "MessageFlow", "WallTimer", "SUBMITTED", "RUNNING", "REJECTED",
            "COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED"]
@@ -163,6 +167,10 @@ class Executions:
         self.platform = platform
         self.energy = energy
         self.sharing = sharing
+        #: called before a decision looks a profile up by name (:meth:`.dynamic.DynamicJobs.track_collection`)
+        self.io_lookups: Any = lambda: None
+        #: Batsim's storage sharing (several jobs on a storage host; off with ``--disable-storage-sharing``)
+        self.storage_sharing = True
 
     # ------------------------------------------------------------------------------ starting
     def execute(self, d: ExecuteJob) -> EngineJob | None:
@@ -174,70 +182,87 @@ class Executions:
         Raises:
             EngineError: the job is not waiting, the allocation does not fit the job or the
                 hosts (unknown, not idle nor computing, busy without compute sharing, with energy
-                at a pstate that does not compute: a host declared at a sleep pstate), or the
-                decision asks for an additional IO job or an executor mapping other than the
-                default (not simulated; :func:`check_default_mapping`), has a ``storage_mapping``
-                Batsim refuses (:func:`.iotasks.check_storage_mapping`), or more than one optional
-                field (Batsim 4.2.1 reads at most three fields: "should be of size in {2,3}")."""
+                at a pstate that does not compute: a host declared at a sleep pstate; storage
+                hosts: :func:`.storagejobs.check_storage_host`, or storage hosts only, not
+                simulated), or the decision asks for an executor mapping other than the default
+                (not simulated; :func:`check_default_mapping`), has a ``storage_mapping`` or an
+                ``additional_io_job`` Batsim refuses (:func:`.iotasks.check_storage_mapping`,
+                :func:`.iojobs.read_io_job`), or more than one optional field (Batsim 4.2.1 reads
+                at most three fields: "should be of size in {2,3}")."""
         job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
+        io_job = None
         if d.extra:
-            others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping"))
+            others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping", "additional_io_job"))
             if others:
-                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} (additional IO jobs) are not simulated "
-                                  "by the embedded engine; use real Batsim")
+                raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} are not part of Batsim 4.2.1's EXECUTE_JOB "
+                                  "(job_id, alloc, and one of mapping, storage_mapping, additional_io_job)")
             if len(d.extra) > 1:
                 raise EngineError(f"EXECUTE_JOB {job.id}: fields {sorted(d.extra)} together: Batsim 4.2.1 reads "
                                   "job_id, alloc and at most one of them and aborts (\"the 'data' value of event 0 "
                                   f"(EXECUTE_JOB) should be of size in {{2,3}} (size={2 + len(d.extra)})\")")
             if "mapping" in d.extra:
                 check_default_mapping(job.id, d.extra["mapping"], len(d.alloc))
-            else:
+            elif "storage_mapping" in d.extra:
                 storage = check_storage_mapping(job.id, d.extra["storage_mapping"])
         if job.state != SUBMITTED:
-            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: the job is {job.state}, not waiting")
         assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
+        if "additional_io_job" in d.extra:
+            self.io_lookups()   # (Batsim looks the profile up by name: the removed ones are known)
+            io_job = read_io_job(job, d.extra["additional_io_job"], self.book.by_name[job.workload],
+                                 len(self.hosts) + len(self.platform.storage), self.clock.now, check_profile)
         alloc = d.alloc
         # (one interval, the common allocation: its range, without iterating the ProcSet)
         hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
             else tuple(alloc)
         if len(hosts) != job.res and not any_size(self.book.by_name[job.workload].profiles, job.profile):
-            raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: allocation {alloc} has {len(hosts)} "
-                              f"hosts but the job requests {job.res}; Batsim 4.2.1 aborts (\"The job requires "
-                              f"{job.res} machines but only {len(hosts)} were given\"): only a "
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: allocation {alloc} has "
+                              f"{len(hosts)} hosts but the job requests {job.res}; Batsim 4.2.1 aborts (\"The job "
+                              f"requires {job.res} machines but only {len(hosts)} were given\"): only a "
                               "parallel_homogeneous_total profile, or a composed one of only such profiles, runs "
                               "on any number of hosts")
         all_hosts = self.hosts
         nb_hosts = len(all_hosts)
+        st: list[int] = []
         for hid in hosts:
             if not 0 <= hid < nb_hosts:
-                storage_hosts = self.platform.storage
-                if nb_hosts <= hid < nb_hosts + len(storage_hosts):
-                    # Batsim runs a job there, but aborts when a profile computes on it
-                    # ("Some computation ... is assigned to storage node", src/task_execution.cpp)
-                    raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} ({storage_hosts[hid - nb_hosts].name}) is a "
-                                      "storage host: the embedded engine runs no job there (real Batsim runs its "
-                                      "delays and aborts on its computations); use real Batsim")
+                runs = self.machines.storage_runs
+                if nb_hosts <= hid < nb_hosts + len(runs):   # a storage host (.storagejobs)
+                    j = hid - nb_hosts
+                    check_storage_host(job, alloc, hid, runs[j], self.machines.st_pstate[j] if self.energy else None,
+                                       self.storage_sharing, self.clock.now)
+                    st.append(j)
+                    continue
                 raise EngineError(f"EXECUTE_JOB {job.id}: host {hid} does not exist "
-                                  f"(platform has {nb_hosts} compute hosts)")
+                                  f"(platform has {nb_hosts} compute hosts"
+                                  + (f" and {len(runs)} storage hosts)" if runs else ")"))
             h = all_hosts[hid]
             if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) is "
                                   f"{h.state.value}")
             if self.energy and h.pstate_kind(h.pstate) != "computation":
                 # an idle host at a sleep pstate: one declared so in the platform (src/server.cpp,
                 # server_on_execute_job, checks the pstate only with energy)
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) is not in a "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) is not in a "
                                   f"computation pstate (pstate {h.pstate}, a {h.pstate_kind(h.pstate)} pstate); Batsim "
                                   f"4.2.1 aborts: \"machine {hid} (hostname='{h.spec.name}') is not in a computation "
                                   f"pstate (ps={h.pstate})\"")
             if h.jobs and not self.sharing:
-                raise EngineError(f"EXECUTE_JOB {job.id} at t={self.clock.now}: host {hid} ({h.spec.name}) already "
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
+        if st:
+            if len(st) == len(hosts):
+                raise EngineError(f"EXECUTE_JOB {job.id}: allocation {alloc} holds storage hosts only: not simulated "
+                                  "(real Batsim runs the job's actor on a storage host); allocate a compute host too, "
+                                  "or use real Batsim")
+            hosts = hosts[:len(hosts) - len(st)]   # (storage ids come after the compute ids)
         job.state = RUNNING
         job.alloc = alloc
         job.hosts = hosts
+        job.st_hosts = tuple(st)
         job.storage = storage
+        job.io_job = io_job
         self.book.running += 1
         if self.platform.message_delays is not None:
             # the server creates the job's actor (a simcall): it starts the job a sub-round later
@@ -261,11 +286,17 @@ class Executions:
             h.jobs.add(job.id)
             if h.state is not HostState.COMPUTING:
                 self.machines.set_state(h, HostState.COMPUTING)
+        for j in job.st_hosts:
+            h = self.machines.storage_runs[j]
+            h.jobs.add(job.id)
+            if h.state is not HostState.COMPUTING:
+                self.machines.set_state(h, HostState.COMPUTING)
         if self.energy:
-            job.energy_start = self.machines.energy_of(hosts)
+            job.energy_start = self.machines.energy_of(self._machine_ids(job))
         self.machines.machine_row()
         if self.record.paje is not None:
-            self.record.paje.run(now, job, self.book.load_rank(job, len(self.record.paje)) if self.sharing else 0)  # (one job per machine)
+            self.record.paje.run(now, job, self.book.load_rank(job, len(self.record.paje))
+                                 if self.sharing or job.st_hosts else 0)  # (else one job per machine; storage hosts are shared)
         self.machines.energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
@@ -275,9 +306,16 @@ class Executions:
             return self.stage_ended(job, job.version, False)
         return False
 
+    def _machine_ids(self, job: EngineJob) -> tuple[int, ...]:
+        """The machine ids of ``job``'s allocation: its compute hosts, then its storage hosts."""
+        if not job.st_hosts:
+            return job.hosts
+        return job.hosts + tuple(len(self.hosts) + j for j in job.st_hosts)
+
     def _stage_flops(self, job: EngineJob, prof: dict) -> list[float]:
+        """The flops of a compute stage on each allocated machine (storage hosts last)."""
         t = prof["type"]
-        n = len(job.hosts)
+        n = len(job.hosts) + len(job.st_hosts)
         if t == "parallel_homogeneous":
             return [float(prof["cpu"])] * n
         if t == "parallel_homogeneous_total":
@@ -316,7 +354,21 @@ class Executions:
         pairs: list[tuple[int, int, float]] = []
         nb_task_hosts = len(job.hosts)
         job.io_hosts = None
-        if prof["type"] in IO_PROFILES:
+        flops = None
+        if job.io_job is not None:   # one task merged with the additional IO job's (iojobs)
+            stages = job.stages
+            path = stages.path(job.stage) if isinstance(stages, Stages) else []
+            io = io_leaf(job.io_job, path, self.book.by_name[job.workload].profiles)
+            names, pairs, flops, cids, sids = merged_task(job, (name, prof), io, job.io_job.alloc, self.platform,
+                                                          self.clock.now)
+            nb_task_hosts = len(names)
+            job.io_hosts = (cids, sids)
+            if pairs and self.platform.routes is None:
+                raise EngineError(f"t={shown_time(self.clock.now)}: job {job.id}'s profile {name!r} with its additional IO job "
+                                  f"moves bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a "
+                                  "platform without links outside a Full zone, whose routes the embedded engine "
+                                  "does not know; run it on real Batsim (--engine batsim)")
+        elif prof["type"] in IO_PROFILES:
             names, pairs = io_task(job, name, prof, self.platform, self.clock.now)
             nb_task_hosts = len(names)
             in_task = set(names)
@@ -326,14 +378,25 @@ class Executions:
                 # no links and no Full zone: an empty route (Vivaldi) costs nothing, but SimGrid
                 # aborts where there is no route at all (Floyd, Dijkstra: "No route from 'pfs' to
                 # 'h0'"), which the engine cannot tell apart here
-                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s profile {name!r} ({prof['type']}) moves "
+                raise EngineError(f"t={shown_time(self.clock.now)}: job {job.id}'s profile {name!r} ({prof['type']}) moves "
                                   f"bytes between {names[pairs[0][0]]!r} and {names[pairs[0][1]]!r} on a platform "
                                   f"without links outside a Full zone, whose routes the embedded engine does not "
                                   f"know; run it on real Batsim (--engine batsim)")
-        elif nb_task_hosts > 1 and (self.platform.routes is not None or self.platform.uncoordinated):
-            names = [self.hosts[hid].spec.name for hid in job.hosts]
-            pairs = _byte_pairs(prof, nb_task_hosts)
-        job.flops = self._stage_flops(job, prof)
+        else:
+            if job.st_hosts:   # storage hosts in the allocation: in the task, no flops there (.storagejobs)
+                nb_task_hosts += len(job.st_hosts)
+                job.io_hosts = (job.hosts, job.st_hosts)
+                flops = storage_flops(job, name, self._stage_flops(job, prof), self.platform.storage,
+                                      len(self.hosts), self.clock.now)
+            if nb_task_hosts > 1 and (self.platform.routes is not None or self.platform.uncoordinated):
+                names = [self.hosts[hid].spec.name for hid in job.hosts] + \
+                    [self.platform.storage[j].name for j in job.st_hosts]
+                pairs = _byte_pairs(prof, nb_task_hosts)
+        if flops is None:
+            flops = self._stage_flops(job, prof)
+            if job.st_hosts:   # (an IO profile: no flops anywhere)
+                flops = flops[:len(job.hosts)]
+        job.flops = flops
         job.wall_t0 = self.clock.now   # execute_parallel_task's time_before_execute
         # (actor model: the job actor's exec_init makes three simcalls before the task is known)
         job.task_known = ((self.clock.now, self.rounds.plays, self.rounds.round + 3)
@@ -419,7 +482,7 @@ class Executions:
             try:
                 links, lat = routes.route(names[i], names[j])
             except NetworkUnsupported as exc:
-                raise EngineError(f"t={self.clock.now!r}: job {job.id}'s communications: {exc}") from None
+                raise EngineError(f"t={shown_time(self.clock.now)}: job {job.id}'s communications: {exc}") from None
             latency = max(latency, lat)
             lat_current = max(lat_current, lat * b)
             for ln in links:
@@ -542,7 +605,7 @@ class Executions:
         what = ("Batsim's code of a job killed by the scheduler, which the engine does not simulate as "
                 "a profile's 'ret'" if code == -2 else
                 f"real Batsim 4.2.1 aborts: \"Job '{job.id}' completed with unknown return code: {code}\"")
-        raise EngineError(f"{self.book.by_name[job.workload].path}: t={self.clock.now!r}: job {job.id!r} ends with return "
+        raise EngineError(f"{self.book.by_name[job.workload].path}: t={shown_time(self.clock.now)}: job {job.id!r} ends with return "
                           f"code {code} (a profile's 'ret'): {what}")
 
 
@@ -571,6 +634,11 @@ class Executions:
             h.jobs.discard(job.id)
             if not h.jobs and h.state is HostState.COMPUTING:
                 self.machines.set_state(h, HostState.IDLE)
+        for j in job.st_hosts:   # (the storage hosts of its allocation, .storagejobs)
+            h = self.machines.storage_runs[j]
+            h.jobs.discard(job.id)
+            if not h.jobs and h.state is HostState.COMPUTING:
+                self.machines.set_state(h, HostState.IDLE)
         if had_load:
             self.ptasks.reshare(job.hosts, links=links)
         self.machines.machine_row()
@@ -581,7 +649,7 @@ class Executions:
             if self.rounds.instant_switches:   # (actor model: switches ending at this instant)
                 self.rounds.switches_before_row()
             # consumed_energy_on_machines after minus before, in Batsim's long doubles (.jobenergy)
-            job.energy, text = job_energy(self.machines.energy_of(job.hosts), job.energy_start)
+            job.energy, text = job_energy(self.machines.energy_of(self._machine_ids(job)), job.energy_start)
             if text is not None:   # out_jobs.csv prints Batsim's long double, not this double
                 self.record.rows.setdefault("job_energy", {})[(job.workload, job.name)] = text
             job.energy_start = ()

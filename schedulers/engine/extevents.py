@@ -281,7 +281,7 @@ def _event(obj: dict, where: str, forward_unknown: bool, nb_machines: int) -> Ex
         raise EventsError(f"{where}: a {typ} event needs a 'resources' field (machine ids, e.g. \"0-4 6\")")
     if not isinstance(res, str):
         raise EventsError(f"{where}: 'resources' must be a string of machine ids (e.g. \"0-4 6\"), not {res!r}")
-    machines = _interval_set(res, where)
+    machines = interval_set(res, where)
     if machines and machines.max >= nb_machines:
         raise EventsError(f"{where}: machine {machines.max} does not exist (the platform has {nb_machines} "
                           f"machines, ids 0-{nb_machines - 1}; Batsim 4.2.1 aborts when the event occurs: "
@@ -289,11 +289,14 @@ def _event(obj: dict, where: str, forward_unknown: bool, nb_machines: int) -> Ex
     return ExternalEvent(ts, kind, typ, machines, {}, where)
 
 
-def _interval_set(text: str, where: str) -> ProcSet:
+def interval_set(text: str, where: str, field: str = "resources") -> ProcSet:
     """Batsim's ``IntervalSet::from_string_hyphen(text, " ", "-")``: ``"0-4 6 8"``, parts
     separated by one space. An empty text or part (``""``, ``"0  2"``) is refused as Batsim
     refuses it (recorded on Batsim 4.2.1: ``"resources": ""`` aborts the run with "Invalid JSON
-    message: stoi" when the event is read)."""
+    message: stoi" when the event is read). ``field`` names the text in errors.
+
+    Raises:
+        EventsError: one line starting with ``where``."""
     ids = ProcSet()
     for part in text.split(" "):
         lo, sep, hi = part.partition("-")
@@ -303,10 +306,10 @@ def _interval_set(text: str, where: str) -> ProcSet:
             a = int(lo)
             b = int(hi) if sep else a
         except ValueError:
-            raise EventsError(f"{where}: 'resources' {text!r} is not an interval set of machine ids "
+            raise EventsError(f"{where}: '{field}' {text!r} is not an interval set of machine ids "
                               f"(e.g. \"0-4 6 8\", one space between parts): bad part {part!r} (Batsim 4.2.1 "
                               "aborts: \"Invalid JSON message: stoi\")") from None
         if a < 0 or b < a:
-            raise EventsError(f"{where}: 'resources' {text!r}: bad interval {part!r} (ids >= 0, low-high)")
+            raise EventsError(f"{where}: '{field}' {text!r}: bad interval {part!r} (ids >= 0, low-high)")
         ids |= ProcSet((a, b))
     return ids

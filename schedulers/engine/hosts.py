@@ -60,9 +60,10 @@ Initial pstate (SimGrid 3.32 ``HostEnergy``: ``pstate_`` starts at 0 and ``updat
 Storage hosts (role ``storage``, energy runs)
     Batsim sums every machine's energy and ``wattmin``, the storage hosts' too
     (``Machines::total_consumed_energy``, ``total_wattmin``: ``_machines`` holds the compute
-    hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No job runs
-    on a storage host and an IO task (``ptask_L07``) puts no flops on it, so a storage host
-    draws its pstate's *Idle* power while bytes flow to or from it. Its energy is updated when
+    hosts, then the storage hosts), and lists them in ``out_pstate_changes.csv``. No flops ever
+    run on a storage host (Batsim aborts when a job's task puts some there: :mod:`.storagejobs`;
+    an IO task puts none), so a storage host draws its pstate's *Idle* power while bytes flow to
+    or from it, and while jobs run there (their machine states: :attr:`Machines.storage_runs`). Its energy is updated when
     Batsim reads every machine (each energy row, the first submission, the last job end) and
     when an IO task moving bytes to or from it ends or is cancelled (the task gives each of its
     hosts a CPU share of weight 0: ``CpuAction::on_state_change`` updates them all), one step of
@@ -72,8 +73,11 @@ Storage hosts (role ``storage``, energy runs)
     ``data_staging``, whose task holds the two storage hosts only. A job's ``consumed_energy``
     reads its own hosts only. Without
     ``wattage_per_state`` on a storage host, Batsim aborts at its first energy read (refused
-    by :class:`.simulator.Engine`); a SET_RESOURCE_STATE on a storage host, which Batsim obeys,
-    is refused (:mod:`.switching`). Recorded on real Batsim 4.2.1: ``tests/fixtures/batsim_pfs_energy``.
+    by :class:`.simulator.Engine`). A SET_RESOURCE_STATE between two computation pstates of a
+    storage host changes its pstate at once (:meth:`Machines.set_storage_pstate`): its energy is
+    updated, then it draws the new pstate's Idle power and ``wattmin`` counts that pstate's
+    Epsilon (switching one off or on is refused, :mod:`.switching`). Recorded on real Batsim
+    4.2.1: ``tests/fixtures/batsim_pfs_energy``.
 Machine states
     ``sleeping``, ``switching_on``, ``switching_off``, ``idle``, ``computing``, counted as in
     ``out_machine_states.csv``; the time spent in each is accumulated when a machine leaves a
@@ -95,7 +99,7 @@ from typing import Any
 
 from ..core.model import HostState
 from ..core.power import PowerRange, watts
-from .clock import Clock
+from .clock import Clock, shown_time
 from .longdouble import epower as long_double_epower
 from .longdouble import near_tie
 from .platform import HostSpec, PlatformSpec
@@ -268,14 +272,17 @@ class Machines:
                 eps = ranges[h.pstate].epsilon
                 self._wattmin_hosts[eps] += 1
                 self._wattmin = None
-        # Storage hosts (energy runs): each draws its pstate's Idle power (no job runs there, and an
-        # IO task puts no flops on them), charged at each read of every machine (see "Storage
+        # Storage hosts (energy runs): each draws its pstate's Idle power (no flops ever run there), charged at each read of every machine (see "Storage
         # hosts" in the module docstring); pstate 0's until their first update, as compute hosts.
         self.storage = self._storage_of(platform)
         self._st_energy = [0.0] * len(self.storage)   # J, each at its last update _st_last (s)
         self._st_last = [0.0] * len(self.storage)
         self._st_row = list(self._st_energy)          # J, at the last energy row (running-sum mode)
         self._st_pending: set[int] = set()            # storage hosts still charged at pstate 0
+        self.st_pstate = [s.pstate for s in self.storage]   # each storage host's current pstate
+        # the storage machines' states and jobs (a job may hold one): idle, not counted in the
+        # machine states until they change (Batsim counts the compute hosts at start)
+        self.storage_runs = [HostRun(spec=s, pstate=s.pstate, hid=n + j) for j, s in enumerate(platform.storage)]
         for j, s in enumerate(self.storage):
             p0 = self._storage_power(s, 0)
             if s.pstate != 0:
@@ -283,7 +290,7 @@ class Machines:
             self._charged.append(p0)
             self._c_sum += p0
             self.p_total += p0
-            eps = self._storage_ranges(s)[s.pstate].epsilon   # (constant: no pstate change)
+            eps = self._storage_ranges(s)[s.pstate].epsilon
             self._wattmin_hosts[eps] += 1
             self._wattmin = None
 
@@ -326,12 +333,33 @@ class Machines:
                 last[j] = now
                 if j in self._st_pending:
                     self._st_pending.discard(j)
-                    s = self.storage[j]
-                    new = self._storage_power(s, s.pstate)
+                    new = self._storage_power(self.storage[j], self.st_pstate[j])
                     if new != charged[n + j]:
                         self._charge_sum(new - charged[n + j])
                         self.p_total += new - charged[n + j]
                         charged[n + j] = new
+
+    def set_storage_pstate(self, j: int, pstate: int) -> None:
+        """Storage host ``j`` (index in :attr:`storage`) takes computation pstate ``pstate`` now
+        (Batsim's DVFS, ``server_on_pstate_modification``: ``Host::set_pstate``, whose
+        ``on_speed_change`` makes SimGrid's energy plugin update the host): the time so far is
+        charged at its power of before, then it draws the Idle power of ``pstate`` (no flops
+        ever run there) and ``wattmin`` counts that pstate's Epsilon."""
+        s, n = self.storage[j], len(self.hosts)
+        self.storage_updated((j,))
+        self._st_pending.discard(j)   # (an update at t = 0 leaves it pending: set below anyway)
+        ranges = self._storage_ranges(s)
+        old, new = ranges[self.st_pstate[j]].epsilon, ranges[pstate].epsilon
+        if new != old:
+            self._wattmin_hosts[old] -= 1
+            self._wattmin_hosts[new] += 1
+            self._wattmin = None
+        self.st_pstate[j] = pstate
+        power = self._storage_power(s, pstate)
+        if power != self._charged[n + j]:
+            self._charge_sum(power - self._charged[n + j])
+            self.p_total += power - self._charged[n + j]
+            self._charged[n + j] = power
 
     def _storage_read(self) -> list[float]:
         """Batsim reads every machine now: the storage hosts' energies (J, by id), each brought
@@ -489,8 +517,13 @@ class Machines:
         if self._not_updated and self.clock.now > 0.0:
             self._first_update(hids)
         hosts, upd = self.hosts, self._update
+        n = len(hosts)
         out = []
         for hid in hids:
+            if hid >= n:   # a storage host (a job's allocation may hold one)
+                self.storage_updated((hid - n,))
+                out.append(self._st_energy[hid - n])
+                continue
             h = hosts[hid]
             upd(h)
             out.append(h.energy)
@@ -602,17 +635,17 @@ class Machines:
         n = len(self.hosts)
         for hid in ids:
             if hid >= n:
-                raise EngineError(f"external event at t={self.clock.now}: machine {hid} is a storage machine; the "
+                raise EngineError(f"external event at t={shown_time(self.clock.now)}: machine {hid} is a storage machine; the "
                                   "embedded engine does not model their states: use real Batsim (--engine batsim)")
             h = self.hosts[hid]
             if available:
                 if h.state is not HostState.UNAVAILABLE:
-                    raise EngineError(f"external event at t={self.clock.now}: machine {hid} ('{h.spec.name}') made available "
+                    raise EngineError(f"external event at t={shown_time(self.clock.now)}: machine {hid} ('{h.spec.name}') made available "
                                       f"but it is not unavailable (its state: {h.state.value}); Batsim 4.2.1 aborts")
                 self.set_state(h, HostState.COMPUTING if h.jobs else HostState.IDLE)
             else:
                 if h.state is HostState.UNAVAILABLE:
-                    raise EngineError(f"external event at t={self.clock.now}: machine {hid} ('{h.spec.name}') made unavailable "
+                    raise EngineError(f"external event at t={shown_time(self.clock.now)}: machine {hid} ('{h.spec.name}') made unavailable "
                                       "but it is already unavailable; Batsim 4.2.1 aborts")
                 self.set_state(h, HostState.UNAVAILABLE)
 

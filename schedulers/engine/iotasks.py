@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .clock import shown_time
 from .platform import PlatformSpec
 from .ports import EngineError
 
@@ -65,7 +66,8 @@ def io_task(job: Any, name: str, prof: dict, platform: PlatformSpec, now: float)
     """The parallel task of IO profile ``prof`` (named ``name``) of ``job`` at time ``now`` (s).
 
     Args:
-        job: the job (``id``, ``hosts``: its compute host ids, ``storage``: its storage mapping).
+        job: the job (``id``, ``hosts``: its compute host ids, ``st_hosts``: the storage hosts of its
+            allocation, ``storage``: its storage mapping).
         name: the profile's name, ``prof`` the profile (checked by :func:`.workload.check_profile`).
         platform: the platform (compute hosts in id order, then storage hosts).
 
@@ -79,9 +81,9 @@ def io_task(job: Any, name: str, prof: dict, platform: PlatformSpec, now: float)
             in the mapping, a machine id that does not exist, a label on a compute host.
     """
     compute = [h.name for h in platform.compute]
-    names = [compute[hid] for hid in job.hosts]
+    names = [compute[hid] for hid in job.hosts] + [platform.storage[j].name for j in job.st_hosts]
     t = prof["type"]
-    where = f"t={now!r}: job {job.id}'s profile {name!r} ({t})"
+    where = f"t={shown_time(now)}: job {job.id}'s profile {name!r} ({t})"
     if t == "parallel_homogeneous_pfs":
         prefix = "Cannot generate a homogeneous parallel task with pfs: "
         if not job.storage:

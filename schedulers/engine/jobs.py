@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from array import array
 
+from .clock import shown_time
 from .ports import EngineError
 from .results import DoneJob, DoneJobs
 from .workload import EngineJob, Workload
@@ -97,7 +98,7 @@ class JobBook:
             return job
         known = self.known(jid)
         if known is None:
-            raise EngineError(f"{what} at t={now}: unknown job {jid!r}")
+            raise EngineError(f"{what} at t={shown_time(now)}: unknown job {jid!r}")
         return known
 
     def load_rank(self, job: EngineJob, registered: int) -> int:

@@ -39,7 +39,7 @@ import math
 from typing import Any
 
 from ..core.model import JobState
-from .clock import Clock
+from .clock import Clock, shown_time
 from .hosts import Machines
 from .jobs import JobBook
 from .netroute import TCP_GAMMA
@@ -378,7 +378,7 @@ class ParallelTasks:
                             if w in by_name})
             batsim = ("hangs in this solve (it never returns)" if exc.rounds == _INF else
                       "spends that long in this solve")
-            raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.clock.now!r}: {exc}; the system holds "
+            raise EngineError(f"{', '.join(files) or self.platform.source}: t={shown_time(self.clock.now)}: {exc}; the system holds "
                               f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 {batsim}, "
                               "the engine stops instead") from None
         for k, j in enumerate(tasks):
@@ -448,7 +448,7 @@ class ParallelTasks:
         for hid in hids:
             name = self.hosts[hid].spec.name
             if name in bad:
-                raise EngineError(f"{self.platform.source}: t={self.clock.now!r}: host {name!r} has no 'coordinates' in its "
+                raise EngineError(f"{self.platform.source}: t={shown_time(self.clock.now)}: host {name!r} has no 'coordinates' in its "
                                   f"Vivaldi zone and SimGrid routes {what} from or to it: real Batsim 4.2.1 aborts "
                                   f"here (SimGrid 3.32: \"Please specify the Vivaldi coordinates of Host {name}\"); "
                                   "give it coordinates=\"0 0 0\"")

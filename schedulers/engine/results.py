@@ -138,7 +138,7 @@ class DoneJobs:
         if alloc is None:
             alloc_text = ""
         elif type(alloc) is ProcSet:
-            alloc_text = _alloc_text(alloc, job.hosts)
+            alloc_text = _alloc_text(alloc, job.hosts) if not job.st_hosts else f"{alloc}"
         else:
             self._other_alloc[row] = alloc
             alloc_text = ""

@@ -57,7 +57,7 @@ from ..core.events import (
     Query, RegisterJob, RegisterProfile, RejectJob, SetResourceState,
 )
 from ..core.model import HostState
-from .clock import Clock
+from .clock import Clock, shown_time
 from .dynamic import DynamicJobs
 from .execution import REJECTED, RUNNING, SUBMITTED, Executions
 from .hosts import Machines
@@ -165,7 +165,7 @@ class Server:
         for jid in ids:
             if jid not in self.jobs and jid not in self.unsent_ends:
                 raise EngineError(f"KILL_JOB of job {jid!r}: the job's end was sent to the scheduler before its killer "
-                                  f"reported at t={t!r}: real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job "
+                                  f"reported at t={shown_time(t)}: real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job "
                                   f"'{jid}': it does not exist\")")
         for jid in progress:
             job = self.jobs[jid]
@@ -250,7 +250,7 @@ class Server:
         elif isinstance(d, RejectJob):
             job = self.book.named(d.job_id, "REJECT_JOB", self.clock.now)
             if job.state != SUBMITTED:
-                raise EngineError(f"REJECT_JOB {job.id} at t={self.clock.now}: the job is {job.state}, not waiting")
+                raise EngineError(f"REJECT_JOB {job.id} at t={shown_time(self.clock.now)}: the job is {job.state}, not waiting")
             assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
             job.state = REJECTED
             job.finish = self.clock.now
@@ -265,11 +265,13 @@ class Server:
                 return ids, really
         elif isinstance(d, CallMeLater):
             if not math.isfinite(d.at):
-                raise EngineError(f"CALL_ME_LATER at t={self.clock.now}: time {d.at!r} is not a finite number")
+                raise EngineError(f"CALL_ME_LATER at t={shown_time(self.clock.now)}: time {d.at!r} is not a finite number")
             if not d.at > self.clock.now:
                 # server_on_call_me_later (src/server.cpp) asserts target_time > clock
-                raise EngineError(f"CALL_ME_LATER at t={self.clock.now}: it asks to be called at {d.at!r}, not after the "
-                                  "current time (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
+                hair = (f" (the clock is at {self.clock.now!r}: past the time the scheduler reads, printed with 6 "
+                        "decimals)") if shown_time(d.at) == shown_time(self.clock.now) else ""
+                raise EngineError(f"CALL_ME_LATER at t={shown_time(self.clock.now)}: it asks to be called at {d.at!r}, not after the "
+                                  f"current time{hair} (Batsim 4.2.1 aborts: 'You asked to be awaken in the past!')")
             self.waiters += 1
             if self.steps:  # waiter_process: sleeps the time left, at least 1e-5 s
                 self.timers.sleep(max(d.at - self.clock.now, WAITER_MIN_SLEEP), _WAITER)
@@ -301,7 +303,7 @@ class Server:
         elif isinstance(d, GenericDecision) and d.type == "CHANGE_JOB_STATE":
             # server_on_change_job_state (src/server.cpp) writes the job's row before it changes
             # the job's state, and JobsTracer::write_job aborts on a job not completed
-            raise EngineError(f"CHANGE_JOB_STATE at t={self.clock.now}: not simulated by the embedded engine; real "
+            raise EngineError(f"CHANGE_JOB_STATE at t={shown_time(self.clock.now)}: not simulated by the embedded engine; real "
                               "Batsim 4.2.1 aborts on it once a job is set to a final state (\"Job ... did not "
                               "complete\": it writes the job's row before changing its state)")
         elif isinstance(d, GenericDecision):
@@ -322,7 +324,7 @@ class Server:
             EngineError: what Batsim aborts on: ``data`` not exactly ``job_id`` and ``metadata``
                 strings, a metadata holding a double quote, a job no workload has. (A job that
                 already ended keeps its row: its metadata is not written.)"""
-        where = f"SET_JOB_METADATA at t={self.clock.now}"
+        where = f"SET_JOB_METADATA at t={shown_time(self.clock.now)}"
         if not (isinstance(data, dict) and set(data) == {"job_id", "metadata"}
                 and isinstance(data["job_id"], str) and isinstance(data["metadata"], str)):
             raise EngineError(f"{where}: 'data' must be {{\"job_id\": string, \"metadata\": string}}, got "
@@ -355,7 +357,7 @@ class Server:
         really: list[EngineJob] = []
         for jid in job_ids:
             job: EngineJob | DoneJob | None = self.jobs.get(jid)
-            where = f"KILL_JOB at t={self.clock.now!r}: job {jid!r}"
+            where = f"KILL_JOB at t={shown_time(self.clock.now)}: job {jid!r}"
             if job is None:
                 job = self.book.known(jid)
                 if job is None and jid.partition("!")[0] not in self.book.by_name:
@@ -365,7 +367,7 @@ class Server:
                     raise EngineError(f"{where} does not exist; real Batsim 4.2.1 aborts (\"Trying to kill job "
                                       f"'{jid}' but it does not exist.\")")
                 if isinstance(job, DoneJob) and jid not in self.unsent_ends:
-                    raise EngineError(f"{where} ended at t={job.finish!r} and the message telling it has been sent: "
+                    raise EngineError(f"{where} ended at t={shown_time(job.finish)} and the message telling it has been sent: "
                                       f"real Batsim 4.2.1 has deleted it and aborts (\"Cannot get job '{jid}': it does "
                                       "not exist\"); kill a job only while it runs")
             if job.state != RUNNING and not job.state.startswith(("COMPLETED", "REJECTED")):
@@ -430,7 +432,7 @@ class Server:
         self._same_instant[2] += 1
         if self._same_instant[2] >= LIVELOCK_EXCHANGES:
             raise EngineError(
-                f"livelock at t={round(start, 6)}: {describe_scheduler(port)} exchanged {LIVELOCK_EXCHANGES} messages "
+                f"livelock at t={shown_time(start)}: {describe_scheduler(port)} exchanged {LIVELOCK_EXCHANGES} messages "
                 "at this instant with no job, host or timer changing (for instance a CALL_ME_LATER whose time "
                 "t + timeout rounds back to t); the simulation would never advance")
 
@@ -457,7 +459,7 @@ class Server:
                             f"walltime (e.g. {'; '.join(where(j) for j in running[:3])})")
         if not problems:
             problems.append("the simulation cannot end")
-        msg = f"deadlock at t={self.clock.now}: nothing left to simulate but " + "; ".join(problems)
+        msg = f"deadlock at t={shown_time(self.clock.now)}: nothing left to simulate but " + "; ".join(problems)
         # (asleep: switched off, or declared at a sleep pstate, where Batsim counts the machine idle;
         # Batsim reads sleep_pstates only with -E)
         asleep = sum(1 for h in self.hosts if h.state is HostState.SLEEPING

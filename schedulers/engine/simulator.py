@@ -218,6 +218,7 @@ class Engine:
         self.executions = Executions(self.ptasks, self.machines, self.book, self.record, self.rounds, clock=clock,
                                      timers=timers, steps=steps, platform=platform, energy=energy,
                                      sharing=compute_sharing)
+        self.executions.io_lookups = self.dynamic.track_collection
         self.server = Server(self.book, self.executions, self.switches, self.dynamic, self.machines, self.record,
                              self.rounds, clock=clock, timers=timers, steps=steps, platform=platform, buffer=buffer,
                              energy=energy, dynamic_jobs=dynamic_jobs, trace=trace_outputs)
@@ -240,10 +241,8 @@ class Engine:
                                           forward_profiles=forward_profiles)
         #: the compute hosts' run-time state, in Batsim's id order (owned by :attr:`machines`)
         self.hosts = self.machines.hosts
-        #: Batsim's ``--disable-storage-sharing`` (only said in SIMULATION_BEGINS: the engine runs
-        #: no storage job) and the ``config`` entries of its command line (``sched-config``,
-        #: ``redis-*``, ``forward-unknown-events``) that SIMULATION_BEGINS forwards
-        self.storage_sharing = True
+        #: the ``config`` entries of Batsim's command line (``sched-config``, ``redis-*``,
+        #: ``forward-unknown-events``) that SIMULATION_BEGINS forwards
         self.batsim_config: dict[str, Any] = {}
         if self.events and forward_unknown_events:   # (Batsim ignores the flag without events)
             self.batsim_config["forward-unknown-events"] = True
@@ -257,6 +256,17 @@ class Engine:
     @progress.setter
     def progress(self, fn: Callable[[float, int, int], None] | None) -> None:
         self.server.progress = fn
+
+    @property
+    def storage_sharing(self) -> bool:
+        """Batsim's storage sharing (default True; ``--disable-storage-sharing``: a storage host
+        runs one job at a time), said in SIMULATION_BEGINS and checked at EXECUTE_JOB
+        (:mod:`.storagejobs`); may be set before the run."""
+        return self.executions.storage_sharing
+
+    @storage_sharing.setter
+    def storage_sharing(self, on: bool) -> None:
+        self.executions.storage_sharing = bool(on)
 
     @property
     def nb_jobs(self) -> int:

@@ -25,6 +25,13 @@ Switching (``server_on_pstate_modification`` in ``src/server.cpp`` and ``src/pst
       (no RESOURCE_STATE_CHANGED), and the host stays where its running switch takes it;
     * sleep -> sleep: Batsim aborts; so does the engine (:class:`EngineError`).
 
+    Storage machines (ids after the compute hosts) are switched as any machine: between two
+    computation pstates at once (their power changes, :meth:`.hosts.Machines.set_storage_pstate`;
+    no task computes there), counted in both counts and listed in ``out_pstate_changes.csv``,
+    never in ``out_machine_states.csv`` (recorded on real Batsim 4.2.1,
+    ``tests/fixtures/batsim_pfs_energy/switch_storage_io``). Switching a storage host off or on
+    is refused (not simulated).
+
     A host that reaches its target completes the *first* pending group towards that pstate that
     contains it (``CurrentSwitches::mark_switch_as_done``); when a group has no host left, Batsim
     writes the pstate rows and sends RESOURCE_STATE_CHANGED for the whole group.
@@ -39,7 +46,7 @@ from procset import ProcSet
 
 from ..core.events import ResourceStateChanged, SetResourceState
 from ..core.model import HostState
-from .clock import Clock
+from .clock import Clock, shown_time
 from .hosts import HostRun, Machines
 from .ports import EngineError
 from .queue import Kind, at
@@ -103,22 +110,25 @@ class Switches:
         hids = list(d.resources)
         if not hids:
             return
+        nc = len(self.machines.hosts)
         for hid in hids:
-            if 0 <= hid - len(self.machines.hosts) < len(self.machines.storage):
-                name = self.machines.storage[hid - len(self.machines.hosts)].name
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: machine {hid} ({name}) is a storage host; "
-                                  "real Batsim 4.2.1 changes its pstate, the embedded engine does not model that: "
-                                  "use real Batsim (--engine batsim)")
-            if not 0 <= hid < len(self.machines.hosts):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} does not exist "
-                                  f"(platform has {len(self.machines.hosts)} compute hosts)")
+            if 0 <= hid - nc < len(self.machines.storage):
+                self._check_storage(hid, target)
+                continue
+            if not 0 <= hid < nc:
+                raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {hid} does not exist "
+                                  f"(platform has {nc} compute hosts"
+                                  + (f" and {len(self.machines.storage)} storage hosts)" if self.machines.storage
+                                     else ")"))
             if not 0 <= target < len(self.machines.hosts[hid].spec.speeds):
-                raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {hid} "
+                raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {hid} "
                                   f"({self.machines.hosts[hid].spec.name}) has no pstate {target}")
         group = SwitchGroup(hosts=hids, waiting=set(hids), target=target)
         self.groups.setdefault(target, []).append(group)
         self.machines.energy_row("p", decided=True)
-        target_kind = self.machines.hosts[hids[0]].pstate_kind(target)
+        first = min(hids)   # Batsim classifies the request by its first machine
+        target_kind = (self.machines.hosts[first].spec if first < nc else self.machines.storage[first - nc]) \
+            .pstate_kinds.get(target, "computation")
         if self.machines.trace:
             transition = {"computation": -1, "sleep": -2}.get(target_kind, -42)
             self.machines.rows["pstates"].append((self.clock.now, str(ProcSet(*hids)), transition))
@@ -127,6 +137,13 @@ class Switches:
         dvfs = []
         k = 0   # the server's simcalls so far (with later)
         for hid in hids:
+            if hid >= nc:   # a storage host: DVFS only (_check_storage)
+                if later is None:
+                    self._storage_dvfs(hid, target)
+                else:
+                    k += 1
+                    later(k, lambda hid=hid: self._storage_dvfs(hid, target))
+                continue
             h = self.machines.hosts[hid]
             cur, want = h.pstate_kind(h.pstate), h.pstate_kind(target)
             if cur == "computation" and want == "computation":
@@ -137,14 +154,14 @@ class Switches:
                     later(k, lambda hid=hid: self._dvfs([hid], target))
             elif cur == "computation" and want == "sleep":
                 if h.jobs:
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} runs jobs "
+                    raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {h.spec.name} runs jobs "
                                       f"{sorted(h.jobs)}; it cannot be switched off (Batsim aborts)")
                 self.machines.set_state(h, HostState.SWITCHING_OFF)
                 k += 1
                 self._later_or_now(later, k, self._start_switch, h, hid, h.spec.sleep_switch[target][0], target)
             elif cur == "sleep":
                 if want != "computation":
-                    raise EngineError(f"SET_RESOURCE_STATE at t={self.clock.now}: host {h.spec.name} is asleep in "
+                    raise EngineError(f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: host {h.spec.name} is asleep in "
                                       f"pstate {h.pstate}; it can only be switched to a computation pstate, "
                                       f"not {target} (Batsim aborts)")
                 self.machines.set_state(h, HostState.SWITCHING_ON)
@@ -159,6 +176,31 @@ class Switches:
         if dvfs:
             self._dvfs(dvfs, target)
         self._later_or_now(later, k, self.machines.machine_row)
+
+    def _check_storage(self, hid: int, target: int) -> None:
+        """A SET_RESOURCE_STATE on storage machine ``hid``: Batsim changes its pstate as any
+        machine's; the engine simulates a computation-to-computation change (DVFS) only.
+
+        Raises:
+            EngineError: the storage host has no pstate ``target``, or the change is not between
+                two computation pstates (switching a storage host off or on: not simulated)."""
+        j = hid - len(self.machines.hosts)
+        s = self.machines.storage[j]
+        where = f"SET_RESOURCE_STATE at t={shown_time(self.clock.now)}: machine {hid} ({s.name}, a storage host)"
+        if not 0 <= target < len(s.speeds):
+            raise EngineError(f"{where} has no pstate {target}")
+        cur = self.machines.st_pstate[j]
+        kinds = (s.pstate_kinds.get(cur, "computation"), s.pstate_kinds.get(target, "computation"))
+        if kinds != ("computation", "computation"):
+            raise EngineError(f"{where}: pstate {cur} ({kinds[0]}) to {target} ({kinds[1]}): the embedded engine "
+                              "changes a storage host's pstate between computation pstates only; use real "
+                              "Batsim (--engine batsim)")
+
+    def _storage_dvfs(self, hid: int, target: int) -> None:
+        """Storage machine ``hid`` takes computation pstate ``target`` now (no task computes
+        there: nothing changes pace), then its switch is done."""
+        self.machines.set_storage_pstate(hid - len(self.machines.hosts), target)
+        self.mark_switch_done(hid, target, machine_row=False)
 
     def _dvfs(self, hids: list[int], target: int) -> None:
         """Hosts ``hids`` change computation pstate to ``target`` now (DVFS: their tasks change

@@ -115,6 +115,11 @@ class EngineJob:
     #: the current stage's IO task (:mod:`.iotasks`): its compute hosts (ids; none for a
     #: ``data_staging``) and its storage hosts (indices among the storage hosts); None otherwise
     io_hosts: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    #: EXECUTE_JOB's ``additional_io_job`` (:class:`.iojobs.IOJob`), None without
+    io_job: Any = None
+    #: the storage hosts of its allocation (indices among the storage hosts; ``hosts`` holds its
+    #: compute hosts), which Batsim lets a job use when no flops go there (:mod:`.execution`)
+    st_hosts: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

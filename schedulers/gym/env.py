@@ -34,6 +34,15 @@ __all__ = ["BatsimEnv"]
 Workloads = str | os.PathLike | dict | Sequence[str | os.PathLike | dict]
 
 
+#: Most queue slots of the observation (``window``): its arrays hold ``window`` rows per step.
+MAX_WINDOW = 1_000_000
+
+
+def _whole(n: Any) -> bool:
+    """Whether ``n`` is an integer (a NumPy one too), not a boolean."""
+    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+
+
 def _as_list(workload: Workloads | None) -> list:
     if workload is None:
         return []
@@ -75,11 +84,13 @@ class BatsimEnv(gymnasium.Env):
             to wake the simulation (:mod:`.agent`): a finite number > 0.
         max_steps: truncate an episode after this many steps (None: never).
         export_prefix: write Batsim's output files of each finished episode with this prefix
-            (``out/env_`` -> ``out/env_jobs.csv``...), as ``gridsched run`` writes them.
+            (``out/env_`` -> ``out/env_jobs.csv``...), as ``gridsched run`` writes them; its
+            folder is created by the constructor.
         render_mode: None or ``"ansi"`` (a text line per call of :meth:`render`).
 
     Raises:
-        ValueError: a bad option (one line); PlatformError / WorkloadError / GeneratorError: bad
+        ValueError: a bad option (one line), an ``export_prefix`` whose folder cannot be created or
+            written; PlatformError / WorkloadError / GeneratorError: bad
             inputs, as ``gridsched run`` reports them.
 
     Attributes:
@@ -100,13 +111,17 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("give either a platform (and a workload) or a scenario generator, not both")
         if scenario is None and not _as_list(workload):
             raise ValueError("a workload is needed with a platform file")
-        if not (isinstance(window, int) and not isinstance(window, bool) and window >= 1):
-            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+        for flag, value in (("energy", energy), ("power_actions", power_actions)):
+            if not isinstance(value, (bool, np.bool_)):   # ("false" would be true)
+                raise ValueError(f"{flag} must be True or False, got {value!r}")
+        energy, power_actions = bool(energy), bool(power_actions)
+        if not (_whole(window) and 1 <= window <= MAX_WINDOW):
+            raise ValueError(f"window must be an integer from 1 to {MAX_WINDOW:,} (queue slots observed), got "
+                             f"{window!r}")
         if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating)) and 0 < stall_wait < math.inf):
             # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time)
             raise ValueError(f"stall_wait must be a finite number of seconds > 0, got {stall_wait!r}")
-        if max_steps is not None and not (isinstance(max_steps, int) and not isinstance(max_steps, bool)
-                                          and max_steps >= 1):
+        if max_steps is not None and not (_whole(max_steps) and max_steps >= 1):
             raise ValueError(f"max_steps must be an integer >= 1 or None, got {max_steps!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -115,6 +130,16 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("the energy reward needs energy=True (Batsim's -E)")
         if power_actions and not energy:
             raise ValueError("power actions switch hosts through their sleep pstates: they need energy=True")
+        if export_prefix is not None:   # (its folder made now: not a failure at the end of the first episode)
+            folder = Path(export_prefix).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ValueError(f"export_prefix {str(export_prefix)!r}: cannot create its folder {str(folder)!r}: "
+                                 f"{exc.strerror or exc}") from None
+            if not os.access(folder, os.W_OK):
+                raise ValueError(f"export_prefix {str(export_prefix)!r}: its folder {str(folder)!r} is not writable")
+        window, max_steps = int(window), None if max_steps is None else int(max_steps)
         self.platform_path = platform
         self.workloads = _as_list(workload)
         self.scenario = scenario
@@ -176,15 +201,27 @@ class BatsimEnv(gymnasium.Env):
         Returns:
             ``(observation, info)``; ``info`` has ``action_mask``, ``time``, ``invalid_action``,
             ``costs`` (each reward component over the step, in its unit).
+
+        Raises:
+            ValueError: an unknown option, one that does not apply (``workload`` with a scenario
+                generator, ``scenario_seed`` with files), or a ``scenario_seed`` that is not an
+                integer >= 0.
         """
         super().reset(seed=seed)
         options = dict(options or {})
         unknown = set(options) - {"workload", "scenario_seed"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {', '.join(sorted(unknown))}; known: workload, scenario_seed")
+        wrong = "workload" if self.scenario is not None else "scenario_seed"
+        if wrong in options:   # (it was ignored without a word)
+            raise ValueError(f"reset option {wrong!r} applies to an environment built with "
+                             f"{'a platform and workloads' if wrong == 'workload' else 'a scenario generator'}; "
+                             f"this one has {'scenario ' + repr(self.scenario) if self.scenario else 'files'}")
+        sseed = options.get("scenario_seed")
+        if sseed is not None and not (_whole(sseed) and sseed >= 0):
+            raise ValueError(f"reset option 'scenario_seed' must be an integer >= 0, got {sseed!r}")
         self._stop()
         if self.scenario is not None:
-            sseed = options.get("scenario_seed")
             if sseed is None:
                 sseed = int(self.np_random.integers(0, 2**31 - 1))
             sc = self._scenario(int(sseed))
@@ -217,7 +254,9 @@ class BatsimEnv(gymnasium.Env):
 
         Returns:
             ``(observation, reward, terminated, truncated, info)``: ``terminated`` once the
-            simulation ended (Batsim's SIMULATION_ENDS), ``truncated`` after ``max_steps``.
+            simulation ended (Batsim's SIMULATION_ENDS), ``truncated`` after ``max_steps``. An
+            episode that ended within :meth:`reset` (no job to decide on: an empty workload, or
+            every job rejected as too large) ends at its first step, with reward 0.
 
         Raises:
             RuntimeError: the episode is over (call :meth:`reset`).
@@ -225,7 +264,8 @@ class BatsimEnv(gymnasium.Env):
         if self._over or self._run is None:
             raise RuntimeError("the episode is over: call reset()")
         self._box.action = action.item() if isinstance(action, np.ndarray) and action.ndim == 0 else action
-        self._run.resume()
+        if not self._run.done:   # (a workload with no job to decide on ends in reset: terminated at once)
+            self._run.resume()
         self._steps += 1
         obs, reward, info = self._observe()
         terminated = self._run.done

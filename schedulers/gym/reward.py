@@ -21,7 +21,10 @@ The reward of a step is ``-sum(weight[c] * cost[c])``. ``reward="waiting_time"``
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Mapping
+
+import numpy as np
 
 __all__ = ["COMPONENTS", "reward_weights", "Costs"]
 
@@ -33,20 +36,26 @@ def reward_weights(reward: str | Mapping[str, float]) -> dict[str, float]:
     """The weights of ``reward`` (a component name, or a mapping name -> weight).
 
     Raises:
-        ValueError: an unknown component, or a weight that is not a finite number (one line).
+        ValueError: an unknown component, a weight that is not a finite number >= 0, or weights
+            that are all 0 (one line).
     """
     if isinstance(reward, str):
         reward = {reward: 1.0}
     if not isinstance(reward, Mapping) or not reward:
         raise ValueError(f"reward must be one of {', '.join(COMPONENTS)} or a mapping of them to weights, "
                          f"got {reward!r}")
-    out = {}
+    out: dict[str, float] = {}
     for k, w in reward.items():
         if k not in COMPONENTS:
             raise ValueError(f"unknown reward component {k!r}; components: {', '.join(COMPONENTS)}")
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+        if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real) or not math.isfinite(w):
             raise ValueError(f"reward weight of {k!r} must be a finite number, got {w!r}")
+        if w < 0:   # (the reward is minus the weighted costs: a negative weight would reward the cost)
+            raise ValueError(f"reward weight of {k!r} must be >= 0 (the reward is minus the weighted costs: a "
+                             f"negative weight would reward the {k.replace('_', ' ')}), got {w!r}")
         out[k] = float(w)
+    if not any(out.values()):
+        raise ValueError(f"reward weights {reward!r} are all 0: every reward would be 0")
     return out
 
 

@@ -140,11 +140,14 @@ def generate(name: str, params: dict[str, Any], seed: int) -> Scenario:
     """Run generator ``name`` with ``params`` (checked, defaults filled in) and ``seed``.
 
     Raises:
-        GeneratorError: see :func:`check_params`, parameters the generator refuses, or a
+        GeneratorError: see :func:`check_params`, a seed that is not an integer >= 0 (NumPy's
+            and Python's generators take no other), parameters the generator refuses, or a
             generated workload holding a time beyond 2**33 s (a submission, walltime or delay
             that ``gridsched run`` and the engine refuse: the parameters that made it are named).
     """
     full = check_params(name, params)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise GeneratorError(f"generator {name!r}: seed {seed!r} is not an integer >= 0")
     scenario = GENERATORS[name].func(full, seed)
     _check_times(name, full, seed, scenario)
     return scenario

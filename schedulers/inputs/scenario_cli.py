@@ -44,12 +44,15 @@ def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path
     Raises:
         GeneratorError: unknown generator or bad parameters (see
             :func:`~schedulers.inputs.generators.check_params`).
+        GeneratorError: also when ``out`` exists and is not a folder.
         FileExistsError: ``overwrite`` is false and the folder holds a scenario's file.
         OSError: the folder or a file cannot be written (``OutputWriteError``, naming the file,
             for a full disk: no file is left cut).
     """
     scenario = generate(name, params, seed)
     folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise GeneratorError(f"-o {folder}: exists and is not a folder")
     old = scenario_files(folder)
     if old and not overwrite:
         raise FileExistsError(f"{folder}: holds a scenario already ({', '.join(p.name for p in old)}); "
