@@ -378,7 +378,8 @@ class ParallelTasks:
                             if w in by_name})
             batsim = ("hangs in this solve (it never returns)" if exc.rounds == _INF else
                       "spends that long in this solve")
-            raise EngineError(f"{', '.join(files) or self.platform.source}: t={shown_time(self.clock.now)}: {exc}; the system holds "
+            # (the clock's exact value, as SimGrid's log shows it where Batsim hangs: 1.300002e-09)
+            raise EngineError(f"{', '.join(files) or self.platform.source}: t={self.clock.now!r}: {exc}; the system holds "
                               f"jobs {', '.join(jobs)} and {msgs} of Batsim's messages; real Batsim 4.2.1 {batsim}, "
                               "the engine stops instead") from None
         for k, j in enumerate(tasks):
