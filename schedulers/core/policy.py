@@ -75,6 +75,7 @@ _JOB_STATE_BY_NAME: dict[str, JobState] = {name: JobState(name) for name in JobS
 
 #: the NOTIFY types of Batsim's machine events (``--events``; :meth:`Policy._on_availability`)
 _AVAILABILITY = ("event_machine_unavailable", "event_machine_available")
+_RUNNING = JobState.RUNNING
 #: host states in which a host is not awake (see :meth:`Policy._awake`)
 _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_ON, HostState.UNAVAILABLE)
 
@@ -553,15 +554,18 @@ class Policy:
         hosts = self.platform.hosts
         computing = HostState.COMPUTING
         awake = 0
+        awake_of = self._awake
         for i in self._compute_ids(alloc, mask):
             h = hosts[i]
             if h.state == computing:
                 h.state = HostState.IDLE
-            if self._awake(h):
+            if awake_of(h):
                 awake |= 1 << i
-        self._allocated.set_mask(self._allocated.mask() & ~mask)
+        allocated = self._allocated
+        allocated.set_mask(allocated.mask() & ~mask)
         if awake:
-            self._available.set_mask(self._available.mask() | awake)
+            available = self._available
+            available.set_mask(available.mask() | awake)
 
     def _compute_ids(self, alloc: ProcSet, mask: int) -> Iterable[int]:
         """The ids of ``alloc`` (bit mask ``mask``) that are compute hosts (a storage machine's
@@ -686,22 +690,25 @@ class Policy:
 
     def _start(self, job: Job, alloc: ProcSet, m: int, extra: dict[str, Any]) -> None:
         """The bookkeeping of a job started on ``alloc`` (mask ``m``), and its EXECUTE_JOB."""
-        job.state = JobState.RUNNING
+        jid = job.id
+        job.state = _RUNNING
         job.start_time = self.now
         job.allocation = alloc
-        self.running[job.id] = job
-        self._running_masks[job.id] = m
-        shared = m & self._allocated.mask()
+        self.running[jid] = job
+        self._running_masks[jid] = m
+        allocated, available = self._allocated, self._available
+        was = allocated.mask()
+        shared = m & was
         if shared:  # compute sharing: these hosts already run a job (see _release)
             for i in mask_to_procset(shared):
                 self._extra_jobs[i] = self._extra_jobs.get(i, 0) + 1
-        self._available.set_mask(self._available.mask() & ~m)
-        self._allocated.set_mask(self._allocated.mask() | m)
+        available.set_mask(available.mask() & ~m)
+        allocated.set_mask(was | m)
         hosts = self.platform.hosts
         computing = HostState.COMPUTING
         for i in self._compute_ids(alloc, m):
             hosts[i].state = computing
-        self._decisions.append(ExecuteJob(job_id=job.id, alloc=alloc, extra=extra))
+        self._decisions.append(ExecuteJob(job_id=jid, alloc=alloc, extra=extra))
 
     def reject(self, job: Job) -> None:
         """Reject ``job`` (REJECT_JOB): it never runs and ends in state ``REJECTED``

@@ -119,6 +119,7 @@ COMPLETED_WALLTIME_REACHED = JobState.COMPLETED_WALLTIME_REACHED.value
 COMPLETED_FAILED = JobState.COMPLETED_FAILED.value
 
 _INF = math.inf
+_IDLE, _COMPUTING = HostState.IDLE, HostState.COMPUTING
 
 
 def _byte_pairs(prof: dict, n: int) -> list[tuple[int, int, float]]:
@@ -192,7 +193,8 @@ class Executions:
         job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
         io_job = None
-        if d.extra:
+        extra = d.extra
+        if extra:
             others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping", "additional_io_job"))
             if others:
                 raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} are not part of Batsim 4.2.1's EXECUTE_JOB "
@@ -208,7 +210,7 @@ class Executions:
         if job.state != SUBMITTED:
             raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: the job is {job.state}, not waiting")
         assert type(job) is EngineJob   # (a job ended or not submitted is not waiting)
-        if "additional_io_job" in d.extra:
+        if extra and "additional_io_job" in extra:
             self.io_lookups()   # (Batsim looks the profile up by name: the removed ones are known)
             io_job = read_io_job(job, d.extra["additional_io_job"], self.book.by_name[job.workload],
                                  len(self.hosts) + len(self.platform.storage), self.clock.now, check_profile)
@@ -224,8 +226,9 @@ class Executions:
                               "on any number of hosts")
         all_hosts = self.hosts
         nb_hosts = len(all_hosts)
+        energy, sharing = self.energy, self.sharing
         st: list[int] = []
-        for hid in hosts:
+        for hid in hosts:   # (pre-bound names and HostRun.pstate_kind inlined: once per started job and host)
             if not 0 <= hid < nb_hosts:
                 runs = self.machines.storage_runs
                 if nb_hosts <= hid < nb_hosts + len(runs):   # a storage host (.storagejobs)
@@ -238,17 +241,18 @@ class Executions:
                                   f"(platform has {nb_hosts} compute hosts"
                                   + (f" and {len(runs)} storage hosts)" if runs else ")"))
             h = all_hosts[hid]
-            if h.state is not HostState.IDLE and h.state is not HostState.COMPUTING:
+            state = h.state
+            if state is not _IDLE and state is not _COMPUTING:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) is "
                                   f"{h.state.value}")
-            if self.energy and h.pstate_kind(h.pstate) != "computation":
+            if energy and h.spec.pstate_kinds.get(h.pstate, "computation") != "computation":
                 # an idle host at a sleep pstate: one declared so in the platform (src/server.cpp,
                 # server_on_execute_job, checks the pstate only with energy)
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) is not in a "
                                   f"computation pstate (pstate {h.pstate}, a {h.pstate_kind(h.pstate)} pstate); Batsim "
                                   f"4.2.1 aborts: \"machine {hid} (hostname='{h.spec.name}') is not in a computation "
                                   f"pstate (ps={h.pstate})\"")
-            if h.jobs and not self.sharing:
+            if h.jobs and not sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
         if st:
@@ -275,29 +279,31 @@ class Executions:
         hosts' energy and start row, the machines computing, then its first stage; returns
         whether the job ended at once (a first stage without work, compute-only platforms)."""
         now = self.clock.now
-        hosts = job.hosts
+        machines = self.machines
         all_hosts = self.hosts
+        jid = job.id
         job.start = now
         job.stage = 0
         # Batsim's remaining_time (execute_job, src/task_execution.cpp; < 0: no walltime)
         job.wall_left = float(job.walltime) if job.walltime > 0 else -1.0
-        for hid in hosts:
+        for hid in job.hosts:
             h = all_hosts[hid]
-            h.jobs.add(job.id)
-            if h.state is not HostState.COMPUTING:
-                self.machines.set_state(h, HostState.COMPUTING)
+            h.jobs.add(jid)
+            if h.state is not _COMPUTING:
+                machines.set_state(h, _COMPUTING)
         for j in job.st_hosts:
-            h = self.machines.storage_runs[j]
-            h.jobs.add(job.id)
-            if h.state is not HostState.COMPUTING:
-                self.machines.set_state(h, HostState.COMPUTING)
+            h = machines.storage_runs[j]
+            h.jobs.add(jid)
+            if h.state is not _COMPUTING:
+                machines.set_state(h, _COMPUTING)
         if self.energy:
-            job.energy_start = self.machines.energy_of(self._machine_ids(job))
-        self.machines.machine_row()
-        if self.record.paje is not None:
-            self.record.paje.run(now, job, self.book.load_rank(job, len(self.record.paje))
-                                 if self.sharing or job.st_hosts else 0)  # (else one job per machine; storage hosts are shared)
-        self.machines.energy_row("s", decided=True)
+            job.energy_start = machines.energy_of(job.hosts if not job.st_hosts else self._machine_ids(job))
+        machines.machine_row()
+        paje = self.record.paje
+        if paje is not None:
+            paje.run(now, job, self.book.load_rank(job, len(paje))
+                     if self.sharing or job.st_hosts else 0)  # (else one job per machine; storage hosts are shared)
+        machines.energy_row("s", decided=True)
         self._start_stage(job)
         if (self.platform.message_delays is None and job.flops and not any(job.flops) and not job.links
                 and not job.pending):
@@ -614,51 +620,56 @@ class Executions:
         if self.platform.uncoordinated and state != COMPLETED_KILLED:   # (a killed job's actor sends nothing)
             self.ptasks.routed((min(job.hosts),), f"job {job.id}'s JOB_COMPLETED")
         self.ptasks.drop_walltime(job)
+        now = self.clock.now
+        machines, book = self.machines, self.book
         job.state = state
         job.return_code = code
-        job.finish = self.clock.now
-        job.runtime = self.clock.now - job.start
+        job.finish = now
+        job.runtime = now - job.start
         job.version += 1
         job.action = None   # (the action refers to the job: no cycle left for the collector)
-        p_before = self.machines.p_total
+        p_before = machines.p_total
         had_load = bool(job.flops)
         links = job.links
         if links:
             self.ptasks.unlink(job)
         job.flops = []
-        self.book.running -= 1
-        self.book.finished += 1
+        book.running -= 1
+        book.finished += 1
         all_hosts = self.hosts
+        jid = job.id
         for hid in job.hosts:
             h = all_hosts[hid]
-            h.jobs.discard(job.id)
-            if not h.jobs and h.state is HostState.COMPUTING:
-                self.machines.set_state(h, HostState.IDLE)
+            jobs = h.jobs
+            jobs.discard(jid)
+            if not jobs and h.state is _COMPUTING:
+                machines.set_state(h, _IDLE)
         for j in job.st_hosts:   # (the storage hosts of its allocation, .storagejobs)
-            h = self.machines.storage_runs[j]
-            h.jobs.discard(job.id)
-            if not h.jobs and h.state is HostState.COMPUTING:
-                self.machines.set_state(h, HostState.IDLE)
+            h = machines.storage_runs[j]
+            h.jobs.discard(jid)
+            if not h.jobs and h.state is _COMPUTING:
+                machines.set_state(h, _IDLE)
         if had_load:
             self.ptasks.reshare(job.hosts, links=links)
-        self.machines.machine_row()
+        machines.machine_row()
         paje = self.record.paje
         if paje is not None:   # (the kill Batsim traces: walltime, or a cancelled parallel task)
-            paje.end(self.clock.now, job, state == COMPLETED_WALLTIME_REACHED or (state == COMPLETED_KILLED and code == -2))
+            paje.end(now, job, state == COMPLETED_WALLTIME_REACHED or (state == COMPLETED_KILLED and code == -2))
         if self.energy:
             if self.rounds.instant_switches:   # (actor model: switches ending at this instant)
                 self.rounds.switches_before_row()
             # consumed_energy_on_machines after minus before, in Batsim's long doubles (.jobenergy)
-            job.energy, text = job_energy(self.machines.energy_of(self._machine_ids(job)), job.energy_start)
+            job.energy, text = job_energy(machines.energy_of(job.hosts if not job.st_hosts else self._machine_ids(job)),
+                                          job.energy_start)
             if text is not None:   # out_jobs.csv prints Batsim's long double, not this double
                 self.record.rows.setdefault("job_energy", {})[(job.workload, job.name)] = text
             job.energy_start = ()
             # Batsim keeps the total its energy row read (EnergyConsumptionTracer::add_job_end)
-            e = self.machines.energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
-            self.record.last_job_end = self.machines.total_exact() if e is None else e
+            e = machines.energy_row("e", decided=state == COMPLETED_KILLED, p_before=p_before)
+            self.record.last_job_end = machines.total_exact() if e is None else e
         else:
             job.energy = -1.0
-        self.book.ended(job)
+        book.ended(job)
         if paje is not None:
             paje.ended(job)
 

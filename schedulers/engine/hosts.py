@@ -684,21 +684,43 @@ class Machines:
             self.all_upd = self.clock.now
             return None
         t_last, last = self._last_energy_row
-        if self._exact:
-            es = self._read_all()
-            total = self.total_exact(es)
-        else:
-            es = None
-            total = (self._running_total(), 0.0)
+        now = self.clock.now
+        if not self._exact:
+            # the running sum (many hosts or jobs: every long run): _running_total, _epower's
+            # first case and wattmin inlined, as this runs twice a job
+            if self._not_updated and now > 0.0:
+                self._first_update()
+            if self.storage:
+                self._storage_read()
+            self.all_upd = now
+            c_sum = self._c_sum
+            energy = self._e_acc + c_sum * (now - self._e_last)
+            epower = None   # Batsim writes NA when no time passed since the previous row
+            if now > t_last:
+                dt = now - t_last
+                if ulp(energy) < 1e-7 * c_sum * dt:   # the running sum's rounding is below 1e-7
+                    epower = (energy - last) / dt
+                else:
+                    epower = self._epower(t_last, last, None, energy)
+            elif decided and self.platform.master_loopback and not self.steps:  # (timed: the clock has them)
+                epower = self.p_total if p_before is None else p_before
+            wmin = self._wattmin
+            if wmin is None:
+                wmin = self.wattmin()
+            self.rows["energy"].append((now, energy, kind, wmin, epower), 0.0)
+            self._last_energy_row = (now, energy)
+            self._st_row = list(self._st_energy)
+            return energy, 0.0
+        # every host read, their energies summed exactly (EXACT_HOSTS)
+        es = self._read_all()
+        total = self.total_exact(es)
         epower = None   # Batsim writes NA when no time passed since the previous row
-        if self.clock.now > t_last:
+        if now > t_last:
             epower = self._epower(t_last, last, es, total[0])
         elif decided and self.platform.master_loopback and not self.steps:  # (timed: the clock has them)
             epower = self.p_total if p_before is None else p_before
-        self.rows["energy"].append((self.clock.now, total[0], kind, self.wattmin(), epower), total[1])
-        self._last_energy_row = (self.clock.now, es if self._exact else total[0])
-        if not self._exact:
-            self._st_row = list(self._st_energy)
+        self.rows["energy"].append((now, total[0], kind, self.wattmin(), epower), total[1])
+        self._last_energy_row = (now, es)
         return total
 
     def wattmin(self) -> float:

@@ -90,18 +90,6 @@ def wanted(platform: PlatformSpec, timers: Any, *, energy: bool, dynamic_jobs: b
                 or platform.master_loopback)
 
 
-def _due_end() -> Any:
-    """:func:`.netserver._due_end` (imported once the engine's modules are loaded)."""
-    global _DUE_END
-    if _DUE_END is None:
-        from .netserver import _due_end as f
-        _DUE_END = f
-    return _DUE_END
-
-
-_DUE_END: Any = None
-
-
 def _first_sleep_ok(job: Any) -> bool:
     """Whether starting ``job`` (its first stage) arms no sleep under ``precision/timing``: a
     ``delay`` stage sleeps its delay, or its walltime when not longer (``do_delay_task``); a
@@ -194,28 +182,32 @@ class QuietInstants:
         now = e.clock.now
         table = s.w.jobs
         subtimes = table.subtimes
+        n = len(subtimes)
         k0 = s.k
-        k = _due_end()(subtimes, k0, now, True)
-        if k == len(subtimes) or k == k0 or e.record.first_submission[0] < 0:
+        # (.netserver._due_end(subtimes, k0, now, True), inlined: the job it slept for, then
+        # every next one not after the clock)
+        k = k0 + 1 if k0 < n else k0
+        while k < n and subtimes[k] <= now:
+            k += 1
+        if k == n or k == k0 or e.record.first_submission[0] < 0:
             return False   # its goodbye follows, or its first energy read
         nxt = subtimes[k]
         if not nxt - now >= PRECISION_TIMING:
             return False
         s.clock = now
         s.k = k
-        batch = []
-        jobs = e.jobs
-        for i in range(k0, k):
-            job = table.job(i)
-            jobs[job.id] = job
-            batch.append(job)
-        # the server receives the JOB_SUBMITTED (ActorServer._server_handle, _SUBMITTED)
+        # the server receives the JOB_SUBMITTED (ActorServer._server_handle, _SUBMITTED); the
+        # jobs are the engine's from the submitter's wake-up (made here: nothing between reads them)
         self._step()
+        jobs = e.jobs
+        job_of = table.job
         buf = self.server.buffer
         by_name = e.book.by_name
         fwd = e.forward_profiles
         of_fields = Job.of_fields   # (the job's fields, checked when read: as .server submits them)
-        for j in batch:
+        for i in range(k0, k):
+            j = job_of(i)
+            jobs[j.id] = j
             j.state = SUBMITTED
             prof = by_name[j.workload].profiles[j.profile] if fwd else None
             buf.append(JobSubmitted(now, job=of_fields(j.id, j.workload, j.subtime, j.walltime, j.res, j.profile,
@@ -229,8 +221,13 @@ class QuietInstants:
     def _step(self) -> None:
         """A message of the chain is received: a new step of 0 s (the previous one's hosts
         updated forgotten, the lazy energy charges settled, as the actor model's loop does)."""
-        self._settle()
-        c = self.e.clock
+        e = self.e
+        m = e.machines   # (_settle, inlined: several times a job)
+        if m.upd_now:
+            m.upd_now.clear()
+        if m.lazy_hosts:
+            m.settle_lazy()
+        c = e.clock
         c.live = c.now   # (Clock.mark_live, inlined: once a message)
 
     def _settle(self) -> None:

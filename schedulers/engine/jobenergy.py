@@ -54,12 +54,21 @@ def job_energy(end: Sequence[float], start: Sequence[float]) -> tuple[float, str
         ``(value, text)``: ``value`` the double nearest to Batsim's ``long double`` difference
         (J); ``text`` Batsim's printed value when ``"%f" % value`` differs from it, else None.
     """
-    hi = exact_sum(chain(end, map(neg, start)))
+    if len(end) == 1 and len(start) == 1:
+        # (a one-host job, the common one: the double subtraction is the exact difference
+        # rounded once, as exact_sum gives it, and each sum of magnitudes is one magnitude)
+        e, s = end[0], start[0]
+        hi = e - s
+        scale = abs(e) + abs(s)
+    else:
+        hi = exact_sum(chain(end, map(neg, start)))
+        scale = None
     if not isfinite(hi):
         return hi, None   # (the output check names it)
     # Batsim's value is off the exact difference by its three roundings to 64 bits (each sum's
     # partial sums are at most the sum of magnitudes); ``hi`` by half an ulp of a double
-    scale = fsum(map(abs, end)) + fsum(map(abs, start))
+    if scale is None:
+        scale = fsum(map(abs, end)) + fsum(map(abs, start))
     err = (len(end) + len(start) + 1) * 2.0 ** -LONG_DOUBLE_BITS * (scale + abs(hi)) + ulp(hi)
     r = hi * 1e6
     if abs(r - floor(r) - 0.5) > (err * 1e6 + 4.0 * ulp(r)):

@@ -167,12 +167,15 @@ def _job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
         subs, starts, execs, fins, reqs = (c.append for c in (
             columns.submission, columns.starting, columns.execution, columns.finish, columns.res))
     job_line = _JOB_LINE
+    # (the engine's tables say at once when no text needs quoting: no _csv_field call per field)
+    plain = isinstance(jobs, (DoneJobs, JobRows)) and jobs.csv_plain()
     for name, workload, profile, subtime, res, walltime, state, start, runtime, alloc, energy, finish in job_fields(jobs):
+        if not plain:
+            name, workload, profile = _csv_field(name), _csv_field(workload), _csv_field(profile)
         sub = "%f" % subtime
         if state == "REJECTED":
             t_start = t_ex = t_fin = "0"   # (empty fields: 0.0 in the columns)
-            yield "%s,%s,%s,%s,%s,%f,0,REJECTED,,,,,,,,,\"\"" % (
-                _csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime)
+            yield "%s,%s,%s,%s,%s,%f,0,REJECTED,,,,,,,,,\"\"" % (name, workload, profile, sub, res, walltime)
         else:
             ex = runtime if runtime > 0 else NULL_RUNTIME_EPSILON  # execution_time()
             fin = start + ex
@@ -184,7 +187,7 @@ def _job_lines(jobs: Iterable[EngineJob | DoneJob] | DoneJobs | JobRows,
             if f == math.inf or abs(f - _floor(f) - 0.5) < 1e-6 + 16.0 * _ulp(f):
                 stretch = batsim_stretch(subtime, start, finish)
             t_start, t_ex, t_fin = "%f" % start, "%f" % ex, "%f" % fin
-            yield job_line % (_csv_field(name), _csv_field(workload), _csv_field(profile), sub, res, walltime,
+            yield job_line % (name, workload, profile, sub, res, walltime,
                               state == "COMPLETED_SUCCESSFULLY", state, t_start, t_ex, t_fin, start - subtime,
                               turn, stretch, alloc, energy)
         if columns is not None:
@@ -230,13 +233,16 @@ def energy_rows(result: EngineResult) -> list[str]:
 def _iter_energy_rows(result: EngineResult) -> Iterator[str]:
     yield "time,energy,event_type,wattmin,epower"
     rows = result.rows["energy"]
-    exact = rows.exact_energies() if isinstance(rows, EnergyRows) else ((r[1], 0.0) for r in rows)
-    for (t, _, kind, wmin, ep), (e, low) in zip(rows, exact):
-        if not low and ep is not None:   # (the common row: one % for it)
-            yield "%f,%f,%s,%f,%f" % (t, e, kind, wmin, ep)
-            continue
-        energy = "%f" % e if not low else _exact_f(e, low)
-        yield "%f,%s,%s,%f,%s" % (t, energy, kind, wmin, "NA" if ep is None else "%f" % ep)
+    if isinstance(rows, EnergyRows):   # its columns, without making each row's tuple
+        for t, e, k, wmin, ep, low in zip(*rows.columns()):
+            if not low and k < 0x80:   # (the common row: one % for it; %c of the kind's code)
+                yield "%f,%f,%c,%f,%f" % (t, e, k, wmin, ep)
+                continue
+            energy = "%f" % e if not low else _exact_f(e, low)
+            yield "%f,%s,%c,%f,%s" % (t, energy, k & 0x7F, wmin, "NA" if k & 0x80 else "%f" % ep)
+        return
+    for (t, e, kind, wmin, ep) in rows:
+        yield "%f,%f,%s,%f,%s" % (t, e, kind, wmin, "NA" if ep is None else "%f" % ep)
 
 
 def _exact_f(hi: float, lo: float) -> str:
