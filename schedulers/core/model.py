@@ -461,9 +461,13 @@ class Host:
         Raises:
             ValueError: a malformed ``sleep_pstates`` property (naming the host)."""
         p = self._pstate
-        if p is None or self.energy is False or not self.properties.get("sleep_pstates"):
+        if p is None or self.energy is False:
             return False
-        return p in self.special_pstates
+        raw = self.properties.get("sleep_pstates")
+        if not raw:
+            return False
+        special = _SPECIAL_PSTATES.get(raw)   # (special_pstates' cache, read first: once a job's end)
+        return p in (special if special is not None else self.special_pstates)
 
     def _sleep_triples(self, raw) -> tuple[tuple[int, int, int], ...]:
         try:

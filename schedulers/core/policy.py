@@ -555,7 +555,10 @@ class Policy:
         computing = HostState.COMPUTING
         awake = 0
         awake_of = self._awake
-        for i in self._compute_ids(alloc, mask):
+        # (_compute_ids' one host, inlined: once a job's end)
+        ids = ((mask.bit_length() - 1,) if not mask & (mask - 1) and mask.bit_length() <= len(hosts)
+               else self._compute_ids(alloc, mask))
+        for i in ids:
             h = hosts[i]
             if h.state == computing:
                 h.state = HostState.IDLE
@@ -706,8 +709,11 @@ class Policy:
         allocated.set_mask(was | m)
         hosts = self.platform.hosts
         computing = HostState.COMPUTING
-        for i in self._compute_ids(alloc, m):
-            hosts[i].state = computing
+        if not m & (m - 1) and m.bit_length() <= len(hosts):   # (_compute_ids' one host, inlined)
+            hosts[m.bit_length() - 1].state = computing
+        else:
+            for i in self._compute_ids(alloc, m):
+                hosts[i].state = computing
         self._decisions.append(ExecuteJob(job_id=jid, alloc=alloc, extra=extra))
 
     def reject(self, job: Job) -> None:

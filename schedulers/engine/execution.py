@@ -120,6 +120,7 @@ COMPLETED_FAILED = JobState.COMPLETED_FAILED.value
 
 _INF = math.inf
 _IDLE, _COMPUTING = HostState.IDLE, HostState.COMPUTING
+_JOB_END = Kind.JOB_END
 
 
 def _byte_pairs(prof: dict, n: int) -> list[tuple[int, int, float]]:
@@ -190,7 +191,9 @@ class Executions:
                 ``additional_io_job`` Batsim refuses (:func:`.iotasks.check_storage_mapping`,
                 :func:`.iojobs.read_io_job`), or more than one optional field (Batsim 4.2.1 reads
                 at most three fields: "should be of size in {2,3}")."""
-        job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
+        job = self.book.live.get(d.job_id)   # (JobBook.named's usual case, inlined: a job held)
+        if job is None:
+            job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
         io_job = None
         extra = d.extra
@@ -349,9 +352,12 @@ class Executions:
             # else of the walltime left (a timeout)
             left = job.wall_left
             if left >= 0 and not delay < left:
-                self._sleep_timer(left, Kind.JOB_END, (job, job.version, True))
+                self._sleep_timer(left, _JOB_END, (job, job.version, True))
             else:
-                self._sleep_timer(delay, Kind.JOB_END, (job, job.version, False))
+                if self.steps:   # (_sleep_timer, inlined: once a job)
+                    self.timers.sleep(delay, _JOB_END, (job, job.version, False))
+                else:
+                    self._sleep_timer(delay, _JOB_END, (job, job.version, False))
                 if left > 0:
                     job.wall_left = left - delay
             return

@@ -116,6 +116,8 @@ class GroupedServer:
         returns whether it sleeps. A sleep shorter than SimGrid's precision ends at the next
         message step: of the messages flushed since the exchange when it is the actor's first
         action (it began before them), else of a later message (module docstring, "Message steps")."""
+        if self.steps and not t > self.clock.now:   # (sleep_until's usual case, inlined: no sleep)
+            return False
         if not self.server.sleep_until(t, kind, payload):
             return False
         if self.steps and t - self.clock.now < PRECISION_TIMING:
