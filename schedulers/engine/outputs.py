@@ -216,8 +216,8 @@ def machine_state_rows(result: EngineResult) -> list[str]:
 def _iter_machine_state_rows(result: EngineResult) -> Iterator[str]:
     yield "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
     rows = result.rows["machine_states"]
-    if isinstance(rows, MachineStateRows):   # its columns, formatted in one C loop ("{:g}" is "%g")
-        yield from map("{:g},{},{},{},{},{}".format, *rows.columns())
+    if isinstance(rows, MachineStateRows):   # its columns, formatted in one C loop (faster with % than str.format)
+        yield from map("%g,%d,%d,%d,%d,%d".__mod__, zip(*rows.columns()))
         return
     for r in rows:
         yield "%g,%d,%d,%d,%d,%d" % r
