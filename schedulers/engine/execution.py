@@ -191,9 +191,8 @@ class Executions:
                 ``additional_io_job`` Batsim refuses (:func:`.iotasks.check_storage_mapping`,
                 :func:`.iojobs.read_io_job`), or more than one optional field (Batsim 4.2.1 reads
                 at most three fields: "should be of size in {2,3}")."""
-        job = self.book.live.get(d.job_id)   # (JobBook.named's usual case, inlined: a job held)
-        if job is None:
-            job = self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
+        held = self.book.live.get(d.job_id)   # (JobBook.named's usual case, inlined: a job held)
+        job = held if held is not None else self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
         io_job = None
         extra = d.extra
