@@ -894,11 +894,12 @@ def test_a_trace_without_its_extension_is_said_to_look_like_one(tmp_path: Path) 
 
 def test_kill_of_job_ids_says_it_takes_jobs() -> None:
     # "AttributeError: 'str' object has no attribute 'id'" / "'Job' object is not iterable"
-    from schedulers.core.model import Job, PolicyError
+    from schedulers.core.model import Job, JobState, PolicyError
     from schedulers.core.policy import Policy
 
     p = Policy()
     job = Job.from_json("w0!1", {"id": 1, "subtime": 0, "res": 1, "profile": "d"})
+    job.state = JobState.RUNNING   # (a waiting job is not killed: it is rejected)
     with pytest.raises(PolicyError, match=r"^kill takes jobs \(Job objects, e\.g\. self\.jobs\[job_id\]\), got str "
                                           r"'w0!1'$"):
         p.kill(["w0!1"])

@@ -36,7 +36,7 @@ Writing a policy (the documentation's tutorial has it in full)::
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, NoReturn
 
 from procset import ProcSet
 
@@ -646,7 +646,10 @@ class Policy:
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
-        self._start(job, alloc, procset_to_mask(alloc), extra)
+        m = procset_to_mask(alloc)
+        if m >> (len(self.platform.hosts) + len(self.storage_hosts)):
+            self._no_such_host(job, m)
+        self._start(job, alloc, m, extra)
 
     def execute_mask(self, job: Job, mask: int, **extra: Any) -> None:
         """:meth:`execute` on the hosts of bit mask ``mask`` (bit ``i`` set = host ``i``): the
@@ -663,6 +666,8 @@ class Policy:
             self.execute(job, alloc, **extra)
             return
         self._check_start(job, alloc, mask.bit_count())
+        if mask >> (len(self.platform.hosts) + len(self.storage_hosts)):
+            self._no_such_host(job, mask)
         self._start(job, alloc, mask, extra)
 
     @staticmethod
@@ -675,6 +680,17 @@ class Policy:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if count != job.res and not (job.res == 0 and count):
             raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {count}")
+
+    def _no_such_host(self, job: Job, mask: int) -> NoReturn:
+        """Refuse to start ``job`` on the hosts of bit mask ``mask``, some of them past every
+        machine of the platform (Batsim 4.2.1 aborts on such an id); the first of those is named."""
+        n, s = len(self.platform.hosts), len(self.storage_hosts)
+        beyond = mask >> (n + s)
+        host = n + s + (beyond & -beyond).bit_length() - 1
+        ids = f"ids 0-{n - 1}" if n else "no id"
+        storage = f", and {s} storage host{'s' if s > 1 else ''} after them (up to id {n + s - 1})" if s else ""
+        raise PolicyError(f"job {job.id} cannot start on host {host}: it does not exist (the platform has {n} "
+                          f"compute hosts, {ids}{storage})")
 
     def running_mask(self, job: Job) -> int:
         """The hosts of running ``job`` as a bit mask (bit ``i`` set = host ``i``); 0 when it does
@@ -709,11 +725,15 @@ class Policy:
         never start, e.g. larger than the platform.
 
         Raises:
-            PolicyError: ``job`` is not a Job (an id ``"w0!1"``: use ``self.jobs[id]``).
+            PolicyError: ``job`` is not a Job (an id ``"w0!1"``: use ``self.jobs[id]``), or is not
+                waiting (running, rejected or ended: Batsim 4.2.1 aborts on it).
         """
         if not isinstance(job, Job):
             raise PolicyError(f"reject takes a job (a Job object, e.g. self.jobs[job_id]), got {type(job).__name__} "
                               f"{job!r}")
+        if job.state is not JobState.SUBMITTED:
+            raise PolicyError(f"job {job.id} cannot be rejected: it is {job.state.value}, not waiting (Batsim 4.2.1 "
+                              "aborts on it)")
         job.state = JobState.REJECTED
         self._decisions.append(RejectJob(job_id=job.id))
 
@@ -724,7 +744,8 @@ class Policy:
 
         Raises:
             PolicyError: ``jobs`` holds something else than jobs (an id ``"w0!1"``: use
-                ``self.jobs[id]``), or is one job not in a list.
+                ``self.jobs[id]``), or is one job not in a list; or a job waiting or rejected,
+                where Batsim 4.2.1 aborts (a waiting job is rejected instead).
         """
         if isinstance(jobs, Job):
             raise PolicyError(f"kill takes a list of jobs, got the job {jobs.id!r} alone: kill([job])")
@@ -733,6 +754,14 @@ class Policy:
         if bad is not None:
             raise PolicyError(f"kill takes jobs (Job objects, e.g. self.jobs[job_id]), got {type(bad).__name__} "
                               f"{bad!r}")
+        for j in jobs:
+            if j.state is JobState.SUBMITTED:
+                raise PolicyError(f"job {j.id} cannot be killed: it is waiting (Batsim 4.2.1 aborts: \"Invalid KILL_JOB: "
+                                  f"job_id '{j.id}' refers to a job not being executed nor completed.\"); reject a "
+                                  "waiting job instead: self.reject(job)")
+            if j.state is JobState.REJECTED:
+                raise PolicyError(f"job {j.id} cannot be killed: it was rejected (Batsim 4.2.1's killer aborts: \"Bad "
+                                  f"kill: job {j.id} has not been started\")")
         ids = [j.id for j in jobs]
         if ids:
             self._decisions.append(KillJobs(job_ids=ids))
@@ -743,7 +772,10 @@ class Policy:
         :attr:`now` (Batsim 4.2.1 aborts on a call that is not in the future).
 
         Raises:
-            PolicyError: ``at`` is not a finite number.
+            PolicyError: ``at`` is not a finite number, or is more than 1e-6 s before :attr:`now`
+                (a time in the past, where Batsim 4.2.1 aborts; often a delay given for the time:
+                ``call_me_later(self.now + delay)``). Closer to :attr:`now`, Batsim's clock, of
+                which ``now`` is printed with 6 decimals, decides.
         """
         try:
             when = float(at)
@@ -751,6 +783,10 @@ class Policy:
             when = math.nan
         if not math.isfinite(when):
             raise PolicyError(f"call_me_later: the time must be a finite number of seconds, got {at!r}")
+        if self.now - when > 1e-6:
+            raise PolicyError(f"call_me_later({at!r}) at t={self.now!r}: the time is in the past (Batsim 4.2.1 aborts: "
+                              "'You asked to be awaken in the past!'); it is the absolute time of the call, s since "
+                              "the start: call_me_later(self.now + delay) for a call in delay s")
         self._decisions.append(CallMeLater(at=when))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:

@@ -1,0 +1,151 @@
+"""Bad input, sixth round: mistakes a researcher makes in their own policy, a trace's odd
+fields, and what the commands said about them.
+
+Each test runs the command as a user would (``schedulers.cli.main``) and checks the exit status
+and the one error line (its words, the file and item named), or the number worked out by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers_cli import one_error_line, run_main
+
+FIX = Path(__file__).parent / "fixtures"
+HETERO = FIX / "hetero4.xml"   # 4 compute hosts a1 a2 b1 b2 (ids 0-3), 4 cores each
+
+#: The head of the user policies below: a queue of the submitted jobs.
+_HEAD = '''from procset import ProcSet
+from schedulers.core.policy import Policy, first_hosts
+
+
+class P(Policy):
+    name = "p"
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.queue = []
+
+    def on_job_submitted(self, job):
+        self.queue.append(job)
+
+'''   # (line 14 is the blank line: a policy's schedule begins on line 15)
+
+
+def _two_jobs(tmp_path: Path, second_at: float = 1) -> Path:
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 2, "walltime": 100, "profile": "d"},
+        {"id": 2, "subtime": second_at, "res": 1, "walltime": 100, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    return w
+
+
+def _run_policy(tmp_path: Path, body: str, second_at: float = 1) -> tuple[int, str, Path]:
+    """``gridsched run`` of the policy ``_HEAD + body`` (file ``mine.py``) on two jobs: (exit
+    status, its one error line, the policy file)."""
+    f = tmp_path / "mine.py"
+    f.write_text(_HEAD + body)
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", HETERO, "-w", _two_jobs(tmp_path, second_at),
+                             "-o", tmp_path / "out", "--no-progress", "--overwrite"])
+    return code, one_error_line(err) if code else "", f
+
+
+# ------------------------------------------------ a user policy's decisions Batsim aborts on
+@pytest.mark.parametrize("body, line, what", [
+    # hosts 100-101 for job 1 (the platform has ids 0-3): "EXECUTE_JOB w0!1: host 100 does not
+    # exist (platform has 4 compute hosts)", exit 2, as if the input were bad
+    ("    def schedule(self):\n        while self.queue:\n            job = self.queue.pop(0)\n"
+     "            self.execute(job, ProcSet((100, 99 + job.res)))\n", 18,
+     "job w0!1 cannot start on host 100: it does not exist (the platform has 4 compute hosts, ids 0-3)"),
+    # the same through execute_mask: bit 4 is no host
+    ("    def schedule(self):\n        while self.queue:\n            self.execute_mask(self.queue.pop(0), 0b10001)\n",
+     17, "job w0!1 cannot start on host 4: it does not exist (the platform has 4 compute hosts, ids 0-3)"),
+    # a job rejected twice: "REJECT_JOB w0!1 at t=0: the job is REJECTED, not waiting"
+    ("    def schedule(self):\n        for job in self.queue:\n            self.reject(job)\n"
+     "            self.reject(job)\n", 18,
+     "job w0!1 cannot be rejected: it is REJECTED, not waiting (Batsim 4.2.1 aborts on it)"),
+    # a job started, then rejected
+    ("    def schedule(self):\n        while self.queue:\n            job = self.queue.pop(0)\n"
+     "            self.execute(job, first_hosts(self.available, job.res))\n            self.reject(job)\n", 19,
+     "job w0!1 cannot be rejected: it is RUNNING, not waiting (Batsim 4.2.1 aborts on it)"),
+    # a waiting job killed: "KILL_JOB at t=0: job 'w0!1' is waiting: real Batsim 4.2.1 aborts..."
+    ("    def schedule(self):\n        self.kill(self.queue)\n", 16,
+     "job w0!1 cannot be killed: it is waiting (Batsim 4.2.1 aborts: \"Invalid KILL_JOB: job_id 'w0!1' refers "
+     "to a job not being executed nor completed.\"); reject a waiting job instead: self.reject(job)"),
+    # a rejected job killed: "KILL_JOB at t=0: job 'w0!1' was rejected: real Batsim 4.2.1's killer aborts"
+    ("    def schedule(self):\n        for job in self.queue:\n            self.reject(job)\n"
+     "        self.kill(self.queue)\n", 18,
+     "job w0!1 cannot be killed: it was rejected (Batsim 4.2.1's killer aborts: \"Bad kill: job w0!1 has not "
+     "been started\")"),
+])
+def test_a_decision_batsim_aborts_on_names_the_users_file_and_line(tmp_path: Path, body: str, line: int,
+                                                                   what: str) -> None:
+    """Decisions refused by the engine (as Batsim 4.2.1 aborts on them) were one line of exit
+    status 2, bad input, without the policy's file and line: the researcher was not sent to
+    their own code. The base class now refuses them where the policy makes them (exit status 1,
+    the policy's class, callback, file and line), the engine's refusal still behind it."""
+    code, err, f = _run_policy(tmp_path, body)
+    assert code == 1
+    assert err.startswith(f"gridsched: error: policy P failed in schedule ({f}, line {line}): {what}; the run "
+                          "stopped at simulated time t=0.000 s with 0 of 2 jobs done"), err
+
+
+def test_a_call_me_later_given_a_delay_names_the_users_line(tmp_path: Path) -> None:
+    """``call_me_later(60)`` at t=100 s, meaning "in 60 s": the time is absolute, and Batsim
+    4.2.1 aborts on a call in the past ("You asked to be awaken in the past!"). The engine said
+    so with exit status 2 and no file; the base class now names the policy's line and says how
+    to ask for a call in 60 s."""
+    body = ("    def schedule(self):\n        if self.now == 100:\n            self.call_me_later(60)\n"
+            "        while self.queue and self.queue[0].res <= self.nb_available:\n"
+            "            job = self.queue.pop(0)\n            self.execute(job, first_hosts(self.available, job.res))\n")
+    code, err, f = _run_policy(tmp_path, body, second_at=100)
+    assert code == 1
+    assert err.startswith(f"gridsched: error: policy P failed in schedule ({f}, line 17): call_me_later(60) at "
+                          "t=100.0: the time is in the past (Batsim 4.2.1 aborts: 'You asked to be awaken in the "
+                          "past!'); it is the absolute time of the call, s since the start: call_me_later(self.now "
+                          "+ delay) for a call in delay s; the run stopped at simulated time t=100.000 s with 1 of "
+                          "2 jobs done"), err
+
+    # in the future it runs: job 1 (0-10 s) and job 2 (100-110 s), the call at 160 s
+    code, err, f = _run_policy(tmp_path, body.replace("call_me_later(60)", "call_me_later(self.now + 60)"),
+                               second_at=100)
+    assert code == 0, err
+    rows = (tmp_path / "out" / "out_schedule.csv").read_text().splitlines()
+    header, values = rows[0].split(","), rows[1].split(",")
+    assert float(values[header.index("makespan")]) == 110.0
+
+
+def test_call_me_later_leaves_times_within_the_printed_clocks_rounding_to_the_engine() -> None:
+    """``now`` is Batsim's clock printed with 6 decimals: it may be up to 5e-7 s after the
+    clock, and a call between the two is one Batsim takes. Only a time more than 1e-6 s before
+    ``now`` is refused by the base class; closer ones are sent (the engine decides, as Batsim)."""
+    from schedulers.core.model import PolicyError
+    from schedulers.core.policy import Policy
+
+    p = Policy()
+    p.now = 10.0
+    p.call_me_later(10.0)
+    p.call_me_later(10.0 - 5e-7)
+    assert [d.at for d in p._decisions] == [10.0, 10.0 - 5e-7]
+    with pytest.raises(PolicyError, match=r"^call_me_later\(9\.999998\) at t=10\.0: the time is in the past"):
+        p.call_me_later(9.999998)
+
+
+def test_a_host_past_the_storage_hosts_says_where_they_end() -> None:
+    """Storage hosts are numbered after the compute hosts (Batsim 4.2.1 numbers them by name
+    after them), and a job may use them beside compute hosts: only an id past them all is
+    refused, and the line says up to which id the storage hosts go."""
+    from schedulers.core.model import Job, PolicyError
+    from schedulers.core.policy import Policy
+
+    p = Policy()
+    p.platform.hosts = [object()] * 2            # (only their number is read)
+    p.storage_hosts = [object()] * 3             # ids 2, 3, 4
+    job = Job.from_json("w0!1", {"id": 1, "subtime": 0, "res": 2, "profile": "d"})
+    with pytest.raises(PolicyError, match=r"^job w0!1 cannot start on host 5: it does not exist \(the platform has 2 "
+                                          r"compute hosts, ids 0-1, and 3 storage hosts after them \(up to id 4\)\)$"):
+        p.execute(job, [0, 5])
+    assert not p._decisions
