@@ -149,3 +149,75 @@ def test_a_host_past_the_storage_hosts_says_where_they_end() -> None:
                                           r"compute hosts, ids 0-1, and 3 storage hosts after them \(up to id 4\)\)$"):
         p.execute(job, [0, 5])
     assert not p._decisions
+
+
+# ------------------------------------------------------------------ traces' odd numbers
+_LINE = "{id} {submit} 0 {run} {procs} -1 -1 {procs} 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+
+
+def test_a_trace_field_of_0_or_below_is_not_reported_as_minus_1(tmp_path: Path) -> None:
+    """SWF writes -1 for "unknown"; a job of 0 processors, a submit time of -5 s or a run time of
+    -3 s were counted as "processors unknown (field 8 and field 5 = -1)", "submit time unknown
+    (field 2 = -1)" and "run time unknown (field 4 = -1)": the report said the trace holds what
+    it does not. They are now counted under their own reason; the -1 cases keep theirs."""
+    t = tmp_path / "t.swf"
+    t.write_text("; MaxProcs: 8\n" + "".join(_LINE.format(id=i, submit=s, run=r, procs=p) for i, s, r, p in [
+        (1, 0, 100, 4), (2, 10, 100, 0), (3, 20, 100, -1), (4, -5, 100, 2), (5, -1, 100, 2),
+        (6, 30, -3, 2), (7, 40, -1, 2)]))
+    code, out, _ = run_main(["convert", t, "-o", tmp_path / "w.json"])
+    assert code == 0
+    dropped = {line.split(None, 2)[2]: int(line.split()[1]) for line in out.splitlines()
+               if line.strip().startswith("dropped")}
+    assert dropped == {"no processors (field 8 and field 5 0 or negative, not -1)": 1,
+                       "processors unknown (field 8 and field 5 = -1)": 1,
+                       "submit time negative (field 2 < 0, not -1)": 1,
+                       "submit time unknown (field 2 = -1)": 1,
+                       "run time negative (field 4 < 0, not -1)": 1,
+                       "run time unknown (field 4 = -1)": 1}, out
+    assert [j["id"] for j in json.loads((tmp_path / "w.json").read_text())["jobs"]] == ["1"]
+
+
+@pytest.mark.parametrize("header, cores, value", [("MaxProcs: inf", 1, "inf"), ("MaxProcs: 1e30", 1, "1e30"),
+                                                  ("MaxNodes: 4294967296", 1, "4294967296"),
+                                                  ("MaxProcs: 8589934592", 3, "8589934592")])
+def test_a_trace_header_of_more_hosts_than_a_workload_may_have_is_refused(tmp_path: Path, header: str, cores: int,
+                                                                          value: str) -> None:
+    """``MaxProcs: inf`` was an internal error (OverflowError); 1e30 or 2**32 processors wrote a
+    workload of that nb_res, which ``gridsched run`` then refused (nb_res at most 2**31 - 1, as
+    Batsim 4.2.1 reads it as an int). 8589934592 processors on 3-core hosts: 2863311531 hosts,
+    still too many. Now one line naming the file, the header and the way out."""
+    t = tmp_path / "t.swf"
+    t.write_text(f"; {header}\n" + _LINE.format(id=1, submit=0, run=100, procs=4))
+    code, _, err = run_main(["convert", t, "-o", tmp_path / "w.json", "--cores-per-host", cores])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched convert: error: {t}: header {header.split(':')[0]}: {value} makes more "
+                                   "hosts than a workload may have (nb_res at most 2**31 - 1); give the hosts of the "
+                                   "target platform (gridsched convert --nb-hosts N)")
+    assert not (tmp_path / "w.json").exists()
+    # 8589934588 processors on 4-core hosts: 2147483647 hosts, the largest nb_res
+    t.write_text("; MaxProcs: 8589934588\n" + _LINE.format(id=1, submit=0, run=100, procs=4))
+    code, _, err = run_main(["convert", t, "-o", tmp_path / "w.json", "--cores-per-host", 4])
+    assert code == 0, err
+    assert json.loads((tmp_path / "w.json").read_text())["nb_res"] == 2**31 - 1
+
+
+def test_nb_hosts_beyond_a_workloads_nb_res_is_refused(tmp_path: Path) -> None:
+    """``--nb-hosts 4000000000`` wrote a workload (trace or rescaled JSON) ``gridsched run``
+    then refused ('nb_res' must be an integer > 0 (at most 2**31 - 1)); and a job of 1e30
+    processors in a trace without header made a workload of that nb_res. Both refused in one line."""
+    t = tmp_path / "t.swf"
+    t.write_text(_LINE.format(id=1, submit=0, run=100, procs=4))
+    w = _two_jobs(tmp_path)
+    for src in (t, w):
+        code, _, err = run_main(["convert", src, "-o", tmp_path / "o.json", "--nb-hosts", 4_000_000_000])
+        assert code == 2
+        assert one_error_line(err) == ("gridsched convert: error: --nb-hosts must be at most 2**31 - 1 (a workload's "
+                                       "largest nb_res), got 4000000000")
+    t.write_text(_LINE.format(id=1, submit=0, run=100, procs="1e30"))
+    code, _, err = run_main(["convert", t, "-o", tmp_path / "o.json"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched convert: error: {t}, line 1: job '1' needs "
+                                   f"{10**30 + 19884624838656} hosts ({10**30 + 19884624838656} processors / 1 cores "
+                                   "per host), more than a workload may have (nb_res at most 2**31 - 1); give the "
+                                   "hosts of the target platform (gridsched convert --nb-hosts N) to drop or clamp it")
+    assert not (tmp_path / "o.json").exists()
