@@ -221,3 +221,39 @@ def test_nb_hosts_beyond_a_workloads_nb_res_is_refused(tmp_path: Path) -> None:
                                    "per host), more than a workload may have (nb_res at most 2**31 - 1); give the "
                                    "hosts of the target platform (gridsched convert --nb-hosts N) to drop or clamp it")
     assert not (tmp_path / "o.json").exists()
+
+
+# ---------------------------------------------------------------------------- gym and CLI
+def test_a_gym_stall_wait_below_the_printed_clocks_resolution_is_refused(tmp_path: Path) -> None:
+    """``stall_wait=1e-300`` was accepted; the first stall (one job submitted at 5 s, the agent
+    waiting) asked for a call at now + 1e-300 = now, and the episode failed in ``step`` with the
+    engine's "CALL_ME_LATER at t=5: it asks to be called at 5.0, not after the current time"
+    (Batsim 4.2.1 aborts there). ``now`` is the clock printed with 6 decimals, up to 5e-7 s
+    before it: 1e-6 s is the least wait sure to be after it, and is accepted."""
+    pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install 'gridsched[gym]')")
+    from schedulers.gym import BatsimEnv
+
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 5, "res": 1, "walltime": 10, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 1}}}))
+    with pytest.raises(ValueError, match=r"^stall_wait must be a finite number of seconds >= 1e-6, got 1e-300 \(the "
+                                         r"call it asks is at now \+ stall_wait"):
+        BatsimEnv(HETERO, str(w), stall_wait=1e-300)
+    env = BatsimEnv(HETERO, str(w), stall_wait=1e-6)
+    try:
+        env.reset()
+        times = []
+        for _ in range(3):   # waits: the stall's calls come 1e-5 s apart (Batsim's waiter sleeps at least that)
+            _, _, done, _, info = env.step(env.layout.wait)
+            times.append(info["time"])
+        assert not done and times == [5.0, 5.00001, 5.00002]
+    finally:
+        env.close()
+
+
+def test_an_options_file_that_is_a_folder_is_named_with_its_article(tmp_path: Path) -> None:
+    """"is a folder, not a options file": the article follows the word."""
+    code, _, err = run_main(["run", "--policy", "easy", "-p", HETERO, "-w", _two_jobs(tmp_path), "-o",
+                             tmp_path / "out", "--policy-options", f"@{tmp_path}"])
+    assert code == 2
+    assert one_error_line(err) == f"gridsched: error: --policy-options: {tmp_path}: is a folder, not an options file"

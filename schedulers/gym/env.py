@@ -37,6 +37,11 @@ Workloads = str | os.PathLike | dict | Sequence[str | os.PathLike | dict]
 #: Most queue slots of the observation (``window``): its arrays hold ``window`` rows per step.
 MAX_WINDOW = 1_000_000
 
+#: Least ``stall_wait`` (s): the policy's ``now`` is Batsim's clock printed with 6 decimals, up
+#: to 5e-7 s before it, so a call at ``now + stall_wait`` is after the clock (Batsim 4.2.1
+#: aborts on a call that is not) only from 1e-6 s on (1e-300 was ``now`` itself).
+MIN_STALL_WAIT = 1e-6
+
 
 def _whole(n: Any) -> bool:
     """Whether ``n`` is an integer (a NumPy one too), not a boolean."""
@@ -81,7 +86,7 @@ class BatsimEnv(gymnasium.Env):
             needs energy and a platform with hosts that have ``sleep_pstates``.
         reward: a reward component or a mapping component -> weight (:mod:`.reward`).
         stall_wait: seconds to the call asked when a wait would leave waiting jobs with nothing
-            to wake the simulation (:mod:`.agent`): a finite number > 0.
+            to wake the simulation (:mod:`.agent`): a finite number >= 1e-6.
         max_steps: truncate an episode after this many steps (None: never).
         export_prefix: write Batsim's output files of each finished episode with this prefix
             (``out/env_`` -> ``out/env_jobs.csv``...), as ``gridsched run`` writes them; its
@@ -118,9 +123,12 @@ class BatsimEnv(gymnasium.Env):
         if not (_whole(window) and 1 <= window <= MAX_WINDOW):
             raise ValueError(f"window must be an integer from 1 to {MAX_WINDOW:,} (queue slots observed), got "
                              f"{window!r}")
-        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating)) and 0 < stall_wait < math.inf):
-            # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time)
-            raise ValueError(f"stall_wait must be a finite number of seconds > 0, got {stall_wait!r}")
+        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating))
+                                                and MIN_STALL_WAIT <= stall_wait < math.inf):
+            # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time, after the clock)
+            raise ValueError(f"stall_wait must be a finite number of seconds >= 1e-6, got {stall_wait!r} (the call "
+                             "it asks is at now + stall_wait, and now is Batsim's clock printed with 6 decimals: a "
+                             "call sooner may fall before the clock, where Batsim 4.2.1 aborts)")
         if max_steps is not None and not (_whole(max_steps) and max_steps >= 1):
             raise ValueError(f"max_steps must be an integer >= 1 or None, got {max_steps!r}")
         if render_mode not in (None, "ansi"):

@@ -212,6 +212,11 @@ def is_gzip_file(path: str | PathLike[str]) -> bool:
         return False
 
 
+def _a(what: str) -> str:
+    """``what`` after its indefinite article: "a workload", "an options file"."""
+    return ("an " if what[:1] in ("a", "e", "i", "o", "u") else "a ") + what
+
+
 def regular_file(path: str | PathLike[str], what: str, error: type[Exception] = ValueError) -> None:
     """Refuse ``path`` when it exists and is not a regular file: a FIFO or a device would block the
     read (forever, with no writer) or never end; a folder is named as such. A missing file is left
@@ -227,7 +232,7 @@ def regular_file(path: str | PathLike[str], what: str, error: type[Exception] = 
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
-        raise error(f"{path}: is a folder, not a {what}")
+        raise error(f"{path}: is a folder, not {_a(what)}")
     kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
     raise error(f"{path}: is {kind}, not a regular file (reading it could wait forever); give the {what} "
@@ -285,7 +290,7 @@ def read_json(path: str | PathLike[str], error: type[Exception] = ValueError, wh
             raw = gzip.decompress(raw)
         text = raw.decode("utf-8")
     except IsADirectoryError:
-        raise error(f"{src}: is a folder, not a {what}") from None
+        raise error(f"{src}: is a folder, not {_a(what)}") from None
     except FileNotFoundError:
         raise error(f"{src}: no such {what}") from None
     except OSError as exc:  # includes gzip.BadGzipFile
