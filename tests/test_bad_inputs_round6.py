@@ -257,3 +257,26 @@ def test_an_options_file_that_is_a_folder_is_named_with_its_article(tmp_path: Pa
                              tmp_path / "out", "--policy-options", f"@{tmp_path}"])
     assert code == 2
     assert one_error_line(err) == f"gridsched: error: --policy-options: {tmp_path}: is a folder, not an options file"
+
+
+# ---------------------------------------------------------------------------- pybatsim plugin
+def test_pybatsim_options_beside_policy_options_are_refused_not_ignored() -> None:
+    """``pybatsim gridsched -o '{"policy": "easy", "policy_options": {}, "idle_timeout": 60}'``
+    ran EASY without its idle_timeout: the keys beside ``policy_options`` were dropped without a
+    word. And ``"policy": null`` said "unknown policy 'None'". Both are one line now; either
+    place alone still works."""
+    from schedulers.batsim.pybatsim_glue import pybatsim_available
+
+    if not pybatsim_available():
+        pytest.skip("pybatsim is not importable (pip install --no-deps pybatsim==4.0.0a0 docopt sortedcontainers)")
+    from schedulers.batsim.pybatsim_glue import GridschedPyBatsim
+
+    with pytest.raises(TypeError, match=r"^scheduler option 'idle_timeout' is given beside 'policy_options', which "
+                                        r"holds the policy's options: give them all inside 'policy_options', or all "
+                                        r"beside 'policy' without it$"):
+        GridschedPyBatsim({"policy": "easy", "policy_options": {}, "idle_timeout": 60})
+    with pytest.raises(TypeError, match=r"^scheduler option 'policy' must be a policy name \(a string such as \"easy\" "
+                                        r"or \"FILE\.py:Class\"\), got None$"):
+        GridschedPyBatsim({"policy": None})
+    for options in ({"policy": "easy", "policy_options": {"idle_timeout": 60}}, {"policy": "easy", "idle_timeout": 60}):
+        assert GridschedPyBatsim(options).policy.options == {"idle_timeout": 60}
