@@ -280,3 +280,32 @@ def test_pybatsim_options_beside_policy_options_are_refused_not_ignored() -> Non
         GridschedPyBatsim({"policy": None})
     for options in ({"policy": "easy", "policy_options": {"idle_timeout": 60}}, {"policy": "easy", "idle_timeout": 60}):
         assert GridschedPyBatsim(options).policy.options == {"idle_timeout": 60}
+
+
+# ---------------------------------------------------------------------------- campaign store
+def test_a_cut_run_record_says_how_to_run_that_run_again_and_the_others_are_kept(tmp_path: Path) -> None:
+    """A run record cut short (a copy of the folder interrupted, a disk error: gridsched itself
+    writes records whole) stopped ``campaign run``, ``status`` and ``collect`` with the file's
+    JSON error and no way on: the only way out, not said, is to move the file away. The line
+    now says so; once it is moved, ``campaign run`` runs that one run again and keeps the
+    others (their files untouched)."""
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'seeds = 1\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "easy"\n[[scenario]]\nname = "f"\n'
+                    f'platform = "{HETERO}"\nworkloads = ["{_two_jobs(tmp_path)}"]\n')
+    out = tmp_path / "out"
+    assert run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])[0] == 0
+    cut, kept = sorted((out / "results").glob("*.json"))
+    whole, kept_text = cut.read_text(), kept.read_text()
+    cut.write_text(whole[:100])
+    hint = "; move it out of results/ (`gridsched campaign run` runs again a run whose record is missing)"
+    for command in (["campaign", "run", toml, "--out", out, "--serial", "--no-progress"], ["campaign", "status", out],
+                    ["campaign", "collect", out]):
+        code, _, err = run_main(command)
+        assert code == 2
+        line = one_error_line(err)
+        assert f": {cut}: malformed JSON at line " in line and line.endswith(hint), line
+    cut.rename(tmp_path / "cut.json")
+    code, stdout, _ = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])
+    assert code == 0 and "ran 1 (0 failed), 1 already present" in stdout, stdout
+    assert kept.read_text() == kept_text
+    assert json.loads(cut.read_text())["status"] == "done"

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from .. import outfiles
 from ..inputs.jsonfile import read_json
-from .errors import CampaignError
+from .errors import MOVE_IT_OUT, CampaignError
 
 MANIFEST_FORMAT = "gridsched-campaign/1"
 
@@ -160,9 +160,9 @@ class ResultStore:
         try:
             rec = read_json(p, ValueError, "run record")   # (strict: no NaN, no repeated key...)
         except ValueError as exc:
-            raise CampaignError(f"not a readable run record: {exc}") from None
+            raise CampaignError(f"not a readable run record: {exc}; {MOVE_IT_OUT}") from None
         if not isinstance(rec, dict) or rec.get("id") != run_id or "status" not in rec:
-            raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status)")
+            raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status); {MOVE_IT_OUT}")
         return rec
 
     def status(self, run_ids: Iterable[str]) -> Status:
