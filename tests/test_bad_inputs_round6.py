@@ -80,6 +80,25 @@ def _run_policy(tmp_path: Path, body: str, second_at: float = 1) -> tuple[int, s
      "        self.kill(self.queue)\n", 18,
      "job w0!1 cannot be killed: it was rejected (Batsim 4.2.1's killer aborts: \"Bad kill: job w0!1 has not "
      "been started\")"),
+    # Batsim's switches and energy query without -E: "SET_RESOURCE_STATE needs the energy model
+    # (-E / --energy), as in Batsim" / "QUERY consumed_energy needs the energy model (-E / --energy)"
+    ("    def schedule(self):\n        self.set_pstate([0], 1)\n", 16,
+     "set_pstate (SET_RESOURCE_STATE) needs Batsim's energy model, and this simulation runs without it: run with "
+     "--energy (-E)"),
+    ("    def schedule(self):\n        self.query_consumed_energy()\n", 16,
+     "query_consumed_energy (QUERY consumed_energy) needs Batsim's energy model, and this simulation runs without "
+     "it: run with --energy (-E)"),
+    # a profile registered without --enable-dynamic-jobs: "REGISTER_PROFILE ... dynamic job
+    # registration is disabled (Batsim aborts)"
+    ("    def schedule(self):\n        self.register_profile('w0', 'x', {'type': 'delay', 'delay': 1})\n", 16,
+     "register_profile w0/x: dynamic job registration is disabled (Batsim aborts); enable it with Batsim's "
+     "--enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, which gridsched run and campaigns "
+     "honour)"),
+    # a misspelt field: "EXECUTE_JOB w0!1: fields ['storage_maping'] are not part of Batsim 4.2.1's EXECUTE_JOB"
+    ("    def schedule(self):\n        while self.queue:\n            job = self.queue.pop(0)\n"
+     "            self.execute(job, first_hosts(self.available, job.res), storage_maping={'pfs': 4})\n", 18,
+     "job w0!1: execute got storage_maping, not a field of Batsim 4.2.1's EXECUTE_JOB (its optional fields: "
+     "mapping, storage_mapping, additional_io_job)"),
 ])
 def test_a_decision_batsim_aborts_on_names_the_users_file_and_line(tmp_path: Path, body: str, line: int,
                                                                    what: str) -> None:

@@ -111,6 +111,19 @@ def _as_index(v: Any) -> int | None:
     return index() if index is not None else None
 
 
+#: The optional fields of Batsim 4.2.1's EXECUTE_JOB (``execute``'s ``extra``).
+_EXECUTE_FIELDS = ("mapping", "storage_mapping", "additional_io_job")
+
+
+def _check_extra(job: Job, extra: dict[str, Any]) -> None:
+    """Refuse EXECUTE_JOB fields Batsim 4.2.1 does not have (a misspelt ``storage_maping``);
+    the engine judges the values and their number, as Batsim does."""
+    others = sorted(k for k in extra if k not in _EXECUTE_FIELDS)
+    if others:
+        raise PolicyError(f"job {job.id}: execute got {', '.join(others)}, not a field of Batsim 4.2.1's "
+                          f"EXECUTE_JOB (its optional fields: {', '.join(_EXECUTE_FIELDS)})")
+
+
 def _show_hosts(items: list) -> str:
     text = repr(items)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -642,10 +655,13 @@ class Policy:
         Raises:
             PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts (a
                 job of ``res`` 0, see :attr:`takes_jobs_of_no_host`: no host), or holds a host id
-                that is not an integer >= 0 (``True``, ``0.5``, ``"1"``).
+                that is not an integer >= 0 (``True``, ``0.5``, ``"1"``) or past every machine of
+                the platform; ``extra`` names a field EXECUTE_JOB does not have.
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
+        if extra:
+            _check_extra(job, extra)
         m = procset_to_mask(alloc)
         if m >> (len(self.platform.hosts) + len(self.storage_hosts)):
             self._no_such_host(job, m)
@@ -658,7 +674,9 @@ class Policy:
         :meth:`execute` still sees every start: this then calls it with the hosts' ProcSet.
 
         Raises:
-            PolicyError: the job is not waiting, or ``mask`` has not exactly ``job.res`` bits set.
+            PolicyError: the job is not waiting, ``mask`` has not exactly ``job.res`` bits set or
+                a bit past every machine of the platform, or ``extra`` names a field EXECUTE_JOB
+                does not have.
             ValueError: ``mask`` is negative.
         """
         alloc = mask_to_procset(mask)
@@ -666,6 +684,8 @@ class Policy:
             self.execute(job, alloc, **extra)
             return
         self._check_start(job, alloc, mask.bit_count())
+        if extra:
+            _check_extra(job, extra)
         if mask >> (len(self.platform.hosts) + len(self.storage_hosts)):
             self._no_such_host(job, mask)
         self._start(job, alloc, mask, extra)
@@ -802,8 +822,10 @@ class Policy:
 
         Raises:
             PolicyError: a host id that is not an integer >= 0 or that the platform does not
-                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1).
+                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1);
+                a simulation known to run without the energy model (Batsim aborts).
         """
+        self._need_energy("set_pstate (SET_RESOURCE_STATE)")
         res = as_procset(hosts)
         index = _as_index(pstate)
         if index is None or index < 0:
@@ -825,8 +847,22 @@ class Policy:
     def query_consumed_energy(self) -> None:
         """Ask Batsim for the energy the platform consumed since the start (J; needs
         ``--energy``): the answer comes in the next message, in :meth:`on_answer` and
-        :attr:`consumed_energy`."""
+        :attr:`consumed_energy`.
+
+        Raises:
+            PolicyError: a simulation known to run without the energy model.
+        """
+        self._need_energy("query_consumed_energy (QUERY consumed_energy)")
         self._decisions.append(Query(requests={"consumed_energy": {}}))
+
+    def _need_energy(self, what: str) -> None:
+        """Refuse ``what`` in a simulation known to run without Batsim's energy model
+        (:attr:`Host.energy` False: the embedded engine, ``serve --no-energy``); unknown, it is
+        sent (Batsim decides)."""
+        hosts = self.platform.hosts
+        if hosts and hosts[0].energy is False:
+            raise PolicyError(f"{what} needs Batsim's energy model, and this simulation runs without it: run with "
+                              "--energy (-E)")
 
     def notify(self, type_: str, **data: Any) -> None:
         """Send Batsim a NOTIFY of type ``type_`` with fields ``data``: ``registration_finished``
@@ -836,7 +872,9 @@ class Policy:
 
     def register_profile(self, workload: str, name: str, profile: dict[str, Any]) -> None:
         """REGISTER_PROFILE (Batsim ``--enable-dynamic-jobs``): add ``profile`` as ``name`` to
-        ``workload`` (created when new). Register a job's profile before the job."""
+        ``workload`` (created when new). Register a job's profile before the job. Raises
+        PolicyError when SIMULATION_BEGINS said dynamic jobs are disabled (Batsim aborts)."""
+        self._need_dynamic_jobs(f"register_profile {workload}/{name}")
         self._decisions.append(RegisterProfile(workload=workload, name=name, profile=dict(profile)))
 
     def register_job(self, workload: str, name: str, res: int, profile: str, *, walltime: float = -1.0,
@@ -846,7 +884,8 @@ class Policy:
         hosts running ``profile`` (s of ``walltime``, -1 = none), submitted now unless
         ``subtime`` (s) is given; extra fields (``user``...) go into the job. Returns the job id.
         End registrations with ``notify("registration_finished")``. Raises PolicyError when
-        ``res`` is not an integer (a float, a boolean).
+        ``res`` is not an integer (a float, a boolean), or when SIMULATION_BEGINS said dynamic
+        jobs are disabled (Batsim aborts).
 
         Without ``track``, the policy learns of the job as Batsim tells it: with
         ``--acknowledge-dynamic-jobs`` a JOB_SUBMITTED comes back (and :meth:`on_job_submitted`
@@ -854,6 +893,7 @@ class Policy:
         Batsim's acknowledgement setting: it is in :attr:`jobs` (state SUBMITTED, ``profile_data``
         as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
         is absorbed (no second :meth:`on_job_submitted`)."""
+        self._need_dynamic_jobs(f"register_job {workload}!{name}")
         hosts = _as_index(res)   # (int(2.7) would silently ask for 2 hosts)
         if hosts is None:
             raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
@@ -866,6 +906,13 @@ class Policy:
             self.jobs_seen += 1
             self._tracked.add(job_id)
         return job_id
+
+    def _need_dynamic_jobs(self, what: str) -> None:
+        """Refuse ``what`` when SIMULATION_BEGINS's config says dynamic jobs are disabled."""
+        if self.platform.config.get("dynamic-jobs-enabled") is False:
+            raise PolicyError(f"{what}: dynamic job registration is disabled (Batsim aborts); enable it with "
+                              "Batsim's --enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, "
+                              "which gridsched run and campaigns honour)")
 
     def emit(self, decision: Decision) -> None:
         """Send any decision of :mod:`schedulers.core.events` as it is (for protocol features
