@@ -328,3 +328,21 @@ def test_a_cut_run_record_says_how_to_run_that_run_again_and_the_others_are_kept
     assert code == 0 and "ran 1 (0 failed), 1 already present" in stdout, stdout
     assert kept.read_text() == kept_text
     assert json.loads(cut.read_text())["status"] == "done"
+
+
+# ---------------------------------------------------------------------------- scenario generators
+@pytest.mark.parametrize("args, message", [
+    # wrote a 100-million-host platform for minutes, which gridsched run then refused (250,000 at most)
+    (["--hosts", "100000000"], "platform 'synthetic': hosts 100,000,000 is more than a platform may have (250,000: "
+                               "schedulers.engine.platform.MAX_HOSTS)"),
+    # "internal error: MemoryError: Unable to allocate 745. GiB for an array"
+    (["--jobs", "100000000000"], "generator 'synthetic': jobs 100,000,000,000 is more than it generates (10,000,000: "
+                                 "the workload is built in memory, about 0.8 GB a million jobs)"),
+    # "parameter 'speed' must be float, got nan": nan is a float
+    (["--speed", "nan"], "generator 'synthetic': parameter 'speed' must be a finite number, got nan"),
+])
+def test_synthetic_sizes_beyond_what_runs_are_refused_in_words(tmp_path: Path, args: list, message: str) -> None:
+    code, _, err = run_main(["scenario", "synthetic", "-o", tmp_path / "sc", *args])
+    assert code == 2
+    assert one_error_line(err) == f"gridsched: error: {message}"
+    assert not (tmp_path / "sc").exists()
