@@ -336,13 +336,30 @@ def test_a_cut_run_record_says_how_to_run_that_run_again_and_the_others_are_kept
     (["--hosts", "100000000"], "platform 'synthetic': hosts 100,000,000 is more than a platform may have (250,000: "
                                "schedulers.engine.platform.MAX_HOSTS)"),
     # "internal error: MemoryError: Unable to allocate 745. GiB for an array"
-    (["--jobs", "100000000000"], "generator 'synthetic': jobs 100,000,000,000 is more than it generates (10,000,000: "
-                                 "the workload is built in memory, about 0.8 GB a million jobs)"),
+    (["--jobs", "100000000000"], "generator 'synthetic': jobs 100,000,000,000 is more than a generator builds "
+                                 "(10,000,000 jobs: the workload is built in memory, about 0.8 GB a million jobs)"),
     # "parameter 'speed' must be float, got nan": nan is a float
     (["--speed", "nan"], "generator 'synthetic': parameter 'speed' must be a finite number, got nan"),
+    # ran for minutes (4 users' tasks), then out of memory
+    (["hosep", "--tasks-per-user", "100000000000"],
+     "generator 'hosep': tasks_per_user 100,000,000,000 makes 400,000,000,000 jobs, more than a generator builds "
+     "(10,000,000 jobs: the workload is built in memory, about 0.8 GB a million jobs)"),
+    (["ehosep", "--tasks-per-user", "100000000000"],
+     "generator 'ehosep': tasks_per_user 100,000,000,000 makes 400,000,000,000 jobs, more than a generator builds "
+     "(10,000,000 jobs: the workload is built in memory, about 0.8 GB a million jobs)"),
+    (["green-nantes", "--job-count", "100000000000"],
+     "generator 'green-nantes': job_count 100,000,000,000 is more than a generator builds (10,000,000 jobs: the "
+     "workload is built in memory, about 0.8 GB a million jobs)"),
+    # 50 % jobs alternating 10**8 periods: composed profiles gridsched run refused ("profile 'p0' expands
+    # to 200,000,000 stages (composed profiles with 'repeat'); at most 1,000,000")
+    (["green-nantes", "--periods", "100000000", "--cpu-load", "50"],
+     "generator 'green-nantes': periods 100,000,000 makes profiles of 200,000,000 stages or more, beyond the "
+     "1,000,000 a job's profile may expand to (at most 499,999 periods)"),
 ])
-def test_synthetic_sizes_beyond_what_runs_are_refused_in_words(tmp_path: Path, args: list, message: str) -> None:
-    code, _, err = run_main(["scenario", "synthetic", "-o", tmp_path / "sc", *args])
+def test_generator_sizes_beyond_what_runs_are_refused_in_words(tmp_path: Path, args: list, message: str) -> None:
+    if args[0].startswith("--"):
+        args = ["synthetic", *args]
+    code, _, err = run_main(["scenario", args[0], "-o", tmp_path / "sc", *args[1:]])
     assert code == 2
     assert one_error_line(err) == f"gridsched: error: {message}"
     assert not (tmp_path / "sc").exists()

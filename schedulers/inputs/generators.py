@@ -256,9 +256,25 @@ def homogeneous_platform_xml(hosts: int, cores: int, speed: float, *, name: str 
 
 
 # ------------------------------------------------------------------------------ synthetic
-#: Most jobs :func:`synthetic` generates: it builds the workload in memory, about 0.8 GB a
-#: million jobs (measured: 805 MB of resident memory for 1,000,000 jobs, ``/usr/bin/time -v``).
-MAX_SYNTHETIC_JOBS = 10_000_000
+#: Most jobs a generator makes: it builds the workload in memory, about 0.8 GB a million jobs
+#: (measured: 805 MB of resident memory for 1,000,000 jobs of :func:`synthetic`, ``/usr/bin/time
+#: -v``); beyond, a MemoryError or the system's out-of-memory killer, after minutes.
+MAX_GENERATED_JOBS = 10_000_000
+
+
+def check_job_count(generator: str, what: str, value: int, jobs: int | None = None) -> None:
+    """Refuse a parameter ``what`` = ``value`` of ``generator`` that makes ``jobs`` jobs
+    (``value`` itself when None) beyond :data:`MAX_GENERATED_JOBS`.
+
+    Raises:
+        GeneratorError: one line naming the generator, the parameter and the bound.
+    """
+    n = value if jobs is None else jobs
+    if n > MAX_GENERATED_JOBS:
+        makes = "is" if jobs is None else f"makes {n:,} jobs,"
+        raise GeneratorError(f"generator {generator!r}: {what} {value:,} {makes} more than a generator builds "
+                             f"({MAX_GENERATED_JOBS:,} jobs: the workload is built in memory, about 0.8 GB a million "
+                             "jobs)")
 
 
 def _check_synthetic(params: dict[str, Any]) -> None:
@@ -285,9 +301,7 @@ def _check_synthetic(params: dict[str, Any]) -> None:
     if h > MAX_HOSTS:   # (the platform's XML was written, for minutes, and then refused)
         raise GeneratorError(f"platform 'synthetic': hosts {h:,} is more than a platform may have ({MAX_HOSTS:,}: "
                              "schedulers.engine.platform.MAX_HOSTS)")
-    if n > MAX_SYNTHETIC_JOBS:   # (a MemoryError, or the system's out-of-memory killer)
-        raise GeneratorError(f"generator 'synthetic': jobs {n:,} is more than it generates ({MAX_SYNTHETIC_JOBS:,}: "
-                             "the workload is built in memory, about 0.8 GB a million jobs)")
+    check_job_count("synthetic", "jobs", n)
 
 
 @register_generator("synthetic", params={
