@@ -363,3 +363,24 @@ def test_generator_sizes_beyond_what_runs_are_refused_in_words(tmp_path: Path, a
     assert code == 2
     assert one_error_line(err) == f"gridsched: error: {message}"
     assert not (tmp_path / "sc").exists()
+
+
+# ---------------------------------------------------------------------------- a policy named by its file
+def test_a_policy_named_by_its_file_alone_says_which_class_to_add(tmp_path: Path) -> None:
+    """``--policy mine.py`` (the class forgotten) said "unknown policy 'mine.py'; known policies:
+    buc, buc-easy, ..." as for a misspelt built-in name. It now says to add the class and names
+    the file's classes (read, not run: a file that does not parse gets no list)."""
+    f = tmp_path / "mine.py"
+    f.write_text("from schedulers.fcfs import FCFS\n\n\nclass Mine(FCFS):\n    pass\n\n\nclass Other(FCFS):\n    pass\n")
+    args = ["-p", HETERO, "-w", _two_jobs(tmp_path), "-o", tmp_path / "out", "--no-progress"]
+    code, _, err = run_main(["run", "--policy", f, *args])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: policy '{f}' names a file: give its class too, FILE.py:Class: "
+                                   f"{f}:Mine (its classes: Mine, Other)")
+    f.write_text("class Mine(\n")
+    assert one_error_line(run_main(["run", "--policy", f, *args])[2]) == (
+        f"gridsched: error: policy '{f}' names a file: give its class too, FILE.py:Class")
+    code, _, err = run_main(["run", "--policy", tmp_path / "absent.py", *args])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: policy '{tmp_path / 'absent.py'}': no such Python file (a policy "
+                                   "of your own is named FILE.py:Class)")
