@@ -384,3 +384,28 @@ def test_a_policy_named_by_its_file_alone_says_which_class_to_add(tmp_path: Path
     assert code == 2
     assert one_error_line(err) == (f"gridsched: error: policy '{tmp_path / 'absent.py'}': no such Python file (a policy "
                                    "of your own is named FILE.py:Class)")
+
+
+# ---------------------------------------------------------------------------- policy options
+@pytest.mark.parametrize("policy", ["osep", "hosep", "ehosep", "own-share"])
+def test_an_owner_share_period_too_short_to_be_after_now_is_refused(tmp_path: Path, policy: str) -> None:
+    """``period`` 1e-300 s: OSEP's next round, ``(floor(now / period) + 1) x period``, is the
+    current time in doubles; at t=10 s the run stopped with the engine's "CALL_ME_LATER at t=10:
+    it asks to be called at 10.0, not after the current time" (Batsim 4.2.1 aborts there). The
+    option now takes 0 (a round after every message) or at least 1 ms, checked when the policy
+    is made, as its other options are."""
+    w = tmp_path / "u.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 2, "walltime": 100, "profile": "p", "user": "user1"},
+        {"id": 2, "subtime": 1, "res": 3, "walltime": 100, "profile": "p", "user": "user2"},
+        {"id": 3, "subtime": 2, "res": 4, "walltime": 100, "profile": "p", "user": "user1"}],
+        "profiles": {"p": {"type": "delay", "delay": 10}}}))
+    args = ["run", "--policy", policy, "-p", HETERO, "-w", w, "-E", "--no-progress", "--policy-options"]
+    code, _, err = run_main([*args, '{"period": 1e-300}', "-o", tmp_path / "a"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: policy {policy!r}: option 'period' must be 0 (a round after "
+                                   "every message) or at least 0.001 s, got 1e-300: a shorter one puts the next round "
+                                   "at the current time, a call Batsim 4.2.1 aborts on")
+    for period in ("0", "0.001"):
+        code, _, err = run_main([*args, f'{{"period": {period}}}', "-o", tmp_path / period])
+        assert code == 0, err
