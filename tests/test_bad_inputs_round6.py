@@ -409,3 +409,22 @@ def test_an_owner_share_period_too_short_to_be_after_now_is_refused(tmp_path: Pa
     for period in ("0", "0.001"):
         code, _, err = run_main([*args, f'{{"period": {period}}}', "-o", tmp_path / period])
         assert code == 0, err
+
+
+def test_a_seed_beyond_64_bits_runs_and_is_collected_exactly(tmp_path: Path) -> None:
+    """TOML and JSON take integers of any size, and NumPy's seed sequence a seed of 2**64: the
+    runs of ``seeds = [18446744073709551616, 3]`` were done, then ``collect`` and ``report``
+    stopped with "internal error: OverflowError: Python int too large to convert to C long"
+    (the seed column made 64-bit): the finished results could not be read. The column now
+    keeps such integers exact."""
+    toml = tmp_path / "c.toml"
+    toml.write_text('seeds = [18446744073709551616, 3]\n[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "g"\n'
+                    'generator = "synthetic"\nparams = { max_res = 4, hosts = 4, jobs = 5 }\n')
+    out = tmp_path / "out"
+    assert run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress"])[0] == 0
+    for command in ("collect", "report"):
+        code, _, err = run_main(["campaign", command, out])
+        assert code == 0, err
+    rows = (out / "runs.csv").read_text().splitlines()
+    seed = rows[0].split(",").index("seed")
+    assert sorted(int(r.split(",")[seed]) for r in rows[1:]) == [3, 2**64]

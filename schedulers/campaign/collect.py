@@ -160,11 +160,14 @@ def scalar(value: Any) -> Any:
 def column(values: list) -> pd.Series:
     """A column with the narrowest dtype that keeps the values and their missing cells: nullable
     integers (``Int64``), floats, nullable booleans, else whatever pandas infers (strings,
-    mixed objects)."""
+    mixed objects). Integers beyond 64 bits (a seed of 2**64: TOML and JSON take it) stay Python
+    integers (``object``), exact."""
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, bool) for v in present):
         return pd.Series(pd.array(values, dtype="boolean"))
     if present and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in present):
+        if not all(-2**63 <= v < 2**63 for v in present):
+            return pd.Series(values, dtype=object)
         return pd.Series(pd.array(values, dtype="Int64"))
     if all(_is_number(v) or isinstance(v, np.number) for v in present):
         return pd.Series([np.nan if v is None else float(v) for v in values], dtype="float64")
