@@ -428,3 +428,26 @@ def test_a_seed_beyond_64_bits_runs_and_is_collected_exactly(tmp_path: Path) -> 
     rows = (out / "runs.csv").read_text().splitlines()
     seed = rows[0].split(",").index("seed")
     assert sorted(int(r.split(",")[seed]) for r in rows[1:]) == [3, 2**64]
+
+
+# ---------------------------------------------------------------------------- workloads' huge numbers
+@pytest.mark.parametrize("res", [2**63, 10**20])
+def test_a_res_beyond_64_bits_is_refused_not_an_internal_error(tmp_path: Path, res: int) -> None:
+    """``"res": 9223372036854775808`` (or 1e20 written as an integer) with ``--fit keep`` (the
+    jobs larger than the platform run, for the policy to reject, as Batsim runs them) was
+    "internal error: OverflowError: int too big to convert": the jobs' res are kept as 64-bit
+    integers. One line now, naming the file, the job and the bound; 2**63 - 1 still runs (FCFS
+    rejects the job)."""
+    w = tmp_path / "w.json"
+    args = ["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "--fit", "keep", "--no-progress"]
+    for value, out in ((res, "a"), (2**63 - 1, "b")):
+        w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": value, "profile": "d"}],
+                                 "profiles": {"d": {"type": "delay", "delay": 1}}}))
+        code, _, err = run_main([*args, "-o", tmp_path / out])
+        if value == res:
+            assert code == 2
+            assert one_error_line(err) == (f"gridsched: error: {w}: job '1': 'res' {res} is more hosts than a job may "
+                                           "ask for (at most 2**63 - 1)")
+        else:
+            assert code == 0, err
+            assert json.loads((tmp_path / out / "summary.json").read_text())["rejected"] == 1
