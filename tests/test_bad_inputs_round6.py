@@ -451,3 +451,58 @@ def test_a_res_beyond_64_bits_is_refused_not_an_internal_error(tmp_path: Path, r
         else:
             assert code == 0, err
             assert json.loads((tmp_path / out / "summary.json").read_text())["rejected"] == 1
+
+
+_BIG = 10**400   # a JSON integer no double holds (RapidJSON, Batsim's parser, refuses it)
+
+
+@pytest.mark.parametrize("where, field", [("profile", "delay"), ("profile", "cpu"), ("job", "walltime"),
+                                          ("job", "subtime")])
+def test_an_integer_no_double_holds_in_a_workload_is_refused_in_one_line(tmp_path: Path, where: str,
+                                                                         field: str) -> None:
+    """A 401-digit integer (JSON has no bound on integers; 1e400 written as a float was already
+    refused) as a delay, a cpu amount, a walltime or a subtime: "internal error: OverflowError:
+    int too large to convert to float" when the engine checked it was finite. It is now the
+    field's own line, as any number out of its range."""
+    job = {"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "p"}
+    profile = {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0} if field == "cpu" else {"type": "delay", "delay": 1}
+    (job if where == "job" else profile)[field] = _BIG
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [job], "profiles": {"p": profile}}))
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", tmp_path / "out", "--no-progress"])
+    assert code == 2
+    line = one_error_line(err)
+    who = "job '1'" if where == "job" else "profile 'p'"
+    assert line.startswith(f"gridsched: error: {w}: {who}: '{field}' must be a number") and line.endswith(f"got {_BIG}")
+
+
+def test_an_integer_no_double_holds_in_options_and_events_is_refused_as_1e400_is(tmp_path: Path) -> None:
+    """The same integer as a policy option (inline, in a file, or in a campaign's TOML, whose
+    integers have no bound either) or as an event's timestamp: "policy HEFT failed in __init__
+    (.../heft.py, line 113): OverflowError" (status 1, gridsched's own line named as the
+    user's), and an internal error for the event. JSON inputs refuse it as they refuse 1e400."""
+    args = ["run", "-p", HETERO, "-w", _two_jobs(tmp_path), "--no-progress"]
+    code, _, err = run_main([*args, "--policy", "heft", "-o", tmp_path / "a", "--policy-options",
+                             json.dumps({"idle_timeout": _BIG})])
+    assert code == 2
+    assert one_error_line(err) == ("gridsched: error: --policy-options: not valid JSON: number "
+                                   f"{str(_BIG)[:30]}... (401 digits) is too large for a double")
+    events = tmp_path / "ev.txt"
+    events.write_text(json.dumps({"timestamp": _BIG, "type": "machine_unavailable", "resources": "0"}) + "\n")
+    code, _, err = run_main([*args, "--policy", "fcfs", "-o", tmp_path / "b", "--events", events])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {events}, line 1: not valid JSON: number {str(_BIG)[:30]}... "
+                                   "(401 digits) is too large for a double")
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'[[policy]]\nname = "heft"\noptions = {{ idle_timeout = {_BIG} }}\n[[scenario]]\nname = "g"\n'
+                    'generator = "synthetic"\nparams = { max_res = 4, hosts = 4, jobs = 5, speed = 1 }\n')
+    code, _, err = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {toml}: run policy=heft scenario=g: policy 'heft': option "
+                                   f"'idle_timeout' must be a number >= 0, got {_BIG}")
+    toml.write_text(f'[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "g"\ngenerator = "synthetic"\n'
+                    f'params = {{ speed = {_BIG} }}\n')
+    code, _, err = run_main(["campaign", "run", toml, "--out", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {toml}: scenario[0].params: generator 'synthetic': parameter "
+                                   f"'speed' must be a finite number, got {_BIG}")

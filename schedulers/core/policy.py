@@ -215,14 +215,16 @@ def option_number(policy: str, options: dict[str, Any], key: str, default: float
                   low: float = -math.inf, high: float = math.inf, low_open: bool = False,
                   high_open: bool = False) -> float:
     """Option ``key`` of ``options`` (``default`` when absent) as a float, checked: a finite or
-    infinite JSON number (not a boolean) in the interval from ``low`` to ``high``, each end closed
+    infinite JSON number (not a boolean, nor an integer no double holds: 2**1024 and more, which
+    a TOML file or Python may give) in the interval from ``low`` to ``high``, each end closed
     unless ``low_open`` / ``high_open``.
 
     Raises:
         PolicyOptionError: one line naming the policy, the option, the interval and the value.
     """
     v = options.get(key, default)
-    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and not math.isnan(v) \
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and v == v \
+        and (not isinstance(v, int) or -2**1024 < v < 2**1024) \
         and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
     if not ok:
         if high == math.inf:

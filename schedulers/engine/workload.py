@@ -151,7 +151,16 @@ _ID_BAD_CHARS = frozenset('(),|}"\\$') | frozenset(chr(c) for c in range(32))
 
 
 def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A JSON number a double holds: finite, and an integer below 2**1024 in magnitude (JSON
+    integers have no bound; RapidJSON, Batsim's parser, refuses one a double cannot hold; Python's
+    ``math.isfinite`` raised OverflowError on it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return -_NO_DOUBLE < v < _NO_DOUBLE if isinstance(v, int) else math.isfinite(v)
+
+
+#: The least integer magnitude no double holds (2**1024; the largest double is 2**1024 - 2**971).
+_NO_DOUBLE = 2**1024
 
 
 def _time(v: Any) -> bool:

@@ -109,8 +109,8 @@ _KIND_WORDS = {float: "a finite number", int: "an integer", bool: "true or false
 def _type_ok(value: Any, default: Any) -> bool:
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(value, bool) and isinstance(default, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float)) and math.isfinite(value)
+    if isinstance(default, float):   # (an integer of 2**1024 or more is no double: isfinite raised)
+        return isinstance(value, float) and math.isfinite(value) or isinstance(value, int) and -2**1024 < value < 2**1024
     return isinstance(value, type(default))
 
 
