@@ -506,3 +506,28 @@ def test_an_integer_no_double_holds_in_options_and_events_is_refused_as_1e400_is
     assert code == 2
     assert one_error_line(err) == (f"gridsched: error: {toml}: scenario[0].params: generator 'synthetic': parameter "
                                    f"'speed' must be a finite number, got {_BIG}")
+
+
+def test_an_init_without_the_options_parameter_names_the_users_def_line(tmp_path: Path) -> None:
+    """``def __init__(self):`` (the options parameter left out): "policy P failed in __init__
+    (.../schedulers/registry.py, line 309): TypeError: P.__init__() takes 1 positional argument
+    but 2 were given": gridsched's file and line, as the user's. The line is now the user's
+    ``def``, with the signature a policy's constructor has."""
+    f = tmp_path / "mine.py"
+    f.write_text("from schedulers.fcfs import FCFS\n\n\nclass P(FCFS):\n    def __init__(self):\n"
+                 "        super().__init__()\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", HETERO, "-w", _two_jobs(tmp_path), "-o",
+                             tmp_path / "out", "--no-progress"])
+    assert code == 1
+    assert one_error_line(err) == (f"gridsched: error: policy P failed in __init__ ({f}, line 5): TypeError: "
+                                   "P.__init__() takes 1 positional argument but 2 were given; a policy's __init__ "
+                                   "takes its options: def __init__(self, options=None), then "
+                                   "super().__init__(options)")
+    # a TypeError of its own code keeps its line, without the advice
+    f.write_text("from schedulers.fcfs import FCFS\n\n\nclass P(FCFS):\n    def __init__(self, options=None):\n"
+                 "        super().__init__(options)\n        len(5)\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", HETERO, "-w", _two_jobs(tmp_path), "-o",
+                             tmp_path / "out2", "--no-progress"])
+    assert code == 1
+    assert one_error_line(err) == (f"gridsched: error: policy P failed in __init__ ({f}, line 7): TypeError: "
+                                   "object of type 'int' has no len()")

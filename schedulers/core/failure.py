@@ -83,6 +83,14 @@ def _frames(tb: TracebackType | None) -> list[tuple[str, int, str]]:
     return out
 
 
+def _init_code(cls: type) -> Any:
+    """The code object of the ``__init__`` ``cls`` runs (its own or a base's), None for the base
+    :class:`Policy`'s or ``object``'s."""
+    init = next((c.__dict__["__init__"] for c in cls.__mro__ if "__init__" in c.__dict__), None)
+    code = getattr(init, "__code__", None)
+    return None if code is None or code is Policy.__init__.__code__ else code
+
+
 def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | None, str | None, int | None]:
     """(callback, file, line) of ``exc`` in the code of policy class ``cls`` (:func:`policy_failure`)."""
     frames = _frames(exc.__traceback__)
@@ -96,6 +104,11 @@ def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | 
     if callback is None:
         outer = [fr for fr in frames if fr[0] in files]
         callback = outer[0][2] if outer else None
+    if where is None and callback == "__init__":
+        # the constructor never ran (a call its signature refuses: ``def __init__(self)``): its def line
+        code = _init_code(cls)
+        if code is not None:
+            where = (code.co_filename, code.co_firstlineno, "__init__")
     if where is None and frames:
         where = frames[-1]
     path, line = (where[0], where[1]) if where else (None, None)
@@ -126,6 +139,10 @@ def policy_failure(cls: type, exc: BaseException, callback: str | None = None) -
         text = f"policy {cls.__name__} failed{at}{loc}: {type(exc).__name__}"
         if detail:
             text += f": {_short(detail)}"
+        if callback == "__init__" and isinstance(exc, TypeError) and not any(
+                fr[0] == path for fr in _frames(exc.__traceback__)):   # (its signature refused the call)
+            text += ("; a policy's __init__ takes its options: def __init__(self, options=None), then "
+                     "super().__init__(options)")
     return PolicyFailure(text, policy=cls.__name__, callback=callback, path=path, line=line, error=exc)
 
 
