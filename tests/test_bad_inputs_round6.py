@@ -531,3 +531,24 @@ def test_an_init_without_the_options_parameter_names_the_users_def_line(tmp_path
     assert code == 1
     assert one_error_line(err) == (f"gridsched: error: policy P failed in __init__ ({f}, line 7): TypeError: "
                                    "object of type 'int' has no len()")
+
+
+@pytest.mark.parametrize("hook, signature, line_of_call", [
+    ("on_job_submitted(self)", "def on_job_submitted(self, job)", "takes 1 positional argument but 2 were given"),
+    ("schedule(self, now)", "def schedule(self)", "missing 1 required positional argument: 'now'"),
+])
+def test_a_hook_with_another_signature_names_the_users_def_line(tmp_path: Path, hook: str, signature: str,
+                                                                line_of_call: str) -> None:
+    """``def on_job_submitted(self):`` or ``def schedule(self, now):``: "policy P failed
+    (.../schedulers/core/policy.py, line 484): TypeError: P.on_job_submitted() takes 1
+    positional argument but 2 were given", without the callback, gridsched's line given as the
+    policy's. Now the hook, the user's def line and how the base class calls it."""
+    f = tmp_path / "mine.py"
+    f.write_text(f"from schedulers.fcfs import FCFS\n\n\nclass P(FCFS):\n    def {hook}:\n        pass\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", HETERO, "-w", _two_jobs(tmp_path), "-o",
+                             tmp_path / "out", "--no-progress"])
+    name = hook.split("(")[0]
+    assert code == 1
+    assert one_error_line(err).startswith(
+        f"gridsched: error: policy P failed in {name} ({f}, line 5): TypeError: P.{name}() {line_of_call}; the base "
+        f"class calls it as {signature}; the run stopped at simulated time t=0.000 s"), err

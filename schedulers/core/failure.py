@@ -91,6 +91,24 @@ def _init_code(cls: type) -> Any:
     return None if code is None or code is Policy.__init__.__code__ else code
 
 
+def _refused_hook(cls: type, exc: BaseException, files: list[str]) -> str | None:
+    """The method of ``cls`` (defined in one of its ``files``) whose call ``exc``, a TypeError
+    raised before its body ran, names (``"P.schedule() missing 1 required positional argument"``);
+    None otherwise."""
+    import re
+
+    m = re.match(r"\w+\.(\w+)\(\) ", str(exc)) if isinstance(exc, TypeError) else None
+    code = getattr(getattr(cls, m.group(1), None), "__code__", None) if m else None
+    return m.group(1) if code is not None and code.co_filename in files else None
+
+
+def _signature(name: str) -> str:
+    """How the base class calls its method ``name``: ``def on_job_submitted(self, job)``."""
+    import inspect
+
+    return f"def {name}({', '.join(inspect.signature(getattr(Policy, name)).parameters)})"
+
+
 def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | None, str | None, int | None]:
     """(callback, file, line) of ``exc`` in the code of policy class ``cls`` (:func:`policy_failure`)."""
     frames = _frames(exc.__traceback__)
@@ -109,6 +127,13 @@ def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | 
         code = _init_code(cls)
         if code is not None:
             where = (code.co_filename, code.co_firstlineno, "__init__")
+    if where is None and callback is None:
+        # a hook the base class called never ran: its signature refused the call
+        # ("P.on_job_submitted() takes 1 positional argument but 2 were given"): its def line
+        hook = _refused_hook(cls, exc, files)
+        if hook is not None:
+            code = getattr(cls, hook).__code__
+            where, callback = (code.co_filename, code.co_firstlineno, hook), hook
     if where is None and frames:
         where = frames[-1]
     path, line = (where[0], where[1]) if where else (None, None)
@@ -139,10 +164,13 @@ def policy_failure(cls: type, exc: BaseException, callback: str | None = None) -
         text = f"policy {cls.__name__} failed{at}{loc}: {type(exc).__name__}"
         if detail:
             text += f": {_short(detail)}"
-        if callback == "__init__" and isinstance(exc, TypeError) and not any(
+        if isinstance(exc, TypeError) and callback is not None and not any(
                 fr[0] == path for fr in _frames(exc.__traceback__)):   # (its signature refused the call)
-            text += ("; a policy's __init__ takes its options: def __init__(self, options=None), then "
-                     "super().__init__(options)")
+            if callback == "__init__":
+                text += ("; a policy's __init__ takes its options: def __init__(self, options=None), then "
+                         "super().__init__(options)")
+            elif callable(getattr(Policy, callback, None)):
+                text += f"; the base class calls it as {_signature(callback)}"
     return PolicyFailure(text, policy=cls.__name__, callback=callback, path=path, line=line, error=exc)
 
 
