@@ -552,3 +552,21 @@ def test_a_hook_with_another_signature_names_the_users_def_line(tmp_path: Path, 
     assert one_error_line(err).startswith(
         f"gridsched: error: policy P failed in {name} ({f}, line 5): TypeError: P.{name}() {line_of_call}; the base "
         f"class calls it as {signature}; the run stopped at simulated time t=0.000 s"), err
+
+
+def test_a_batsim_that_logged_nothing_says_its_log_is_empty(tmp_path: Path) -> None:
+    """``--batsim /bin/true`` (a wrong executable that exits at once, status 0) ended its line
+    with "Batsim log (out/out_batsim.log):" and nothing after the colon. It now says the log is
+    empty."""
+    import shutil
+
+    true = shutil.which("true")
+    if true is None:
+        pytest.skip("no `true` executable on PATH")
+    out = tmp_path / "out"
+    code, _, err = run_main(["run", "--policy", "fcfs", "-p", HETERO, "-w", _two_jobs(tmp_path), "-o", out,
+                             "--no-progress", "--engine", "batsim", "--batsim", true, "--batsim-connect-timeout", "20"])
+    assert code == 1
+    line = one_error_line(err)
+    assert line.startswith("gridsched: error: Batsim exited before the simulation ended (command: ")
+    assert line.endswith(f"); Batsim's log ({out}/out_batsim.log) is empty"), line
