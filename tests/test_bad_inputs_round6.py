@@ -570,3 +570,37 @@ def test_a_batsim_that_logged_nothing_says_its_log_is_empty(tmp_path: Path) -> N
     line = one_error_line(err)
     assert line.startswith("gridsched: error: Batsim exited before the simulation ended (command: ")
     assert line.endswith(f"); Batsim's log ({out}/out_batsim.log) is empty"), line
+
+
+# ---------------------------------------------------------------------------- outputs under a file
+def test_an_output_under_a_file_names_the_file(tmp_path: Path) -> None:
+    """An output path whose parent is a file: "cannot prepare the output folder: Not a
+    directory" (run), "f: File exists" (convert), "f/sc: Not a directory" (scenario, campaign
+    run), and gridsched engine's ``-e f/x_`` said the folder "does not exist". Each now names the
+    file in the way."""
+    f = tmp_path / "f"
+    f.write_text("not a folder\n")
+    w = _two_jobs(tmp_path)
+    t = tmp_path / "t.swf"
+    t.write_text("1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    toml = tmp_path / "c.toml"
+    toml.write_text('[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "g"\ngenerator = "synthetic"\n')
+    cases = [
+        (["run", "--policy", "fcfs", "-p", HETERO, "-w", w, "-o", f / "out", "--no-progress"],
+         f"gridsched: error: {f / 'out'}: cannot make this folder: {f} is a file, not a folder"),
+        (["convert", t, "-o", f / "w.json"], f"gridsched convert: error: {f}: is a file, where a folder is needed"),
+        (["convert", t, "-o", f / "sub" / "w.json"],
+         f"gridsched convert: error: {f / 'sub'}: cannot make this folder: {f} is a file, not a folder"),
+        (["scenario", "synthetic", "-o", f / "sc"],
+         f"gridsched: error: {f / 'sc'}: cannot make this folder: {f} is a file, not a folder"),
+        (["campaign", "run", toml, "--out", f / "c", "--serial", "--no-progress"],
+         f"gridsched: error: {f / 'c'}: cannot make this folder: {f} is a file, not a folder"),
+        (["engine", "-p", HETERO, "-w", w, "-e", f"{f}/x_"],
+         f"gridsched: error: -e {f}/x_: {f} is a file, not a folder; real Batsim 4.2.1 aborts: give a prefix in a "
+         "folder"),
+    ]
+    for argv, line in cases:
+        code, _, err = run_main(argv)
+        assert code == 2, (argv, err)
+        assert one_error_line(err) == line
+    assert f.read_text() == "not a folder\n"

@@ -114,7 +114,7 @@ class ResultStore:
         except ImportError:  # pragma: no cover - not POSIX: no lock
             yield
             return
-        self.out.mkdir(parents=True, exist_ok=True)
+        outfiles.make_folder(self.out)
         path = self.out / LOCK_NAME
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -134,7 +134,7 @@ class ResultStore:
     def prepare(self) -> int:
         """Create the folders and remove temporary files left by a killed runner (results and
         outputs). Returns how many were removed."""
-        self.results.mkdir(parents=True, exist_ok=True)
+        outfiles.make_folder(self.results)
         removed = 0
         for p in self.results.glob(".*.tmp"):
             p.unlink(missing_ok=True)
@@ -177,7 +177,7 @@ class ResultStore:
                          sorted(present - set(wanted)), codes)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
+        outfiles.make_folder(self.out)
         atomic_write_text(self.out / "campaign.json", dumps({"format": MANIFEST_FORMAT, **manifest}))
 
     def read_manifest(self) -> dict[str, Any]:

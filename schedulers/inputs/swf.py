@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from ..core.limits import MAX_NB_RES
-from ..outfiles import not_written
+from ..outfiles import make_folder, not_written
 from .errors import WorkloadError
 
 __all__ = [
@@ -594,7 +594,7 @@ class TraceConversion:
             The report, ``output`` set.
         """
         output = Path(output)
-        output.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(output.parent)
         submits, runtimes, res_of, ends = array("d"), array("d"), array("q"), array("q")
         names: dict[float, str] = {}     # runtime -> the profile name as JSON text
         extras: dict[tuple, str] = {}    # extra fields -> their JSON text
