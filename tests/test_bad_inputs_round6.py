@@ -604,3 +604,27 @@ def test_an_output_under_a_file_names_the_file(tmp_path: Path) -> None:
         assert code == 2, (argv, err)
         assert one_error_line(err) == line
     assert f.read_text() == "not a folder\n"
+
+
+def test_a_trace_given_to_the_gym_environment_says_to_convert_it(tmp_path: Path) -> None:
+    """``BatsimEnv(platform, "trace.swf")`` failed in its constructor with "trace.swf: malformed
+    JSON at line 1, column 1: Expecting value" (the environment reads Batsim JSON workloads, as
+    campaigns do): it now says what the file is and how to convert it, in the constructor and
+    in ``reset(options={"workload": ...})``."""
+    pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install 'gridsched[gym]')")
+    from schedulers.gym import BatsimEnv
+
+    t = tmp_path / "t.swf"
+    t.write_text("1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    words = (f"workload '{t}' is an SWF/GWF trace, and the environment reads Batsim JSON workloads: convert it first "
+             f"(gridsched convert {t} -o NEW.json; --nb-hosts N for the platform's hosts)")
+    with pytest.raises(ValueError) as err:
+        BatsimEnv(HETERO, str(t))
+    assert str(err.value) == words
+    env = BatsimEnv(HETERO, str(_two_jobs(tmp_path)))
+    try:
+        with pytest.raises(ValueError) as err:
+            env.reset(options={"workload": t})
+        assert str(err.value) == words
+    finally:
+        env.close()

@@ -56,6 +56,18 @@ def _as_list(workload: Workloads | None) -> list:
     return list(workload)
 
 
+def _refuse_traces(workloads: list) -> None:
+    """Refuse an SWF/GWF trace among workload paths: the environment reads Batsim JSON workloads
+    (a trace was "malformed JSON at line 1, column 1")."""
+    from ..inputs import TRACE_SUFFIXES
+
+    for w in workloads:
+        if isinstance(w, (str, os.PathLike)) and os.fspath(w).lower().endswith(TRACE_SUFFIXES):
+            raise ValueError(f"workload {os.fspath(w)!r} is an SWF/GWF trace, and the environment reads Batsim JSON "
+                             f"workloads: convert it first (gridsched convert {os.fspath(w)} -o NEW.json; --nb-hosts N "
+                             "for the platform's hosts)")
+
+
 class _Mailbox:
     """The action handed from :meth:`BatsimEnv.step` to the paused policy."""
 
@@ -116,6 +128,7 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("give either a platform (and a workload) or a scenario generator, not both")
         if scenario is None and not _as_list(workload):
             raise ValueError("a workload is needed with a platform file")
+        _refuse_traces(_as_list(workload))
         for flag, value in (("energy", energy), ("power_actions", power_actions)):
             if not isinstance(value, (bool, np.bool_)):   # ("false" would be true)
                 raise ValueError(f"{flag} must be True or False, got {value!r}")
@@ -240,6 +253,7 @@ class BatsimEnv(gymnasium.Env):
         else:
             spec = read_platform(self._platform_file())
             workloads = _as_list(options["workload"]) if "workload" in options else self.workloads
+            _refuse_traces(workloads)
         engine = self._engine = build_engine(spec, workloads, energy=self.energy,
                                              trace_outputs=self.export_prefix is not None)
         # (the worker's closures hold the engine, the policy and the mailbox, not the environment:
