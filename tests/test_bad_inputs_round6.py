@@ -43,13 +43,13 @@ def _two_jobs(tmp_path: Path, second_at: float = 1) -> Path:
     return w
 
 
-def _run_policy(tmp_path: Path, body: str, second_at: float = 1) -> tuple[int, str, Path]:
+def _run_policy(tmp_path: Path, body: str, second_at: float = 1, energy: bool = False) -> tuple[int, str, Path]:
     """``gridsched run`` of the policy ``_HEAD + body`` (file ``mine.py``) on two jobs: (exit
     status, its one error line, the policy file)."""
     f = tmp_path / "mine.py"
     f.write_text(_HEAD + body)
     code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", HETERO, "-w", _two_jobs(tmp_path, second_at),
-                             "-o", tmp_path / "out", "--no-progress", "--overwrite"])
+                             "-o", tmp_path / "out", "--no-progress", "--overwrite", *(["-E"] if energy else [])])
     return code, one_error_line(err) if code else "", f
 
 
@@ -94,6 +94,10 @@ def _run_policy(tmp_path: Path, body: str, second_at: float = 1) -> tuple[int, s
      "register_profile w0/x: dynamic job registration is disabled (Batsim aborts); enable it with Batsim's "
      "--enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, which gridsched run and campaigns "
      "honour)"),
+    # "NOTIFY 'done' from the scheduler: unknown type (Batsim aborts)"
+    ("    def schedule(self):\n        self.notify('done')\n", 16,
+     "notify: Batsim 4.2.1 takes a NOTIFY of type 'registration_finished' or 'continue_registration' from the "
+     "scheduler, got 'done' (it aborts on another)"),
     # a misspelt field: "EXECUTE_JOB w0!1: fields ['storage_maping'] are not part of Batsim 4.2.1's EXECUTE_JOB"
     ("    def schedule(self):\n        while self.queue:\n            job = self.queue.pop(0)\n"
      "            self.execute(job, first_hosts(self.available, job.res), storage_maping={'pfs': 4})\n", 18,
@@ -628,3 +632,14 @@ def test_a_trace_given_to_the_gym_environment_says_to_convert_it(tmp_path: Path)
         assert str(err.value) == words
     finally:
         env.close()
+
+
+def test_a_pstate_a_host_does_not_have_names_the_users_line(tmp_path: Path) -> None:
+    """``set_pstate([0], 7)`` with energy on hetero4.xml (one speed a host): the engine's
+    "SET_RESOURCE_STATE at t=0: host 0 (a1) has no pstate 7", status 2, without the policy's
+    line. The base class knows the hosts' speeds in the embedded engine (and behind real Batsim
+    with serve --platform): it refuses it at the user's line."""
+    code, err, f = _run_policy(tmp_path, "    def schedule(self):\n        self.set_pstate([0], 7)\n", energy=True)
+    assert code == 1
+    assert err.startswith(f"gridsched: error: policy P failed in schedule ({f}, line 16): set_pstate: host 0 (a1) has "
+                          "no pstate 7 (its pstates: 0-0; Batsim 4.2.1 aborts); the run stopped"), err

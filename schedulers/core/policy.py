@@ -824,8 +824,9 @@ class Policy:
 
         Raises:
             PolicyError: a host id that is not an integer >= 0 or that the platform does not
-                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1);
-                a simulation known to run without the energy model (Batsim aborts).
+                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1)
+                or that a host whose speeds are known does not have; a simulation known to run
+                without the energy model (Batsim aborts).
         """
         self._need_energy("set_pstate (SET_RESOURCE_STATE)")
         res = as_procset(hosts)
@@ -837,6 +838,12 @@ class Policy:
         if res and res.max >= n:   # (an IndexError of the base class otherwise)
             raise PolicyError(f"set_pstate: host {res.max} does not exist (the platform has {n} compute hosts, "
                               f"ids 0-{n - 1})")
+        hosts = self.platform.hosts
+        lacking = next((i for i in res if hosts[i].speeds_known and pstate >= len(hosts[i].speeds)), None)
+        if lacking is not None:   # (known: the embedded engine, or serve --platform)
+            h = hosts[lacking]
+            raise PolicyError(f"set_pstate: host {lacking} ({h.name}) has no pstate {pstate} (its pstates: "
+                              f"0-{len(h.speeds) - 1}; Batsim 4.2.1 aborts)")
         for i in res:
             h = self.platform.hosts[i]
             if self._is_sleep_pstate(h, pstate):
@@ -869,7 +876,13 @@ class Policy:
     def notify(self, type_: str, **data: Any) -> None:
         """Send Batsim a NOTIFY of type ``type_`` with fields ``data``: ``registration_finished``
         (no more dynamic jobs will be registered: the simulation may end) or
-        ``continue_registration``."""
+        ``continue_registration``.
+
+        Raises:
+            PolicyError: another type (Batsim 4.2.1 aborts on it)."""
+        if type_ not in ("registration_finished", "continue_registration"):
+            raise PolicyError(f"notify: Batsim 4.2.1 takes a NOTIFY of type 'registration_finished' or "
+                              f"'continue_registration' from the scheduler, got {type_!r} (it aborts on another)")
         self._decisions.append(NotifyBatsim(type=type_, data=dict(data)))
 
     def register_profile(self, workload: str, name: str, profile: dict[str, Any]) -> None:
