@@ -643,3 +643,27 @@ def test_a_pstate_a_host_does_not_have_names_the_users_line(tmp_path: Path) -> N
     assert code == 1
     assert err.startswith(f"gridsched: error: policy P failed in schedule ({f}, line 16): set_pstate: host 0 (a1) has "
                           "no pstate 7 (its pstates: 0-0; Batsim 4.2.1 aborts); the run stopped"), err
+
+
+@pytest.mark.parametrize("hook, value, words", [
+    ("hosts_wanted(self)", "'x'", "it returned 'x', not a number of hosts (an integer >= 0)"),
+    # -5 kept every sleeping host asleep: a deadlock at t=841 s, "the policy never woke them"
+    ("hosts_wanted(self)", "-5", "it returned -5, not a number of hosts (an integer >= 0)"),
+    ("hosts_to_wake(self, asleep, n)", "3.5", "it returned 3.5, not a bit mask of hosts (an int: bit i set = host i)"),
+])
+def test_an_idle_shutdown_hook_answering_what_it_cannot_names_the_users_def(tmp_path: Path, hook: str, value: str,
+                                                                             words: str) -> None:
+    """The idle-host shutdown (``idle_timeout``) asks the policy ``hosts_wanted()`` and
+    ``hosts_to_wake(asleep, n)``. A string or a float answer was "policy P failed
+    (.../schedulers/core/shutdown.py, line 216): TypeError: '<=' not supported between instances
+    of 'str' and 'int'": gridsched's line as the policy's, no hook named. The hook's own def line
+    and what it returned are named now."""
+    nantes = Path(__file__).resolve().parents[1] / "platforms" / "g5k_nantes_econome.xml"
+    demo = Path(__file__).resolve().parents[1] / "workloads" / "demo_nantes.json"
+    f = tmp_path / "mine.py"
+    f.write_text(f"from schedulers.fcfs import FCFS\n\n\nclass P(FCFS):\n    def {hook}:\n        return {value}\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", nantes, "-w", demo, "--max-jobs", "8", "-E",
+                             "-o", tmp_path / "out", "--no-progress", "--policy-options", '{"idle_timeout": 10}'])
+    assert code == 1
+    assert one_error_line(err).startswith(f"gridsched: error: policy P failed in {hook.split('(')[0]} ({f}, line 5): "
+                                          f"{words}; the run stopped at simulated time t="), err
