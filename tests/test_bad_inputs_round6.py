@@ -667,3 +667,30 @@ def test_an_idle_shutdown_hook_answering_what_it_cannot_names_the_users_def(tmp_
     assert code == 1
     assert one_error_line(err).startswith(f"gridsched: error: policy P failed in {hook.split('(')[0]} ({f}, line 5): "
                                           f"{words}; the run stopped at simulated time t="), err
+
+
+@pytest.mark.parametrize("hook, body, words", [
+    # "policy P failed in schedule (.../schedulers/easy.py, line 493): TypeError: bad operand type for unary -: 'list'"
+    ("select_hosts(self, candidates, job)", "return [0]",
+     "select_hosts ({f}, line 5): it returned [0], not a bit mask of hosts (an int: bit i set = host i)"),
+    # host 40 of a 4-host platform: the base class's refusal, at a line of easy.py
+    ("select_hosts(self, candidates, job)", "return 1 << 40",
+     "select_hosts ({f}, line 5): it returned hosts 40 for job w0!1 of res 2, where 2 of 0-3 were asked for"),
+    # NaN compares false with every key: the queue had no order, and the run went on without a word
+    ("queue_key(self, job)", "return float('nan')",
+     "queue_key ({f}, line 5): it returned nan for job w0!1, which no key is before or after: the queue would "
+     "have no order"),
+])
+def test_an_easy_variants_hook_answering_what_it_cannot_names_the_users_def(tmp_path: Path, hook: str, body: str,
+                                                                            words: str) -> None:
+    """The EASY hooks a researcher overrides (the tutorial's way to write a variant): a
+    ``select_hosts`` that answers a list or hosts not among the candidates failed at a line of
+    gridsched's easy.py, given as the user's; a ``queue_key`` of NaN ran with the queue in no
+    order. Each is now the hook's error at the user's def line."""
+    f = tmp_path / "mine.py"
+    f.write_text(f"from schedulers.easy import EASY\n\n\nclass P(EASY):\n    def {hook}:\n        {body}\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", HETERO, "-w", _two_jobs(tmp_path), "-o",
+                             tmp_path / "out", "--no-progress"])
+    assert code == 1
+    assert one_error_line(err).startswith(f"gridsched: error: policy P failed in {words.format(f=f)}; the run "
+                                          "stopped at simulated time t=0.000 s"), err

@@ -27,7 +27,8 @@ from typing import Any
 from .model import PolicyError, PolicyInputError
 from .policy import Policy, PolicyOptionError
 
-__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "check_runnable", "PASS_THROUGH"]
+__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "check_runnable", "hook_error",
+           "PASS_THROUGH"]
 
 #: Longest text of the original error kept in the message (characters).
 _ERROR_TEXT = 300
@@ -196,6 +197,22 @@ def located(policy: Any, exc: BaseException, callback: str | None = None) -> Pol
             exc.args = (f"policy {cls.__name__} failed{at}{loc}: {exc.args[0]}", *exc.args[1:])
         return None
     return policy_failure(cls, exc, callback)
+
+
+def hook_error(policy: Any, hook: str, text: str) -> PolicyError:
+    """The error of a bad answer of ``policy``'s hook ``hook`` (``hosts_wanted``,
+    ``select_hosts``...: ``text`` says what it returned), located at the hook's ``def`` line when
+    the policy's class overrides the base class's (the traceback, raised after the hook
+    returned, holds no line of the policy's code). :func:`located` keeps that place."""
+    cls = type(policy)
+    code = getattr(getattr(cls, hook, None), "__code__", None)
+    base = next((c for c in reversed(cls.__mro__) if hook in c.__dict__), None)
+    if code is None or base is None or code is getattr(base.__dict__[hook], "__code__", None):
+        return PolicyError(f"{hook}: {text}")
+    exc = PolicyError(f"policy {cls.__name__} failed in {hook} ({code.co_filename}, line {code.co_firstlineno}): "
+                      f"{text}")
+    exc.policy_location = (hook, code.co_filename, code.co_firstlineno)   # type: ignore[attr-defined]
+    return exc
 
 
 def call_policy(obj: Any, method: str, *args: Any) -> Any:

@@ -109,19 +109,12 @@ def _bits(mask: int):
         mask ^= low
 
 
-def _hook_error(p: "Policy", hook: str, text: str) -> PolicyError:
-    """The error of a bad answer of ``p``'s hook ``hook`` (``hosts_wanted``...), located at the
-    hook's ``def`` line when the policy's class overrides it (the traceback, raised here after
-    the hook returned, holds no line of the policy's code)."""
-    from .policy import Policy   # (here: policy imports this module)
+def _failure() -> Any:
+    """:mod:`schedulers.core.failure` (imported when needed: it imports the policy module, which
+    imports this one)."""
+    from . import failure
 
-    code = getattr(getattr(type(p), hook, None), "__code__", None)
-    exc = PolicyError(f"{hook}: {text}")
-    if code is not None and code is not getattr(Policy, hook).__code__:
-        exc = PolicyError(f"policy {type(p).__name__} failed in {hook} ({code.co_filename}, line "
-                          f"{code.co_firstlineno}): {text}")
-        exc.policy_location = (hook, code.co_filename, code.co_firstlineno)   # (core.failure.located keeps it)
-    return exc
+    return failure
 
 
 class IdleShutdown:
@@ -231,7 +224,8 @@ class IdleShutdown:
         if type(wanted) is not int or wanted < 0:
             index = getattr(wanted, "__index__", None)   # (a NumPy integer is one)
             if isinstance(wanted, bool) or index is None or index() < 0:
-                raise _hook_error(p, "hosts_wanted", f"it returned {wanted!r}, not a number of hosts (an integer >= 0)")
+                raise _failure().hook_error(p, "hosts_wanted",
+                                            f"it returned {wanted!r}, not a number of hosts (an integer >= 0)")
             wanted = index()
         if wanted <= 0 and not p.running and p.no_more_static_jobs:
             return  # nothing runs, waits or will come: nothing to save
@@ -266,13 +260,13 @@ class IdleShutdown:
         if type(chosen) is not int:
             index = getattr(chosen, "__index__", None)   # (a NumPy integer is one)
             if isinstance(chosen, bool) or index is None:
-                raise _hook_error(p, "hosts_to_wake", f"it returned {chosen!r}, not a bit mask of hosts (an int: bit "
-                                                      "i set = host i)")
+                raise _failure().hook_error(p, "hosts_to_wake", f"it returned {chosen!r}, not a bit mask of hosts "
+                                                                "(an int: bit i set = host i)")
             chosen = index()
         if chosen < 0 or chosen & ~mask or chosen.bit_count() != need:
-            raise _hook_error(p, "hosts_to_wake", f"it chose {mask_to_procset(chosen) if chosen >= 0 else chosen} "
-                                                  f"where {need} of the sleeping hosts {mask_to_procset(mask)} were "
-                                                  "asked for")
+            shown = mask_to_procset(chosen) if chosen >= 0 else chosen
+            raise _failure().hook_error(p, "hosts_to_wake", f"it chose {shown} where {need} of the sleeping hosts "
+                                                            f"{mask_to_procset(mask)} were asked for")
         groups: dict[tuple[int, float], int] = {}
         for i in _bits(chosen):
             h = hosts[i]
