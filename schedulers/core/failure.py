@@ -99,7 +99,9 @@ def _refused_hook(cls: type, exc: BaseException, files: list[str]) -> str | None
     import re
 
     m = re.match(r"\w+\.(\w+)\(\) ", str(exc)) if isinstance(exc, TypeError) else None
-    code = getattr(getattr(cls, m.group(1), None), "__code__", None) if m else None
+    if m is None:
+        return None
+    code = getattr(getattr(cls, m.group(1), None), "__code__", None)
     return m.group(1) if code is not None and code.co_filename in files else None
 
 
@@ -211,7 +213,7 @@ def hook_error(policy: Any, hook: str, text: str) -> PolicyError:
         return PolicyError(f"{hook}: {text}")
     exc = PolicyError(f"policy {cls.__name__} failed in {hook} ({code.co_filename}, line {code.co_firstlineno}): "
                       f"{text}")
-    exc.policy_location = (hook, code.co_filename, code.co_firstlineno)   # type: ignore[attr-defined]
+    exc.policy_location = (hook, code.co_filename, code.co_firstlineno)
     return exc
 
 
