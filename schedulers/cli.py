@@ -539,6 +539,9 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
               f"{host!r}; real Batsim 4.2.1 ignores it (no host gets that role)", file=sys.stderr)
     folder = os.path.dirname(args.export + "_")
     if folder and not os.path.isdir(folder):   # (Batsim's WriteBuffer cannot open its first output file)
+        if os.path.exists(folder):
+            raise RunInputError(f"-e {args.export}: {folder} is a file, not a folder; real Batsim 4.2.1 aborts: "
+                                "give a prefix in a folder")
         raise RunInputError(f"-e {args.export}: the folder {folder} does not exist; real Batsim 4.2.1 aborts "
                             "without creating it: create it first")
     engine.storage_sharing = not args.disable_storage_sharing

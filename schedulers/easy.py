@@ -48,6 +48,7 @@ from .core.backfilling import (
     ReservationProfile,
     job_duration,
     lowest_bits,
+    mask_to_procset,
 )
 from .core.model import Job
 from .core.policy import Policy
@@ -107,6 +108,10 @@ class EASY(Policy):
         # select_hosts not overridden: reservations take the profile's own lowest-ids choice
         # (the same hosts, without the extra calls)
         self._lowest_ids_choice = type(self).select_hosts is EASY.select_hosts
+        if not type(self).select_hosts.__module__.startswith("schedulers."):
+            # a researcher's own: its answer checked where it is made (a list, a host not free:
+            # an error at a line of this module otherwise, or a job started on hosts it may not use)
+            self.select_hosts = self._checked_select(self.select_hosts)   # type: ignore[method-assign]
         # fits_gap not overridden: its test, ``now + walltime <= start``, can prune the search
         # (a subclass that overrides it gives its own bound through gap_limit)
         self._plain_gap = type(self).fits_gap is EASY.fits_gap or type(self).gap_limit is not EASY.gap_limit
@@ -149,6 +154,23 @@ class EASY(Policy):
         raises ValueError).
         """
         return lowest_bits(candidates, job.res)
+
+    def _checked_select(self, select: Any) -> Any:
+        """``select`` (a subclass's :meth:`select_hosts`) whose answer is checked: a bit mask of
+        exactly ``job.res`` hosts among ``candidates``, else the policy's error at its def line."""
+        from .core.failure import hook_error
+
+        def checked(candidates: int, job: Job) -> int:
+            alloc = select(candidates, job)
+            if type(alloc) is int and alloc >= 0 and not alloc & ~candidates and alloc.bit_count() == job.res:
+                return alloc
+            if type(alloc) is not int or alloc < 0:
+                what = f"{alloc!r}, not a bit mask of hosts (an int: bit i set = host i)"
+            else:
+                what = f"hosts {mask_to_procset(alloc)} for job {job.id} of res {job.res}, where {job.res} of " \
+                       f"{mask_to_procset(candidates)} were asked for"
+            raise hook_error(self, "select_hosts", f"it returned {what}")
+        return checked
 
     def hosts_to_wake(self, asleep: int, n: int) -> int:
         """The ``n`` sleeping hosts (bit mask, among ``asleep``) idle-host shutdown wakes
@@ -232,7 +254,12 @@ class EASY(Policy):
             return
         self._arrival[job.id] = self._seq
         self._seq += 1
-        key = (self.queue_key(job), self._arrival[job.id])
+        k = self.queue_key(job)
+        if k != k:   # (NaN: it compares false with every key, and the queue's order says nothing)
+            from .core.failure import hook_error
+            raise hook_error(self, "queue_key", f"it returned {k!r} for job {job.id}, which no key is before or "
+                                                "after: the queue would have no order")
+        key = (k, self._arrival[job.id])
         if not self._keys or key >= self._keys[-1]:  # (an empty queue has _front 0, see _drop)
             self._keys.append(key)
             self._q.append(job)

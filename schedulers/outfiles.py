@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-__all__ = ["OutputWriteError", "atomic_output", "atomic_write_text", "not_written", "WRITE_ERRNOS"]
+__all__ = ["OutputWriteError", "NotAFolder", "atomic_output", "atomic_write_text", "not_written", "WRITE_ERRNOS",
+           "make_folder"]
 
 #: The ``errno`` values of an output that cannot be written for want of room or a working disk
 #: (as opposed to a bad path or a permission, which are the user's choice of output).
@@ -38,6 +39,34 @@ def not_written(path: str | os.PathLike[str], exc: OSError) -> OutputWriteError:
     err = OutputWriteError(f"{path}: cannot write the file: {exc.strerror or exc}")
     err.errno, err.strerror, err.filename = exc.errno, exc.strerror, str(path)
     return err
+
+
+class NotAFolder(OSError):
+    """An output folder cannot be made: a file stands where it or one of its parents would be.
+    The text is the message alone (no errno): one line naming the folder and the file."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def make_folder(folder: str | os.PathLike[str]) -> None:
+    """``mkdir -p folder``; a file in the way is named (Python's words were "File exists" or
+    "Not a directory" without saying which path is a file).
+
+    Raises:
+        NotAFolder: ``folder`` or one of its parents is a file.
+        OSError: the folder cannot be made otherwise (a permission: the error as it is).
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is None:
+            raise
+        if blocker == folder:
+            raise NotAFolder(f"{folder}: is a file, where a folder is needed") from None
+        raise NotAFolder(f"{folder}: cannot make this folder: {blocker} is a file, not a folder") from None
 
 
 @contextmanager

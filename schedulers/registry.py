@@ -76,7 +76,27 @@ def policy_class(name: str) -> type[Policy]:
         pass
     if ":" in name:
         return _user_policy(name)
+    if name.endswith(".py"):
+        raise KeyError(_file_without_class(name)) from None
     raise KeyError(unknown_policy_message(name)) from None
+
+
+def _file_without_class(name: str) -> str:
+    """The one-line error for a policy named by its file alone (``--policy mine.py``): the
+    classes the file defines (read with :mod:`ast`, the file not run), to name one."""
+    import ast
+
+    try:
+        with open(name, "rb") as f:
+            tree = ast.parse(f.read(), name)
+    except OSError:
+        return f"policy {name!r}: no such Python file (a policy of your own is named FILE.py:Class)"
+    except (SyntaxError, ValueError):
+        tree = None
+    classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)] if tree is not None else []
+    which = (f": {name}:{classes[0]}" + (f" (its classes: {', '.join(classes)})" if len(classes) > 1 else "")
+             if classes else "" if tree is None else " (the file defines no class)")
+    return f"policy {name!r} names a file: give its class too, FILE.py:Class{which}"
 
 
 def unknown_policy_message(name: str) -> str:

@@ -36,7 +36,7 @@ from .engine.oddities import input_warnings
 from .engine.platform import PlatformSpec, check_compute_speeds, read_platform
 from .engine.simulator import Engine
 from .run_lock import LOCK_NAME, RunLock
-from .outfiles import atomic_write_text, not_written
+from .outfiles import NotAFolder, atomic_write_text, make_folder, not_written
 from .registry import PolicyOptionError, check_options, get_policy, policy_class
 
 __all__ = ["run"]
@@ -155,7 +155,7 @@ def _prepare_output(out: Path, previous: list[Path], lock: RunLock, overwrite: b
     """
     created = not out.exists()
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        make_folder(out)
         try:
             lock.acquire()
         except RuntimeError as exc:
@@ -167,6 +167,9 @@ def _prepare_output(out: Path, previous: list[Path], lock: RunLock, overwrite: b
                                 f"empty ({', '.join(sorted(p.name for p in again)[:3])}); choose another --output")
         for f in previous:
             f.unlink(missing_ok=True)
+    except NotAFolder as exc:
+        lock.release()
+        raise RunInputError(str(exc)) from None
     except OSError as exc:
         lock.release()
         raise RunInputError(f"{out}: cannot prepare the output folder: {exc.strerror or exc}") from None

@@ -367,7 +367,8 @@ def test_collect_refuses_a_record_with_a_non_finite_value_by_name(tmp_path: Path
     code, _, err = run_main(["campaign", "collect", out])
     assert code == 2
     assert one_error_line(err) == (f"gridsched: error: not a valid JSON file: {rec}: not valid JSON: number 1e400 "
-                                   "is too large for a double")
+                                   "is too large for a double; move it out of results/ (`gridsched campaign run` "
+                                   "runs again a run whose record is missing)")
     assert not (out / "summary.csv").exists() and not (out / "runs.csv").exists()
 
 

@@ -61,9 +61,15 @@ def test_a_bool_action_is_an_invalid_action_not_a_crash_in_the_agent(tmp_path: P
         env.close()
 
 
+_STALL = (" (the call it asks is at now + stall_wait, and now is Batsim's clock printed with 6 decimals: a call "
+          "sooner may fall before the clock, where Batsim 4.2.1 aborts)")
+
+
 @pytest.mark.parametrize("kwargs, message", [
-    ({"stall_wait": float("inf")}, "stall_wait must be a finite number of seconds > 0, got inf"),
-    ({"stall_wait": True}, "stall_wait must be a finite number of seconds > 0, got True"),
+    ({"stall_wait": float("inf")}, "stall_wait must be a finite number of seconds >= 1e-6, got inf"
+     + _STALL),
+    ({"stall_wait": True}, "stall_wait must be a finite number of seconds >= 1e-6, got True"
+     + _STALL),
     ({"window": True}, "window must be an integer from 1 to 1,000,000 (queue slots observed), got True"),
     ({"max_steps": True}, "max_steps must be an integer >= 1 or None, got True"),
 ])

@@ -136,8 +136,8 @@ def fake_batsim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     # cores for the policy) and checks it against SIMULATION_BEGINS (same hosts)
     # (without ../shared the transcript tests are skipped; the others only need a file there)
     platform.write_bytes(PLATFORM_128.read_bytes() if PLATFORM_128.is_file() else
-                         b"<platform version='4.1'><zone id='z' routing='Full'><host id='h0' speed='1Gf'/>"
-                         b"</zone></platform>\n")
+                         b"<platform version='4.1'><zone id='z' routing='Full'><host id='master_host' speed='1Gf'/>"
+                         b"<host id='h0' speed='1Gf'/></zone></platform>\n")
     workload = tmp_path / "workload.json"
     workload.write_text('{"nb_res": 128, "jobs": [], "profiles": {}}\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)

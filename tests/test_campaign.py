@@ -335,7 +335,7 @@ BAD = [
     ("wrong type", 'seeds = "3"\n[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n',
      "seeds: expected a number of seeds or a list of integer seeds, got a string '3'"),
     ("wrong param type", '[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
-     'params = { jobs = "40" }\n', "scenario[0].params: generator 'synthetic': parameter 'jobs' must be int, got '40'"),
+     'params = { jobs = "40" }\n', "scenario[0].params: generator 'synthetic': parameter 'jobs' must be an integer, got '40'"),
     ("unknown generator", '[[policy]]\nname = "fcfs"\n[[scenario]]\nname = "s"\ngenerator = "nope"\n',
      "scenario[0].generator: unknown scenario generator 'nope'; known generators: "),
     ("unknown option", '[[policy]]\nname = "easy"\noptions = { delta = 1 }\n[[scenario]]\nname = "s"\n'
@@ -358,7 +358,7 @@ BAD = [
      'generator = "synthetic"\n', "simulator: expected \"engine\" or \"batsim\", got 'simgrid'"),
     ("invalid toml", '[[policy]\nname = "easy"\n', "invalid TOML:"),
     ("infinite number", '[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\ngenerator = "synthetic"\n'
-     'params = { load = inf }\n', "parameter 'load' must be float, got inf"),
+     'params = { load = inf }\n', "parameter 'load' must be a finite number, got inf"),
 ]
 
 

@@ -245,9 +245,20 @@ def test_registered_job_without_subtime_is_a_clear_error():
 
 
 def test_registration_without_the_option_is_refused():
+    # the policy base class refuses it where the policy registers (SIMULATION_BEGINS said
+    # dynamic-jobs-enabled: false); the engine, when the decision comes as it is (emit)
+    from schedulers.core.model import PolicyError
+    from schedulers.core.events import RegisterProfile
+
     w = wl([{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 100}})
-    with pytest.raises(EngineError, match="--enable-dynamic-jobs"):
+    with pytest.raises(PolicyError, match="--enable-dynamic-jobs"):
         simulate(HETERO, [w], Resubmitter())
+    emitting = Resubmitter()
+    emitting.register_profile = lambda workload, name, profile: emitting.emit(  # type: ignore[method-assign]
+        RegisterProfile(workload=workload, name=name, profile=dict(profile)))
+    emitting.register_job = lambda *args, **kw: None   # type: ignore[method-assign]  # (the profile is refused first)
+    with pytest.raises(EngineError, match="--enable-dynamic-jobs"):
+        simulate(HETERO, [w], emitting)
 
 
 def test_simulation_begins_announces_dynamic_job_options():

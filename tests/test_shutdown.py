@@ -420,7 +420,8 @@ def test_a_wake_choice_outside_the_sleeping_hosts_is_a_policy_error():
     p.decide(0.0, [hosts(2)])
     p.decide(10.0, [RequestedCall(10.0)])
     p.decide(14.0, [switched(14.0, "0-1", 1)])
-    with pytest.raises(PolicyError, match=r"hosts_to_wake chose 5 where 1 of the sleeping hosts 0-1"):
+    with pytest.raises(PolicyError, match=r"^policy Bad failed in hosts_to_wake \(.*test_shutdown\.py, line \d+\): it "
+                                          r"chose 5 where 1 of the sleeping hosts 0-1 were asked for$"):
         p.decide(20.0, [sub(20, 1, 1, 50)])
 
 

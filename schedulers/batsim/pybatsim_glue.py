@@ -184,6 +184,8 @@ class _PyBatsimGlue:
 
         Raises:
             KeyError: unknown policy name, or no ``policy`` option when one is needed.
+            TypeError: ``policy`` is not a string, or ``policy_options`` is given beside other
+                options (they were ignored without a word).
         """
         if self.policy_class is not None:
             try:
@@ -199,9 +201,17 @@ class _PyBatsimGlue:
             known = ", ".join(sorted(registry.POLICIES))
             raise KeyError(f"scheduler option 'policy' is required (e.g. -o '{{\"policy\": \"easy\"}}'); "
                            f"known policies: {known}")
+        name = options["policy"]
+        if not isinstance(name, str):
+            raise TypeError(f"scheduler option 'policy' must be a policy name (a string such as \"easy\" or "
+                            f"\"FILE.py:Class\"), got {name!r}")
         rest = {k: v for k, v in options.items() if k != "policy"}
         policy_options = rest.pop("policy_options", rest)
-        return registry.get_policy(str(options["policy"]), policy_options)
+        if rest and policy_options is not rest:
+            raise TypeError(f"scheduler option {sorted(rest)[0]!r} is given beside 'policy_options', which holds "
+                            "the policy's options: give them all inside 'policy_options', or all beside 'policy' "
+                            "without it")
+        return registry.get_policy(name, policy_options)
 
     # ------------------------------------------------------------------------ event buffer
     def _now(self) -> float:

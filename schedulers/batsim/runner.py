@@ -146,6 +146,12 @@ class BatsimRunResult:
 
 
 # ----------------------------------------------------------------------------------- helpers
+def _log_lines(res: "BatsimRunResult", log_path: Path) -> str:
+    """The end of an error message: the last lines of Batsim's log, or that it wrote none."""
+    tail = res.log_tail()
+    return f"\nBatsim log ({log_path}):\n{tail}" if tail.strip() else f"; Batsim's log ({log_path}) is empty"
+
+
 def find_batsim(batsim: str | os.PathLike[str] = "batsim") -> str:
     """Absolute path of the Batsim executable.
 
@@ -424,7 +430,7 @@ def run_with_batsim(
                         res = result(proc.returncode)
                         raise BatsimRunError(
                             f"the scheduler failed, Batsim was stopped: {type(server.error).__name__}: "
-                            f"{server.error}\nBatsim log ({log_path}):\n{res.log_tail()}", res) from server.error
+                            f"{server.error}{_log_lines(res, log_path)}", res) from server.error
                     try:
                         proc.wait(timeout=max(0.1, min(EXIT_GRACE_S, deadline - time.monotonic())))
                     except subprocess.TimeoutExpired:
@@ -448,7 +454,7 @@ def run_with_batsim(
                     stop_server()
                     res = result(proc.returncode)
                     raise BatsimRunTimeout(f"the Batsim run exceeded its {timeout:g} s timeout; Batsim was "
-                                           f"killed\nBatsim log ({log_path}):\n{res.log_tail()}", res)
+                                           f"killed{_log_lines(res, log_path)}", res)
                 server.join(0.05)
         finally:
             if proc.poll() is None:
@@ -464,7 +470,7 @@ def run_with_batsim(
             why = f"the scheduler failed: {server.error}"
         else:
             why = "Batsim exited before the simulation ended"
-        raise BatsimRunError(f"{why} (command: {' '.join(cmd)})\nBatsim log ({log_path}):\n{res.log_tail()}", res)
+        raise BatsimRunError(f"{why} (command: {' '.join(cmd)}){_log_lines(res, log_path)}", res)
     return res
 
 

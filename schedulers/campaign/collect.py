@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from .columns import FIRST_COLUMNS, LAST_COLUMNS, RUN_COLUMNS, SIMULATOR
-from .errors import CampaignError
+from .errors import MOVE_IT_OUT, CampaignError
 from .provenance import code_of, describe, mixed_codes_line
 
 RUN_FORMAT = "gridsched-campaign-run/1"
@@ -37,15 +37,16 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, record: bool = False) -> Any:
     """``path`` read as strict JSON (:mod:`schedulers.inputs.jsonfile`: no NaN or Infinity, no
-    number too large for a double, no repeated key)."""
+    number too large for a double, no repeated key); ``record``: a file of ``results/``, whose
+    error says how to be rid of it."""
     from ..inputs.jsonfile import read_json
 
     try:
         return read_json(path, ValueError, "campaign record")
     except ValueError as exc:
-        raise CampaignError(f"not a valid JSON file: {exc}") from None
+        raise CampaignError(f"not a valid JSON file: {exc}" + (f"; {MOVE_IT_OUT}" if record else "")) from None
 
 
 def load_manifest(out_dir: str | Path) -> dict | None:
@@ -136,7 +137,7 @@ def load_records(out_dir: str | Path) -> list[dict]:
         name = path.name
         if not name.endswith(".json") or ".tmp" in name or name.startswith(".") or not path.is_file():
             continue
-        records.append(_check_record(path, _read_json(path)))
+        records.append(_check_record(path, _read_json(path, record=True)))
     return records
 
 
@@ -159,11 +160,14 @@ def scalar(value: Any) -> Any:
 def column(values: list) -> pd.Series:
     """A column with the narrowest dtype that keeps the values and their missing cells: nullable
     integers (``Int64``), floats, nullable booleans, else whatever pandas infers (strings,
-    mixed objects)."""
+    mixed objects). Integers beyond 64 bits (a seed of 2**64: TOML and JSON take it) stay Python
+    integers (``object``), exact."""
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, bool) for v in present):
         return pd.Series(pd.array(values, dtype="boolean"))
     if present and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in present):
+        if not all(-2**63 <= v < 2**63 for v in present):
+            return pd.Series(values, dtype=object)
         return pd.Series(pd.array(values, dtype="Int64"))
     if all(_is_number(v) or isinstance(v, np.number) for v in present):
         return pd.Series([np.nan if v is None else float(v) for v in values], dtype="float64")

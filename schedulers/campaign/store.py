@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from .. import outfiles
 from ..inputs.jsonfile import read_json
-from .errors import CampaignError
+from .errors import MOVE_IT_OUT, CampaignError
 
 MANIFEST_FORMAT = "gridsched-campaign/1"
 
@@ -114,7 +114,7 @@ class ResultStore:
         except ImportError:  # pragma: no cover - not POSIX: no lock
             yield
             return
-        self.out.mkdir(parents=True, exist_ok=True)
+        outfiles.make_folder(self.out)
         path = self.out / LOCK_NAME
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -134,7 +134,7 @@ class ResultStore:
     def prepare(self) -> int:
         """Create the folders and remove temporary files left by a killed runner (results and
         outputs). Returns how many were removed."""
-        self.results.mkdir(parents=True, exist_ok=True)
+        outfiles.make_folder(self.results)
         removed = 0
         for p in self.results.glob(".*.tmp"):
             p.unlink(missing_ok=True)
@@ -160,9 +160,9 @@ class ResultStore:
         try:
             rec = read_json(p, ValueError, "run record")   # (strict: no NaN, no repeated key...)
         except ValueError as exc:
-            raise CampaignError(f"not a readable run record: {exc}") from None
+            raise CampaignError(f"not a readable run record: {exc}; {MOVE_IT_OUT}") from None
         if not isinstance(rec, dict) or rec.get("id") != run_id or "status" not in rec:
-            raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status)")
+            raise CampaignError(f"{p}: not a gridsched run record (no id {run_id!r} or no status); {MOVE_IT_OUT}")
         return rec
 
     def status(self, run_ids: Iterable[str]) -> Status:
@@ -177,7 +177,7 @@ class ResultStore:
                          sorted(present - set(wanted)), codes)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
+        outfiles.make_folder(self.out)
         atomic_write_text(self.out / "campaign.json", dumps({"format": MANIFEST_FORMAT, **manifest}))
 
     def read_manifest(self) -> dict[str, Any]:

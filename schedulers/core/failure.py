@@ -27,7 +27,8 @@ from typing import Any
 from .model import PolicyError, PolicyInputError
 from .policy import Policy, PolicyOptionError
 
-__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "check_runnable", "PASS_THROUGH"]
+__all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "check_runnable", "hook_error",
+           "PASS_THROUGH"]
 
 #: Longest text of the original error kept in the message (characters).
 _ERROR_TEXT = 300
@@ -83,6 +84,34 @@ def _frames(tb: TracebackType | None) -> list[tuple[str, int, str]]:
     return out
 
 
+def _init_code(cls: type) -> Any:
+    """The code object of the ``__init__`` ``cls`` runs (its own or a base's), None for the base
+    :class:`Policy`'s or ``object``'s."""
+    init = next((c.__dict__["__init__"] for c in cls.__mro__ if "__init__" in c.__dict__), None)
+    code = getattr(init, "__code__", None)
+    return None if code is None or code is Policy.__init__.__code__ else code
+
+
+def _refused_hook(cls: type, exc: BaseException, files: list[str]) -> str | None:
+    """The method of ``cls`` (defined in one of its ``files``) whose call ``exc``, a TypeError
+    raised before its body ran, names (``"P.schedule() missing 1 required positional argument"``);
+    None otherwise."""
+    import re
+
+    m = re.match(r"\w+\.(\w+)\(\) ", str(exc)) if isinstance(exc, TypeError) else None
+    if m is None:
+        return None
+    code = getattr(getattr(cls, m.group(1), None), "__code__", None)
+    return m.group(1) if code is not None and code.co_filename in files else None
+
+
+def _signature(name: str) -> str:
+    """How the base class calls its method ``name``: ``def on_job_submitted(self, job)``."""
+    import inspect
+
+    return f"def {name}({', '.join(inspect.signature(getattr(Policy, name)).parameters)})"
+
+
 def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | None, str | None, int | None]:
     """(callback, file, line) of ``exc`` in the code of policy class ``cls`` (:func:`policy_failure`)."""
     frames = _frames(exc.__traceback__)
@@ -96,6 +125,18 @@ def _locate(cls: type, exc: BaseException, callback: str | None) -> tuple[str | 
     if callback is None:
         outer = [fr for fr in frames if fr[0] in files]
         callback = outer[0][2] if outer else None
+    if where is None and callback == "__init__":
+        # the constructor never ran (a call its signature refuses: ``def __init__(self)``): its def line
+        code = _init_code(cls)
+        if code is not None:
+            where = (code.co_filename, code.co_firstlineno, "__init__")
+    if where is None and callback is None:
+        # a hook the base class called never ran: its signature refused the call
+        # ("P.on_job_submitted() takes 1 positional argument but 2 were given"): its def line
+        hook = _refused_hook(cls, exc, files)
+        if hook is not None:
+            code = getattr(cls, hook).__code__
+            where, callback = (code.co_filename, code.co_firstlineno, hook), hook
     if where is None and frames:
         where = frames[-1]
     path, line = (where[0], where[1]) if where else (None, None)
@@ -126,6 +167,13 @@ def policy_failure(cls: type, exc: BaseException, callback: str | None = None) -
         text = f"policy {cls.__name__} failed{at}{loc}: {type(exc).__name__}"
         if detail:
             text += f": {_short(detail)}"
+        if isinstance(exc, TypeError) and callback is not None and not any(
+                fr[0] == path for fr in _frames(exc.__traceback__)):   # (its signature refused the call)
+            if callback == "__init__":
+                text += ("; a policy's __init__ takes its options: def __init__(self, options=None), then "
+                         "super().__init__(options)")
+            elif callable(getattr(Policy, callback, None)):
+                text += f"; the base class calls it as {_signature(callback)}"
     return PolicyFailure(text, policy=cls.__name__, callback=callback, path=path, line=line, error=exc)
 
 
@@ -151,6 +199,22 @@ def located(policy: Any, exc: BaseException, callback: str | None = None) -> Pol
             exc.args = (f"policy {cls.__name__} failed{at}{loc}: {exc.args[0]}", *exc.args[1:])
         return None
     return policy_failure(cls, exc, callback)
+
+
+def hook_error(policy: Any, hook: str, text: str) -> PolicyError:
+    """The error of a bad answer of ``policy``'s hook ``hook`` (``hosts_wanted``,
+    ``select_hosts``...: ``text`` says what it returned), located at the hook's ``def`` line when
+    the policy's class overrides the base class's (the traceback, raised after the hook
+    returned, holds no line of the policy's code). :func:`located` keeps that place."""
+    cls = type(policy)
+    code = getattr(getattr(cls, hook, None), "__code__", None)
+    base = next((c for c in reversed(cls.__mro__) if hook in c.__dict__), None)
+    if code is None or base is None or code is getattr(base.__dict__[hook], "__code__", None):
+        return PolicyError(f"{hook}: {text}")
+    exc = PolicyError(f"policy {cls.__name__} failed in {hook} ({code.co_filename}, line {code.co_firstlineno}): "
+                      f"{text}")
+    exc.policy_location = (hook, code.co_filename, code.co_firstlineno)
+    return exc
 
 
 def call_policy(obj: Any, method: str, *args: Any) -> Any:

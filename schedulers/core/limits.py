@@ -6,7 +6,7 @@ when a policy runs against real Batsim).
 
 from __future__ import annotations
 
-__all__ = ["MAX_TIME", "MAX_TIME_POWER"]
+__all__ = ["MAX_TIME", "MAX_TIME_POWER", "MAX_NB_RES"]
 
 #: ``MAX_TIME`` is ``2 ** MAX_TIME_POWER`` s (the messages write the bound as ``2**33``).
 MAX_TIME_POWER = 33
@@ -20,3 +20,9 @@ MAX_TIME_POWER = 33
 #: print (its spacing is at most 2**-20 s; beyond it, 2**-19 s and more), and the sums made of
 #: such times (start + walltime + delay, sums over jobs) stay finite.
 MAX_TIME = float(2 ** MAX_TIME_POWER)
+
+#: Largest ``nb_res`` of a workload: 2**31 - 1, the largest JSON integer Batsim 4.2.1 reads as
+#: one (``src/workload.cpp`` aborts unless ``nb_res`` is an ``int``, RapidJSON's IsInt); the
+#: hosts a conversion writes (``gridsched convert --nb-hosts``, a trace header's ``MaxProcs``)
+#: are bounded by it.
+MAX_NB_RES = 2**31 - 1

@@ -67,6 +67,12 @@ __all__ = ["OwnerSharePolicy", "ReadyTasks"]
 #: :meth:`Policy.register_job` parameters).
 _NOT_COPIED = frozenset(("id", "subtime", "res", "profile", "walltime", "track", "profile_data"))
 
+#: Least ``period`` above 0 (s): rounds are at ``k x period``, and the next one is asked with
+#: CALL_ME_LATER; a shorter period (1e-300) gives, in doubles, the current time itself, on
+#: which Batsim 4.2.1 aborts ("You asked to be awaken in the past!"). 1 ms keeps ``(k + 1) x
+#: period`` above the clock up to 2**34 s, where a double resolves 2e-6 s.
+MIN_PERIOD = 0.001
+
 
 class OwnerSharePolicy(Policy):
     """Base of the owner-share policies (see the module docstring for the loop).
@@ -88,7 +94,7 @@ class OwnerSharePolicy(Policy):
     option_docs: ClassVar[dict[str, str]] = {
         "period": Option("seconds between decision rounds (t of the monograph's update algorithm, Fig. 1 "
                          "line 1), rounds at k x t; 0: a round after every Batsim message",
-                         type="number >= 0 (s)", default="60"),
+                         type="0, or a number >= 0.001 (s)", default="60"),
         "maxt": Option("most preemptions per decision round (maxt, monograph §3.3.1)",
                        type="integer >= 0", default="the number of hosts"),
         "checkpoint": Option("keep the completed blocks of a preempted task (monograph §3.4, §5.4)",
@@ -102,6 +108,10 @@ class OwnerSharePolicy(Policy):
         super().__init__(options)
         o = self.options
         self.period = option_number(self.name, o, "period", 60.0, low=0.0, high_open=True)
+        if 0 < self.period < MIN_PERIOD:
+            raise PolicyOptionError(f"policy {self.name!r}: option 'period' must be 0 (a round after every message) "
+                                    f"or at least {MIN_PERIOD:g} s, got {self.period!r}: a shorter one puts the next "
+                                    "round at the current time, a call Batsim 4.2.1 aborts on")
         maxt = o.get("maxt")
         if maxt is not None and (isinstance(maxt, bool) or not isinstance(maxt, int) or maxt < 0):
             raise PolicyOptionError(f"policy {self.name!r}: option 'maxt' must be an integer >= 0, got {maxt!r}")

@@ -36,7 +36,7 @@ Writing a policy (the documentation's tutorial has it in full)::
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, NoReturn
 
 from procset import ProcSet
 
@@ -110,6 +110,19 @@ def _as_index(v: Any) -> int | None:
         return v
     index = getattr(v, "__index__", None)
     return index() if index is not None else None
+
+
+#: The optional fields of Batsim 4.2.1's EXECUTE_JOB (``execute``'s ``extra``).
+_EXECUTE_FIELDS = ("mapping", "storage_mapping", "additional_io_job")
+
+
+def _check_extra(job: Job, extra: dict[str, Any]) -> None:
+    """Refuse EXECUTE_JOB fields Batsim 4.2.1 does not have (a misspelt ``storage_maping``);
+    the engine judges the values and their number, as Batsim does."""
+    others = sorted(k for k in extra if k not in _EXECUTE_FIELDS)
+    if others:
+        raise PolicyError(f"job {job.id}: execute got {', '.join(others)}, not a field of Batsim 4.2.1's "
+                          f"EXECUTE_JOB (its optional fields: {', '.join(_EXECUTE_FIELDS)})")
 
 
 def _show_hosts(items: list) -> str:
@@ -203,14 +216,16 @@ def option_number(policy: str, options: dict[str, Any], key: str, default: float
                   low: float = -math.inf, high: float = math.inf, low_open: bool = False,
                   high_open: bool = False) -> float:
     """Option ``key`` of ``options`` (``default`` when absent) as a float, checked: a finite or
-    infinite JSON number (not a boolean) in the interval from ``low`` to ``high``, each end closed
+    infinite JSON number (not a boolean, nor an integer no double holds: 2**1024 and more, which
+    a TOML file or Python may give) in the interval from ``low`` to ``high``, each end closed
     unless ``low_open`` / ``high_open``.
 
     Raises:
         PolicyOptionError: one line naming the policy, the option, the interval and the value.
     """
     v = options.get(key, default)
-    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and not math.isnan(v) \
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and v == v \
+        and (not isinstance(v, int) or -2**1024 < v < 2**1024) \
         and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
     if not ok:
         if high == math.inf:
@@ -649,11 +664,17 @@ class Policy:
         Raises:
             PolicyError: the job is not waiting, ``hosts`` has not exactly ``job.res`` hosts (a
                 job of ``res`` 0, see :attr:`takes_jobs_of_no_host`: no host), or holds a host id
-                that is not an integer >= 0 (``True``, ``0.5``, ``"1"``).
+                that is not an integer >= 0 (``True``, ``0.5``, ``"1"``) or past every machine of
+                the platform; ``extra`` names a field EXECUTE_JOB does not have.
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
-        self._start(job, alloc, procset_to_mask(alloc), extra)
+        if extra:
+            _check_extra(job, extra)
+        m = procset_to_mask(alloc)
+        if m >> (len(self.platform.hosts) + len(self.storage_hosts)):
+            self._no_such_host(job, m)
+        self._start(job, alloc, m, extra)
 
     def execute_mask(self, job: Job, mask: int, **extra: Any) -> None:
         """:meth:`execute` on the hosts of bit mask ``mask`` (bit ``i`` set = host ``i``): the
@@ -662,7 +683,9 @@ class Policy:
         :meth:`execute` still sees every start: this then calls it with the hosts' ProcSet.
 
         Raises:
-            PolicyError: the job is not waiting, or ``mask`` has not exactly ``job.res`` bits set.
+            PolicyError: the job is not waiting, ``mask`` has not exactly ``job.res`` bits set or
+                a bit past every machine of the platform, or ``extra`` names a field EXECUTE_JOB
+                does not have.
             ValueError: ``mask`` is negative.
         """
         alloc = mask_to_procset(mask)
@@ -670,6 +693,10 @@ class Policy:
             self.execute(job, alloc, **extra)
             return
         self._check_start(job, alloc, mask.bit_count())
+        if extra:
+            _check_extra(job, extra)
+        if mask >> (len(self.platform.hosts) + len(self.storage_hosts)):
+            self._no_such_host(job, mask)
         self._start(job, alloc, mask, extra)
 
     @staticmethod
@@ -682,6 +709,17 @@ class Policy:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if count != job.res and not (job.res == 0 and count):
             raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {count}")
+
+    def _no_such_host(self, job: Job, mask: int) -> NoReturn:
+        """Refuse to start ``job`` on the hosts of bit mask ``mask``, some of them past every
+        machine of the platform (Batsim 4.2.1 aborts on such an id); the first of those is named."""
+        n, s = len(self.platform.hosts), len(self.storage_hosts)
+        beyond = mask >> (n + s)
+        host = n + s + (beyond & -beyond).bit_length() - 1
+        ids = f"ids 0-{n - 1}" if n else "no id"
+        storage = f", and {s} storage host{'s' if s > 1 else ''} after them (up to id {n + s - 1})" if s else ""
+        raise PolicyError(f"job {job.id} cannot start on host {host}: it does not exist (the platform has {n} "
+                          f"compute hosts, {ids}{storage})")
 
     def running_mask(self, job: Job) -> int:
         """The hosts of running ``job`` as a bit mask (bit ``i`` set = host ``i``); 0 when it does
@@ -722,11 +760,15 @@ class Policy:
         never start, e.g. larger than the platform.
 
         Raises:
-            PolicyError: ``job`` is not a Job (an id ``"w0!1"``: use ``self.jobs[id]``).
+            PolicyError: ``job`` is not a Job (an id ``"w0!1"``: use ``self.jobs[id]``), or is not
+                waiting (running, rejected or ended: Batsim 4.2.1 aborts on it).
         """
         if not isinstance(job, Job):
             raise PolicyError(f"reject takes a job (a Job object, e.g. self.jobs[job_id]), got {type(job).__name__} "
                               f"{job!r}")
+        if job.state is not JobState.SUBMITTED:
+            raise PolicyError(f"job {job.id} cannot be rejected: it is {job.state.value}, not waiting (Batsim 4.2.1 "
+                              "aborts on it)")
         job.state = JobState.REJECTED
         self._decisions.append(RejectJob(job_id=job.id))
 
@@ -737,7 +779,8 @@ class Policy:
 
         Raises:
             PolicyError: ``jobs`` holds something else than jobs (an id ``"w0!1"``: use
-                ``self.jobs[id]``), or is one job not in a list.
+                ``self.jobs[id]``), or is one job not in a list; or a job waiting or rejected,
+                where Batsim 4.2.1 aborts (a waiting job is rejected instead).
         """
         if isinstance(jobs, Job):
             raise PolicyError(f"kill takes a list of jobs, got the job {jobs.id!r} alone: kill([job])")
@@ -746,6 +789,14 @@ class Policy:
         if bad is not None:
             raise PolicyError(f"kill takes jobs (Job objects, e.g. self.jobs[job_id]), got {type(bad).__name__} "
                               f"{bad!r}")
+        for j in jobs:
+            if j.state is JobState.SUBMITTED:
+                raise PolicyError(f"job {j.id} cannot be killed: it is waiting (Batsim 4.2.1 aborts: \"Invalid KILL_JOB: "
+                                  f"job_id '{j.id}' refers to a job not being executed nor completed.\"); reject a "
+                                  "waiting job instead: self.reject(job)")
+            if j.state is JobState.REJECTED:
+                raise PolicyError(f"job {j.id} cannot be killed: it was rejected (Batsim 4.2.1's killer aborts: \"Bad "
+                                  f"kill: job {j.id} has not been started\")")
         ids = [j.id for j in jobs]
         if ids:
             self._decisions.append(KillJobs(job_ids=ids))
@@ -756,7 +807,10 @@ class Policy:
         :attr:`now` (Batsim 4.2.1 aborts on a call that is not in the future).
 
         Raises:
-            PolicyError: ``at`` is not a finite number.
+            PolicyError: ``at`` is not a finite number, or is more than 1e-6 s before :attr:`now`
+                (a time in the past, where Batsim 4.2.1 aborts; often a delay given for the time:
+                ``call_me_later(self.now + delay)``). Closer to :attr:`now`, Batsim's clock, of
+                which ``now`` is printed with 6 decimals, decides.
         """
         try:
             when = float(at)
@@ -764,6 +818,10 @@ class Policy:
             when = math.nan
         if not math.isfinite(when):
             raise PolicyError(f"call_me_later: the time must be a finite number of seconds, got {at!r}")
+        if self.now - when > 1e-6:
+            raise PolicyError(f"call_me_later({at!r}) at t={self.now!r}: the time is in the past (Batsim 4.2.1 aborts: "
+                              "'You asked to be awaken in the past!'); it is the absolute time of the call, s since "
+                              "the start: call_me_later(self.now + delay) for a call in delay s")
         self._decisions.append(CallMeLater(at=when))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
@@ -779,8 +837,11 @@ class Policy:
 
         Raises:
             PolicyError: a host id that is not an integer >= 0 or that the platform does not
-                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1).
+                have, or a ``pstate`` that is not an integer >= 0 (``1.5`` was sent as pstate 1)
+                or that a host whose speeds are known does not have; a simulation known to run
+                without the energy model (Batsim aborts).
         """
+        self._need_energy("set_pstate (SET_RESOURCE_STATE)")
         res = as_procset(hosts)
         index = _as_index(pstate)
         if index is None or index < 0:
@@ -790,6 +851,12 @@ class Policy:
         if res and res.max >= n:   # (an IndexError of the base class otherwise)
             raise PolicyError(f"set_pstate: host {res.max} does not exist (the platform has {n} compute hosts, "
                               f"ids 0-{n - 1})")
+        hosts = self.platform.hosts
+        lacking = next((i for i in res if hosts[i].speeds_known and pstate >= len(hosts[i].speeds)), None)
+        if lacking is not None:   # (known: the embedded engine, or serve --platform)
+            h = hosts[lacking]
+            raise PolicyError(f"set_pstate: host {lacking} ({h.name}) has no pstate {pstate} (its pstates: "
+                              f"0-{len(h.speeds) - 1}; Batsim 4.2.1 aborts)")
         for i in res:
             h = self.platform.hosts[i]
             if self._is_sleep_pstate(h, pstate):
@@ -802,18 +869,40 @@ class Policy:
     def query_consumed_energy(self) -> None:
         """Ask Batsim for the energy the platform consumed since the start (J; needs
         ``--energy``): the answer comes in the next message, in :meth:`on_answer` and
-        :attr:`consumed_energy`."""
+        :attr:`consumed_energy`.
+
+        Raises:
+            PolicyError: a simulation known to run without the energy model.
+        """
+        self._need_energy("query_consumed_energy (QUERY consumed_energy)")
         self._decisions.append(Query(requests={"consumed_energy": {}}))
+
+    def _need_energy(self, what: str) -> None:
+        """Refuse ``what`` in a simulation known to run without Batsim's energy model
+        (:attr:`Host.energy` False: the embedded engine, ``serve --no-energy``); unknown, it is
+        sent (Batsim decides)."""
+        hosts = self.platform.hosts
+        if hosts and hosts[0].energy is False:
+            raise PolicyError(f"{what} needs Batsim's energy model, and this simulation runs without it: run with "
+                              "--energy (-E)")
 
     def notify(self, type_: str, **data: Any) -> None:
         """Send Batsim a NOTIFY of type ``type_`` with fields ``data``: ``registration_finished``
         (no more dynamic jobs will be registered: the simulation may end) or
-        ``continue_registration``."""
+        ``continue_registration``.
+
+        Raises:
+            PolicyError: another type (Batsim 4.2.1 aborts on it)."""
+        if type_ not in ("registration_finished", "continue_registration"):
+            raise PolicyError(f"notify: Batsim 4.2.1 takes a NOTIFY of type 'registration_finished' or "
+                              f"'continue_registration' from the scheduler, got {type_!r} (it aborts on another)")
         self._decisions.append(NotifyBatsim(type=type_, data=dict(data)))
 
     def register_profile(self, workload: str, name: str, profile: dict[str, Any]) -> None:
         """REGISTER_PROFILE (Batsim ``--enable-dynamic-jobs``): add ``profile`` as ``name`` to
-        ``workload`` (created when new). Register a job's profile before the job."""
+        ``workload`` (created when new). Register a job's profile before the job. Raises
+        PolicyError when SIMULATION_BEGINS said dynamic jobs are disabled (Batsim aborts)."""
+        self._need_dynamic_jobs(f"register_profile {workload}/{name}")
         self._decisions.append(RegisterProfile(workload=workload, name=name, profile=dict(profile)))
 
     def register_job(self, workload: str, name: str, res: int, profile: str, *, walltime: float = -1.0,
@@ -823,7 +912,8 @@ class Policy:
         hosts running ``profile`` (s of ``walltime``, -1 = none), submitted now unless
         ``subtime`` (s) is given; extra fields (``user``...) go into the job. Returns the job id.
         End registrations with ``notify("registration_finished")``. Raises PolicyError when
-        ``res`` is not an integer (a float, a boolean).
+        ``res`` is not an integer (a float, a boolean), or when SIMULATION_BEGINS said dynamic
+        jobs are disabled (Batsim aborts).
 
         Without ``track``, the policy learns of the job as Batsim tells it: with
         ``--acknowledge-dynamic-jobs`` a JOB_SUBMITTED comes back (and :meth:`on_job_submitted`
@@ -831,6 +921,7 @@ class Policy:
         Batsim's acknowledgement setting: it is in :attr:`jobs` (state SUBMITTED, ``profile_data``
         as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
         is absorbed (no second :meth:`on_job_submitted`)."""
+        self._need_dynamic_jobs(f"register_job {workload}!{name}")
         hosts = _as_index(res)   # (int(2.7) would silently ask for 2 hosts)
         if hosts is None:
             raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
@@ -843,6 +934,13 @@ class Policy:
             self.jobs_seen += 1
             self._tracked.add(job_id)
         return job_id
+
+    def _need_dynamic_jobs(self, what: str) -> None:
+        """Refuse ``what`` when SIMULATION_BEGINS's config says dynamic jobs are disabled."""
+        if self.platform.config.get("dynamic-jobs-enabled") is False:
+            raise PolicyError(f"{what}: dynamic job registration is disabled (Batsim aborts); enable it with "
+                              "Batsim's --enable-dynamic-jobs (a policy declares requires = {\"dynamic-jobs\"}, "
+                              "which gridsched run and campaigns honour)")
 
     def emit(self, decision: Decision) -> None:
         """Send any decision of :mod:`schedulers.core.events` as it is (for protocol features

@@ -109,6 +109,14 @@ def _bits(mask: int):
         mask ^= low
 
 
+def _failure() -> Any:
+    """:mod:`schedulers.core.failure` (imported when needed: it imports the policy module, which
+    imports this one)."""
+    from . import failure
+
+    return failure
+
+
 class IdleShutdown:
     """The idle-host shutdown of one policy instance (see the module docstring).
 
@@ -213,6 +221,12 @@ class IdleShutdown:
         avail = p.available_mask
         self._clocks(avail & self.managed, now)
         wanted = p.hosts_wanted()
+        if type(wanted) is not int or wanted < 0:
+            index = getattr(wanted, "__index__", None)   # (a NumPy integer is one)
+            if isinstance(wanted, bool) or index is None or index() < 0:
+                raise _failure().hook_error(p, "hosts_wanted",
+                                            f"it returned {wanted!r}, not a number of hosts (an integer >= 0)")
+            wanted = index()
         if wanted <= 0 and not p.running and p.no_more_static_jobs:
             return  # nothing runs, waits or will come: nothing to save
         coming = sum(1 for i in self._ready_at if hosts[i].state is HostState.SWITCHING_ON)
@@ -243,9 +257,16 @@ class IdleShutdown:
             return
         mask = sum(1 << i for i in asleep)
         chosen = p.hosts_to_wake(mask, need)
-        if chosen & ~mask or chosen.bit_count() != need:
-            raise PolicyError(f"policy {p.name!r}: hosts_to_wake chose {mask_to_procset(chosen)} where "
-                              f"{need} of the sleeping hosts {mask_to_procset(mask)} were asked for")
+        if type(chosen) is not int:
+            index = getattr(chosen, "__index__", None)   # (a NumPy integer is one)
+            if isinstance(chosen, bool) or index is None:
+                raise _failure().hook_error(p, "hosts_to_wake", f"it returned {chosen!r}, not a bit mask of hosts "
+                                                                "(an int: bit i set = host i)")
+            chosen = index()
+        if chosen < 0 or chosen & ~mask or chosen.bit_count() != need:
+            shown = mask_to_procset(chosen) if chosen >= 0 else chosen
+            raise _failure().hook_error(p, "hosts_to_wake", f"it chose {shown} where {need} of the sleeping hosts "
+                                                            f"{mask_to_procset(mask)} were asked for")
         groups: dict[tuple[int, float], int] = {}
         for i in _bits(chosen):
             h = hosts[i]

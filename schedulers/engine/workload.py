@@ -141,12 +141,26 @@ class Workload:
 #: Largest number of stages of one job's profile (``composed`` expanded with ``repeat``).
 MAX_STAGES = 1_000_000
 
+#: Largest ``res`` of a job (2**63 - 1): the jobs' ``res`` are kept as 64-bit integers while a
+#: workload is read (JSON integers have no bound; RapidJSON, Batsim's reader, holds integers up
+#: to 2**64 - 1 and reads larger ones as doubles). No platform has that many hosts.
+MAX_RES = 2**63 - 1
+
 #: Characters Batsim 4.2.1 cannot keep in a job id (see :func:`job_name`).
 _ID_BAD_CHARS = frozenset('(),|}"\\$') | frozenset(chr(c) for c in range(32))
 
 
 def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A JSON number a double holds: finite, and an integer below 2**1024 in magnitude (JSON
+    integers have no bound; RapidJSON, Batsim's parser, refuses one a double cannot hold; Python's
+    ``math.isfinite`` raised OverflowError on it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return -_NO_DOUBLE < v < _NO_DOUBLE if isinstance(v, int) else math.isfinite(v)
+
+
+#: The least integer magnitude no double holds (2**1024; the largest double is 2**1024 - 2**971).
+_NO_DOUBLE = 2**1024
 
 
 def _time(v: Any) -> bool:
@@ -543,6 +557,8 @@ def check_job_fields(where: str, j: dict[str, Any], nb_hosts: int | None) -> tup
     res = j.get("res")
     if not isinstance(res, int) or isinstance(res, bool) or res < 0:
         raise WorkloadError(f"{where}: 'res' must be an integer >= 0, got {res!r}")
+    if res > MAX_RES:   # (no platform has them; the jobs' res are kept as 64-bit integers)
+        raise WorkloadError(f"{where}: 'res' {res} is more hosts than a job may ask for (at most 2**63 - 1)")
     if nb_hosts is not None and res > nb_hosts:
         raise oversized(where, res, nb_hosts)
     return res, j.get("profile")
@@ -621,7 +637,7 @@ def _common_job(j: Any, workload: str, nb_hosts: int | None) -> tuple[str, float
     if (type(jid) is str and jid and "!" not in jid and workload not in jid
             and _ID_BAD_CHARS.isdisjoint(jid)
             and (type(sub) is float or type(sub) is int) and -MAX_TIME <= sub <= MAX_TIME
-            and type(res) is int and res >= 1 and (nb_hosts is None or res <= nb_hosts)
+            and type(res) is int and 1 <= res <= (MAX_RES if nb_hosts is None else nb_hosts)
             and (wall == -1 or ((type(wall) is float or type(wall) is int) and 0 < wall <= MAX_TIME))
             and "profile" in j):
         return jid, sub, res, j["profile"]

@@ -37,6 +37,11 @@ Workloads = str | os.PathLike | dict | Sequence[str | os.PathLike | dict]
 #: Most queue slots of the observation (``window``): its arrays hold ``window`` rows per step.
 MAX_WINDOW = 1_000_000
 
+#: Least ``stall_wait`` (s): the policy's ``now`` is Batsim's clock printed with 6 decimals, up
+#: to 5e-7 s before it, so a call at ``now + stall_wait`` is after the clock (Batsim 4.2.1
+#: aborts on a call that is not) only from 1e-6 s on (1e-300 was ``now`` itself).
+MIN_STALL_WAIT = 1e-6
+
 
 def _whole(n: Any) -> bool:
     """Whether ``n`` is an integer (a NumPy one too), not a boolean."""
@@ -49,6 +54,18 @@ def _as_list(workload: Workloads | None) -> list:
     if isinstance(workload, (str, os.PathLike, dict)):
         return [workload]
     return list(workload)
+
+
+def _refuse_traces(workloads: list) -> None:
+    """Refuse an SWF/GWF trace among workload paths: the environment reads Batsim JSON workloads
+    (a trace was "malformed JSON at line 1, column 1")."""
+    from ..inputs import TRACE_SUFFIXES
+
+    for w in workloads:
+        if isinstance(w, (str, os.PathLike)) and os.fspath(w).lower().endswith(TRACE_SUFFIXES):
+            raise ValueError(f"workload {os.fspath(w)!r} is an SWF/GWF trace, and the environment reads Batsim JSON "
+                             f"workloads: convert it first (gridsched convert {os.fspath(w)} -o NEW.json; --nb-hosts N "
+                             "for the platform's hosts)")
 
 
 class _Mailbox:
@@ -81,7 +98,7 @@ class BatsimEnv(gymnasium.Env):
             needs energy and a platform with hosts that have ``sleep_pstates``.
         reward: a reward component or a mapping component -> weight (:mod:`.reward`).
         stall_wait: seconds to the call asked when a wait would leave waiting jobs with nothing
-            to wake the simulation (:mod:`.agent`): a finite number > 0.
+            to wake the simulation (:mod:`.agent`): a finite number >= 1e-6.
         max_steps: truncate an episode after this many steps (None: never).
         export_prefix: write Batsim's output files of each finished episode with this prefix
             (``out/env_`` -> ``out/env_jobs.csv``...), as ``gridsched run`` writes them; its
@@ -111,6 +128,7 @@ class BatsimEnv(gymnasium.Env):
             raise ValueError("give either a platform (and a workload) or a scenario generator, not both")
         if scenario is None and not _as_list(workload):
             raise ValueError("a workload is needed with a platform file")
+        _refuse_traces(_as_list(workload))
         for flag, value in (("energy", energy), ("power_actions", power_actions)):
             if not isinstance(value, (bool, np.bool_)):   # ("false" would be true)
                 raise ValueError(f"{flag} must be True or False, got {value!r}")
@@ -118,9 +136,12 @@ class BatsimEnv(gymnasium.Env):
         if not (_whole(window) and 1 <= window <= MAX_WINDOW):
             raise ValueError(f"window must be an integer from 1 to {MAX_WINDOW:,} (queue slots observed), got "
                              f"{window!r}")
-        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating)) and 0 < stall_wait < math.inf):
-            # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time)
-            raise ValueError(f"stall_wait must be a finite number of seconds > 0, got {stall_wait!r}")
+        if isinstance(stall_wait, bool) or not (isinstance(stall_wait, (int, float, np.integer, np.floating))
+                                                and MIN_STALL_WAIT <= stall_wait < math.inf):
+            # (the call it asks is a CALL_ME_LATER at now + stall_wait: a finite time, after the clock)
+            raise ValueError(f"stall_wait must be a finite number of seconds >= 1e-6, got {stall_wait!r} (the call "
+                             "it asks is at now + stall_wait, and now is Batsim's clock printed with 6 decimals: a "
+                             "call sooner may fall before the clock, where Batsim 4.2.1 aborts)")
         if max_steps is not None and not (_whole(max_steps) and max_steps >= 1):
             raise ValueError(f"max_steps must be an integer >= 1 or None, got {max_steps!r}")
         if render_mode not in (None, "ansi"):
@@ -232,6 +253,7 @@ class BatsimEnv(gymnasium.Env):
         else:
             spec = read_platform(self._platform_file())
             workloads = _as_list(options["workload"]) if "workload" in options else self.workloads
+            _refuse_traces(workloads)
         engine = self._engine = build_engine(spec, workloads, energy=self.energy,
                                              trace_outputs=self.export_prefix is not None)
         # (the worker's closures hold the engine, the policy and the mailbox, not the environment:

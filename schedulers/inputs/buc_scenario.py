@@ -49,7 +49,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .generators import GeneratorError, Scenario, register_generator
+from .generators import GeneratorError, Scenario, check_job_count, register_generator
 
 __all__ = ["LILLE_PLATFORM", "TRACES", "SHARED_DIR", "INJECTED", "PAPER_JOBS_PER_YEAR", "stretch", "buc_scenario"]
 
@@ -162,6 +162,9 @@ def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
         raise GeneratorError(f"generator 'buc': gamer must be none, long or flood, got {gamer!r}")
     if min(n_inj, params["max_jobs"], params["gamer_long"], params["gamer_short"]) < 0:
         raise GeneratorError("generator 'buc': max_jobs, injected_jobs, gamer_long and gamer_short must be >= 0")
+    check_job_count("buc", "injected_jobs", n_inj, 3 * n_inj)
+    for what in ("gamer_long", "gamer_short"):
+        check_job_count("buc", what, params[what])
     wl = real_jobs(params["trace"], params["trace_file"], params["max_jobs"])
     jobs, profiles = [dict(j) for j in wl["jobs"]], dict(wl["profiles"])
     if not jobs:

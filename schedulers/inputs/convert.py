@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exits import one_line
-from ..outfiles import OutputWriteError, atomic_write_text
+from ..outfiles import OutputWriteError, atomic_write_text, make_folder
 from .errors import WorkloadError
 from .jsonfile import regular_file
 from .gwf import gwf_conversion
@@ -78,7 +78,7 @@ def write_workload(data: dict[str, Any], output: str | PathLike[str]) -> Path:
     """Write ``data`` to ``output`` with :func:`dumps_workload`, atomically (temporary file then
     rename), creating missing parent directories. Returns the output path."""
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(output.parent)
     atomic_write_text(output, dumps_workload(data))
     return output
 

@@ -86,7 +86,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .generators import GeneratorError, Scenario, owned_hosts_platform_xml, register_generator
+from .generators import GeneratorError, Scenario, check_job_count, owned_hosts_platform_xml, register_generator
 
 __all__ = ["EHOSEP_MACHINES", "USERS", "TASK_MINUTES", "IDLE_FRACTION", "OFF_FRACTION", "ehosep_hosts",
            "share_mflops", "share_watts", "mean_mflops", "task_counts", "ehosep_platform_xml",
@@ -140,6 +140,7 @@ def task_counts(tasks_per_user: int) -> dict[str, int]:
     """
     if tasks_per_user < 1:
         raise GeneratorError(f"generator 'ehosep': tasks_per_user must be >= 1, got {tasks_per_user}")
+    check_job_count("ehosep", "tasks_per_user", tasks_per_user, len(USERS) * tasks_per_user)
     total = len(USERS) * tasks_per_user
     grid = sum(share_mflops(u) for u in USERS)
     exact = [total * share_mflops(u) / grid for u in USERS]

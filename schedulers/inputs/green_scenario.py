@@ -58,7 +58,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .generators import GeneratorError, Scenario, register_generator
+from .generators import GeneratorError, Scenario, check_job_count, register_generator
 
 __all__ = ["NANTES_PLATFORM", "NANTES_PLATFORM_1CORE", "NANTES_CORE_SPEED", "NANTES_HOSTS", "PAPER_JOB_COUNTS",
            "PAPER_LOADS", "load_profile", "mean_interarrival", "green_nantes"]
@@ -171,6 +171,13 @@ def green_nantes(params: dict[str, Any], seed: int) -> Scenario:
             "generator 'green-nantes': need job_count >= 1, cpu_load in 0/25/50/75/100, interarrival > 0, "
             f"offered_load >= 0, 1 <= max_res <= {NANTES_HOSTS}, 0 < runtime_min <= runtime_max, "
             f"walltime_factor >= 1, periods >= 1, switch_time >= 0, host_cores 1 or 16; got {params}")
+    check_job_count("green-nantes", "job_count", n)
+    from ..engine.workload import MAX_STAGES
+
+    if 2 * periods + 1 > MAX_STAGES:   # (a compute and a delay stage a period, and a switch: run refused more)
+        raise GeneratorError(f"generator 'green-nantes': periods {periods:,} makes profiles of {2 * periods:,} stages "
+                             f"or more, beyond the {MAX_STAGES:,} a job's profile may expand to (at most "
+                             f"{(MAX_STAGES - 1) // 2:,} periods)")
     if rho > 0:
         gap = mean_interarrival(rho, max_res, lo, hi)
     import numpy as np  # here, not at the top: `gridsched` starts without numpy

@@ -56,7 +56,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .generators import SYNTHETIC_POWER, GeneratorError, Scenario, owned_hosts_platform_xml, register_generator
+from .generators import (SYNTHETIC_POWER, GeneratorError, Scenario, check_job_count, owned_hosts_platform_xml,
+                         register_generator)
 
 __all__ = ["HOSEP_MACHINES", "HOSEP_HOSTS", "DEMAND_MIX", "SIZE_RANGES_MFLOP", "LATE_DELAY", "BEST_MFLOPS",
            "hosep_platform_xml", "class_counts", "hosep_scenario"]
@@ -109,6 +110,7 @@ def class_counts(demand: str, tasks: int) -> tuple[int, int, int]:
         raise GeneratorError(f"generator 'hosep': demand must be one of {', '.join(DEMAND_MIX)}, got {demand!r}")
     if tasks < 1:
         raise GeneratorError(f"generator 'hosep': tasks_per_user must be >= 1, got {tasks}")
+    check_job_count("hosep", "tasks_per_user", tasks, 4 * tasks)
     mix = DEMAND_MIX[demand]
     exact = [m * tasks / 10 for m in mix]
     counts = [int(x) for x in exact]

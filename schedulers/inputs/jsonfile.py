@@ -10,7 +10,8 @@ for workloads, ``ValueError`` for options) with a one-line message naming the fi
   parser, refuses it too), nested deeper than Python's parser can go
   (``RecursionError``, about 1,000 levels), a number with more digits than Python converts;
 * the non-standard tokens ``NaN``, ``Infinity``, ``-Infinity`` (Python's ``json`` accepts them,
-  they are not JSON) and numbers too large for a double (``1e400`` would become ``inf``);
+  they are not JSON) and numbers too large for a double (``1e400`` would become ``inf``; an
+  integer of 309 digits, in the inputs that are not workloads: options, events, records);
 * a key repeated in one object (``{"res": 1, "res": 2}``): Python's ``json`` keeps the last value
   without a word, Batsim's RapidJSON reads the first; the message names the object (its path,
   e.g. ``jobs[3] (job 7)``) and the key;
@@ -56,6 +57,19 @@ def _float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):
         raise _NotJson(f"number {token[:30]} is too large for a double")
+    return value
+
+
+def _int(token: str) -> int:
+    """``parse_int`` of the inputs that are not workloads: an integer a double cannot hold
+    (2**1024 and more, 309 digits and more) is refused as ``1e400`` is (RapidJSON, Batsim's
+    parser, refuses it too: "Number too big to be stored in double"); Python's ``int`` took it, and
+    the first conversion to a float raised OverflowError. (Workloads, read with
+    :func:`batsim_number`, are checked field by field by the engine instead: not a call per
+    integer of a million-job file.)"""
+    value = int(token)
+    if len(token) > 308 and not -2**1024 < value < 2**1024:
+        raise _NotJson(f"number {token[:30]}... ({len(token.lstrip('-')):,} digits) is too large for a double")
     return value
 
 
@@ -212,6 +226,11 @@ def is_gzip_file(path: str | PathLike[str]) -> bool:
         return False
 
 
+def _a(what: str) -> str:
+    """``what`` after its indefinite article: "a workload", "an options file"."""
+    return ("an " if what[:1] in ("a", "e", "i", "o", "u") else "a ") + what
+
+
 def regular_file(path: str | PathLike[str], what: str, error: type[Exception] = ValueError) -> None:
     """Refuse ``path`` when it exists and is not a regular file: a FIFO or a device would block the
     read (forever, with no writer) or never end; a folder is named as such. A missing file is left
@@ -227,7 +246,7 @@ def regular_file(path: str | PathLike[str], what: str, error: type[Exception] = 
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
-        raise error(f"{path}: is a folder, not a {what}")
+        raise error(f"{path}: is a folder, not {_a(what)}")
     kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
     raise error(f"{path}: is {kind}, not a regular file (reading it could wait forever); give the {what} "
@@ -244,7 +263,8 @@ def loads_strict(text: str, source: str, error: type[Exception] = ValueError,
         error: one line, ``"<source>: ..."``.
     """
     try:
-        value = json.loads(text, object_pairs_hook=unique_pairs, parse_constant=_constant, parse_float=parse_float)
+        value = json.loads(text, object_pairs_hook=unique_pairs, parse_constant=_constant, parse_float=parse_float,
+                           parse_int=None if parse_float is batsim_number else _int)
     except RepeatedKey:
         raise error(f"{source}: {json_problem(text, parse_float)}") from None
     except json.JSONDecodeError as exc:
@@ -285,7 +305,7 @@ def read_json(path: str | PathLike[str], error: type[Exception] = ValueError, wh
             raw = gzip.decompress(raw)
         text = raw.decode("utf-8")
     except IsADirectoryError:
-        raise error(f"{src}: is a folder, not a {what}") from None
+        raise error(f"{src}: is a folder, not {_a(what)}") from None
     except FileNotFoundError:
         raise error(f"{src}: no such {what}") from None
     except OSError as exc:  # includes gzip.BadGzipFile

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exits import one_line
-from ..outfiles import OutputWriteError, atomic_output, atomic_write_text
+from ..outfiles import OutputWriteError, atomic_output, atomic_write_text, make_folder
 from .generators import GENERATORS, GeneratorError, generate
 
 __all__ = ["add_scenario_parser", "write_scenario", "run_scenario", "main"]
@@ -57,7 +57,7 @@ def write_scenario(name: str, params: dict[str, Any], seed: int, out: str | Path
     if old and not overwrite:
         raise FileExistsError(f"{folder}: holds a scenario already ({', '.join(p.name for p in old)}); "
                               "give --overwrite to replace it, or choose another -o")
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     for p in old:
         if p.name != "platform.xml":
             p.unlink()

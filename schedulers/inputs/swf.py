@@ -44,7 +44,8 @@ from os import PathLike
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from ..outfiles import not_written
+from ..core.limits import MAX_NB_RES
+from ..outfiles import make_folder, not_written
 from .errors import WorkloadError
 
 __all__ = [
@@ -244,6 +245,8 @@ def _check_options(
 
     positive_int("cores_per_host", cores_per_host)
     positive_int("nb_hosts", nb_hosts, allow_none=True)
+    if nb_hosts is not None and nb_hosts > MAX_NB_RES:
+        raise ValueError(f"nb_hosts must be at most 2**31 - 1 (a workload's largest nb_res), got {nb_hosts}")
     if max_jobs is not None and (not isinstance(max_jobs, int) or isinstance(max_jobs, bool) or max_jobs < 0):
         raise ValueError(f"max_jobs must be an integer >= 0, got {max_jobs!r}")
     if time_origin not in ("first", "zero") and (
@@ -369,8 +372,11 @@ class TraceConversion:
         r_partial = f"partial-execution record ({n.status} = 2, 3 or 4)"
         r_run_unknown = f"run time unknown ({n.run} = -1)"
         r_run_zero = f"run time 0 ({n.run} = 0, never ran)"
+        r_run_negative = f"run time negative ({n.run} < 0, not -1)"
         r_procs = f"processors unknown ({n.requested} and {n.allocated} = -1)"
+        r_procs_none = f"no processors ({n.requested} and {n.allocated} 0 or negative, not -1)"
         r_submit = f"submit time unknown ({n.submit} = -1)"
+        r_submit_negative = f"submit time negative ({n.submit} < 0, not -1)"
         r_before_start = "submitted before start"
         r_after_end = "submitted at or after end"
         r_before_origin = "submitted before the time origin"
@@ -411,7 +417,7 @@ class TraceConversion:
             # 2. runtime: jobs that never ran (or whose run is unknown) are dropped whatever the
             # runtime source; the source then picks the duration.
             if rec.run < 0:
-                report.drop(r_run_unknown)
+                report.drop(r_run_unknown if rec.run == -1 else r_run_negative)
                 continue
             if rec.run == 0:
                 report.drop(r_run_zero)
@@ -429,11 +435,11 @@ class TraceConversion:
                 if procs > 0:
                     notes.append(n_procs)
             if procs <= 0:
-                report.drop(r_procs)
+                report.drop(r_procs if rec.requested == rec.allocated == -1 else r_procs_none)
                 continue
             # 4. time window and origin
             if rec.submit < 0:
-                report.drop(r_submit)
+                report.drop(r_submit if rec.submit == -1 else r_submit_negative)
                 continue
             if start is not None and rec.submit < start:
                 report.drop(r_before_start)
@@ -465,6 +471,12 @@ class TraceConversion:
                     )
                 res = cap
                 notes.append(n_clamped)
+            elif res > MAX_NB_RES:   # (no capacity known: nb_res would be this res)
+                raise WorkloadError(
+                    f"{report.source}, line {rec.line}: job {rec.job_id!r} needs {res} hosts ({_compact(procs)} "
+                    f"processors / {cores} cores per host), more than a workload may have (nb_res at most 2**31 - "
+                    "1); give the hosts of the target platform (gridsched convert --nb-hosts N) to drop or clamp it"
+                )
             # 7. duplicate ids
             if not seen.add(rec.job_id):
                 report.drop(r_duplicate)
@@ -582,7 +594,7 @@ class TraceConversion:
             The report, ``output`` set.
         """
         output = Path(output)
-        output.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(output.parent)
         submits, runtimes, res_of, ends = array("d"), array("d"), array("q"), array("q")
         names: dict[float, str] = {}     # runtime -> the profile name as JSON text
         extras: dict[tuple, str] = {}    # extra fields -> their JSON text
@@ -803,13 +815,23 @@ def read_swf(path: str | PathLike[str], header: dict[str, str] | None = None) ->
                           int(values[10]) if values[10].is_integer() else -1, user_text)   # (as GWF: 1.5 unknown)
 
 
-def _header_hosts(header: dict[str, str], cores_per_host: int) -> int | None:
-    """Hosts of the traced machine from the header: ceil(MaxProcs (else MaxNodes) / cores)."""
+def _header_hosts(header: dict[str, str], cores_per_host: int, source: str) -> int | None:
+    """Hosts of the traced machine from the header: ceil(MaxProcs (else MaxNodes) / cores);
+    None when neither is a number > 0.
+
+    Raises:
+        WorkloadError: more hosts than a workload's ``nb_res`` may be (2**31 - 1; ``inf``).
+    """
     for key in ("MaxProcs", "MaxNodes"):
         try:
-            value = int(float(header[key]))
+            number = float(header[key])
         except (KeyError, ValueError):
             continue
+        if number >= 1 and (number == math.inf or math.ceil(int(number) / cores_per_host) > MAX_NB_RES):
+            raise WorkloadError(f"{source}: header {key}: {header[key]} makes more hosts than a workload may have "
+                                "(nb_res at most 2**31 - 1); give the hosts of the target platform "
+                                "(gridsched convert --nb-hosts N)")
+        value = int(number) if number == number else 0
         if value > 0:
             return math.ceil(value / cores_per_host)
     return None
@@ -842,13 +864,13 @@ def swf_to_batsim(
     1. status, field 11: 5 (cancelled) is dropped unless ``keep_cancelled``; 2, 3, 4
        (partial-execution records of checkpointed/swapped jobs) are dropped; 1 (completed),
        0 (failed) and -1 (unknown, noted) are kept.
-    2. field 4 (run time) -1 (unknown) or 0 (the job never ran, e.g. cancelled before start)
-       drops the job, whatever ``runtime_source``. runtime = field 4; with
+    2. field 4 (run time) -1 (unknown), 0 (the job never ran, e.g. cancelled before start) or
+       another negative value (counted apart) drops the job, whatever ``runtime_source``. runtime = field 4; with
        ``runtime_source="requested"`` it is field 9 (requested time) when > 0, else field 4
        (noted).
     3. processors = field 8 (requested), falling back to field 5 (allocated) when field 8 is -1
-       (noted); both -1 drops the job.
-    4. submit time = field 2; -1 drops the job; jobs submitted before ``start`` or at/after
+       or 0 (noted); both -1 drops the job, as do both 0 or negative (counted apart).
+    4. submit time = field 2; -1 drops the job, as does another negative value (counted apart); jobs submitted before ``start`` or at/after
        ``end`` (trace time, the seconds of field 2, window ``[start, end)``) are dropped, as are
        jobs submitted before a numeric ``time_origin``.
     5. res = ceil(processors / ``cores_per_host``) hosts (noted when rounded up). The platform
@@ -938,7 +960,7 @@ def swf_conversion(
 
     def capacity() -> int | None:
         # Called after the header lines (they precede the first job line) have been read.
-        return nb_hosts if nb_hosts is not None else _header_hosts(header, cores_per_host)
+        return nb_hosts if nb_hosts is not None else _header_hosts(header, cores_per_host, report.source)
 
     rules = _Rules(_SWF_NAMES, cores_per_host=cores_per_host, time_origin=time_origin, walltime=walltime,
                    runtime_source=runtime_source, keep_cancelled=keep_cancelled, start=start, end=end,
