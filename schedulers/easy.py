@@ -499,7 +499,8 @@ class EASY(Policy):
             # the reservation starts as real numbers fits, whatever the float sums say
             now_u = to_units(now)
             prof = self._exact_profile()
-            found = prof.find_earliest_mask(head.res, to_units(job_duration(head)), choose=self.host_choice(head))
+            found = prof.find_earliest_mask(head.res, to_units(job_duration(head)),
+                                            choose=self.host_choice(head))
             start_u, hosts = (INF, prof.final_free_mask) if found is None else found
             resv = Reservation(head, to_seconds(start_u), job_duration(head), hosts)
         else:

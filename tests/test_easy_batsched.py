@@ -13,6 +13,7 @@ Two rules of batsched that the float, arrival-ordered EASY missed:
 from __future__ import annotations
 
 import csv
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -77,9 +78,8 @@ def test_a_window_ending_after_the_reservation_as_real_numbers_does_not_fit(tmp_
         recorded = starts(FIXTURES / f"exact_gap_{algo}_jobs.csv")
         assert recorded["w0!C"] == ("19686.800000", "0", "COMPLETED_WALLTIME_REACHED")
         assert recorded["w0!H"] == ("19586.800000", "0-1", "COMPLETED_WALLTIME_REACHED")
-    assert 19374.0 + 212.8 == 17870.8 + 1716.0  # the float sums tie ...
-    from fractions import Fraction
-    assert Fraction(19374.0) + Fraction(212.8) > Fraction(17870.8) + Fraction(1716.0)  # ... the exact ones do not
+    assert 19374.0 + 212.8 == 17870.8 + 1716.0  # the float sums tie, the exact ones do not:
+    assert Fraction(19374.0) + Fraction(212.8) > Fraction(17870.8) + Fraction(1716.0)
     algo = "easy_bf" if policy == "easy" else "conservative_bf"
     out = run(tmp_path, capsys, policy, "exact_gap_platform.xml", "exact_gap.json")
     assert starts(out) == starts(FIXTURES / f"exact_gap_{algo}_jobs.csv")
