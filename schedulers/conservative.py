@@ -17,11 +17,12 @@ until ``start + walltime + rjms_delay`` and each waiting job's window. After eve
 message:
 
 1. each job that ended frees the rest of its hold (from now to its expected end);
-2. if a job ended, *compression*: every waiting job, in queue order (arrival by default,
-   :meth:`EASY.queue_key <schedulers.easy.EASY.queue_key>`), has its reservation removed and is
-   inserted again first fit while all the others stay in place. Its old window is free once it
-   is removed, so its new start is never later (a job is never moved later), and at the same
-   start its hosts are chosen again among those free over the window;
+2. if a job ended, *compression*: every waiting job, in queue order (arrival by default, ids
+   as strings at one arrival time, :meth:`EASY.queue_key <schedulers.easy.EASY.queue_key>`),
+   has its reservation removed and is inserted again first fit while all the others stay in
+   place. Its old window is free once it is removed, so its new start is never later (a job
+   is never moved later), and at the same start its hosts are chosen again among those free
+   over the window;
 3. otherwise only the jobs submitted since the last pass are inserted, first fit in arrival
    order, without moving anyone;
 4. a job whose reservation starts now starts now.

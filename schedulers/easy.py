@@ -27,8 +27,18 @@ backfill anywhere, jobs without may not.
 
 Jobs asking for more hosts than the platform has are rejected at submission. Host choice is
 deterministic: lowest ids first (:meth:`EASY.select_hosts`), for starts and reservations alike.
-Queue order is pluggable (:meth:`EASY.queue_key`; arrival order by default, ties always broken by
-arrival order).
+Queue order is pluggable (:meth:`EASY.queue_key`; by default arrival order, jobs that arrive at
+one time by their full ids as strings, as batsched's; ties always broken by arrival order).
+
+With the profile, reservation and gap test EASY's own (no subclass hook overridden), steps 2-3
+compare exact times (:mod:`schedulers.core.exact_time`): a running job holds its hosts until the
+exact sum ``start_time + walltime`` of the two doubles, and a job fits before the reservation when
+``now + walltime <= start`` as real numbers. batsched's ``easy_bf`` computes its schedule in exact
+rationals (``mpq_rational``); float sums round, and with times in tenths or thousandths of a
+second a window that ends 1e-12 s after a reservation as real numbers ties with it as floats
+(``tests/fixtures/batsched_easy/``). batsched adds ``rjms_delay`` (5 s) to every walltime, which
+changes no EASY decision, except when ``walltime + 5`` rounds as a double (walltimes with
+fractional digits just below a power of two, e.g. in ``[251, 256)`` s): EASY adds none.
 
 Other backfilling variants subclass EASY and replace steps 1-3 with :meth:`EASY.backfill_pass`,
 built from the shared pieces: :meth:`EASY.profile` (running jobs until their walltimes),
@@ -50,6 +60,7 @@ from .core.backfilling import (
     lowest_bits,
     mask_to_procset,
 )
+from .core.exact_time import to_seconds, to_units
 from .core.model import Job
 from .core.policy import Policy
 from .core.waiting import QueueScan, WaitingIndex
@@ -116,6 +127,12 @@ class EASY(Policy):
         # (a subclass that overrides it gives its own bound through gap_limit)
         self._plain_gap = type(self).fits_gap is EASY.fits_gap or type(self).gap_limit is not EASY.gap_limit
         self._index: WaitingIndex | None = None  # of the queue, in queue order; None: none kept
+        # profile, reservation and gap test all EASY's own: they are computed on exact times
+        # (backfill_behind, as batsched does; schedulers.core.exact_time)
+        cls = type(self)
+        self._exact_gap = (cls.busy_until is EASY.busy_until and cls.free_now_mask is EASY.free_now_mask
+                           and cls.profile is EASY.profile and cls.find_reservation is EASY.find_reservation
+                           and cls.fits_gap is EASY.fits_gap and cls.gap_limit is EASY.gap_limit)
 
     @property
     def queue(self) -> list[Job]:
@@ -137,11 +154,22 @@ class EASY(Policy):
 
     # ------------------------------------------------------------------------------ hooks
     def queue_key(self, job: Job) -> Any:
-        """Sort key of a waiting job, smallest first; default: arrival order.
+        """Sort key of a waiting job, smallest first; default: arrival order, jobs that arrived
+        at the same time (s) by their full Batsim id (``"w0!12"``) as a string.
+
+        This is batsched 1.4.0's ``fcfs`` queue order (``FCFSOrder::compare``,
+        ``src/queue.cpp``: the date the job joined the queue, then ``job->id`` compared as a
+        ``std::string``, i.e. code point by code point), which its ``easy_bf`` and
+        ``conservative_bf`` use. It differs from the order of the messages when jobs of
+        several workloads (``"w0!j66"`` and ``"w1!64"``), or several messages, arrive at one
+        time: Batsim sends the jobs of one workload that share a submission time in the
+        order of their ids as strings (``job_comparator_subtime_number``,
+        ``src/jobs.cpp``), but the submitters of different workloads in whatever order
+        SimGrid runs them.
 
         Ties are broken by arrival order (the full key is ``(queue_key(job), arrival index)``).
         """
-        return self._arrival[job.id]
+        return (self.now, job.id)
 
     def select_hosts(self, candidates: int, job: Job) -> int:
         """Pick ``job.res`` hosts (bit mask) among ``candidates`` (bit mask, ``>= job.res`` bits).
@@ -301,6 +329,25 @@ class EASY(Policy):
             if end is not None:
                 busy.append((end, m))
         return ReservationProfile.from_ends(self.now, usable, busy)
+
+    def _exact_profile(self) -> ReservationProfile:
+        """:meth:`profile` with its times in exact units (:mod:`schedulers.core.exact_time`): a
+        running job holds its hosts until ``to_units(start_time) + to_units(walltime)``, the
+        exact sum of the two doubles, as batsched's schedule holds them (``mpq_rational``)."""
+        now = to_units(self.now)
+        busy = [(to_units(t), m) for t, m in self.waking_hosts()]
+        usable = self.available_mask
+        for _, m in busy:
+            usable |= m
+        for job in self.running.values():
+            m = self.running_mask(job)
+            usable |= m
+            if job.has_walltime:
+                end = to_units(job.start_time) + to_units(job.walltime)  # type: ignore[arg-type]  # running
+                busy.append((end if end > now else now + 1, m))  # past its walltime: free right after now
+            else:
+                busy.append((INF, m))
+        return ReservationProfile.from_ends(now, usable, busy)
 
     def find_reservation(self, prof: ReservationProfile, job: Job) -> Reservation:
         """First fit of ``job`` in ``prof`` (which is not changed).
@@ -473,7 +520,18 @@ class EASY(Policy):
         after = waiting.slot(head) + 1
         if not waiting.exists(after, now, (), (nfree,)):
             return []  # no later job fits the free hosts: no reservation needed
-        resv = self.find_reservation(self.profile(), head)
+        exact = self._exact_gap
+        if exact:
+            # batsched's test, on exact sums (its easy_bf, mpq_rational): a window ending where
+            # the reservation starts as real numbers fits, whatever the float sums say
+            now_u = to_units(now)
+            prof = self._exact_profile()
+            found = prof.find_earliest_mask(head.res, to_units(job_duration(head)),
+                                            choose=self.host_choice(head))
+            start_u, hosts = (INF, prof.final_free_mask) if found is None else found
+            resv = Reservation(head, to_seconds(start_u), job_duration(head), hosts)
+        else:
+            resv = self.find_reservation(self.profile(), head)
         spare = avail & ~resv.hosts_mask
         nspare = spare.bit_count()
         # fits_gap: a job *with* a walltime ends by resv.start. A search limit of inf would also
@@ -482,6 +540,8 @@ class EASY(Policy):
         # fits_gap, and the index skips the others).
         if self._plain_gap:
             lim = self.gap_limit(now, resv)
+            if exact and lim < INF:  # the float search must not miss a job the exact test passes
+                lim += 4 * math.ulp(lim)
             limits: tuple[float, ...] = ((lim if lim < INF else _MAX_TIME),)
         else:
             limits = ()
@@ -490,7 +550,8 @@ class EASY(Policy):
         while s >= 0:
             job = waiting.job(s)
             r = job.res
-            if self.fits_gap(job, now, resv):
+            if (job.has_walltime and now_u + to_units(job.walltime) <= start_u) if exact \
+                    else self.fits_gap(job, now, resv):
                 alloc = self.select_hosts(avail, job)
             elif r <= nspare:
                 alloc = self.select_hosts(spare, job)
