@@ -669,11 +669,8 @@ class Policy:
         """
         alloc = as_procset(hosts)
         self._check_start(job, alloc, len(alloc))
-        if extra:
-            _check_extra(job, extra)
         m = procset_to_mask(alloc)
-        if m >> (len(self.platform.hosts) + len(self.storage_hosts)):
-            self._no_such_host(job, m)
+        self._check_decision(job, m, extra)
         self._start(job, alloc, m, extra)
 
     def execute_mask(self, job: Job, mask: int, **extra: Any) -> None:
@@ -693,10 +690,7 @@ class Policy:
             self.execute(job, alloc, **extra)
             return
         self._check_start(job, alloc, mask.bit_count())
-        if extra:
-            _check_extra(job, extra)
-        if mask >> (len(self.platform.hosts) + len(self.storage_hosts)):
-            self._no_such_host(job, mask)
+        self._check_decision(job, mask, extra)
         self._start(job, alloc, mask, extra)
 
     @staticmethod
@@ -709,6 +703,14 @@ class Policy:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if count != job.res and not (job.res == 0 and count):
             raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {count}")
+
+    def _check_decision(self, job: Job, mask: int, extra: dict[str, Any]) -> None:
+        """Refuse an EXECUTE_JOB on a host past every machine of the platform, or with a field
+        Batsim 4.2.1's EXECUTE_JOB does not have (:meth:`execute` and :meth:`execute_mask`)."""
+        if extra:
+            _check_extra(job, extra)
+        if mask >> (len(self.platform.hosts) + len(self.storage_hosts)):
+            self._no_such_host(job, mask)
 
     def _no_such_host(self, job: Job, mask: int) -> NoReturn:
         """Refuse to start ``job`` on the hosts of bit mask ``mask``, some of them past every
