@@ -132,6 +132,28 @@ def test_a_policy_that_takes_jobs_of_no_host_runs_a_total_profile_on_the_hosts_i
         == ("t", "0", "0", "60.000000")
 
 
+class _ResZeroOnNoHost(Policy):
+    """Takes jobs of no host, and starts each on no host at all."""
+
+    takes_jobs_of_no_host = True
+
+    def on_job_submitted(self, job):
+        self.execute(job, [])   # the line the error names
+
+
+def test_a_job_of_no_host_started_on_no_host_is_the_policy_error(tmp_path):
+    # EXECUTE_JOB needs at least one host (the protocol sends no empty allocation); the engine
+    # had none to run the job on and failed with an internal error
+    w = json.loads((RES0 / "workload.json").read_text())
+    w["jobs"] = [j for j in w["jobs"] if j["id"] == "t"]
+    with pytest.raises(Exception) as err:
+        simulate(RES0 / "platform.xml", [w], _ResZeroOnNoHost(), export_prefix=tmp_path / "out_")
+    text = str(err.value)
+    assert "job w0!t of res 0 cannot start on no host" in text
+    line = _ResZeroOnNoHost.on_job_submitted.__code__.co_firstlineno + 1
+    assert f"line {line}" in text and "test_batsim_edge_jobs.py" in text
+
+
 POWER = Path(__file__).parent / "fixtures" / "batsim_power_numbers"
 
 

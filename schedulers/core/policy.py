@@ -703,6 +703,9 @@ class Policy:
             raise PolicyError(f"job {job.id} cannot start: it is {job.state.value}")
         if count != job.res and not (job.res == 0 and count):
             raise PolicyError(f"job {job.id} requests {job.res} hosts but the allocation {alloc} has {count}")
+        if not count:   # (res 0: the engine had no host to run it on; the protocol sends no empty alloc)
+            raise PolicyError(f"job {job.id} of res 0 cannot start on no host: EXECUTE_JOB's allocation needs at "
+                              "least one host, on which the job runs")
 
     def _check_decision(self, job: Job, mask: int, extra: dict[str, Any]) -> None:
         """Refuse an EXECUTE_JOB on a host past every machine of the platform, or with a field
