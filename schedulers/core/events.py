@@ -138,6 +138,10 @@ class Decision:
     timestamp: float | None = field(default=None, kw_only=True)
 
 
+#: The optional fields of Batsim 4.2.1's EXECUTE_JOB (the keys :attr:`ExecuteJob.extra` may have).
+EXECUTE_JOB_FIELDS = ("mapping", "storage_mapping", "additional_io_job")
+
+
 @dataclass(slots=True)
 class ExecuteJob(Decision):
     """EXECUTE_JOB: run ``job_id`` on the hosts ``alloc``; ``extra`` keeps optional protocol fields

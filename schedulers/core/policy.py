@@ -45,6 +45,7 @@ from .events import (
     Answer,
     CallMeLater,
     Decision,
+    EXECUTE_JOB_FIELDS,
     Event,
     ExecuteJob,
     GenericEvent,
@@ -112,17 +113,13 @@ def _as_index(v: Any) -> int | None:
     return index() if index is not None else None
 
 
-#: The optional fields of Batsim 4.2.1's EXECUTE_JOB (``execute``'s ``extra``).
-_EXECUTE_FIELDS = ("mapping", "storage_mapping", "additional_io_job")
-
-
 def _check_extra(job: Job, extra: dict[str, Any]) -> None:
     """Refuse EXECUTE_JOB fields Batsim 4.2.1 does not have (a misspelt ``storage_maping``);
     the engine judges the values and their number, as Batsim does."""
-    others = sorted(k for k in extra if k not in _EXECUTE_FIELDS)
+    others = sorted(k for k in extra if k not in EXECUTE_JOB_FIELDS)
     if others:
         raise PolicyError(f"job {job.id}: execute got {', '.join(others)}, not a field of Batsim 4.2.1's "
-                          f"EXECUTE_JOB (its optional fields: {', '.join(_EXECUTE_FIELDS)})")
+                          f"EXECUTE_JOB (its optional fields: {', '.join(EXECUTE_JOB_FIELDS)})")
 
 
 def _show_hosts(items: list) -> str:

@@ -89,7 +89,7 @@ from typing import Any
 
 from procset import ProcSet
 
-from ..core.events import ExecuteJob
+from ..core.events import EXECUTE_JOB_FIELDS, ExecuteJob
 from ..core.model import HostState, JobState
 from .clock import Clock, shown_time
 from .hosts import Machines
@@ -197,7 +197,7 @@ class Executions:
         io_job = None
         extra = d.extra
         if extra:
-            others = sorted(k for k in d.extra if k not in ("mapping", "storage_mapping", "additional_io_job"))
+            others = sorted(k for k in d.extra if k not in EXECUTE_JOB_FIELDS)
             if others:
                 raise EngineError(f"EXECUTE_JOB {job.id}: fields {others} are not part of Batsim 4.2.1's EXECUTE_JOB "
                                   "(job_id, alloc, and one of mapping, storage_mapping, additional_io_job)")
