@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.events import CallMeLater, ExecuteJob, JobSubmitted, Query, RejectJob, RequestedCall
 from ..core.model import Job
 from .execution import RUNNING, SUBMITTED
+from .jobtable import due_end
 from .lazysteps import LazyStepQueue
 from .platform import PlatformSpec
 from .ptasks import HeldTask, WallTimer
@@ -184,11 +185,7 @@ class QuietInstants:
         subtimes = table.subtimes
         n = len(subtimes)
         k0 = s.k
-        # (.netserver._due_end(subtimes, k0, now, True), inlined: the job it slept for, then
-        # every next one not after the clock)
-        k = k0 + 1 if k0 < n else k0
-        while k < n and subtimes[k] <= now:
-            k += 1
+        k = due_end(subtimes, k0, now, True)   # (the job it slept for, then every next one due)
         if k == n or k == k0 or e.record.first_submission[0] < 0:
             return False   # its goodbye follows, or its first energy read
         nxt = subtimes[k]

@@ -24,6 +24,21 @@ from typing import Any, Iterator, Sequence
 
 from .workload import EngineJob, Stages, job_name
 
+
+def due_end(times: Sequence[float], k: int, clock: float, woke: bool) -> int:
+    """The index after the items a submitter takes at its clock ``clock`` from index ``k``:
+    woken from a sleep (``woke``), the item it slept for even if SimGrid's clock stops short of
+    its time (1e-16 s early after a sleep of ``time - clock``: the next item of that time then
+    waits for a second sleep and a second message), then every next one whose time is not after
+    the clock (``static_job_submitter_process``, ``static_event_submitter_process``)."""
+    n = len(times)
+    if woke and k < n:
+        k += 1
+    while k < n and times[k] <= clock:
+        k += 1
+    return k
+
+
 def submission_order(subtimes: Sequence[float], names: Sequence[str]) -> array:
     """The indices of jobs sorted by ``subtime`` (s), then by name (the job id string
     ``workload!name``, whose workload prefix is the same for all), as Batsim submits them."""

@@ -100,6 +100,7 @@ from .extevents import GENERIC, MACHINE_AVAILABLE, EventList
 from .hosts import Machines
 from .instants import QuietInstants
 from .jobs import JobBook
+from .jobtable import due_end
 from .platform import PlatformSpec
 from .ports import EngineError, SchedulerPort
 from .ptasks import HeldTask, ParallelTasks
@@ -137,20 +138,6 @@ class _EventSubmitter:
     def __init__(self, lst: EventList) -> None:
         self.lst, self.k, self.clock = lst, 0, 0.0
         self.times = [e.timestamp for e in lst.events]
-
-
-def _due_end(times: list[float], k: int, clock: float, woke: bool) -> int:
-    """The index after the items a submitter takes at its clock ``clock`` from index ``k``:
-    woken from a sleep (``woke``), the item it slept for even if SimGrid's clock stops short of
-    its time (1e-16 s early after a sleep of ``time - clock``: the next item of that time then
-    waits for a second sleep and a second message), then every next one whose time is not after
-    the clock (``static_job_submitter_process``, ``static_event_submitter_process``)."""
-    n = len(times)
-    if woke and k < n:
-        k += 1
-    while k < n and times[k] <= clock:
-        k += 1
-    return k
 
 
 class ActorServer:
@@ -415,14 +402,14 @@ class ActorServer:
     # ------------------------------------------------------------------------------- actors
     def _submit_step(self, s: _Submitter, woke: bool = False) -> None:
         """``static_job_submitter_process`` from its clock ``s.clock``: post the jobs due
-        (:func:`_due_end`), sleep (:meth:`_submitter_next`). Before its first job, with energy, it
+        (:func:`.jobtable.due_end`), sleep (:meth:`_submitter_next`). Before its first job, with energy, it
         reads every host's energy (``total_consumed_energy``) if Batsim's
         ``energy_first_job_submission`` is not yet set; that is set once the reading is over, so
         the submitters whose first job comes while another reads read too, beside it (their
         JOB_SUBMITTED in the order they woke)."""
         table, subtimes = s.w.jobs, s.w.jobs.subtimes
         k0 = s.k
-        s.k = _due_end(subtimes, k0, s.clock, woke)
+        s.k = due_end(subtimes, k0, s.clock, woke)
         first_read = s.k > k0 and self.energy and self.record.first_submission[0] < 0
         batch = []
         for k in range(k0, s.k):
@@ -443,7 +430,7 @@ class ActorServer:
         twin) from its clock ``s.clock``: post the events due in one EVENT_OCCURRED message, then
         sleep or say goodbye."""
         k0 = s.k
-        s.k = _due_end(s.times, k0, s.clock, woke)
+        s.k = due_end(s.times, k0, s.clock, woke)
         self._submitter_next(s, s.lst.events[k0:s.k], _EVENTS, _EVENTS_BYE, s, s.times, Kind.EVENT)()
 
     def _submitter_next(self, s: _Submitter | _EventSubmitter, batch: list, msg: int, bye: int, bye_payload: Any,
