@@ -218,13 +218,8 @@ class QuietInstants:
     def _step(self) -> None:
         """A message of the chain is received: a new step of 0 s (the previous one's hosts
         updated forgotten, the lazy energy charges settled, as the actor model's loop does)."""
-        e = self.e
-        m = e.machines   # (_settle, inlined: several times a job)
-        if m.upd_now:
-            m.upd_now.clear()
-        if m.lazy_hosts:
-            m.settle_lazy()
-        c = e.clock
+        self._settle()
+        c = self.e.clock
         c.live = c.now   # (Clock.mark_live, inlined: once a message)
 
     def _settle(self) -> None:
