@@ -5,9 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from ..core.limits import MAX_NB_RES
 from .errors import WorkloadError
-from .swf import ConversionReport, ConvertedWorkload
+from .swf import ConversionReport, ConvertedWorkload, check_nb_hosts
 
 __all__ = ["rescale_workload"]
 
@@ -67,10 +66,7 @@ def rescale_workload(
         WorkloadError: ``jobs`` is not a list of objects with an integer ``res`` >= 0 (a job of
             ``res`` 0, which Batsim 4.2.1 accepts, is kept as it is).
     """
-    if not isinstance(nb_hosts, int) or isinstance(nb_hosts, bool) or nb_hosts < 1:
-        raise ValueError(f"nb_hosts must be an integer >= 1, got {nb_hosts!r}")
-    if nb_hosts > MAX_NB_RES:
-        raise ValueError(f"nb_hosts must be at most 2**31 - 1 (a workload's largest nb_res), got {nb_hosts}")
+    check_nb_hosts(nb_hosts)
     if mode not in ("scale", "clamp", "drop"):
         raise ValueError(f"mode must be 'scale', 'clamp' or 'drop', got {mode!r}")
     jobs = data.get("jobs")

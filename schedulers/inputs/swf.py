@@ -54,6 +54,7 @@ __all__ = [
     "SWF_FIELDS",
     "TraceRecord",
     "TraceConversion",
+    "check_nb_hosts",
     "read_swf",
     "swf_conversion",
     "swf_to_batsim",
@@ -232,21 +233,32 @@ def _compact(value: float) -> str:
     return str(_number(value))
 
 
+def check_nb_hosts(nb_hosts: Any) -> None:
+    """Refuse a target platform's ``nb_hosts`` (``gridsched convert --nb-hosts``) that is not an
+    integer from 1 to 2**31 - 1 (:data:`~schedulers.core.limits.MAX_NB_RES`, a workload's largest
+    ``nb_res``).
+
+    Raises:
+        ValueError: one line naming ``nb_hosts`` and its value.
+    """
+    if not isinstance(nb_hosts, int) or isinstance(nb_hosts, bool) or nb_hosts < 1:
+        raise ValueError(f"nb_hosts must be an integer >= 1, got {nb_hosts!r}")
+    if nb_hosts > MAX_NB_RES:
+        raise ValueError(f"nb_hosts must be at most 2**31 - 1 (a workload's largest nb_res), got {nb_hosts}")
+
+
 def _check_options(
     *, cores_per_host: int, nb_hosts: int | None, time_origin: Any, walltime: str,
     runtime_source: str, start: float | None, end: float | None, max_jobs: int | None,
     oversized: str, profile_kind: str,
 ) -> None:
-    def positive_int(name: str, value: Any, allow_none: bool = False) -> None:
-        if value is None and allow_none:
-            return
+    def positive_int(name: str, value: Any) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
     positive_int("cores_per_host", cores_per_host)
-    positive_int("nb_hosts", nb_hosts, allow_none=True)
-    if nb_hosts is not None and nb_hosts > MAX_NB_RES:
-        raise ValueError(f"nb_hosts must be at most 2**31 - 1 (a workload's largest nb_res), got {nb_hosts}")
+    if nb_hosts is not None:
+        check_nb_hosts(nb_hosts)
     if max_jobs is not None and (not isinstance(max_jobs, int) or isinstance(max_jobs, bool) or max_jobs < 0):
         raise ValueError(f"max_jobs must be an integer >= 0, got {max_jobs!r}")
     if time_origin not in ("first", "zero") and (
