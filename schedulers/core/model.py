@@ -22,6 +22,17 @@ NO_WALLTIME = -1.0
 never killed for its duration. Test :attr:`Job.has_walltime` rather than comparing."""
 
 
+def as_index(v: Any) -> int | None:
+    """``v`` as an int when it is an integer, Python's or numpy's (``__index__``), but not a
+    bool; None otherwise (a float, a string...)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    index = getattr(v, "__index__", None)
+    return index() if index is not None else None
+
+
 class JobState(str, enum.Enum):
     """Life cycle of a job as seen by a policy: Batsim's job states, the values of the
     ``final_state`` column of ``out_jobs.csv`` and of JOB_COMPLETED's ``job_state``."""

@@ -65,7 +65,7 @@ from .events import (
     SimulationBegins,
     SimulationEnds,
 )
-from .model import Host, HostState, Job, JobState, Platform
+from .model import Host, HostState, Job, JobState, Platform, as_index
 from .model import HostInfoUnknown, PolicyError  # noqa: F401 - re-exported (defined beside Host, which raises them)
 from .options import Option  # noqa: F401 - re-exported: what option_docs values may be
 from . import shutdown as _shutdown
@@ -96,21 +96,10 @@ def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
         raise PolicyError(f"host ids must be a ProcSet, integers >= 0 or one integer >= 0, got {hosts!r}")
     items = list(hosts)
     for h in items:
-        k = _as_index(h)
+        k = as_index(h)
         if k is None or k < 0:
             raise PolicyError(f"host ids must be integers >= 0, got {h!r} in {_show_hosts(items)}")
     return ProcSet(*items)
-
-
-def _as_index(v: Any) -> int | None:
-    """``v`` as an int when it is an integer, Python's or numpy's (``__index__``), but not a
-    bool; None otherwise (a float, a string...)."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    index = getattr(v, "__index__", None)
-    return index() if index is not None else None
 
 
 def _check_extra(job: Job, extra: dict[str, Any]) -> None:
@@ -845,7 +834,7 @@ class Policy:
         """
         self._need_energy("set_pstate (SET_RESOURCE_STATE)")
         res = as_procset(hosts)
-        index = _as_index(pstate)
+        index = as_index(pstate)
         if index is None or index < 0:
             raise PolicyError(f"set_pstate: the pstate must be an integer index >= 0, got {pstate!r}")
         pstate = index
@@ -924,7 +913,7 @@ class Policy:
         as given) and may be started in the same reply; an acknowledgement, if Batsim sends one,
         is absorbed (no second :meth:`on_job_submitted`)."""
         self._need_dynamic_jobs(f"register_job {workload}!{name}")
-        hosts = _as_index(res)   # (int(2.7) would silently ask for 2 hosts)
+        hosts = as_index(res)   # (int(2.7) would silently ask for 2 hosts)
         if hosts is None:
             raise PolicyError(f"register_job {workload}!{name}: res must be an integer number of hosts, got {res!r}")
         job_id = f"{workload}!{name}"

@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING, Any
 
 from .backfilling import mask_to_procset, procset_to_mask
 from .options import Option
-from .model import HostInfoUnknown, HostState, Job, JobState, PolicyError, PolicyInputError
+from .model import HostInfoUnknown, HostState, Job, JobState, PolicyError, PolicyInputError, as_index
 
 if TYPE_CHECKING:
     from .policy import Policy
@@ -222,11 +222,11 @@ class IdleShutdown:
         self._clocks(avail & self.managed, now)
         wanted = p.hosts_wanted()
         if type(wanted) is not int or wanted < 0:
-            index = getattr(wanted, "__index__", None)   # (a NumPy integer is one)
-            if isinstance(wanted, bool) or index is None or index() < 0:
+            n = as_index(wanted)   # (a NumPy integer is one)
+            if n is None or n < 0:
                 raise _failure().hook_error(p, "hosts_wanted",
                                             f"it returned {wanted!r}, not a number of hosts (an integer >= 0)")
-            wanted = index()
+            wanted = n
         if wanted <= 0 and not p.running and p.no_more_static_jobs:
             return  # nothing runs, waits or will come: nothing to save
         coming = sum(1 for i in self._ready_at if hosts[i].state is HostState.SWITCHING_ON)
@@ -258,11 +258,11 @@ class IdleShutdown:
         mask = sum(1 << i for i in asleep)
         chosen = p.hosts_to_wake(mask, need)
         if type(chosen) is not int:
-            index = getattr(chosen, "__index__", None)   # (a NumPy integer is one)
-            if isinstance(chosen, bool) or index is None:
+            m = as_index(chosen)   # (a NumPy integer is one)
+            if m is None:
                 raise _failure().hook_error(p, "hosts_to_wake", f"it returned {chosen!r}, not a bit mask of hosts "
                                                                 "(an int: bit i set = host i)")
-            chosen = index()
+            chosen = m
         if chosen < 0 or chosen & ~mask or chosen.bit_count() != need:
             shown = mask_to_procset(chosen) if chosen >= 0 else chosen
             raise _failure().hook_error(p, "hosts_to_wake", f"it chose {shown} where {need} of the sleeping hosts "
