@@ -262,7 +262,9 @@ class Conservative(EASY):
     option_docs = {
         "reservations": Option("how many waiting jobs, in queue order, get a reservation; the others start "
                                "only when they fit now without delaying any; 1 makes the same decisions "
-                               "as easy (with rjms_delay 0)", type="integer >= 1",
+                               "as easy (with rjms_delay 0); bounds a pass's cost under a long queue, "
+                               "where the default compresses every waiting job at each completion "
+                               "(schedulers.conservative, 'Cost of a classic pass')", type="integer >= 1",
                                default="every waiting job"),
         "rjms_delay": Option("seconds added to every job's walltime in its reservation and in a running "
                              "job's hold (batsched's --rjms_delay, applied to every job it reads); "
