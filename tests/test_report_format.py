@@ -158,7 +158,7 @@ def test_gridsched_run_of_hosep_prints_tasks_restarts_and_preemptions(tmp_path, 
     assert main(["run", "--policy", "hosep", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
                  "-o", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert "tasks                 3 (1 preemptions, 1 restarts)" in text
+    assert "tasks                 3 (1 preemption, 1 restart)" in text   # (it said "1 preemptions, 1 restarts")
     assert "Batsim jobs           4: 3 succeeded, 1 killed of which 1 preempted, 0 rejected" in text
     s = json.loads((out / "summary.json").read_text())
     assert (s["jobs"], s["killed"], s["tasks"], s["restarts"], s["preemptions"]) == (4, 1, 3, 1, 1)
