@@ -53,8 +53,10 @@ def _parser_md(prog: str, parser: argparse.ArgumentParser, depth: int, summary: 
     desc = parser.description or summary.replace("%%", "%")   # (a sub-command's help, %-escaped for argparse)
     if desc:
         out += [_md(" ".join(desc.split())), ""]
-    usage = parser.format_usage().strip()
-    out += ["```text", usage.removeprefix("usage: "), "```", ""]
+    usage = parser.format_usage().strip().removeprefix("usage: ").splitlines()
+    # (argparse indents the continuation lines under the program name after "usage: ")
+    usage = usage[:1] + [ln.removeprefix(" " * len("usage: ")) for ln in usage[1:]]
+    out += ["```text", *usage, "```", ""]
     subs: list[tuple[str, argparse.ArgumentParser, str]] = []
     rows = []
     for action in parser._actions:  # noqa: SLF001

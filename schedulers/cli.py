@@ -673,7 +673,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gridsched {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="simulate a workload with a policy (the main job)",
+    run = sub.add_parser("run", help="simulate workloads on a platform with a policy; write Batsim's output "
+                                     "files and a summary",
                          description="Simulate WORKLOAD(s) on PLATFORM with POLICY and write Batsim's output files.")
     run.add_argument("--policy", required=True,
                      help="policy name (see `gridsched policies`), or your own: FILE.py:Class or package.module:Class")

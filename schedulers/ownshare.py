@@ -18,12 +18,16 @@ arrival order) on its own idle hosts, the most powerful first (ties: lowest id);
 round ever preempts. A task larger than its user's share, or of a user owning nothing, can never
 run and is rejected.
 
-Options: the skeleton's (``period``, ``maxt``, ``checkpoint``, ``block``), without effect here.
+Options: the skeleton's (``period``, ``maxt``, ``checkpoint``, ``block``), accepted as by the other
+owner-share policies (one campaign gives them all the same options) but without effect here: no
+round preempts, and a task starts on its user's idle hosts whatever the period. Their descriptions
+(``gridsched policies own-share``) say so.
 """
 
 from __future__ import annotations
 
 from .core.model import Job
+from .core.options import Option, option_default, option_type
 from .core.owner_share import OwnerSharePolicy
 from .core.preemption import Task
 
@@ -37,6 +41,10 @@ class OwnShare(OwnerSharePolicy):
     summary = ("Reference, not a paper's policy: each user's tasks run only on the hosts it owns, "
                "smallest task first; no host is lent or taken back.")
     references = ("hosep",)
+    option_docs = {name: Option(f"no effect in own-share, which never preempts (accepted as by osep and hosep); "
+                                f"there: {doc}", type=option_type(doc), default=option_default(doc))
+                   for name, doc in OwnerSharePolicy.option_docs.items()
+                   if name in ("period", "maxt", "checkpoint", "block")}
 
     def never_runs(self, job: Job) -> bool:
         """A job of a user owning fewer hosts than it needs (or none). A job without a user is no

@@ -87,3 +87,15 @@ def test_the_summary_says_which_simulator_ran(tmp_path, capsys, engine, words):
                  "-w", str(root / "docs/examples/tutorial.json"), "-o", str(out), "--no-progress"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == f"policy fcfs on four_hosts.xml (4 hosts), {words}; outputs in {out}/"
+
+
+@pytest.mark.parametrize("command", ["run", "status", "collect", "plot", "report", "generators"])
+def test_every_campaign_command_help_says_what_it_does(command, capsys) -> None:
+    """`gridsched campaign run --help` (and status, collect, plot, report, generators) printed only
+    the usage and the options, without a sentence saying what the command does."""
+    with pytest.raises(SystemExit) as stop:
+        main(["campaign", command, "--help"])
+    assert stop.value.code == 0
+    paragraphs = capsys.readouterr().out.split("\n\n")
+    assert paragraphs[0].startswith(f"usage: gridsched campaign {command}")
+    assert not paragraphs[1].lstrip().startswith(("positional arguments:", "options:")), paragraphs[1]

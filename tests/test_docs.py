@@ -201,7 +201,12 @@ def test_every_option_of_the_cli_reference_is_said_in_words() -> None:
     assert "%%" not in text
     bare = [ln for ln in text.splitlines() if re.match(r"- `[^`]*`: (default |see the description)", ln)]
     assert not bare, f"options without words: {bare}"
-    assert "one table of runs and a summary per group (mean, std, 95 % CI, n)" in text
+    assert "mean, standard deviation and 95 % Student-t confidence interval" in text   # campaign collect
+    # a usage's continuation lines line up under the first argument, as in `--help` (they were
+    # indented by the width of the "usage: " that the page leaves out)
+    lines = text.splitlines()
+    k = lines.index("gridsched campaign run [-h] [--out OUT]")
+    assert lines[k + 1] == " " * len("gridsched campaign run ") + "[--scheduler-address SCHEDULER_ADDRESS]"
 
 
 GETTING_STARTED = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")

@@ -272,3 +272,18 @@ def test_the_summary_of_sweeps_alone_has_no_empty_number():
     assert ("With Δ = 50 % on one-core nodes, 10.0 % of the jobs run are killed at their walltime (every run "
             "of the campaign); the lowest energies there come with kills.\n") in text
     assert "–" not in text
+
+
+def test_a_sweep_run_alone_says_it_has_no_run_of_the_papers_plan():
+    """`gridsched campaign green run campaigns/green_nantes/switch.toml` (a sweep alone, as the green
+    page suggests) gave a report whose headline section had no table and whose Table 3 section a
+    header with no row; each section of the paper's plan now says there is no run of it."""
+    from schedulers.campaign.green_report import _headline, _table2, _table3
+
+    keys = {"design": ["switch"], "host_cores": [16], "job_count": [100], "cpu_load": [100], "seed": [0],
+            "ties": [0], "n": [3]}
+    st = cases = pd.DataFrame(keys)
+    for section in (_headline(st), _table2(pd.DataFrame(), st), _table3(cases)):
+        assert section[0].startswith("## ") and not any(line.startswith("|") for line in section), section
+        assert section[-2] == ("No run of the paper's plan in these results: `campaigns/green_nantes/paper.toml` "
+                               "and `large.toml` make them.")

@@ -285,3 +285,22 @@ def test_a_workload_dict_simulated_twice_gives_the_same_run(tmp_path):
     assert wl["profiles"] == before
     _, second = run(tmp_path, plat, wl, HOSEP())
     assert first == second and "a2#1" in second
+
+
+@pytest.mark.parametrize("options", [{}, {"period": 0}, {"period": 1000, "maxt": 0, "checkpoint": True, "block": 60}])
+def test_own_share_options_have_no_effect_and_say_so(tmp_path, options):
+    # Each user on its own hosts, smallest task first, the fastest host first: bob's B (400 Gflop)
+    # on b0 (1 Gf) 0 -> 400; at 10 alice's A1 (40) on a0 (4 Gf) 10 -> 20, A2 (60) on a1 10 -> 25;
+    # A3 (1200) on a0 when A1 ends, 20 -> 320; A4 (1600) on a1 when A2 ends, 25 -> 425. No round
+    # ever preempts, so the skeleton's options change nothing; `gridsched policies own-share`
+    # showed them as if they did.
+    _, got = run(tmp_path, platform(tmp_path, HOSEP_HOSTS), workload(HOSEP_TASKS), get_policy("own-share", options))
+    want = {"B": (0, 400, "2"), "A1": (10, 20, "0"), "A2": (10, 25, "1"), "A3": (20, 320, "0"), "A4": (25, 425, "1")}
+    assert set(got) == set(want)
+    for job, (start, end, host) in want.items():
+        assert got[job][0] == "SUCCESSFULLY" and got[job][3] == host, (job, got[job])
+        assert got[job][1] == pytest.approx(start, abs=1e-6) and got[job][2] == pytest.approx(end, abs=1e-6), job
+    docs = get_policy("own-share").option_docs
+    for name in ("period", "maxt", "checkpoint", "block"):
+        assert docs[name].startswith("no effect in own-share"), name
+    assert not docs["idle_timeout"].startswith("no effect")

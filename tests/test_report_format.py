@@ -158,7 +158,7 @@ def test_gridsched_run_of_hosep_prints_tasks_restarts_and_preemptions(tmp_path, 
     assert main(["run", "--policy", "hosep", "-p", str(tmp_path / "p.xml"), "-w", str(tmp_path / "w.json"),
                  "-o", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert "tasks                 3 (1 preemptions, 1 restarts)" in text
+    assert "tasks                 3 (1 preemption, 1 restart)" in text   # (it said "1 preemptions, 1 restarts")
     assert "Batsim jobs           4: 3 succeeded, 1 killed of which 1 preempted, 0 rejected" in text
     s = json.loads((out / "summary.json").read_text())
     assert (s["jobs"], s["killed"], s["tasks"], s["restarts"], s["preemptions"]) == (4, 1, 3, 1, 1)
@@ -204,3 +204,28 @@ def test_header_lists_large_whole_numbers_alike():
     assert _values(table, "jobs_per_year") == "0; 2,785; 5,570; 11,140"
     assert _values(pd.DataFrame({"load": [0.5, 0.8, 1.1]}), "load") == "0.5, 0.8, 1.1"
     assert _values(pd.DataFrame({"name": ["b", "a"]}), "name") == "a, b"
+
+
+def test_a_line_plot_names_the_file_scenario_it_leaves_out_not_the_policies(tmp_path):
+    """A generator's ``load`` axis does not apply to a file scenario: the line plot by load leaves
+    that scenario's groups out. The note under it named the policies (which are plotted, at every
+    load) instead of the scenario that has no load."""
+    from pathlib import Path
+
+    from helpers_cli import run_main
+
+    root = Path(__file__).resolve().parents[1]
+    toml = tmp_path / "c.toml"
+    toml.write_text(
+        'name = "c"\nseeds = 1\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "easy"\n'
+        '[[scenario]]\nname = "gen"\ngenerator = "synthetic"\nparams = { hosts = 4, jobs = 5, max_res = 2 }\n'
+        f'[[scenario]]\nname = "files"\nplatform = "{root / "docs/examples/four_hosts.xml"}"\n'
+        f'workloads = ["{root / "docs/examples/tutorial.json"}"]\n'
+        '[axes]\nload = [0.5, 0.8]\n[report]\nmetrics = ["makespan"]\n'
+        '[[report.plot]]\nkind = "line"\nmetric = "makespan"\nx = "load"\nhue = "policy"\n')
+    out = tmp_path / "out"
+    code, _, err = run_main(["campaign", "run", toml, "--out", out, "--serial", "--no-progress", "--report"])
+    assert code == 0, err
+    lines = (out / "report.md").read_text().splitlines()
+    k = lines.index("![makespan (s) by load](plots/line_makespan_by_load_policy.png)")
+    assert lines[k + 2] == "- Not in this plot: scenario files, which has no load (the axis does not apply to it)."

@@ -170,7 +170,10 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
                                    "`python -m pydoc schedulers.campaign.spec`).")
     cs = p.add_subparsers(dest="campaign_command", required=True)
 
-    r = cs.add_parser("run", help="run what is missing (resumes an interrupted campaign)")
+    r = cs.add_parser("run", help="run what is missing (resumes an interrupted campaign)",
+                      description="Run the campaign's runs that have no result yet in its output folder, one "
+                                  "result file each (OUT/results/<id>.json): the same command resumes an "
+                                  "interrupted campaign.")
     r.add_argument("file", help="campaign TOML file")
     r.add_argument("--out", "-o", help="output folder (default: out/<campaign name>)")
     r.add_argument("--scheduler-address", help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster")
@@ -189,18 +192,25 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
                         "paper's campaign and writes its report")
     r.set_defaults(func=cmd_run)
 
-    s = cs.add_parser("status", help="done / failed / missing runs")
+    s = cs.add_parser("status", help="done / failed / missing runs",
+                      description="Count the campaign's runs that are done, failed or missing (exit status 1 "
+                                  "when some failed or are missing).")
     s.add_argument("target", help="campaign TOML file, or its output folder")
     s.add_argument("--out", "-o", help="output folder (with a TOML file; default: out/<campaign name>)")
     s.add_argument("--failed", action="store_true", help="list every failed run")
     s.set_defaults(func=cmd_status)
 
-    c = cs.add_parser("collect", help="one table of runs and a summary per group (mean, std, 95 %% CI, n)")
+    c = cs.add_parser("collect", help="one table of runs and a summary per group (mean, std, 95 %% CI, n)",
+                      description="Write DIR/runs.csv (one row per run) and DIR/summary.csv (per group of runs "
+                                  "differing only by their seed: n, and each metric's mean, standard deviation "
+                                  "and 95 % Student-t confidence interval).")
     c.add_argument("dir", help="campaign output folder")
     c.add_argument("--format", choices=("csv", "parquet"), default="csv", help="runs table format (default csv)")
     c.set_defaults(func=cmd_collect)
 
-    pl = cs.add_parser("plot", help="grouped bars or lines with 95 %% CI error bars (PNG and SVG)")
+    pl = cs.add_parser("plot", help="grouped bars or lines with 95 %% CI error bars (PNG and SVG)",
+                       description="Plot one summary metric's means with their 95 % confidence intervals "
+                                   "into DIR/plots/ (PNG and SVG).")
     pl.add_argument("dir", help="campaign output folder")
     pl.add_argument("--metric", required=True, help="summary metric, e.g. mean_waiting_time")
     pl.add_argument("--x", default="scenario", help="column on the x axis (default: scenario)")
@@ -209,7 +219,9 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
                     help="grouped bars, or lines over a numeric --x (default bar)")
     pl.set_defaults(func=cmd_plot)
 
-    rp = cs.add_parser("report", help="Markdown report with tables, plots and the paper's numbers")
+    rp = cs.add_parser("report", help="Markdown report with tables, plots and the paper's numbers",
+                       description="Write DIR/report.md: what was run, a table per metric (mean ± 95 % CI, "
+                                   "n), the campaign file's plots and the paper's numbers beside ours.")
     rp.add_argument("dir", help="campaign output folder")
     rp.set_defaults(func=cmd_report)
 
@@ -218,6 +230,7 @@ def add_campaign_parser(sub: Any) -> argparse.ArgumentParser:
                                    "the report that sets them beside the paper (docs/papers/green.md).")
     add_green_commands(gr)
 
-    g = cs.add_parser("generators", help="list the scenario generators and their parameters")
+    g = cs.add_parser("generators", help="list the scenario generators and their parameters",
+                      description="List the registered scenario generators, their parameters and defaults.")
     g.set_defaults(func=cmd_generators)
     return p

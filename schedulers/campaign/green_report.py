@@ -162,6 +162,11 @@ def _method() -> list[str]:
         "interval; the most frequent best/worst configuration is given with its count.", ""]
 
 
+#: What a section of the paper's plan says when the results hold none of its runs (a sweep run alone).
+_NO_PLAN = ["No run of the paper's plan in these results: `campaigns/green_nantes/paper.toml` and `large.toml` "
+            "make them.", ""]
+
+
 def _headline(st: pd.DataFrame) -> list[str]:
     lines = ["## Headline: the paper's plan", "",
              "Energy over the common window; the paper's columns are its Table 2 (best, worst, spread from the "
@@ -188,7 +193,7 @@ def _headline(st: pd.DataFrame) -> list[str]:
                          f"{pb[0]} {pb[1]}", f"{pw[0]} {pw[1]}", pct(paper_spread(*key)),
                          f"{t3[4]} %" if t3 else MISSING])
         lines += [f"### {MODELS[m].capitalize()}", ""] + _table(head, rows)
-    return lines
+    return lines if len(lines) > 4 else lines + _NO_PLAN
 
 
 def _table2(cfg: pd.DataFrame, st: pd.DataFrame) -> list[str]:
@@ -218,7 +223,7 @@ def _table2(cfg: pd.DataFrame, st: pd.DataFrame) -> list[str]:
                 for j, g in tied.groupby("job_count")) + ".", ""]
         if rows:
             lines += _table(head, rows)
-    return lines
+    return lines if len(lines) > 4 else lines + _NO_PLAN
 
 
 def _table3(cases: pd.DataFrame) -> list[str]:
@@ -233,7 +238,7 @@ def _table3(cases: pd.DataFrame) -> list[str]:
         rows.append([f"{int(r.job_count):,}", MODEL_SHORT[int(r.host_cores)], r.worst_win, seconds(r.makespan_worst),
                      r.best_win, seconds(r.makespan_best), signed_pct(r.spread_t), f"{t3[0][0]} {t3[0][1]}",
                      t3[1], f"{t3[2][0]} {t3[2][1]}", t3[3], f"{t3[4]} %"])
-    return lines + _table(head, rows)
+    return lines + (_table(head, rows) if rows else _NO_PLAN)
 
 
 _WHY = {

@@ -598,13 +598,30 @@ def _plot_section(plots: tuple, from_spec: bool, c: _Checker, summary: pd.DataFr
         alt = p.title or f"{metric_label(p.metric, labels)} by {column_label(p.x, labels)}"
         lines += [f"![{alt}](plots/{stem}.png)", ""]
         if p.kind == "line":   # (a line needs x: groups where the axis does not apply have none)
-            off = rows[rows[p.x].isna() & rows[f"{p.metric}_mean"].notna()]
-            if len(off):
-                names = sorted({_cell(v) for v in off[p.hue]}) if p.hue and off[p.hue].notna().all() else []
-                who = f"{column_label(p.hue, labels)} {', '.join(names)}" if names else f"{len(off)} group(s)"
-                lines += [f"- Not in this plot: {who}, which {'has' if len(names) == 1 else 'have'} no "
-                          f"{column_label(p.x, labels)} (the axis does not apply to it).", ""]
+            lines += _left_out(rows, p, labels)
     return lines
+
+
+def _left_out(rows: pd.DataFrame, p: Any, labels: dict) -> list[str]:
+    """The note under a line plot naming the groups it leaves out because they have no ``p.x``
+    (an axis that does not apply to them: a policy without that option, a file scenario on a
+    generator's parameter). They are named by the first column, the hue first, whose values in
+    the left-out groups are none of the plotted groups' values: the column that says why."""
+    has = rows[f"{p.metric}_mean"].notna()
+    off, on = rows[rows[p.x].isna() & has], rows[rows[p.x].notna() & has]
+    if not len(off):
+        return []
+    for col in [p.hue] + [g for g in group_columns(rows) if g not in (p.hue, p.x)]:
+        if col and off[col].notna().all():
+            names = sorted({_cell(v) for v in off[col]})
+            if not names or {_cell(v) for v in on[col]} & set(names):
+                continue
+            which = "has" if len(names) == 1 else "have"
+            return [f"- Not in this plot: {column_label(col, labels)} {', '.join(names)}, which {which} no "
+                    f"{column_label(p.x, labels)} (the axis does not apply to "
+                    f"{'it' if len(names) == 1 else 'them'}).", ""]
+    return [f"- Not in this plot: {len(off)} group(s) without {column_label(p.x, labels)} (the axis does not "
+            "apply to them).", ""]
 
 
 def _failed_section(table: pd.DataFrame) -> list[str]:

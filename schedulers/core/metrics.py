@@ -92,8 +92,8 @@ class RunSummary:
         lines = []
         failed = f", {self.failed:,} failed (return code > 0)" if self.failed else ""
         if self.tasks is not None:
-            lines.append(f"tasks                 {self.tasks:,} ({self.preemptions:,} preemptions, "
-                         f"{self.restarts:,} restarts)")
+            lines.append(f"tasks                 {self.tasks:,} ({_count(self.preemptions, 'preemption')}, "
+                         f"{_count(self.restarts, 'restart')})")
             lines.append(f"Batsim jobs           {self.jobs:,}: {self.success:,} succeeded, {self.killed:,} killed "
                          f"of which {self.preemptions:,} preempted, {self.rejected:,} rejected{failed}")
         else:
@@ -361,3 +361,9 @@ def summarize_outputs(prefix: str | Path, nb_hosts: int | None = None, compute_s
     busy = busy_host_seconds(*zip(*spans)) if spans else (0.0 if alloc is not None else None)
     return summarize_columns(state, submission, starting, execution, finish, res, nb_hosts=nb_hosts,
                              energy_joules=energy, busy=busy)
+
+
+def _count(n: int | None, word: str) -> str:
+    """``n`` and ``word``, plural but for 1: ``1 restart``, ``0 restarts``, ``2,000 restarts``."""
+    n = n or 0
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
