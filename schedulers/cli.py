@@ -371,10 +371,10 @@ def _keep_done(engine: Any, out: Path, prepared: list[_Prepared]) -> str:
     partial = out / "out_jobs.partial.csv"
     try:
         atomic_write_text(partial, "\n".join(job_lines(done)) + "\n")
-        kept.append(f"{partial.name} (the {len(done)} jobs done, in out_jobs.csv's format)")
+        kept.append(f"{partial.name} (the {len(done):,} jobs done, in out_jobs.csv's format)")
     except OSError as exc:
         kept.append(f"not {partial.name} ({one_line(exc)})")
-    return (f"at simulated time t={engine.now:,.3f} s with {len(done)} of {engine.nb_jobs} jobs done; kept in "
+    return (f"at simulated time t={engine.now:,.3f} s with {len(done):,} of {engine.nb_jobs:,} jobs done; kept in "
             f"{out}/: {', '.join(kept)}; no summary and no other output file (the run did not end)")
 
 

@@ -436,8 +436,8 @@ def test_ctrl_c_stops_cleanly_says_where_and_keeps_the_jobs_done(tmp_path: Path)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("gridsched: interrupted at simulated time t=") and f"of {n} jobs done" in last, last
-    done = int(last.split(" with ")[1].split(" of ")[0])
+    assert last.startswith("gridsched: interrupted at simulated time t=") and f"of {n:,} jobs done" in last, last
+    done = int(last.split(" with ")[1].split(" of ")[0].replace(",", ""))
     assert 0 < done < n
     assert "out_jobs.partial.csv" in last
     rows = list(csv.DictReader((out / "out_jobs.partial.csv").open()))
