@@ -40,3 +40,28 @@ def test_a_shortest_run_time_that_rounds_to_0_ms_is_refused_not_written(tmp_path
     code, _, err = run_main(["run", "--policy", "fcfs", "-p", tmp_path / "s" / "platform.xml",
                              "-w", tmp_path / "s" / "workload.json", "-o", tmp_path / "out", "--no-progress"])
     assert code == 0, err
+
+
+def _swf(tmp_path: Path) -> Path:
+    """Two jobs of one user, submitted at 0 and 3600 s (trace time), on 39 two-processor nodes."""
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 78\n"
+                   "1 0 0 100 2 -1 -1 2 200 -1 1 5 -1 -1 -1 -1 -1 -1\n"
+                   "2 3600 0 50 2 -1 -1 2 100 -1 1 5 -1 -1 -1 -1 -1 -1\n")
+    return swf
+
+
+def test_the_buc_scenarios_description_gives_its_stretch_factor(tmp_path: Path) -> None:
+    # The factor printed was the last injected job's index: "2785 a year (times x 99)" for any rate,
+    # and "0 a year (times x 99)" when the trace's own times were kept.
+    # 2 jobs at 365 a year span 2 / 365 years = 2 days = 172,800 s (the stretch's definition: n jobs
+    # over n / jobs_per_year years): the 3,600 s between them x 48.
+    swf = _swf(tmp_path)
+    code, _, err = run_main(["scenario", "buc", "--trace-file", swf, "--jobs-per-year", "365", "-o", tmp_path / "a"])
+    assert code == 0, err
+    w = json.loads((tmp_path / "a" / "workload.json").read_text())
+    assert "2 real jobs, 365 a year (times x 48)" in w["description"]
+    assert [j["subtime"] for j in w["jobs"] if j["id"] in ("1", "2")] == [0, 172800]
+    code, _, err = run_main(["scenario", "buc", "--trace-file", swf, "--jobs-per-year", "0", "-o", tmp_path / "b"])
+    assert code == 0, err
+    assert "2 real jobs, the trace's times)" in json.loads((tmp_path / "b" / "workload.json").read_text())["description"]

@@ -178,17 +178,17 @@ def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
         sub = np.sort(rng.uniform(0.0, span, size=n_inj))
         res = rng.choice(real_res, size=n_inj)
         runtime = min(INJECTED_WALLTIME - 1.0, max(1.0, p * INJECTED_WALLTIME))
-        for k in range(n_inj):
-            _add(jobs, profiles, f"{user}-{k:03d}", sub[k], res[k], INJECTED_WALLTIME, runtime, user)
+        for i in range(n_inj):
+            _add(jobs, profiles, f"{user}-{i:03d}", sub[i], res[i], INJECTED_WALLTIME, runtime, user)
     if gamer != "none":
         n_long = params["gamer_long"]
         sub, res = np.sort(rng.uniform(0.0, span, size=n_long)), rng.choice(real_res, size=n_long)
-        for k in range(n_long):
-            _add(jobs, profiles, f"gamer-long-{k:02d}", sub[k], res[k], 36000.0, 3600.0, "gamer")
+        for i in range(n_long):
+            _add(jobs, profiles, f"gamer-long-{i:02d}", sub[i], res[i], 36000.0, 3600.0, "gamer")
         if gamer == "flood":
             sub = np.sort(rng.uniform(0.0, span, size=params["gamer_short"]))
-            for k in range(params["gamer_short"]):
-                _add(jobs, profiles, f"gamer-short-{k:03d}", sub[k], 1, 60.0, 59.0, "gamer")
+            for i in range(params["gamer_short"]):
+                _add(jobs, profiles, f"gamer-short-{i:03d}", sub[i], 1, 60.0, 59.0, "gamer")
     jobs.sort(key=lambda j: (j["subtime"], str(j["id"])))
     rate = f"{params['jobs_per_year']:g} a year (times x {k:.3g})" if k != 1.0 else "the trace's times"
     desc = (f"buc seed {seed}: {params['trace']} trace ({len(wl['jobs'])} real jobs, {rate}) on {LILLE_HOSTS} Lille "
