@@ -65,3 +65,16 @@ def test_the_buc_scenarios_description_gives_its_stretch_factor(tmp_path: Path) 
     code, _, err = run_main(["scenario", "buc", "--trace-file", swf, "--jobs-per-year", "0", "-o", tmp_path / "b"])
     assert code == 0, err
     assert "2 real jobs, the trace's times)" in json.loads((tmp_path / "b" / "workload.json").read_text())["description"]
+
+
+@pytest.mark.parametrize("rate", ["1e-300", "0.0001"])
+def test_a_buc_rate_too_low_for_a_workloads_times_is_refused_in_words(tmp_path: Path, rate: str) -> None:
+    # 1e-300 was "internal error: OverflowError: high - low range exceeds valid bounds" (NumPy's
+    # uniform draw over an infinite span); 0.0001 (2 jobs over 20,000 years) named an injected job.
+    code, _, err = run_main(["scenario", "buc", "--trace-file", _swf(tmp_path), "--jobs-per-year", rate,
+                             "-o", tmp_path / "s"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: generator 'buc': jobs_per_year {float(rate):g} spreads the 2 "
+                                   "real jobs beyond the 8589934592 s (2**33, about 272 years) a workload's times may "
+                                   "reach: raise jobs_per_year, or lower max_jobs")
+    assert not (tmp_path / "s").exists()

@@ -49,6 +49,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.limits import MAX_TIME
 from .generators import GeneratorError, Scenario, check_job_count, register_generator
 
 __all__ = ["LILLE_PLATFORM", "TRACES", "SHARED_DIR", "INJECTED", "PAPER_JOBS_PER_YEAR", "stretch", "buc_scenario"]
@@ -118,7 +119,8 @@ def stretch(jobs: list[dict], jobs_per_year: float) -> float:
     ``jobs_per_year = 0`` leaves them. Returns the factor (1 when left; times rounded to the ms).
 
     Raises:
-        GeneratorError: ``jobs_per_year < 0``.
+        GeneratorError: ``jobs_per_year < 0``, or so small that the last job would arrive more
+            than 2**33 s (:data:`~schedulers.core.limits.MAX_TIME`) after time 0.
     """
     if jobs_per_year < 0:
         raise GeneratorError(f"generator 'buc': jobs_per_year must be >= 0 (0: the trace's times), got {jobs_per_year}")
@@ -129,6 +131,10 @@ def stretch(jobs: list[dict], jobs_per_year: float) -> float:
     if not span > 0:
         return 1.0
     k = len(jobs) / jobs_per_year * YEAR / span
+    if not first + span * k <= MAX_TIME:
+        raise GeneratorError(f"generator 'buc': jobs_per_year {jobs_per_year:g} spreads the {len(jobs):,} real jobs "
+                             f"beyond the {MAX_TIME:.0f} s (2**33, about 272 years) a workload's times may reach: "
+                             "raise jobs_per_year, or lower max_jobs")
     for j in jobs:
         j["subtime"] = round(first + (j["subtime"] - first) * k, 3)
     return k
