@@ -78,3 +78,11 @@ def test_a_buc_rate_too_low_for_a_workloads_times_is_refused_in_words(tmp_path: 
                                    "real jobs beyond the 8589934592 s (2**33, about 272 years) a workload's times may "
                                    "reach: raise jobs_per_year, or lower max_jobs")
     assert not (tmp_path / "s").exists()
+
+
+def test_owner_lilles_trace_errors_name_owner_lille(tmp_path: Path) -> None:
+    # They named the generator 'buc', whose code reads the jobs for both.
+    code, _, err = run_main(["scenario", "owner-lille", "--trace-file", tmp_path / "nope.swf", "-o", tmp_path / "s"])
+    assert code == 2
+    assert one_error_line(err).startswith(f"gridsched: error: generator 'owner-lille': trace file {tmp_path / 'nope.swf'} "
+                                          "not found")

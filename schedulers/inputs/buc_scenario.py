@@ -67,23 +67,25 @@ INJECTED = {"inj0": 0.0, "inj50": 0.5, "inj100": 1.0}
 INJECTED_WALLTIME = 3600.0
 
 
-def trace_path(trace: str, trace_file: str = "") -> Path:
+def trace_path(trace: str, trace_file: str = "", generator: str = "buc") -> Path:
     """The SWF file of ``trace`` (or ``trace_file`` when given).
 
     Raises:
-        GeneratorError: unknown trace name, or the file is missing (one line naming it).
+        GeneratorError: unknown trace name, or the file is missing (one line naming it and the
+            generator ``generator`` whose parameters gave it).
     """
     if trace not in TRACES:
-        raise GeneratorError(f"generator 'buc': trace must be one of {', '.join(TRACES)}, got {trace!r}")
+        raise GeneratorError(f"generator {generator!r}: trace must be one of {', '.join(TRACES)}, got {trace!r}")
     path = Path(trace_file) if trace_file else SHARED_DIR / "data" / "traces" / "pwa-swf" / TRACES[trace][0]
     if not path.is_file():
-        raise GeneratorError(f"generator 'buc': trace file {path} not found (the read-only data folder "
+        raise GeneratorError(f"generator {generator!r}: trace file {path} not found (the read-only data folder "
                              f"../shared is needed; set GRIDSCHED_SHARED to its location)")
     return path
 
 
-def real_jobs(trace: str, trace_file: str = "", max_jobs: int = 0) -> dict[str, Any]:
-    """The real trace as a Batsim workload on 39 hosts (see the module docstring).
+def real_jobs(trace: str, trace_file: str = "", max_jobs: int = 0, generator: str = "buc") -> dict[str, Any]:
+    """The real trace as a Batsim workload on 39 hosts (see the module docstring); ``generator``:
+    the generator named in the errors (``owner-lille`` reads the same jobs).
 
     Raises:
         GeneratorError: see :func:`trace_path`, or a malformed trace (the converter's one line).
@@ -92,12 +94,12 @@ def real_jobs(trace: str, trace_file: str = "", max_jobs: int = 0) -> dict[str, 
     from .rescale import rescale_workload
     from .swf import swf_to_batsim
 
-    path = trace_path(trace, trace_file)
+    path = trace_path(trace, trace_file, generator)
     try:
         data = swf_to_batsim(path, cores_per_host=TRACES[trace][1], max_jobs=max_jobs or None)
         return dict(rescale_workload(data, LILLE_HOSTS, mode="scale", source=str(path)))
     except (WorkloadError, ValueError, OSError) as exc:
-        raise GeneratorError(f"generator 'buc': {exc}") from None
+        raise GeneratorError(f"generator {generator!r}: {exc}") from None
 
 
 def _add(jobs: list, profiles: dict, jid: str, subtime: float, res: int, walltime: float, runtime: float,
