@@ -86,3 +86,28 @@ def test_owner_lilles_trace_errors_name_owner_lille(tmp_path: Path) -> None:
     assert code == 2
     assert one_error_line(err).startswith(f"gridsched: error: generator 'owner-lille': trace file {tmp_path / 'nope.swf'} "
                                           "not found")
+
+
+# ------------------------------------------------ summaries
+@pytest.mark.parametrize("second_id", [1, "a#b"])
+def test_an_owner_share_summary_counts_the_tasks_of_every_workload_and_ids_with_a_hash(tmp_path: Path,
+                                                                                      second_id: object) -> None:
+    # Tasks were counted by job id alone: one workload given twice (-w w.json -w w.json) had 2 tasks,
+    # not 4; a workload's own id 'a#b' was counted as a restart, and once preempted (its restart
+    # 'a#b#1') the summary was "internal error: ValueError: invalid literal for int() ... 'b'".
+    # Each workload: job 1 of user1 (2 hosts, t = 0), job 2 of user2 (1 host, t = 10). hetero4's
+    # hosts: user1 owns a1, b2, user2 owns a2, b1. At 0 the two user1 jobs take the 4 hosts; at 10
+    # user2 (2 hosts owned, none used) gets 2 back: one user1 job is preempted and restarted.
+    w = tmp_path / "w.json"
+    jobs = [{"id": 1, "subtime": 0, "res": 2, "walltime": 1000, "profile": "d", "user": "user1"},
+            {"id": 2, "subtime": 10, "res": 1, "walltime": 1000, "profile": "d", "user": "user2"}]
+    w.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 500}}}))
+    w2 = tmp_path / "w2.json"
+    jobs[0]["id"] = second_id
+    w2.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 500}}}))
+    code, _, err = run_main(["run", "--policy", "osep", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-w", w2, "-o", tmp_path / "out", "--no-progress",
+                             "--policy-options", '{"period": 0}'])
+    assert code == 0, err
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (s["jobs"], s["tasks"], s["restarts"], s["preemptions"], s["killed"]) == (5, 4, 1, 1, 1)
