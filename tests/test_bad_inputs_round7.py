@@ -111,3 +111,29 @@ def test_an_owner_share_summary_counts_the_tasks_of_every_workload_and_ids_with_
     assert code == 0, err
     s = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (s["jobs"], s["tasks"], s["restarts"], s["preemptions"], s["killed"]) == (5, 4, 1, 1, 1)
+
+
+def test_a_campaigns_satisfaction_reads_a_workload_id_with_a_hash_as_its_own_task(tmp_path: Path) -> None:
+    # 'job#2' was read as a restart of a task 'job', and the run failed: "job w0!job#2 belongs to no
+    # task of the workloads given". OSEP on hetero4 (user1 owns a1, b2; user2 a2, b1): user1's job
+    # (2 hosts, delay 500 s, t = 0) runs at once; user2's 'job#2' (3 hosts, t = 10) finds 2 free
+    # hosts and no excess to preempt (user1 runs on as many hosts as it owns), so it starts at 500 and
+    # ends at 1000. HOSEP satisfaction = ideal / real time: 500 / 500 = 100 %, 500 / 990 = 50.50... %.
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 2, "walltime": 1000, "profile": "d", "user": "user1"},
+        {"id": "job#2", "subtime": 10, "res": 3, "walltime": 1000, "profile": "d", "user": "user2"}],
+        "profiles": {"d": {"type": "delay", "delay": 500}}}))
+    (tmp_path / "c.toml").write_text(
+        f'name = "c"\nmetrics = ["satisfaction"]\n[[policy]]\nname = "osep"\noptions = {{ period = 0 }}\n'
+        f'[[scenario]]\nname = "s"\nplatform = "{Path(__file__).parent / "fixtures" / "hetero4.xml"}"\n'
+        'workload = "w.json"\n')
+    code, _, err = run_main(["campaign", "run", tmp_path / "c.toml", "-o", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 0, err
+    code, _, err = run_main(["campaign", "collect", tmp_path / "out"])
+    assert code == 0, err
+    import csv
+    with open(tmp_path / "out" / "runs.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    assert row["status"] == "done"
+    assert float(row["satisfaction.user1"]) == 100.0
+    assert float(row["satisfaction.user2"]) == pytest.approx(500 / 990 * 100, rel=1e-12)
