@@ -137,3 +137,23 @@ def test_a_campaigns_satisfaction_reads_a_workload_id_with_a_hash_as_its_own_tas
     assert row["status"] == "done"
     assert float(row["satisfaction.user1"]) == 100.0
     assert float(row["satisfaction.user2"]) == pytest.approx(500 / 990 * 100, rel=1e-12)
+
+
+# ------------------------------------------------ reports
+def test_a_report_says_why_it_has_no_waiting_time_table_when_no_job_started(tmp_path: Path) -> None:
+    # Every job of res 0 is rejected by every policy: no run has a waiting time or a bounded
+    # slowdown, and the report left both default tables out without a word.
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 0, "walltime": 100, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    (tmp_path / "c.toml").write_text(
+        '[[policy]]\nname = "fcfs"\n[[policy]]\nname = "easy"\n[[scenario]]\nname = "s"\n'
+        f'platform = "{Path(__file__).parent / "fixtures" / "hetero4.xml"}"\nworkload = "w.json"\n')
+    code, _, err = run_main(["campaign", "run", tmp_path / "c.toml", "-o", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 0, err
+    code, _, err = run_main(["campaign", "report", tmp_path / "out"])
+    assert code == 0, err
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert ("No table of mean waiting time (s) or mean bounded slowdown (τ = 10 s): no job started in any done run "
+            "(every job rejected, or none submitted), so no run has a value.") in text.splitlines()
+    assert "## makespan (s)" in text and "## mean waiting time (s)" not in text
