@@ -61,6 +61,7 @@ from .core.backfilling import (
     mask_to_procset,
 )
 from .core.exact_time import to_seconds, to_units
+from .core.failure import hook_error, key_type_error, unordered_key
 from .core.model import Job
 from .core.policy import Policy
 from .core.waiting import QueueScan, WaitingIndex
@@ -168,6 +169,9 @@ class EASY(Policy):
         SimGrid runs them.
 
         Ties are broken by arrival order (the full key is ``(queue_key(job), arrival index)``).
+        A key that gives the queue no order stops the run, naming this hook's ``def`` line: NaN,
+        a tuple or list holding NaN, a set (sets are ordered by inclusion only), or keys of two
+        jobs Python cannot compare (``None`` or a string beside a number).
         """
         return (self.now, job.id)
 
@@ -283,18 +287,24 @@ class EASY(Policy):
         self._arrival[job.id] = self._seq
         self._seq += 1
         k = self.queue_key(job)
-        if k != k:   # (NaN: it compares false with every key, and the queue's order says nothing)
-            from .core.failure import hook_error
-            raise hook_error(self, "queue_key", f"it returned {k!r} for job {job.id}, which no key is before or "
-                                                "after: the queue would have no order")
+        why = unordered_key(k) if k.__class__ is not int else None   # (NaN, a set: no order)
+        if why is not None:
+            raise hook_error(self, "queue_key", f"it returned {k!r} for job {job.id}, {why}: the queue would "
+                                                "have no order")
         key = (k, self._arrival[job.id])
-        if not self._keys or key >= self._keys[-1]:  # (an empty queue has _front 0, see _drop)
+        keys = self._keys
+        try:
+            last = not keys or key >= keys[-1]  # (an empty queue has _front 0, see _drop)
+            i = 0 if last else bisect_right(keys, key, self._front)
+        except TypeError as exc:   # (a key of another type: 'str' and 'int', None...)
+            raise key_type_error(self, [(k, job)] + [(kk[0], j) for kk, j in zip(keys[self._front:], self.queue)],
+                                 exc) from None
+        if last:
             self._keys.append(key)
             self._q.append(job)
             if self._index is not None:
                 self._index.append(job, key)
         else:
-            i = bisect_right(self._keys, key, self._front)
             index = self._index
             if index is not None:
                 before, after = self._q[i], (self._q[i - 1] if i > self._front else None)
@@ -381,7 +391,11 @@ class EASY(Policy):
     def _resort(self) -> None:
         jobs = self.queue
         arrival = self._arrival
-        keyed = sorted(((k, arrival[j.id]), j) for k, j in zip(self.queue_keys(jobs), jobs))
+        pairs = list(zip(self.queue_keys(jobs), jobs))
+        try:
+            keyed = sorted(((k, arrival[j.id]), j) for k, j in pairs)
+        except TypeError as exc:   # (keys of types that do not compare: 'str' and 'int', None...)
+            raise key_type_error(self, pairs, exc) from None
         self._keys = [k for k, _ in keyed]
         self._q = [j for _, j in keyed]
         self._index = None

@@ -157,3 +157,67 @@ def test_a_report_says_why_it_has_no_waiting_time_table_when_no_job_started(tmp_
     assert ("No table of mean waiting time (s) or mean bounded slowdown (τ = 10 s): no job started in any done run "
             "(every job rejected, or none submitted), so no run has a value.") in text.splitlines()
     assert "## makespan (s)" in text and "## mean waiting time (s)" not in text
+
+
+# ------------------------------------------------ a researcher's own policy
+_FOUR_JOBS = {"nb_res": 4, "jobs": [
+    {"id": 1, "subtime": 0, "res": 4, "walltime": 100, "profile": "d"},
+    {"id": 2, "subtime": 1, "res": 2, "walltime": 100, "profile": "d"},
+    {"id": 3, "subtime": 2, "res": 1, "walltime": 100, "profile": "d"},
+    {"id": 4, "subtime": 3, "res": 3, "walltime": 100, "profile": "d"}],
+    "profiles": {"d": {"type": "delay", "delay": 10}}}
+
+
+@pytest.mark.parametrize("base, dynamic, body, at, words", [
+    # a set: {3} < {2} and {2} < {3} are both False; the run went on, the queue in no order, without a word
+    ("easy.EASY", False, "return {job.res}", 0, "it returned {4} for job w0!1, a set, and sets are ordered by "
+                                               "inclusion only"),
+    # NaN inside a tuple: the tuple compares as NaN does, and the run went on as with a set
+    ("easy.EASY", False, "return (float('nan'), job.res)", 0,
+     "it returned (nan, 4) for job w0!1, which holds nan, which no key is before or after"),
+    # "policy P failed in on_job_submitted (.../schedulers/easy.py, line 291): TypeError: '>=' not
+    # supported between instances of 'NoneType' and 'int'": gridsched's line given as the policy's
+    ("easy.EASY", False, "return None if job.res > 2 else job.res", 3,
+     "it returned None for job w0!4 and 1 for job w0!3, which cannot be compared ('>=' not supported between "
+     "instances of 'NoneType' and 'int')"),
+    ("easy.EASY", True, "return str(job.res) if job.res > 2 else job.res", 3,
+     "it returned '3' for job w0!4 and 1 for job w0!3, which cannot be compared ('>=' not supported between "
+     "instances of 'str' and 'int')"),
+    # (FCFS's re-sort: "failed in schedule (.../schedulers/fcfs.py, line 73)")
+    ("fcfs.FCFS", True, "return None if job.res > 2 else job.res", 3,
+     "it returned 1 for job w0!3 and None for job w0!4, which cannot be compared ('<' not supported between "
+     "instances of 'NoneType' and 'int')"),
+])
+def test_a_queue_key_that_gives_no_order_names_the_users_def(tmp_path: Path, base: str, dynamic: bool, body: str,
+                                                            at: int, words: str) -> None:
+    # Jobs 1 (4 hosts, t = 0), 2 (2 hosts, t = 1), 3 (1 host, t = 2), 4 (3 hosts, t = 3) on 4 hosts:
+    # job 1 runs 0-10, so jobs 2-4 wait, and the keys are compared from the second waiting job on.
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps(_FOUR_JOBS))
+    module, cls = base.split(".")
+    f = tmp_path / "mine.py"
+    f.write_text(f"from schedulers.{module} import {cls}\n\n\nclass P({cls}):\n    dynamic_queue_order = {dynamic}\n\n"
+                 f"    def queue_key(self, job):\n        {body}\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress"])
+    assert code == 1
+    assert one_error_line(err).startswith(f"gridsched: error: policy P failed in queue_key ({f}, line 7): {words}: the "
+                                          f"queue would have no order; the run stopped at simulated time t={at}.000 s")
+
+
+def test_a_queue_key_of_one_type_still_orders_the_queue(tmp_path: Path) -> None:
+    # The checks leave ordinary keys alone: smallest job first (-res largest first here) under EASY.
+    # Job 1 (4 hosts) runs 0-10; at 10, of jobs 2 (2 hosts), 3 (1), 4 (3) waiting, the key -res puts
+    # job 4 first (3 hosts, 10-20), then job 3 beside it (1 host, 10-20), then job 2 (20-30).
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps(_FOUR_JOBS))
+    f = tmp_path / "mine.py"
+    f.write_text("from schedulers.easy import EASY\n\n\nclass P(EASY):\n    def queue_key(self, job):\n"
+                 "        return (-job.res,)\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress"])
+    assert code == 0, err
+    import csv
+    with open(tmp_path / "out" / "out_jobs.csv", newline="") as fh:
+        starts = {r["job_id"]: float(r["starting_time"]) for r in csv.DictReader(fh)}
+    assert starts == {"1": 0.0, "4": 10.0, "3": 10.0, "2": 20.0}
