@@ -250,7 +250,8 @@ class EASY(Policy):
     def busy_until(self, job: Job) -> float | None:
         """Until when (s) the running ``job`` holds its hosts in :meth:`profile`: ``start_time +
         walltime`` (``inf`` without walltime). None: it no longer holds them (overlap policies,
-        :mod:`schedulers.green`, once a job's allowed overlap has begun)."""
+        :mod:`schedulers.green`, once a job's allowed overlap has begun). Another answer (NaN, a
+        string) stops the run at this hook's def line."""
         return job.start_time + job.walltime if job.has_walltime else INF  # type: ignore[operator]  # running
 
     def fits_gap(self, job: Job, now: float, resv: Reservation) -> bool:
@@ -265,7 +266,8 @@ class EASY(Policy):
         ``fits_gap(job, now, resv)`` has ``now + walltime <= gap_limit(now, resv)`` (s; ``inf``
         allowed). EASY's: ``resv.start``. A subclass that overrides :meth:`fits_gap` overrides
         this too (else the search looks at every job that fits the free hosts by size); a looser
-        bound only costs tests of :meth:`fits_gap`, never a decision."""
+        bound only costs tests of :meth:`fits_gap`, never a decision. An answer that is no number
+        of seconds (None, NaN) stops the run at this hook's def line."""
         return resv.start
 
     def queue_keys(self, jobs: list[Job]) -> list[Any]:
@@ -337,8 +339,20 @@ class EASY(Policy):
             usable |= m
             end = self.busy_until(job)
             if end is not None:
+                if end.__class__ is not float and end.__class__ is not int or end != end:
+                    self._check_time("busy_until", end, f"for running job {job.id}", "or None")
                 busy.append((end, m))
         return ReservationProfile.from_ends(self.now, usable, busy)
+
+    def _check_time(self, hook: str, value: Any, about: str, alternative: str = "") -> None:
+        """Refuse the answer ``value`` of the time hook ``hook`` (``busy_until``, ``gap_limit``)
+        unless it is a number of seconds (NaN is none: it compares false with every time, so the
+        profile or the backfilling search would silently give no answer), at the hook's def line."""
+        import numbers
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value:
+            return
+        from .core.failure import hook_error
+        raise hook_error(self, hook, f"it returned {value!r} {about}, not a time (s){' ' + alternative if alternative else ''}")
 
     def _exact_profile(self) -> ReservationProfile:
         """:meth:`profile` with its times in exact units (:mod:`schedulers.core.exact_time`): a
@@ -554,6 +568,8 @@ class EASY(Policy):
         # fits_gap, and the index skips the others).
         if self._plain_gap:
             lim = self.gap_limit(now, resv)
+            if lim.__class__ is not float and lim.__class__ is not int or lim != lim:
+                self._check_time("gap_limit", lim, f"for the reservation of job {head.id} at {resv.start!r} s")
             if exact and lim < INF:  # the float search must not miss a job the exact test passes
                 lim += 4 * math.ulp(lim)
             limits: tuple[float, ...] = ((lim if lim < INF else _MAX_TIME),)

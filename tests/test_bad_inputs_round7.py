@@ -221,3 +221,33 @@ def test_a_queue_key_of_one_type_still_orders_the_queue(tmp_path: Path) -> None:
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as fh:
         starts = {r["job_id"]: float(r["starting_time"]) for r in csv.DictReader(fh)}
     assert starts == {"1": 0.0, "4": 10.0, "3": 10.0, "2": 20.0}
+
+
+@pytest.mark.parametrize("hook, body, words", [
+    # NaN: the running job held its hosts "until NaN", never and always: no job was backfilled, without a word
+    ("busy_until(self, job)", "return float('nan')", "busy_until ({f}, line 5): it returned nan for running job w0!1, "
+                                                     "not a time (s) or None"),
+    # "failed in schedule (.../schedulers/easy.py, line 341): TypeError: '<=' not supported ..."
+    ("busy_until(self, job)", "return 'x'", "busy_until ({f}, line 5): it returned 'x' for running job w0!1, not a "
+                                            "time (s) or None"),
+    # "failed in schedule (.../schedulers/easy.py, line 559): TypeError: '<' not supported ..."
+    ("gap_limit(self, now, resv)", "return None", "gap_limit ({f}, line 5): it returned None for the reservation of "
+                                                  "job w0!2 at 100.0 s, not a time (s)"),
+])
+def test_an_easy_time_hook_answering_no_time_names_the_users_def(tmp_path: Path, hook: str, body: str,
+                                                                 words: str) -> None:
+    # Job 1 (3 of 4 hosts, walltime 100) runs from 0; job 2 (4 hosts, t = 1) is reserved at 100; at
+    # t = 2 job 3 (1 host) is the first backfilling candidate: the pass reads both hooks.
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 3, "walltime": 100, "profile": "d"},
+        {"id": 2, "subtime": 1, "res": 4, "walltime": 100, "profile": "d"},
+        {"id": 3, "subtime": 2, "res": 1, "walltime": 50, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    f = tmp_path / "mine.py"
+    f.write_text(f"from schedulers.easy import EASY\n\n\nclass P(EASY):\n    def {hook}:\n        {body}\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress"])
+    assert code == 1
+    assert one_error_line(err).startswith(f"gridsched: error: policy P failed in {words.format(f=f)}; the run stopped "
+                                          "at simulated time t=2.000 s")
