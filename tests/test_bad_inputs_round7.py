@@ -251,3 +251,39 @@ def test_an_easy_time_hook_answering_no_time_names_the_users_def(tmp_path: Path,
     assert code == 1
     assert one_error_line(err).startswith(f"gridsched: error: policy P failed in {words.format(f=f)}; the run stopped "
                                           "at simulated time t=2.000 s")
+
+
+# ------------------------------------------------ the analysis notebook
+def test_the_analysis_notebook_runs_on_a_run_where_no_job_started(tmp_path: Path, monkeypatch) -> None:
+    # Every job rejected (res 0): the Gantt cell failed with "ValueError: Axis limits cannot be NaN or
+    # Inf" (its makespan, the largest finish time, was NaN), the machine-states cell indexed an empty
+    # table, and the summary cell formatted the waiting time None.
+    pytest.importorskip("evalys")
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+    from test_notebook import KERNEL, NOTEBOOK, first_code_cell, set_parameter
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    try:
+        KernelSpecManager().get_kernel_spec(KERNEL)
+    except NoSuchKernel:
+        pytest.skip(f"no {KERNEL} kernel (test_notebook.py installs it)")
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 0, "walltime": 100, "profile": "d", "user": "a"}],
+        "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    monkeypatch.chdir(tmp_path)
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    params = first_code_cell(nb)
+    set_parameter(params, "OUTPUT", str(tmp_path / "out"))
+    set_parameter(params, "PLATFORM", str(Path(__file__).parent / "fixtures" / "hetero4.xml"))
+    set_parameter(params, "WORKLOAD", str(w))
+    set_parameter(params, "POLICY", "fcfs")
+    NotebookClient(nb, timeout=300, kernel_name=KERNEL, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "no job started (every job rejected, or none submitted): the figures below have nothing to draw" in text
+    assert "no Gantt chart: no job started" in text
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["jobs"], summary["rejected"], summary["mean_waiting_time"]) == (1, 1, None)
+    assert not list((tmp_path / "out").glob("*.png"))
