@@ -426,11 +426,37 @@ class EASY(Policy):
             return
         started = self.backfill_pass()
         if started:
+            self._check_started(started)
             # positions are ascending: the j-th started job was backfilled when a job ahead of
             # it (position < its own) was left waiting
             if started[-1] != len(started) - 1:
                 self.backfilled_jobs += sum(1 for j, k in enumerate(started) if k != j)
             self._drop(started)
+
+    def _check_started(self, started: Any) -> None:
+        """Refuse an answer of :meth:`backfill_pass` that is not the increasing queue positions of
+        jobs it started (a variant's bug), at the hook's def line: the queue would lose jobs that
+        never ran, or fail at a line of this module."""
+        queue, f, running = self._q, self._front, self.running
+        n = len(queue) - f
+        if not isinstance(started, (list, tuple)):
+            why = "not a list of queue positions"
+        else:
+            prev, why = -1, ""
+            for k in started:
+                if k.__class__ is not int or not prev < k < n:
+                    why = f"position {k!r} is not an integer from {prev + 1} to {n - 1}"
+                    break
+                if queue[f + k].id not in running:
+                    why = f"position {k} is job {queue[f + k].id}, which it did not start (it would leave the queue " \
+                          "without running)"
+                    break
+                prev = k
+            if not why:
+                return
+        from .core.failure import hook_error
+        raise hook_error(self, "backfill_pass", f"it returned {started!r}: {why}; it returns the increasing queue "
+                                                "positions (0 = head) of the jobs it started")
 
     def metrics(self) -> dict[str, float]:
         """``backfilled_jobs``: jobs started while a job ahead of them in the queue kept waiting
@@ -487,7 +513,8 @@ class EASY(Policy):
         the whole queue, and makes the same decisions.
 
         Hook: a backfilling variant overrides this and returns the position of every job it
-        started.
+        started. Another answer (a position out of the queue, out of order, or of a job it did not
+        start, which would leave the queue without running) stops the run at the hook's def line.
         """
         queue, f = self._q, self._front
         avail = self.free_now_mask()

@@ -287,3 +287,26 @@ def test_the_analysis_notebook_runs_on_a_run_where_no_job_started(tmp_path: Path
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["jobs"], summary["rejected"], summary["mean_waiting_time"]) == (1, 1, None)
     assert not list((tmp_path / "out").glob("*.png"))
+
+
+@pytest.mark.parametrize("body, words", [
+    # "failed in schedule (.../schedulers/easy.py, line 451): IndexError: list assignment index out of range"
+    ("return [7]", "it returned [7]: position 7 is not an integer from 0 to 0"),
+    ("return [1, 0]", "it returned [1, 0]: position 1 is not an integer from 0 to 0"),
+    # the head left the queue without running: "deadlock at t=3: ... never executed or rejected 4
+    # submitted job(s)", a Batsim abort (status 2) for the variant's own bug
+    ("return [0]", "it returned [0]: position 0 is job w0!1, which it did not start (it would leave the queue "
+                   "without running)"),
+])
+def test_a_backfill_pass_answering_positions_it_did_not_start_names_the_users_def(tmp_path: Path, body: str,
+                                                                                  words: str) -> None:
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps(_FOUR_JOBS))
+    f = tmp_path / "mine.py"
+    f.write_text(f"from schedulers.easy import EASY\n\n\nclass P(EASY):\n    def backfill_pass(self):\n        {body}\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress"])
+    assert code == 1
+    assert one_error_line(err).startswith(
+        f"gridsched: error: policy P failed in backfill_pass ({f}, line 5): {words}; it returns the increasing queue "
+        "positions (0 = head) of the jobs it started; the run stopped at simulated time t=0.000 s")
