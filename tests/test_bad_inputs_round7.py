@@ -310,3 +310,25 @@ def test_a_backfill_pass_answering_positions_it_did_not_start_names_the_users_de
     assert one_error_line(err).startswith(
         f"gridsched: error: policy P failed in backfill_pass ({f}, line 5): {words}; it returns the increasing queue "
         "positions (0 = head) of the jobs it started; the run stopped at simulated time t=0.000 s")
+
+
+@pytest.mark.parametrize("hosts, on", [("np.int64(1)", "1"), ("np.array([1, 2])", "1-2"), ("[np.int32(3), 0]", "0 3")])
+def test_execute_takes_numpy_host_ids(tmp_path: Path, hosts: str, on: str) -> None:
+    # np.int64(1) was refused as "host ids must be a ProcSet, integers >= 0 or one integer >= 0, got
+    # np.int64(1)", and an array of them passed the check, then failed inside procset: "TypeError:
+    # ProcInt() argument inf must be int" (register_job and set_pstate took NumPy integers already).
+    pytest.importorskip("numpy")
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": on.count(" ") + on.count("-") + 1,
+                                                   "walltime": 100, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nfrom schedulers.fcfs import FCFS\n\n\nclass P(FCFS):\n    def schedule(self):\n"
+                 f"        while self.queue:\n            self.execute(self.queue.popleft(), {hosts})\n")
+    code, _, err = run_main(["run", "--policy", f"{f}:P", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress"])
+    assert code == 0, err
+    import csv
+    with open(tmp_path / "out" / "out_jobs.csv", newline="") as fh:
+        row = next(csv.DictReader(fh))
+    assert (row["final_state"], row["allocated_resources"]) == ("COMPLETED_SUCCESSFULLY", on)
