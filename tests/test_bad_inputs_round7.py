@@ -332,3 +332,33 @@ def test_execute_takes_numpy_host_ids(tmp_path: Path, hosts: str, on: str) -> No
     with open(tmp_path / "out" / "out_jobs.csv", newline="") as fh:
         row = next(csv.DictReader(fh))
     assert (row["final_state"], row["allocated_resources"]) == ("COMPLETED_SUCCESSFULLY", on)
+
+
+def test_policy_metrics_of_numpy_numbers_are_recorded(tmp_path: Path) -> None:
+    # np.int64(3) (np.sum of ints) and np.float32(1.5) failed their run: "metrics() ... must return a
+    # dict of name -> finite number, got 'n': np.int64(3)"; an np.array(2.0) failed inside the check
+    # ("TypeError: only integer scalar arrays can be converted to a scalar index").
+    pytest.importorskip("numpy")
+    (tmp_path / "m.py").write_text(
+        "import numpy as np\nfrom schedulers.fcfs import FCFS\n\n\nclass NumPy(FCFS):\n    def metrics(self):\n"
+        "        return {'n': np.int64(3), 'f': np.float32(1.5), 'd': np.float64(0.25)}\n\n\n"
+        "class Array(FCFS):\n    def metrics(self):\n        return {'a': np.array(2.0)}\n")
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    (tmp_path / "c.toml").write_text(
+        "".join(f'[[policy]]\nname = "{tmp_path / "m.py"}:{c}"\n' for c in ("NumPy", "Array"))
+        + f'[[scenario]]\nname = "s"\nplatform = "{Path(__file__).parent / "fixtures" / "hetero4.xml"}"\n'
+        'workload = "w.json"\n')
+    code, stdout, _ = run_main(["campaign", "run", tmp_path / "c.toml", "-o", tmp_path / "out", "--serial",
+                                "--no-progress"])
+    assert code == 1   # (the Array run)
+    failed = [ln.split("): ", 1)[1] for ln in stdout.splitlines() if ln.startswith("  failed ")]
+    assert failed == [f"ValueError: policy Array: metrics() ({tmp_path / 'm.py'}, line 11) must return a dict of "
+                      "name -> finite number, got 'a': array(2.)"]
+    code, _, err = run_main(["campaign", "collect", tmp_path / "out"])
+    assert code == 0, err
+    import csv
+    with open(tmp_path / "out" / "runs.csv", newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["status"] == "done")
+    assert (float(row["policy.n"]), float(row["policy.f"]), float(row["policy.d"])) == (3.0, 1.5, 0.25)
