@@ -362,3 +362,35 @@ def test_policy_metrics_of_numpy_numbers_are_recorded(tmp_path: Path) -> None:
     with open(tmp_path / "out" / "runs.csv", newline="") as fh:
         row = next(r for r in csv.DictReader(fh) if r["status"] == "done")
     assert (float(row["policy.n"]), float(row["policy.f"]), float(row["policy.d"])) == (3.0, 1.5, 0.25)
+
+
+def test_a_notify_or_registration_holding_numpy_numbers_is_written_as_their_values(tmp_path: Path) -> None:
+    # The embedded engine took self.notify("registration_finished", x=np.int64(3)) as it was; behind
+    # real Batsim (gridsched serve, run --engine batsim) the reply could not be written: "the scheduler
+    # failed, Batsim was stopped: ProtocolError: cannot write the reply at now=0.0: int64 is not JSON
+    # serialisable".
+    np = pytest.importorskip("numpy")
+    import sys
+
+    from helpers_cli import engine_with_client
+
+    from schedulers.batsim.protocol import encode_decisions
+    from schedulers.core.events import NotifyBatsim
+    assert encode_decisions(0.0, [NotifyBatsim(type="registration_finished", data={
+        "x": np.int64(3), "y": np.float32(1.5), "z": np.array([1, 2])})]) == (
+        '{"now": 0.0, "events": [{"timestamp": 0.0, "type": "NOTIFY", "data": {"type": "registration_finished", '
+        '"x": 3, "y": 1.5, "z": [1, 2]}}]}')
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nfrom schedulers.fcfs import FCFS\n\n\nclass P(FCFS):\n"
+                 "    def on_simulation_begins(self, platform):\n"
+                 "        self.notify('registration_finished', x=np.int64(3))\n")
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    (tmp_path / "out").mkdir()
+    proc, code, out = engine_with_client(
+        [sys.executable, "-m", "schedulers.cli", "serve", "--policy", f"{f}:P", "--socket", "tcp://127.0.0.1:{PORT}",
+         "--connect-timeout", "60"],
+        ["-p", Path(__file__).parent / "fixtures" / "hetero4.xml", "-w", w, "-e", tmp_path / "out" / "out"])
+    assert (proc.returncode, code) == (0, 0), (proc.stderr, out)
+    assert "COMPLETED_SUCCESSFULLY" in (tmp_path / "out" / "out_jobs.csv").read_text()
