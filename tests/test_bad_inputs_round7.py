@@ -394,3 +394,22 @@ def test_a_notify_or_registration_holding_numpy_numbers_is_written_as_their_valu
         ["-p", Path(__file__).parent / "fixtures" / "hetero4.xml", "-w", w, "-e", tmp_path / "out" / "out"])
     assert (proc.returncode, code) == (0, 0), (proc.stderr, out)
     assert "COMPLETED_SUCCESSFULLY" in (tmp_path / "out" / "out_jobs.csv").read_text()
+
+
+def test_a_workload_job_named_as_a_restart_says_so_when_the_task_is_preempted(tmp_path: Path) -> None:
+    # Job 1 of user1 takes the 4 hosts at 0; job '1#1' of user2 (who owns 2 of them) arrives at 10:
+    # OSEP preempts job 1 and registers its restart, named '1#1' too. It was "REGISTER_JOB 'w0!1#1'
+    # at t=10: job 'w0!1#1' already exists (Batsim aborts)", which did not say that the name is the
+    # policy's own restart naming.
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 4, "walltime": 1000, "profile": "d", "user": "user1"},
+        {"id": "1#1", "subtime": 10, "res": 1, "walltime": 1000, "profile": "d", "user": "user2"}],
+        "profiles": {"d": {"type": "delay", "delay": 500}}}))
+    code, _, err = run_main(["run", "--policy", "osep", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress", "--policy-options", '{"period": 0}'])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {w}: policy 'osep' preempted job w0!1 and runs it again as job "
+                                   "w0!1#1, but the workload has a job of that id: ids of the form <job>#<k> are the "
+                                   "names of the restarts of the preemptive policies (OSEP, HOSEP, EHOSEP); rename the "
+                                   "workload's job")

@@ -445,6 +445,11 @@ class OwnerSharePolicy(Policy):
             self.wasted[task.user] = self.wasted.get(task.user, 0.0) + cp.wasted
         task.restarts += 1
         name = restart_name(task.name, task.restarts)
+        if f"{task.workload}!{name}" in self.jobs:   # (Batsim aborts: "job already exists")
+            raise PolicyInputError(f"policy {self.name!r} preempted job {task.id} and runs it again as job "
+                                   f"{task.workload}!{name}, but the workload has a job of that id: ids of the form "
+                                   "<job>#<k> are the names of the restarts of the preemptive policies (OSEP, "
+                                   "HOSEP, EHOSEP); rename the workload's job", job_id=f"{task.workload}!{name}")
         if task.profile is None:
             raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is unknown: Batsim "
                               "must forward profiles (--forward-profiles-on-submission)")
