@@ -413,3 +413,23 @@ def test_a_workload_job_named_as_a_restart_says_so_when_the_task_is_preempted(tm
                                    "w0!1#1, but the workload has a job of that id: ids of the form <job>#<k> are the "
                                    "names of the restarts of the preemptive policies (OSEP, HOSEP, EHOSEP); rename the "
                                    "workload's job")
+
+
+@pytest.mark.parametrize("options", ['{"period": 0}', '{"period": 0, "checkpoint": true}'])
+def test_a_preempted_job_of_a_composed_profile_is_bad_input_naming_the_workload(tmp_path: Path, options: str) -> None:
+    # It was "policy OSEP failed in on_jobs_killed (.../schedulers/core/owner_share.py, line 457):
+    # ... restarts support single-phase profiles only", status 1: a failure located in gridsched's
+    # code, for a workload the policy cannot run (with checkpointing: "its profile's work is unknown
+    # (Batsim must forward profiles ...)", which they were).
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 4, "walltime": 1000, "profile": "c", "user": "user1"},
+        {"id": 2, "subtime": 10, "res": 1, "walltime": 1000, "profile": "d", "user": "user2"}],
+        "profiles": {"d": {"type": "delay", "delay": 500}, "c": {"type": "composed", "seq": ["d", "d"]}}}))
+    code, _, err = run_main(["run", "--policy", "osep", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress", "--policy-options", options])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {w}: policy 'osep' preempted job w0!1, whose profile is "
+                                   "'composed': a preempted job runs again from a single-phase profile (delay, "
+                                   "parallel, parallel_homogeneous...), which a composed one is not; give the job a "
+                                   "single-phase profile, or use a policy that does not preempt")
