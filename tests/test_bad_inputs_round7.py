@@ -433,3 +433,24 @@ def test_a_preempted_job_of_a_composed_profile_is_bad_input_naming_the_workload(
                                    "'composed': a preempted job runs again from a single-phase profile (delay, "
                                    "parallel, parallel_homogeneous...), which a composed one is not; give the job a "
                                    "single-phase profile, or use a policy that does not preempt")
+
+
+def test_a_checkpointed_restart_of_a_parallel_profile_is_bad_input_naming_the_workload(tmp_path: Path) -> None:
+    # It was "policy OSEP failed in on_jobs_killed (.../schedulers/core/owner_share.py, line 465):
+    # checkpointing needs single-phase profiles ...", status 1. Job 1 ('parallel', 1e11 flops on each
+    # of hetero4's 4 hosts) runs at the pace of b2 (50 Mflop/s): 2,000 s. Preempted at 700 s for
+    # user2, it has done 7 blocks of 100 s: 7/20 of its 4e11 flops = 1.4e11 flops checkpointed.
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 4, "walltime": 10000, "profile": "p", "user": "user1"},
+        {"id": 2, "subtime": 700, "res": 1, "walltime": 1000, "profile": "d", "user": "user2"}],
+        "profiles": {"d": {"type": "delay", "delay": 500},
+                     "p": {"type": "parallel", "cpu": [1e11] * 4, "com": [0] * 16}}}))
+    code, _, err = run_main(["run", "--policy", "osep", "-p", Path(__file__).parent / "fixtures" / "hetero4.xml",
+                             "-w", w, "-o", tmp_path / "out", "--no-progress", "--policy-options",
+                             '{"period": 0, "checkpoint": true, "block": 100}'])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {w}: policy 'osep' preempted job w0!1 with checkpointing on after "
+                                   "1.4e+11 flops of checkpointed blocks, but its profile is 'parallel': a restart "
+                                   "keeps the flops done of parallel_homogeneous and parallel_homogeneous_total "
+                                   "profiles only; turn checkpoint off, or give the job such a profile")

@@ -59,7 +59,7 @@ from .model import Job, JobState, PolicyInputError
 from .ownership import MissingUserError, Ownership
 from .policy import (Option, Policy, PolicyError, PolicyOptionError, option_flag, option_number,
                      option_unused)
-from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
+from .preemption import SHRINKABLE, Task, checkpoint, profile_work, remaining_profile, restart_name
 
 __all__ = ["OwnerSharePolicy", "ReadyTasks"]
 
@@ -462,6 +462,11 @@ class OwnerSharePolicy(Policy):
                                    "HOSEP, EHOSEP); rename the workload's job", job_id=f"{task.workload}!{name}")
         # A restart always gets a profile of its own: Batsim 4.2.1 empties the profile of an ended
         # job (unless --enable-profile-reuse), so the killed job's profile name is no longer usable.
+        if cp is not None and cp.saved > 0 and kind not in SHRINKABLE:
+            raise PolicyInputError(f"policy {self.name!r} preempted job {task.id} with checkpointing on after "
+                                   f"{cp.saved:g} flops of checkpointed blocks, but its profile is {kind!r}: a "
+                                   f"restart keeps the flops done of {' and '.join(SHRINKABLE)} profiles only; turn "
+                                   "checkpoint off, or give the job such a profile", job_id=task.id)
         profile = remaining_profile(task.profile, cp.saved) if cp is not None and cp.saved > 0 else dict(task.profile)
         profile_name = name
         self.register_profile(task.workload, profile_name, profile)
