@@ -127,8 +127,8 @@ def test_a_campaigns_satisfaction_reads_a_workload_id_with_a_hash_as_its_own_tas
         f'name = "c"\nmetrics = ["satisfaction"]\n[[policy]]\nname = "osep"\noptions = {{ period = 0 }}\n'
         f'[[scenario]]\nname = "s"\nplatform = "{Path(__file__).parent / "fixtures" / "hetero4.xml"}"\n'
         'workload = "w.json"\n')
-    code, _, err = run_main(["campaign", "run", tmp_path / "c.toml", "-o", tmp_path / "out", "--serial", "--no-progress"])
-    assert code == 0, err
+    code, out, err = run_main(["campaign", "run", tmp_path / "c.toml", "-o", tmp_path / "out", "--serial", "--no-progress"])
+    assert code == 0, out + err
     code, _, err = run_main(["campaign", "collect", tmp_path / "out"])
     assert code == 0, err
     import csv
