@@ -454,3 +454,32 @@ def test_a_checkpointed_restart_of_a_parallel_profile_is_bad_input_naming_the_wo
                                    "1.4e+11 flops of checkpointed blocks, but its profile is 'parallel': a restart "
                                    "keeps the flops done of parallel_homogeneous and parallel_homogeneous_total "
                                    "profiles only; turn checkpoint off, or give the job such a profile")
+
+
+# ------------------------------------------------ outputs
+def test_an_output_that_is_a_fifo_or_a_link_to_one_is_refused_not_replaced(tmp_path: Path) -> None:
+    # `gridsched convert t.swf -o /dev/stdout` (or /dev/null) renamed its written file over the path:
+    # as root (a container) /dev/stdout became a regular file, for every process of the machine. A
+    # FIFO and a link to one (as /dev/stdout links to the pipe of the process) stand in for a device.
+    import os
+    import stat
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 0 100 1 -1 -1 1 200 -1 1 1 -1 -1 -1 -1 -1 -1\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "stdout"
+    link.symlink_to(fifo)
+    for out in (fifo, link):
+        code, _, err = run_main(["convert", swf, "-o", out])
+        assert code == 2
+        assert one_error_line(err) == (f"gridsched convert: error: {out}: is a FIFO, not a file: gridsched writes an "
+                                       "output whole into a new file renamed over its path, which would replace it; "
+                                       "give the path of a file")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and link.is_symlink()
+    # every whole-file output: a scenario's platform.xml (kept by --overwrite, rewritten in place)
+    (tmp_path / "s").mkdir()
+    os.mkfifo(tmp_path / "s" / "platform.xml")
+    code, _, err = run_main(["scenario", "synthetic", "-o", tmp_path / "s", "--overwrite"])
+    assert code == 2
+    assert one_error_line(err).startswith(f"gridsched: error: {tmp_path / 's' / 'platform.xml'}: is a FIFO, not a file")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "s" / "platform.xml").st_mode)
