@@ -61,6 +61,7 @@ from .core.backfilling import (
     mask_to_procset,
 )
 from .core.exact_time import to_seconds, to_units
+from .core.failure import hook_error, key_type_error, unordered_key
 from .core.model import Job
 from .core.policy import Policy
 from .core.waiting import QueueScan, WaitingIndex
@@ -168,6 +169,9 @@ class EASY(Policy):
         SimGrid runs them.
 
         Ties are broken by arrival order (the full key is ``(queue_key(job), arrival index)``).
+        A key that gives the queue no order stops the run, naming this hook's ``def`` line: NaN,
+        a tuple or list holding NaN, a set (sets are ordered by inclusion only), or keys of two
+        jobs Python cannot compare (``None`` or a string beside a number).
         """
         return (self.now, job.id)
 
@@ -246,7 +250,8 @@ class EASY(Policy):
     def busy_until(self, job: Job) -> float | None:
         """Until when (s) the running ``job`` holds its hosts in :meth:`profile`: ``start_time +
         walltime`` (``inf`` without walltime). None: it no longer holds them (overlap policies,
-        :mod:`schedulers.green`, once a job's allowed overlap has begun)."""
+        :mod:`schedulers.green`, once a job's allowed overlap has begun). Another answer (NaN, a
+        string) stops the run at this hook's def line."""
         return job.start_time + job.walltime if job.has_walltime else INF  # type: ignore[operator]  # running
 
     def fits_gap(self, job: Job, now: float, resv: Reservation) -> bool:
@@ -261,7 +266,8 @@ class EASY(Policy):
         ``fits_gap(job, now, resv)`` has ``now + walltime <= gap_limit(now, resv)`` (s; ``inf``
         allowed). EASY's: ``resv.start``. A subclass that overrides :meth:`fits_gap` overrides
         this too (else the search looks at every job that fits the free hosts by size); a looser
-        bound only costs tests of :meth:`fits_gap`, never a decision."""
+        bound only costs tests of :meth:`fits_gap`, never a decision. An answer that is no number
+        of seconds (None, NaN) stops the run at this hook's def line."""
         return resv.start
 
     def queue_keys(self, jobs: list[Job]) -> list[Any]:
@@ -283,18 +289,24 @@ class EASY(Policy):
         self._arrival[job.id] = self._seq
         self._seq += 1
         k = self.queue_key(job)
-        if k != k:   # (NaN: it compares false with every key, and the queue's order says nothing)
-            from .core.failure import hook_error
-            raise hook_error(self, "queue_key", f"it returned {k!r} for job {job.id}, which no key is before or "
-                                                "after: the queue would have no order")
+        why = unordered_key(k) if k.__class__ is not int else None   # (NaN, a set: no order)
+        if why is not None:
+            raise hook_error(self, "queue_key", f"it returned {k!r} for job {job.id}, {why}: the queue would "
+                                                "have no order")
         key = (k, self._arrival[job.id])
-        if not self._keys or key >= self._keys[-1]:  # (an empty queue has _front 0, see _drop)
+        keys = self._keys
+        try:
+            last = not keys or key >= keys[-1]  # (an empty queue has _front 0, see _drop)
+            i = 0 if last else bisect_right(keys, key, self._front)
+        except TypeError as exc:   # (a key of another type: 'str' and 'int', None...)
+            raise key_type_error(self, [(k, job)] + [(kk[0], j) for kk, j in zip(keys[self._front:], self.queue)],
+                                 exc) from None
+        if last:
             self._keys.append(key)
             self._q.append(job)
             if self._index is not None:
                 self._index.append(job, key)
         else:
-            i = bisect_right(self._keys, key, self._front)
             index = self._index
             if index is not None:
                 before, after = self._q[i], (self._q[i - 1] if i > self._front else None)
@@ -327,8 +339,20 @@ class EASY(Policy):
             usable |= m
             end = self.busy_until(job)
             if end is not None:
+                if end.__class__ is not float and end.__class__ is not int or end != end:
+                    self._check_time("busy_until", end, f"for running job {job.id}", "or None")
                 busy.append((end, m))
         return ReservationProfile.from_ends(self.now, usable, busy)
+
+    def _check_time(self, hook: str, value: Any, about: str, alternative: str = "") -> None:
+        """Refuse the answer ``value`` of the time hook ``hook`` (``busy_until``, ``gap_limit``)
+        unless it is a number of seconds (NaN is none: it compares false with every time, so the
+        profile or the backfilling search would silently give no answer), at the hook's def line."""
+        import numbers
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value:
+            return
+        from .core.failure import hook_error
+        raise hook_error(self, hook, f"it returned {value!r} {about}, not a time (s){' ' + alternative if alternative else ''}")
 
     def _exact_profile(self) -> ReservationProfile:
         """:meth:`profile` with its times in exact units (:mod:`schedulers.core.exact_time`): a
@@ -381,7 +405,11 @@ class EASY(Policy):
     def _resort(self) -> None:
         jobs = self.queue
         arrival = self._arrival
-        keyed = sorted(((k, arrival[j.id]), j) for k, j in zip(self.queue_keys(jobs), jobs))
+        pairs = list(zip(self.queue_keys(jobs), jobs))
+        try:
+            keyed = sorted(((k, arrival[j.id]), j) for k, j in pairs)
+        except TypeError as exc:   # (keys of types that do not compare: 'str' and 'int', None...)
+            raise key_type_error(self, pairs, exc) from None
         self._keys = [k for k, _ in keyed]
         self._q = [j for _, j in keyed]
         self._index = None
@@ -398,11 +426,37 @@ class EASY(Policy):
             return
         started = self.backfill_pass()
         if started:
+            self._check_started(started)
             # positions are ascending: the j-th started job was backfilled when a job ahead of
             # it (position < its own) was left waiting
             if started[-1] != len(started) - 1:
                 self.backfilled_jobs += sum(1 for j, k in enumerate(started) if k != j)
             self._drop(started)
+
+    def _check_started(self, started: Any) -> None:
+        """Refuse an answer of :meth:`backfill_pass` that is not the increasing queue positions of
+        jobs it started (a variant's bug), at the hook's def line: the queue would lose jobs that
+        never ran, or fail at a line of this module."""
+        queue, f, running = self._q, self._front, self.running
+        n = len(queue) - f
+        if not isinstance(started, (list, tuple)):
+            why = "not a list of queue positions"
+        else:
+            prev, why = -1, ""
+            for k in started:
+                if k.__class__ is not int or not prev < k < n:
+                    why = f"position {k!r} is not an integer from {prev + 1} to {n - 1}"
+                    break
+                if queue[f + k].id not in running:
+                    why = f"position {k} is job {queue[f + k].id}, which it did not start (it would leave the queue " \
+                          "without running)"
+                    break
+                prev = k
+            if not why:
+                return
+        from .core.failure import hook_error
+        raise hook_error(self, "backfill_pass", f"it returned {started!r}: {why}; it returns the increasing queue "
+                                                "positions (0 = head) of the jobs it started")
 
     def metrics(self) -> dict[str, float]:
         """``backfilled_jobs``: jobs started while a job ahead of them in the queue kept waiting
@@ -459,7 +513,8 @@ class EASY(Policy):
         the whole queue, and makes the same decisions.
 
         Hook: a backfilling variant overrides this and returns the position of every job it
-        started.
+        started. Another answer (a position out of the queue, out of order, or of a job it did not
+        start, which would leave the queue without running) stops the run at the hook's def line.
         """
         queue, f = self._q, self._front
         avail = self.free_now_mask()
@@ -540,6 +595,8 @@ class EASY(Policy):
         # fits_gap, and the index skips the others).
         if self._plain_gap:
             lim = self.gap_limit(now, resv)
+            if lim.__class__ is not float and lim.__class__ is not int or lim != lim:
+                self._check_time("gap_limit", lim, f"for the reservation of job {head.id} at {resv.start!r} s")
             if exact and lim < INF:  # the float search must not miss a job the exact test passes
                 lim += 4 * math.ulp(lim)
             limits: tuple[float, ...] = ((lim if lim < INF else _MAX_TIME),)

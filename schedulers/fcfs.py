@@ -17,6 +17,7 @@ calls :meth:`FCFS.queue_key` and keeps submission order.
 from __future__ import annotations
 
 from collections import deque
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from .core.backfilling import lowest_bits
@@ -73,7 +74,13 @@ class FCFS(Policy):
             return
         if self.dynamic_queue_order and len(q) > 1:
             arrival, key = self._arrival, self.queue_key
-            q = self.queue = deque(sorted(q, key=lambda j: (key(j), arrival[j.id])))
+            keyed = [((key(j), arrival[j.id]), j) for j in q]
+            try:
+                keyed.sort(key=itemgetter(0))
+            except TypeError as exc:   # (keys of types that do not compare: 'str' and 'int', None...)
+                from .core.failure import key_type_error
+                raise key_type_error(self, [(k[0], j) for k, j in keyed], exc) from None
+            q = self.queue = deque([j for _, j in keyed])
         avail = self.available_mask
         nfree = avail.bit_count()
         if q[0].res > nfree:

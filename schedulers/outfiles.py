@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-__all__ = ["OutputWriteError", "NotAFolder", "atomic_output", "atomic_write_text", "not_written", "WRITE_ERRNOS",
+__all__ = ["OutputWriteError", "NotAFolder", "NotAFile", "check_output_file", "atomic_output", "atomic_write_text", "not_written", "WRITE_ERRNOS",
            "make_folder"]
 
 #: The ``errno`` values of an output that cannot be written for want of room or a working disk
@@ -69,6 +70,35 @@ def make_folder(folder: str | os.PathLike[str]) -> None:
         raise NotAFolder(f"{folder}: cannot make this folder: {blocker} is a file, not a folder") from None
 
 
+class NotAFile(OSError):
+    """An output file's path names something that is not a regular file (a device such as
+    ``/dev/null`` or ``/dev/stdout``, a FIFO, a folder): renaming the written file over it would
+    replace it (a device node replaced by a file, when the user may write there), so it is
+    refused. The text is the message alone (no errno): one line naming the path; bad input."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def check_output_file(path: str | os.PathLike[str]) -> None:
+    """Refuse an output ``path`` that exists and is not a regular file (symbolic links followed:
+    ``/dev/stdout`` links to the terminal or pipe of the process).
+
+    Raises:
+        NotAFile: one line naming the path and what it is.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:   # (absent, or a dangling link: written as a file)
+        return
+    if stat.S_ISREG(mode):
+        return
+    what = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device or terminal")
+    raise NotAFile(f"{path}: is {what}, not a file: gridsched writes an output whole into a new file renamed "
+                   "over its path, which would replace it; give the path of a file")
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike[str], mode: str = "w", *, fsync: bool = False,
                   newline: str | None = None) -> Iterator[IO[Any]]:
@@ -82,11 +112,13 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "w", *, fsync: bool 
         newline: as :func:`open`'s (text mode).
 
     Raises:
+        NotAFile: ``path`` is a device, a FIFO or a folder (:func:`check_output_file`).
         OutputWriteError: opening, writing, flushing or renaming failed with an ``OSError``
             (the file named, the temporary file removed). Any other exception of the block is
             raised as it is, the temporary file removed.
     """
     path = Path(path)
+    check_output_file(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         f = open(tmp, mode, encoding=None if "b" in mode else "utf-8", newline=newline)

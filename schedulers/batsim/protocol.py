@@ -927,8 +927,14 @@ _DECISION_ENCODERS: dict[type, tuple[str, Callable[[Any], Any]]] = {
 
 
 def _json_default(obj: Any) -> Any:
+    """JSON for what :func:`json.dumps` does not write: a ProcSet as its interval string, a NumPy
+    number or array as the Python number or list it holds (``np.int64(3)`` -> ``3``: a policy's
+    NOTIFY or REGISTER_JOB fields computed with NumPy, which the embedded engine takes as they
+    are)."""
     if isinstance(obj, ProcSet):
         return str(obj)
+    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):
+        return obj.tolist()   # (a scalar's tolist() is its Python value)
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
 
 

@@ -182,7 +182,7 @@ def _defined_at(fn: Any) -> str:
 
 def _policy_metrics(policy: Any, metrics: Any) -> dict[str, Any]:
     """``metrics`` (what ``policy.metrics()`` returned) as a record keeps them: name -> finite
-    number (or null).
+    number (or null); NumPy's numbers (``np.int64``, ``np.float32``) are read as Python's.
 
     Raises:
         ValueError: not a dict of names to finite numbers (a record holding one would make
@@ -191,13 +191,25 @@ def _policy_metrics(policy: Any, metrics: Any) -> dict[str, Any]:
     """
     who = f"policy {type(policy).__name__}: metrics(){_defined_at(type(policy).metrics)} must return a dict of " \
           "name -> finite number"
+    import numbers
+
+    from ..core.model import as_index
+
     if not isinstance(metrics, dict):
         raise ValueError(f"{who}, got {type(metrics).__name__} {repr(metrics)[:60]}")
+    out: dict[str, Any] = {}
     for k, v in metrics.items():
-        if not isinstance(k, str) or not (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                        and math.isfinite(v))):
+        n: Any = None
+        if v is not None:
+            i = as_index(v)   # (Python's or NumPy's integers, not bools: np.sum of ints is an np.int64)
+            if i is not None:
+                n = i if -2**1024 < i < 2**1024 else None   # (beyond a double: no number a table holds)
+            elif isinstance(v, numbers.Real) and not isinstance(v, bool):   # (np.float32 too)
+                n = float(v) if math.isfinite(v) else None
+        if not isinstance(k, str) or (v is not None and n is None):
             raise ValueError(f"{who}, got {k!r}: {repr(v)[:60]}")
-    return dict(metrics)
+        out[k] = n
+    return out
 
 
 def new_record(spec: RunSpec, error: str | None = None) -> dict[str, Any]:

@@ -30,6 +30,11 @@ The campaign file's ``[report]`` table (copied raw into ``campaign.json``) confi
 would make the order vanish); a ``[report.labels]`` name that is no column and no metric of the
 results is said in one warning line.
 
+Without ``metrics``, the report has a table for each of the mean waiting time, mean bounded
+slowdown, makespan, utilisation and energy (kWh) that some done run has a value of; when no job
+started in any done run (every job rejected), a line says why the waiting time and the bounded
+slowdown have no table.
+
 ``paper = "hosep"`` (optional) adds the section of that paper (:mod:`.papers`): its numbers
 beside ours, its claims checked, what it leaves unspecified, before the tables.
 
@@ -688,6 +693,12 @@ def write_report(out_dir: str | Path, spec: ReportSpec | None = None) -> Path:
                            ["metric", "ours: mean ± 95 % CI", "n", "paper", "source", "difference",
                             "paper in our CI"], ref_rows)
         lines += [f"- Not compared: {u}" for u in unmatched] + ([""] if unmatched else [])
+    if spec.metrics is None:   # (a default metric no run has is left out: say so, and why)
+        unstarted = [m for m in ("mean_waiting_time", "mean_bounded_slowdown") if m not in metrics
+                     and f"{m}_mean" in summary.columns and (table["status"] == "done").any()]
+        if unstarted:
+            lines += [f"No table of {' or '.join(metric_label(m, labels) for m in unstarted)}: no job started in "
+                      "any done run (every job rejected, or none submitted), so no run has a value.", ""]
     for m in metrics:
         lines += _metric_section(m, counted, shown, labels)
     if plots:

@@ -387,7 +387,7 @@ def ehosep_reading(out_jobs: str | Path, workloads: list[str | Path | dict], pla
     used: dict[str, list[float]] = {}
     for r in run.runs:
         if r.hosts:
-            used.setdefault(run.tasks[task_key(r.workload, r.job_id)].user, []).append(energies[r.id])
+            used.setdefault(run.tasks[task_key(r.workload, r.job_id, run.tasks)].user, []).append(energies[r.id])
     users = sorted({t.user for t in run.tasks.values()} | set(grid.owners()))
     out = {}
     for u in users:

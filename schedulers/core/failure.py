@@ -28,7 +28,7 @@ from .model import PolicyError, PolicyInputError
 from .policy import Policy, PolicyOptionError
 
 __all__ = ["PolicyFailure", "policy_failure", "located", "call_policy", "check_runnable", "hook_error",
-           "PASS_THROUGH"]
+           "unordered_key", "key_type_error", "PASS_THROUGH"]
 
 #: Longest text of the original error kept in the message (characters).
 _ERROR_TEXT = 300
@@ -215,6 +215,38 @@ def hook_error(policy: Any, hook: str, text: str) -> PolicyError:
                       f"{text}")
     exc.policy_location = (hook, code.co_filename, code.co_firstlineno)
     return exc
+
+
+def unordered_key(key: Any) -> str | None:
+    """Why a queue key (``queue_key``'s answer) gives the queue no order, in words that follow
+    ``"it returned KEY for job J, "``; None when it is an ordinary key. A float NaN compares
+    false with every key, a tuple or list holding one orders nothing after it, and a set is
+    ordered by inclusion only (``{2} < {3}`` and ``{3} < {2}`` are both False)."""
+    if isinstance(key, float):
+        return "which no key is before or after" if key != key else None
+    if isinstance(key, (set, frozenset)):
+        return "a set, and sets are ordered by inclusion only"
+    if isinstance(key, (tuple, list)):
+        for item in key:
+            if unordered_key(item) is not None:
+                return f"which holds {item!r}, {unordered_key(item)}"
+    return None
+
+
+def key_type_error(policy: Any, keyed: list[tuple[Any, Any]], exc: TypeError) -> PolicyError:
+    """The :func:`hook_error` of ``queue_key`` answers Python cannot compare (``exc``, raised
+    while the queue was sorted or a job inserted): ``keyed`` is the ``(key, job)`` pairs compared,
+    of which the first pair whose keys do not compare is named."""
+    a, job_a = keyed[0]
+    for b, job_b in keyed[1:]:
+        try:
+            _ = a < b, b < a
+        except TypeError:
+            return hook_error(policy, "queue_key", f"it returned {a!r} for job {job_a.id} and {b!r} for job "
+                                                   f"{job_b.id}, which cannot be compared ({exc}): the queue would "
+                                                   "have no order")
+    return hook_error(policy, "queue_key", f"it returned keys that cannot be compared ({exc}): the queue would have "
+                                           "no order")
 
 
 def call_policy(obj: Any, method: str, *args: Any) -> Any:

@@ -119,12 +119,16 @@ RunSummary.COLUMNS = tuple(f.name for f in fields(RunSummary) if f.name != "ener
 
 def task_counts(out_jobs: str | Path) -> dict[str, int]:
     """``{"tasks", "restarts", "preemptions"}`` of a run of a preemptive owner-share policy, from
-    the ``job_id`` and ``final_state`` columns of its ``out_jobs.csv``.
+    the ``job_id``, ``workload_name`` and ``final_state`` columns of its ``out_jobs.csv``.
 
-    A task preempted for the ``k``-th time runs again as job ``<task>#<k>``
-    (:func:`schedulers.core.preemption.restart_name`): tasks are the job ids without ``#``,
-    restarts those with one, and a preemption is a killed job whose next restart exists (a job
-    killed at its walltime has none).
+    A task preempted for the ``k``-th time runs again as job ``<task>#<k>`` of the task's own
+    workload (:func:`schedulers.core.preemption.restart_name`). A job is a restart when its id is
+    ``<base>#<k>`` (``k`` an integer >= 1) and the job it runs again (``<base>`` for ``k`` = 1,
+    ``<base>#<k-1>`` after) is in the file and was killed; every other job is a task, a
+    workload's own ``a#b`` or ``x#1`` included. A preemption is a killed job whose next restart
+    exists (a job killed at its walltime has none). A job is its workload and its id, as
+    Batsim's ``w0!1``: a run of two workloads with the same ids (``-w a.json -w a.json``) has the
+    tasks of both (a file without ``workload_name`` counts its ids alone).
 
     Raises:
         FileNotFoundError: no such file. ValueError: no ``job_id`` or ``final_state`` column.
@@ -135,17 +139,20 @@ def task_counts(out_jobs: str | Path) -> dict[str, int]:
         if "job_id" not in header or "final_state" not in header:
             raise ValueError(f"{out_jobs}: no job_id or final_state column")
         i, j = header.index("job_id"), header.index("final_state")
-        rows = [(r[i], r[j]) for r in reader]
-    ids = {jid for jid, _ in rows}
-    preempted = 0
-    for jid, state in rows:
-        if state != "COMPLETED_KILLED":
-            continue
-        task, sep, k = jid.partition("#")
-        if f"{task}#{int(k) + 1 if sep else 1}" in ids:
-            preempted += 1
-    restarts = sum(1 for jid in ids if "#" in jid)
-    return {"tasks": len(ids) - restarts, "restarts": restarts, "preemptions": preempted}
+        w = header.index("workload_name") if "workload_name" in header else None
+        state = {((r[w] if w is not None else ""), r[i]): r[j] for r in reader}
+
+    def runs_again(key: tuple[str, str]) -> tuple[str, str] | None:
+        """The killed job that job ``key`` runs again, when it is a restart (else None)."""
+        wl, jid = key
+        base, sep, k = jid.rpartition("#")
+        if not sep or not (k.isascii() and k.isdigit()) or k[0] == "0":
+            return None
+        prev = (wl, base if k == "1" else f"{base}#{int(k) - 1}")
+        return prev if state.get(prev) == "COMPLETED_KILLED" else None
+
+    restarted = [prev for prev in map(runs_again, state) if prev is not None]
+    return {"tasks": len(state) - len(restarted), "restarts": len(restarted), "preemptions": len(set(restarted))}
 
 
 def pairwise_sum(values: Sequence[float], lo: int = 0, n: int | None = None) -> float:

@@ -30,7 +30,12 @@ def as_index(v: Any) -> int | None:
     if isinstance(v, int):
         return v
     index = getattr(v, "__index__", None)
-    return index() if index is not None else None
+    if index is None:
+        return None
+    try:
+        return index()
+    except TypeError:   # (a NumPy array of floats has __index__, which refuses it)
+        return None
 
 
 class JobState(str, enum.Enum):

@@ -59,7 +59,7 @@ from .model import Job, JobState, PolicyInputError
 from .ownership import MissingUserError, Ownership
 from .policy import (Option, Policy, PolicyError, PolicyOptionError, option_flag, option_number,
                      option_unused)
-from .preemption import Task, checkpoint, profile_work, remaining_profile, restart_name
+from .preemption import SHRINKABLE, Task, checkpoint, profile_work, remaining_profile, restart_name
 
 __all__ = ["OwnerSharePolicy", "ReadyTasks"]
 
@@ -428,14 +428,24 @@ class OwnerSharePolicy(Policy):
     def _resubmit(self, task: Task, job: Job, prog: Any) -> None:
         """Submit what is left of ``task`` after its job was killed (see the module docstring)."""
         task.killing = False
+        # (what the inputs do not allow, before any bookkeeping: bad input, naming the workload's job)
+        if task.profile is None:
+            raise PolicyInputError(f"policy {self.name!r}: job {job.id} was preempted but its profile is unknown: "
+                                   "Batsim must forward profiles (--forward-profiles-on-submission)", job_id=task.id)
+        kind = task.profile.get("type")
+        if kind == "composed":
+            raise PolicyInputError(f"policy {self.name!r} preempted job {task.id}, whose profile is 'composed': a "
+                                   "preempted job runs again from a single-phase profile (delay, parallel, "
+                                   "parallel_homogeneous...), which a composed one is not; give the job a "
+                                   "single-phase profile, or use a policy that does not preempt", job_id=task.id)
         work = profile_work(task.profile)
         progress = _leaf_progress(prog)
         block = self.block if self.checkpointing else None
         if work is None:
             if self.checkpointing:
-                raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted with checkpointing on, but "
-                                  "its profile's work is unknown (Batsim must forward profiles: "
-                                  "--forward-profiles-on-submission; composed profiles cannot be checkpointed)")
+                raise PolicyInputError(f"policy {self.name!r} preempted job {task.id} with checkpointing on, but the "
+                                       f"work of its {kind!r} profile is unknown: checkpointing keeps flops done "
+                                       "(delay, parallel, parallel_homogeneous...)", job_id=task.id)
             cp = None
         else:
             elapsed = 0.0 if job.start_time is None else max(0.0, self.now - job.start_time)
@@ -445,14 +455,18 @@ class OwnerSharePolicy(Policy):
             self.wasted[task.user] = self.wasted.get(task.user, 0.0) + cp.wasted
         task.restarts += 1
         name = restart_name(task.name, task.restarts)
-        if task.profile is None:
-            raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is unknown: Batsim "
-                              "must forward profiles (--forward-profiles-on-submission)")
-        if task.profile.get("type") == "composed":
-            raise PolicyError(f"policy {self.name!r}: job {job.id} was preempted but its profile is "
-                              f"{task.profile.get('type')!r}; restarts support single-phase profiles only")
+        if f"{task.workload}!{name}" in self.jobs:   # (Batsim aborts: "job already exists")
+            raise PolicyInputError(f"policy {self.name!r} preempted job {task.id} and runs it again as job "
+                                   f"{task.workload}!{name}, but the workload has a job of that id: ids of the form "
+                                   "<job>#<k> are the names of the restarts of the preemptive policies (OSEP, "
+                                   "HOSEP, EHOSEP); rename the workload's job", job_id=f"{task.workload}!{name}")
         # A restart always gets a profile of its own: Batsim 4.2.1 empties the profile of an ended
         # job (unless --enable-profile-reuse), so the killed job's profile name is no longer usable.
+        if cp is not None and cp.saved > 0 and kind not in SHRINKABLE:
+            raise PolicyInputError(f"policy {self.name!r} preempted job {task.id} with checkpointing on after "
+                                   f"{cp.saved:g} flops of checkpointed blocks, but its profile is {kind!r}: a "
+                                   f"restart keeps the flops done of {' and '.join(SHRINKABLE)} profiles only; turn "
+                                   "checkpoint off, or give the job such a profile", job_id=task.id)
         profile = remaining_profile(task.profile, cp.saved) if cp is not None and cp.saved > 0 else dict(task.profile)
         profile_name = name
         self.register_profile(task.workload, profile_name, profile)

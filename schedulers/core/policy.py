@@ -82,7 +82,8 @@ _NOT_AWAKE = (HostState.SLEEPING, HostState.SWITCHING_OFF, HostState.SWITCHING_O
 
 
 def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
-    """Normalise host ids given as a ProcSet, an iterable of ints or one int.
+    """Normalise host ids given as a ProcSet, an iterable of ints or one int (Python's or
+    NumPy's: a NumPy array of host ids, ``np.int64(3)``).
 
     Raises:
         PolicyError: a host id that is not an integer >= 0 (a bool, a float, a string: ``True``
@@ -92,14 +93,19 @@ def as_procset(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
         return hosts
     if isinstance(hosts, int) and not isinstance(hosts, bool) and hosts >= 0:
         return ProcSet(hosts)
+    one = as_index(hosts) if not isinstance(hosts, Iterable) else None   # (NumPy's integers too)
+    if one is not None and one >= 0:
+        return ProcSet(one)
     if isinstance(hosts, (bool, int, float, str, bytes)) or not isinstance(hosts, Iterable):
         raise PolicyError(f"host ids must be a ProcSet, integers >= 0 or one integer >= 0, got {hosts!r}")
     items = list(hosts)
+    ids = []
     for h in items:
         k = as_index(h)
         if k is None or k < 0:
             raise PolicyError(f"host ids must be integers >= 0, got {h!r} in {_show_hosts(items)}")
-    return ProcSet(*items)
+        ids.append(k)   # (a Python int: ProcSet refuses NumPy's)
+    return ProcSet(*ids)
 
 
 def _check_extra(job: Job, extra: dict[str, Any]) -> None:

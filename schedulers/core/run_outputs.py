@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Container
 
 from procset import ProcSet
 
@@ -91,8 +91,12 @@ class RunFiles:
 _RESTART = re.compile(r"^(.*)#\d+$")
 
 
-def task_key(workload: str, job_id: str) -> tuple[str, str]:
-    """The task a job row belongs to: ``(workload, job_id)`` without a restart suffix ``#<k>``."""
+def task_key(workload: str, job_id: str, tasks: Container[tuple[str, str]] = ()) -> tuple[str, str]:
+    """The task a job row belongs to: ``(workload, job_id)`` without a restart suffix ``#<k>``
+    (:func:`schedulers.core.preemption.restart_name`), unless ``(workload, job_id)`` is itself
+    one of ``tasks`` (the workloads' own jobs: an id such as ``job#2`` is a task, not a restart)."""
+    if (workload, job_id) in tasks:
+        return workload, job_id
     m = _RESTART.match(job_id)
     return workload, (m.group(1) if m else job_id)
 
@@ -206,7 +210,7 @@ def load_run(out_jobs: str | Path, workloads: list[str | Path | dict], platform:
     tasks = read_tasks(workloads, len(hosts))
     runs = read_out_jobs(out_jobs)
     for r in runs:
-        if task_key(r.workload, r.job_id) not in tasks:
+        if task_key(r.workload, r.job_id, tasks) not in tasks:
             raise OutputsError(f"{out_jobs}: job {r.id} belongs to no task of the workloads given")
         bad = [h for h in r.hosts if h >= len(hosts)]
         if bad:

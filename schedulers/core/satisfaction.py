@@ -103,7 +103,7 @@ def task_satisfactions(run: RunFiles, mode: str = "hosep") -> list[TaskSatisfact
     done: dict[tuple[str, str], list] = {}
     seen: dict[tuple[str, str], list[str]] = {}
     for r in run.runs:
-        key = task_key(r.workload, r.job_id)
+        key = task_key(r.workload, r.job_id, run.tasks)
         seen.setdefault(key, []).append(r.final_state)
         if r.final_state == "COMPLETED_SUCCESSFULLY":
             done.setdefault(key, []).append(r)

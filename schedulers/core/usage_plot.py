@@ -61,7 +61,7 @@ def usage_timeline(run: RunFiles) -> UsageTimeline:
     for k, r in enumerate(run.runs):
         if not r.hosts or np.isnan(r.start):
             continue  # rejected
-        user = run.tasks[task_key(r.workload, r.job_id)].user
+        user = run.tasks[task_key(r.workload, r.job_id, run.tasks)].user
         job = Job(id=r.id, workload=r.workload, subtime=r.start, walltime=-1.0, res=len(r.hosts),
                   profile="", extra={"user": user})
         events.append((r.start, 1, k, job))

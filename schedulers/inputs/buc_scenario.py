@@ -49,6 +49,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.limits import MAX_TIME
 from .generators import GeneratorError, Scenario, check_job_count, register_generator
 
 __all__ = ["LILLE_PLATFORM", "TRACES", "SHARED_DIR", "INJECTED", "PAPER_JOBS_PER_YEAR", "stretch", "buc_scenario"]
@@ -66,23 +67,25 @@ INJECTED = {"inj0": 0.0, "inj50": 0.5, "inj100": 1.0}
 INJECTED_WALLTIME = 3600.0
 
 
-def trace_path(trace: str, trace_file: str = "") -> Path:
+def trace_path(trace: str, trace_file: str = "", generator: str = "buc") -> Path:
     """The SWF file of ``trace`` (or ``trace_file`` when given).
 
     Raises:
-        GeneratorError: unknown trace name, or the file is missing (one line naming it).
+        GeneratorError: unknown trace name, or the file is missing (one line naming it and the
+            generator ``generator`` whose parameters gave it).
     """
     if trace not in TRACES:
-        raise GeneratorError(f"generator 'buc': trace must be one of {', '.join(TRACES)}, got {trace!r}")
+        raise GeneratorError(f"generator {generator!r}: trace must be one of {', '.join(TRACES)}, got {trace!r}")
     path = Path(trace_file) if trace_file else SHARED_DIR / "data" / "traces" / "pwa-swf" / TRACES[trace][0]
     if not path.is_file():
-        raise GeneratorError(f"generator 'buc': trace file {path} not found (the read-only data folder "
+        raise GeneratorError(f"generator {generator!r}: trace file {path} not found (the read-only data folder "
                              f"../shared is needed; set GRIDSCHED_SHARED to its location)")
     return path
 
 
-def real_jobs(trace: str, trace_file: str = "", max_jobs: int = 0) -> dict[str, Any]:
-    """The real trace as a Batsim workload on 39 hosts (see the module docstring).
+def real_jobs(trace: str, trace_file: str = "", max_jobs: int = 0, generator: str = "buc") -> dict[str, Any]:
+    """The real trace as a Batsim workload on 39 hosts (see the module docstring); ``generator``:
+    the generator named in the errors (``owner-lille`` reads the same jobs).
 
     Raises:
         GeneratorError: see :func:`trace_path`, or a malformed trace (the converter's one line).
@@ -91,12 +94,12 @@ def real_jobs(trace: str, trace_file: str = "", max_jobs: int = 0) -> dict[str, 
     from .rescale import rescale_workload
     from .swf import swf_to_batsim
 
-    path = trace_path(trace, trace_file)
+    path = trace_path(trace, trace_file, generator)
     try:
         data = swf_to_batsim(path, cores_per_host=TRACES[trace][1], max_jobs=max_jobs or None)
         return dict(rescale_workload(data, LILLE_HOSTS, mode="scale", source=str(path)))
     except (WorkloadError, ValueError, OSError) as exc:
-        raise GeneratorError(f"generator 'buc': {exc}") from None
+        raise GeneratorError(f"generator {generator!r}: {exc}") from None
 
 
 def _add(jobs: list, profiles: dict, jid: str, subtime: float, res: int, walltime: float, runtime: float,
@@ -118,7 +121,8 @@ def stretch(jobs: list[dict], jobs_per_year: float) -> float:
     ``jobs_per_year = 0`` leaves them. Returns the factor (1 when left; times rounded to the ms).
 
     Raises:
-        GeneratorError: ``jobs_per_year < 0``.
+        GeneratorError: ``jobs_per_year < 0``, or so small that the last job would arrive more
+            than 2**33 s (:data:`~schedulers.core.limits.MAX_TIME`) after time 0.
     """
     if jobs_per_year < 0:
         raise GeneratorError(f"generator 'buc': jobs_per_year must be >= 0 (0: the trace's times), got {jobs_per_year}")
@@ -129,6 +133,10 @@ def stretch(jobs: list[dict], jobs_per_year: float) -> float:
     if not span > 0:
         return 1.0
     k = len(jobs) / jobs_per_year * YEAR / span
+    if not first + span * k <= MAX_TIME:
+        raise GeneratorError(f"generator 'buc': jobs_per_year {jobs_per_year:g} spreads the {len(jobs):,} real jobs "
+                             f"beyond the {MAX_TIME:.0f} s (2**33, about 272 years) a workload's times may reach: "
+                             "raise jobs_per_year, or lower max_jobs")
     for j in jobs:
         j["subtime"] = round(first + (j["subtime"] - first) * k, 3)
     return k
@@ -178,17 +186,17 @@ def buc_scenario(params: dict[str, Any], seed: int) -> Scenario:
         sub = np.sort(rng.uniform(0.0, span, size=n_inj))
         res = rng.choice(real_res, size=n_inj)
         runtime = min(INJECTED_WALLTIME - 1.0, max(1.0, p * INJECTED_WALLTIME))
-        for k in range(n_inj):
-            _add(jobs, profiles, f"{user}-{k:03d}", sub[k], res[k], INJECTED_WALLTIME, runtime, user)
+        for i in range(n_inj):
+            _add(jobs, profiles, f"{user}-{i:03d}", sub[i], res[i], INJECTED_WALLTIME, runtime, user)
     if gamer != "none":
         n_long = params["gamer_long"]
         sub, res = np.sort(rng.uniform(0.0, span, size=n_long)), rng.choice(real_res, size=n_long)
-        for k in range(n_long):
-            _add(jobs, profiles, f"gamer-long-{k:02d}", sub[k], res[k], 36000.0, 3600.0, "gamer")
+        for i in range(n_long):
+            _add(jobs, profiles, f"gamer-long-{i:02d}", sub[i], res[i], 36000.0, 3600.0, "gamer")
         if gamer == "flood":
             sub = np.sort(rng.uniform(0.0, span, size=params["gamer_short"]))
-            for k in range(params["gamer_short"]):
-                _add(jobs, profiles, f"gamer-short-{k:03d}", sub[k], 1, 60.0, 59.0, "gamer")
+            for i in range(params["gamer_short"]):
+                _add(jobs, profiles, f"gamer-short-{i:03d}", sub[i], 1, 60.0, 59.0, "gamer")
     jobs.sort(key=lambda j: (j["subtime"], str(j["id"])))
     rate = f"{params['jobs_per_year']:g} a year (times x {k:.3g})" if k != 1.0 else "the trace's times"
     desc = (f"buc seed {seed}: {params['trace']} trace ({len(wl['jobs'])} real jobs, {rate}) on {LILLE_HOSTS} Lille "

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exits import one_line
-from ..outfiles import OutputWriteError, atomic_write_text, make_folder
+from ..outfiles import OutputWriteError, atomic_write_text, check_output_file, make_folder
 from .errors import WorkloadError
 from .jsonfile import regular_file
 from .gwf import gwf_conversion
@@ -128,6 +128,7 @@ def convert_trace(path: str | PathLike[str], output: str | PathLike[str], *, val
     if output.is_dir():   # (a bad option: the line said "cannot write the file: Is a directory", status 4)
         raise ValueError(f"-o {output}: is a folder; -o names the workload file to write, e.g. "
                          f"{output / (path.name.split('.')[0] + '.json')}")
+    check_output_file(output)   # (/dev/null, /dev/stdout: the rename would replace the device by a file)
     regular_file(path, "trace", WorkloadError)   # (a FIFO would block the read)
     if kind in ("swf", "gwf"):
         conversion = (swf_conversion if kind == "swf" else gwf_conversion)(path, **options)

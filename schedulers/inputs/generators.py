@@ -277,6 +277,12 @@ def check_job_count(generator: str, what: str, value: int, jobs: int | None = No
                              "jobs)")
 
 
+#: The resolution of the run times the synthetic and green-nantes generators draw (s): they are
+#: rounded to the millisecond, so a shortest run time below it could round to 0 s, a ``delay``
+#: Batsim 4.2.1 refuses (``delay`` must be > 0).
+RUNTIME_RESOLUTION = 0.001
+
+
 def _check_synthetic(params: dict[str, Any]) -> None:
     """The ranges of :func:`synthetic`'s parameters (GeneratorError), its hosts' included, and
     times a workload may hold (at most 2**33 s: :data:`schedulers.core.limits.MAX_TIME`)."""
@@ -290,6 +296,9 @@ def _check_synthetic(params: dict[str, Any]) -> None:
             "generator 'synthetic': need jobs >= 1, load > 0, 1 <= max_res <= hosts, "
             "0 < runtime_min <= runtime_max, walltime_factor >= 1, profile 'delay' or 'compute', "
             f"users >= 1; got {params}")
+    if lo < RUNTIME_RESOLUTION:
+        raise GeneratorError(f"generator 'synthetic': runtime_min {lo:g} s is below 0.001 s: run times are rounded "
+                             "to the millisecond, and a run time of 0 s is a delay Batsim refuses")
     if hi * wf > MAX_TIME:
         raise GeneratorError(f"generator 'synthetic': runtime_max x walltime_factor = {hi * wf:g} s, beyond the "
                              f"{MAX_TIME:.0f} s (2**33) a workload's walltimes may reach")
@@ -314,7 +323,7 @@ def _check_synthetic(params: dict[str, Any]) -> None:
     "jobs": "number of jobs",
     "load": "offered load: work submitted / (hosts x arrival span), > 0",
     "max_res": "largest job: hosts per job drawn uniformly in 1..max_res",
-    "runtime_min": "shortest run time (s); run times are log-uniform",
+    "runtime_min": "shortest run time (s, >= 0.001: run times are rounded to the ms); run times are log-uniform",
     "runtime_max": "longest run time (s)",
     "walltime_factor": "walltime = run time x U(1, factor), >= 1 (never short)",
     "profile": "'delay' (hosts stay at idle power) or 'compute' (one core of each host busy)",
@@ -336,8 +345,9 @@ def synthetic(params: dict[str, Any], seed: int) -> Scenario:
 
     Raises:
         GeneratorError: jobs < 1, load <= 0, max_res outside 1..hosts, runtime bounds not
-            0 < min <= max, walltime_factor < 1, unknown profile, users < 1, walltimes that may
-            pass 2**33 s; arrivals spread beyond 2**33 s (a load too small for the jobs).
+            0 < min <= max, a min below 0.001 s (run times are rounded to the ms: it could round
+            to 0 s), walltime_factor < 1, unknown profile, users < 1, walltimes that may pass
+            2**33 s; arrivals spread beyond 2**33 s (a load too small for the jobs).
     """
     from ..core.limits import MAX_TIME
 

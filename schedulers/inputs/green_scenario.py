@@ -58,7 +58,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .generators import GeneratorError, Scenario, check_job_count, register_generator
+from .generators import RUNTIME_RESOLUTION, GeneratorError, Scenario, check_job_count, register_generator
 
 __all__ = ["NANTES_PLATFORM", "NANTES_PLATFORM_1CORE", "NANTES_CORE_SPEED", "NANTES_HOSTS", "PAPER_JOB_COUNTS",
            "PAPER_LOADS", "load_profile", "mean_interarrival", "green_nantes"]
@@ -142,7 +142,7 @@ def mean_interarrival(offered_load: float, max_res: int, runtime_min: float, run
     "interarrival": "mean gap between arrivals (s), used when offered_load is 0",
     "offered_load": "work submitted per host-second of the arrival span (> 0; 0: use interarrival)",
     "max_res": "largest job: hosts per job drawn uniformly in 1..max_res",
-    "runtime_min": "shortest run time (s)",
+    "runtime_min": "shortest run time (s, >= 0.001: run times are rounded to the ms)",
     "runtime_max": "longest run time (s)",
     "walltime_factor": "walltime = run time x U(1, factor), >= 1",
     "periods": "compute/idle periods each job alternates to make its CPU load",
@@ -159,7 +159,8 @@ def green_nantes(params: dict[str, Any], seed: int) -> Scenario:
     the nodes' cores; 1: the contention model).
 
     Raises:
-        GeneratorError: a parameter outside these ranges.
+        GeneratorError: a parameter outside these ranges; a runtime_min below 0.001 s (run times
+            are rounded to the ms: it could round to a job of 0 s).
     """
     n, load, gap = params["job_count"], params["cpu_load"], params["interarrival"]
     max_res, lo, hi = params["max_res"], params["runtime_min"], params["runtime_max"]
@@ -171,6 +172,9 @@ def green_nantes(params: dict[str, Any], seed: int) -> Scenario:
             "generator 'green-nantes': need job_count >= 1, cpu_load in 0/25/50/75/100, interarrival > 0, "
             f"offered_load >= 0, 1 <= max_res <= {NANTES_HOSTS}, 0 < runtime_min <= runtime_max, "
             f"walltime_factor >= 1, periods >= 1, switch_time >= 0, host_cores 1 or 16; got {params}")
+    if lo < RUNTIME_RESOLUTION:
+        raise GeneratorError(f"generator 'green-nantes': runtime_min {lo:g} s is below 0.001 s: run times are "
+                             "rounded to the millisecond, and a job of 0 s is a profile Batsim refuses")
     check_job_count("green-nantes", "job_count", n)
     from ..engine.workload import MAX_STAGES
 

@@ -105,7 +105,7 @@ def owner_lille_scenario(params: dict[str, Any], seed: int) -> Scenario:
     s_ref = math.fsum(s * k for s, _, k in clusters.values()) / sum(k for *_, k in clusters.values())
     s_min = min(s for s, _, _ in clusters.values())
     from .buc_scenario import real_jobs
-    wl = real_jobs(params["trace"], params["trace_file"], params["max_jobs"])
+    wl = real_jobs(params["trace"], params["trace_file"], params["max_jobs"], "owner-lille")
     jobs_in = wl["jobs"]
     if not jobs_in:
         raise GeneratorError("generator 'owner-lille': the trace has no job left")

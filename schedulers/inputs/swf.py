@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from ..core.limits import MAX_NB_RES
-from ..outfiles import make_folder, not_written
+from ..outfiles import check_output_file, make_folder, not_written
 from .errors import WorkloadError
 
 __all__ = [
@@ -607,6 +607,7 @@ class TraceConversion:
         """
         output = Path(output)
         make_folder(output.parent)
+        check_output_file(output)
         submits, runtimes, res_of, ends = array("d"), array("d"), array("q"), array("q")
         names: dict[float, str] = {}     # runtime -> the profile name as JSON text
         extras: dict[tuple, str] = {}    # extra fields -> their JSON text
