@@ -483,3 +483,26 @@ def test_an_output_that_is_a_fifo_or_a_link_to_one_is_refused_not_replaced(tmp_p
     assert code == 2
     assert one_error_line(err).startswith(f"gridsched: error: {tmp_path / 's' / 'platform.xml'}: is a FIFO, not a file")
     assert stat.S_ISFIFO(os.stat(tmp_path / "s" / "platform.xml").st_mode)
+
+
+# ------------------------------------------------ a Batsim flag the policy needs is missing
+def test_a_batsim_flag_the_policy_needs_is_bad_input_not_a_failure_of_gridsched_code() -> None:
+    # hosep needs Batsim's --enable-dynamic-jobs (its restarts are registered jobs). Behind a
+    # Batsim started without it, SIMULATION_BEGINS says dynamic-jobs-enabled: false. That is the
+    # user's command line, not a failure of code: before, `gridsched serve` printed "policy HOSEP
+    # failed (.../schedulers/core/policy.py, line 508): ...", naming gridsched's own file as the
+    # policy's; now it is PolicyInputError (bad input, exit 2), its message unchanged.
+    from schedulers.core.events import SimulationBegins
+    from schedulers.core.failure import located
+    from schedulers.core.model import Host, PolicyInputError
+    from schedulers.registry import get_policy
+
+    policy = get_policy("hosep")
+    hosts = [Host(id=i, name=f"h{i}", speeds=[1e9]) for i in range(2)]
+    begins = SimulationBegins(0.0, nb_resources=2, nb_compute_resources=2, compute_resources=hosts,
+                              config={"dynamic-jobs-enabled": False})
+    with pytest.raises(PolicyInputError) as info:
+        policy.decide(0.0, [begins])
+    assert located(policy, info.value) is None   # passed on as it is: no file or line added
+    assert str(info.value) == ("policy 'hosep' needs Batsim's --enable-dynamic-jobs, but SIMULATION_BEGINS says "
+                               "dynamic-jobs-enabled: false; start Batsim with --enable-dynamic-jobs")

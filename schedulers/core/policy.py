@@ -66,7 +66,7 @@ from .events import (
     SimulationEnds,
 )
 from .model import Host, HostState, Job, JobState, Platform, as_index
-from .model import HostInfoUnknown, PolicyError  # noqa: F401 - re-exported (defined beside Host, which raises them)
+from .model import HostInfoUnknown, PolicyError, PolicyInputError  # noqa: F401 - re-exported (defined beside Host, which raises them)
 from .options import Option  # noqa: F401 - re-exported: what option_docs values may be
 from . import shutdown as _shutdown
 
@@ -511,7 +511,7 @@ class Policy:
             for feature in sorted(self.requires):
                 flag, key, _ = FEATURES[feature]
                 if ev.config.get(key) is False:
-                    raise PolicyError(f"policy {self.name!r} needs Batsim's {flag}, but SIMULATION_BEGINS "
+                    raise PolicyInputError(f"policy {self.name!r} needs Batsim's {flag}, but SIMULATION_BEGINS "
                                       f"says {key}: false; start Batsim with {flag}")
             hosts = ev.compute_resources
             self.platform = Platform(hosts=hosts, config=ev.config,
