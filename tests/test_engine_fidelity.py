@@ -361,14 +361,29 @@ def test_compute_sharing_changes_nothing_for_a_policy_that_never_shares(tmp_path
     assert runs[False][1] == runs[True][1]
 
 
-@pytest.mark.parametrize("routing, messages", [
-    # Real Batsim 4.2.1 (built by hand): on a Full-routing zone (hetero_4hosts_owners.xml + share5.json,
-    # five jobs at t=0) the submitter's bye crosses SimGrid's loopback link (1e-10 s) and arrives after
-    # the scheduler's SCHED_READY: NOTIFY goes alone; on a Vivaldi zone (no loopback) it joins the jobs.
-    ("Full", [["SimulationBegins"], ["JobSubmitted"] * 3, ["Notify"]]),
-    ("Vivaldi", [["SimulationBegins"], ["JobSubmitted"] * 3 + ["Notify"]]),
+_BYE0 = Path(__file__).parent / "fixtures" / "batsim_bye_time0"
+
+
+def _recorded_types(name: str) -> list[list[str]]:
+    """The event types of each message Batsim sent in a recording of ``batsim_bye_time0``, as the
+    engine's event class names (JOB_SUBMITTED -> JobSubmitted)."""
+    out = []
+    for line in (_BYE0 / name).read_text().splitlines():
+        if line.startswith("B->S "):
+            types = json.loads(line[5:])["events"]
+            out.append(["".join(w.capitalize() for w in t.split("_")) for t in types])
+    return out
+
+
+@pytest.mark.parametrize("routing, recording", [
+    # Real Batsim 4.2.1 (tests/fixtures/batsim_bye_time0): with every job submitted at t=0, their
+    # JOB_SUBMITTED go in one message and the submitter's bye (NOTIFY) alone in the next, after the
+    # scheduler's reply, on a Full-routing zone (where the bye also crosses SimGrid's loopback link)
+    # as on a Vivaldi zone (the recording). The grouped path joined the bye to the jobs on Vivaldi.
+    ("Full", "messages_vivaldi.txt"),
+    ("Vivaldi", "messages_vivaldi.txt"),
 ])
-def test_time_zero_submissions_and_the_submitters_bye(routing, messages, tmp_path):
+def test_time_zero_submissions_and_the_submitters_bye(routing, recording, tmp_path):
     class Recorder:
         def __init__(self):
             self.policy, self.log = Eager(), []
@@ -377,16 +392,37 @@ def test_time_zero_submissions_and_the_submitters_bye(routing, messages, tmp_pat
             self.log.append([type(e).__name__ for e in events])
             return self.policy.decide(now, events)
 
+    messages = _recorded_types(recording)
+    assert messages[:3] == [["SimulationBegins"], ["JobSubmitted"] * 3, ["Notify"]]   # (the recording)
     coords = " coordinates='0 0 0'" if routing == "Vivaldi" else ""
     xml = tmp_path / "p.xml"
     xml.write_text(f"<?xml version='1.0'?><platform version='4.1'><zone id='z' routing='{routing}'>"
                    + "".join(f"<host id='{n}' speed='1Gf'{coords}/>" for n in ("master_host", "h0", "h1", "h2"))
                    + "</zone></platform>")
-    w = wl([{"id": i, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"} for i in range(3)],
-           {"d": {"type": "delay", "delay": 5}})
+    w = json.loads((_BYE0 / "workload.json").read_text())
     port = Recorder()
     simulate(xml, [w], port)
-    assert port.log[:len(messages)] == messages
+    assert port.log == messages
+
+
+def test_time_zero_bye_on_the_tutorial_platform_as_batsim_sends_it_to_fcfs() -> None:
+    # docs/examples/four_hosts.xml (Vivaldi), 3 jobs at t=0 under FCFS: the recorded messages of
+    # real Batsim, to gridsched serve's fcfs and to batsched's, one list of event types each.
+    from schedulers.registry import get_policy
+
+    root = Path(__file__).resolve().parents[1]
+    w = json.loads((_BYE0 / "workload_four_hosts.json").read_text())
+    for name in ("messages_four_hosts_three_jobs.txt", "messages_four_hosts_batsched.txt"):
+        log = []
+        policy = get_policy("fcfs")
+
+        class Recorder:
+            def exchange(self, now, events):
+                log.append([type(e).__name__ for e in events])
+                return policy.decide(now, events)
+
+        simulate(root / "docs" / "examples" / "four_hosts.xml", [w], Recorder())
+        assert log == _recorded_types(name), name
 
 
 class ReuseAfterKill(Resubmitter):

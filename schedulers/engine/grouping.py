@@ -15,7 +15,7 @@ Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
     and there is something to send. Messages of actors woken in one step of SimGrid's clock
     (:mod:`.lazysteps`) reach the mailbox together, in the order their actions were created, so
     they go out in one message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
-    other messages were still being handled; simultaneous ends of separate switches are handled
+    other messages were still being handled (at t = 0 it comes after the scheduler's reply); simultaneous ends of separate switches are handled
     one mailbox round each. This reproduces every grouping of the recorded transcripts.
 
 Message steps (``EngineImpl::solve`` of SimGrid 3.32)
@@ -330,20 +330,17 @@ class GroupedServer:
                     self.timers.push(0.0, _SUBMIT, (w, 0))
             else:  # an empty workload: its submitter says goodbye at once
                 self.timers.push(0.0, _BYE, w)
-        # The time-0 submissions reach the server before the scheduler's SCHED_READY. Where
-        # the master host's messages to itself are instantaneous (Vivaldi zones, Batsim's no_net
-        # examples) a submitter's bye arrives with them and joins their message; where they
-        # cross SimGrid's loopback link (Full-routing zones, 1e-10 s a message) the bye comes
-        # after SCHED_READY and goes in the next message (real Batsim 4.2.1 on both kinds). Full
-        # zones reach this step clock only when the route reader does not know their routing
-        # (read_platform); otherwise their messages are timed (.netserver).
+        # The time-0 submissions reach the server before the scheduler's SCHED_READY and go out
+        # together once it is ready; a submitter's bye comes after that SCHED_READY and goes in the
+        # next message, after the scheduler's reply (real Batsim 4.2.1 on Vivaldi and Full-routing
+        # zones: tests/fixtures/batsim_bye_time0). Full zones reach this step clock only when the
+        # route reader does not know their routing (read_platform); otherwise their messages are
+        # timed (.netserver).
         pending = []
         while self.timers and self.timers.next_time() == 0.0:
             _, entries = self.timers.pop_instant()
             for kind, payload in entries:
                 pending.extend(self._handle(kind, payload))
-        if not self.platform.master_loopback:
-            self._flush(pending)
         self.play_reply(reply)
         self._send_loop(port, pending)
         nb_jobs = self.book.nb_jobs
