@@ -136,6 +136,11 @@ class Workload:
     #: names of profiles no job used when the workload was loaded: Batsim 4.2.1 removed them then
     #: (:func:`unreferenced_profiles`); also in ``collected``
     unreferenced: set[str] = field(default_factory=set)
+    #: names of ``composed`` profiles added by REGISTER_PROFILE: Batsim 4.2.1 never resolves their
+    #: ``seq`` (``Workload::check_validity``, which fills a sequence's ``profile_sequence``, runs
+    #: only when a workload file is loaded), so a job running one crashes it
+    #: (:meth:`.execution.Executions.execute`)
+    registered_composed: set[str] = field(default_factory=set)
 
 
 #: Largest number of stages of one job's profile (``composed`` expanded with ``repeat``).
