@@ -65,6 +65,7 @@ with real Batsim 4.2.1 with the actor model forced everywhere.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time as _time
 from typing import Any, Callable
 
@@ -343,9 +344,20 @@ class Engine:
             nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
             allow_storage_sharing=self.storage_sharing, config=config,
             compute_resources=hosts, storage_resources=storage,
-            workloads={w.name: w.path for w in self.workloads},
+            workloads={w.name: batsim_filename(w.path) for w in self.workloads},
             profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
                                else w.profiles) for w in self.workloads})
+
+
+def batsim_filename(path: str) -> str:
+    """A workload's file name as SIMULATION_BEGINS gives it: Batsim 4.2.1's ``absolute_filename``
+    (``src/batsim.cpp``): a name starting with ``/`` as it is, any other the working directory,
+    ``/`` and the name, not normalised (``./`` and ``../`` kept; recorded in
+    ``tests/fixtures/batsim_workload_paths``). A workload given as a dict (``<workload w0>``) keeps
+    its label."""
+    if path.startswith(("/", "<")):
+        return path
+    return os.getcwd() + "/" + path
 
 
 #: The profile types run as parallel tasks (``cpu`` flops per host; the IO profiles have none).
