@@ -75,6 +75,7 @@ from .clock import Clock
 from .dynamic import DynamicJobs
 from .execution import Executions
 from .extevents import EventList
+from .stdhash import iteration_order
 from .grouping import GroupedServer
 from .hosts import HostRun, Machines, MACHINE_STATES
 from .instants import wanted as quiet_wanted
@@ -345,8 +346,8 @@ class Engine:
             allow_storage_sharing=self.storage_sharing, config=config,
             compute_resources=hosts, storage_resources=storage,
             workloads={w.name: batsim_filename(w.path) for w in self.workloads},
-            profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
-                               else w.profiles) for w in self.workloads})
+            profiles={w.name: {n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
+                      for w in self.workloads})
 
 
 def batsim_filename(path: str) -> str:
