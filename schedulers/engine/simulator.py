@@ -340,14 +340,17 @@ class Engine:
                         properties=dict(h.properties), zone_properties=dict(h.zone_properties),
                         pstate=h.pstate, state=HostState.IDLE, energy=self.energy)
                    for i, h in enumerate(self.platform.storage)]
+        # Batsim keeps its workloads in a std::map by name (Workloads, src/workload.hpp): w0, w1,
+        # w10, w2... (tests/fixtures/batsim_workload_order)
+        by_name = sorted(self.workloads, key=lambda w: w.name.encode())
         return SimulationBegins(
             0.0, nb_resources=len(hosts) + len(storage), nb_compute_resources=len(hosts),
             nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
             allow_storage_sharing=self.storage_sharing, config=config,
             compute_resources=hosts, storage_resources=storage,
-            workloads={w.name: batsim_filename(w.path) for w in self.workloads},
+            workloads={w.name: batsim_filename(w.path) for w in by_name},
             profiles={w.name: {n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
-                      for w in self.workloads})
+                      for w in by_name})
 
 
 def batsim_filename(path: str) -> str:
