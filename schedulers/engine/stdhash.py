@@ -1,4 +1,4 @@
-"""The order in which Batsim 4.2.1 visits a workload's profiles: a ``std::unordered_map``'s.
+"""The order of a libstdc++ ``std::unordered_map``: Batsim 4.2.1's profiles and properties.
 
 Batsim keeps a workload's profiles in a ``std::unordered_map<std::string, ProfilePtr>``
 (``Profiles``, ``src/profiles.hpp``), filled in the order of the file's ``profiles`` object
@@ -6,6 +6,9 @@ Batsim keeps a workload's profiles in a ``std::unordered_map<std::string, Profil
 of SIMULATION_BEGINS (``append_simulation_begins``, ``src/protocol.cpp``), and which profiles
 ``Profiles::remove_unreferenced_profiles`` removes after loading (a profile reached only through
 a ``composed`` profile no job uses survives when it is visited before that profile).
+
+Machines' ``properties`` and ``zone_properties`` are such maps too, listed in SIMULATION_BEGINS
+in their order (:func:`.platform._simgrid_order`).
 
 Batsim 4.2.1 is built with GCC's libstdc++ (x86-64), whose map this module plays:
 
@@ -61,27 +64,51 @@ def string_hash(key: str) -> int:
     return h ^ (h >> 47)
 
 
+class UnorderedKeys:
+    """The keys of a libstdc++ ``std::unordered_map<std::string, T>`` in its iteration order, as
+    keys are inserted (module docstring): :meth:`insert` a key (nothing when present: an
+    assignment keeps its place), :meth:`copy` (a copy keeps the order and the bucket count),
+    :meth:`order`."""
+
+    __slots__ = ("_groups", "_hashes", "_buckets", "_count")
+
+    def __init__(self, keys: Iterable[str] = ()) -> None:
+        # each bucket's keys, last inserted first, and the buckets in the order they were first
+        # filled, last first: both kept reversed (appended), read back reversed
+        self._groups: dict[int, list[str]] = {}
+        self._hashes: dict[str, int] = {}
+        self._buckets = 1   # (an empty map's single bucket)
+        self._count = 0
+        for k in keys:
+            self.insert(k)
+
+    def insert(self, key: str) -> None:
+        if key in self._hashes:
+            return
+        h = self._hashes[key] = string_hash(key)
+        if self._count == 0 or self._count + 1 > self._buckets:
+            self._buckets = BUCKET_COUNTS[0] if self._count == 0 else \
+                BUCKET_COUNTS[bisect.bisect_left(BUCKET_COUNTS, 2 * self._buckets)]
+            if self._groups:   # the rehash: every node, in list order, into the new buckets
+                listed = self.order()
+                self._groups = {}
+                for x in listed:
+                    self._groups.setdefault(self._hashes[x] % self._buckets, []).append(x)
+        self._groups.setdefault(h % self._buckets, []).append(key)
+        self._count += 1
+
+    def copy(self) -> "UnorderedKeys":
+        other = UnorderedKeys()
+        other._groups = {b: list(g) for b, g in self._groups.items()}
+        other._hashes = dict(self._hashes)
+        other._buckets, other._count = self._buckets, self._count
+        return other
+
+    def order(self) -> list[str]:
+        return [x for g in reversed(self._groups.values()) for x in reversed(g)]
+
+
 def iteration_order(keys: Iterable[str]) -> list[str]:
     """The order in which a libstdc++ ``std::unordered_map<std::string, T>`` into which ``keys``
-    (distinct) were inserted in this order iterates them (module docstring)."""
-    keys = list(keys)
-    if not keys:
-        return []
-    hashes = {k: string_hash(k) for k in keys}
-    final = BUCKET_COUNTS[min(bisect.bisect_left(BUCKET_COUNTS, len(keys)), len(BUCKET_COUNTS) - 1)]
-    # each bucket's keys, last inserted first; the buckets in the order they were first filled,
-    # the last one first: kept reversed (appended), read back reversed
-    groups: dict[int, list[str]] = {}
-    count = 0
-    for k in keys:
-        if count == 0 or count + 1 > bucket_count:
-            bucket_count = BUCKET_COUNTS[0] if count == 0 else BUCKET_COUNTS[BUCKET_COUNTS.index(bucket_count) + 1]
-            if groups:   # the rehash: every node, in list order, into the new buckets
-                listed = [x for g in reversed(groups.values()) for x in reversed(g)]
-                groups = {}
-                for x in listed:
-                    groups.setdefault(hashes[x] % bucket_count, []).append(x)
-        groups.setdefault(hashes[k] % bucket_count, []).append(k)
-        count += 1
-    assert bucket_count == final
-    return [x for g in reversed(groups.values()) for x in reversed(g)]
+    were inserted in this order iterates them (module docstring)."""
+    return UnorderedKeys(keys).order()
