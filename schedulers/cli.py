@@ -530,7 +530,8 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           profile_reuse=args.enable_profile_reuse, master_host=args.master_host,
                           roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
                           sg_config=args.sg_cfg, events=args.events or (),
-                          forward_unknown_events=args.forward_unknown_events)
+                          forward_unknown_events=args.forward_unknown_events,
+                          actor_model=True)   # (any scheduler: its calls may tie with submissions)
     check_compute_speeds(engine.platform, args.energy)   # (Batsim aborts as it creates its machines)
     for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
         print(f"gridsched engine: warning: {line}", file=sys.stderr)

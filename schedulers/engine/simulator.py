@@ -59,7 +59,10 @@ engine then plays the same actor model as on networks (:mod:`.netserver`, every 
 dynamic jobs, external events (:mod:`.extevents`), or a computing profile of no flops.
 Otherwise it groups the messages of one step itself (:mod:`.grouping`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
 engine time), with the same results on every recorded case and on 129 random cases compared
-with real Batsim 4.2.1 with the actor model forced everywhere.
+with real Batsim 4.2.1 with the actor model forced everywhere, but one tie: a CALL_ME_LATER at a
+job's submission time, whose REQUESTED_CALL Batsim sends first (``batsim_call_submit_tie``); so
+``gridsched engine``, serving schedulers it does not know, always plays the actor model
+(``Engine(actor_model=True)``).
 """
 
 from __future__ import annotations
@@ -131,6 +134,11 @@ class Engine:
             when there are events; the events files were read with it).
         trace_outputs: keep the output rows (needed to write files).
         progress: called as ``progress(now, nb_finished, nb_jobs)`` after each instant.
+        actor_model: play Batsim's actor model (:mod:`.netserver`) on compute-only platforms
+            too, where the engine would otherwise group each step's messages itself
+            (:mod:`.grouping`, faster): for schedulers the engine does not know
+            (``gridsched engine``), whose CALL_ME_LATER may fall at a job's submission time, a
+            tie only the actor model orders as Batsim does (``tests/fixtures/batsim_call_submit_tie``).
 
     Raises:
         EngineError: at construction, a network whose routing the engine cannot time (Vivaldi coordinates
@@ -143,7 +151,7 @@ class Engine:
                  compute_sharing: bool = False, forward_profiles: bool = False, dynamic_jobs: bool = False,
                  acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, events: list[EventList] | tuple[()] = (),
                  forward_unknown_events: bool = False, trace_outputs: bool = True,
-                 progress: Callable[[float, int, int], None] | None = None) -> None:
+                 progress: Callable[[float, int, int], None] | None = None, actor_model: bool = False) -> None:
         if platform.vivaldi_error is not None:
             raise EngineError(platform.vivaldi_error)
         if platform.unsimulated is not None:
@@ -167,7 +175,8 @@ class Engine:
         if events and platform.message_delays is None and platform.master_loopback:
             raise EngineError(f"{platform.source}: external events (--events) on a platform whose master host's "
                               "routing the engine does not know: use real Batsim (--engine batsim)")
-        if _needs_actor_model(platform, workloads, energy, dynamic_jobs) or (events and platform.message_delays is None):
+        if _needs_actor_model(platform, workloads, energy, dynamic_jobs or actor_model) \
+                or (events and platform.message_delays is None):
             # the actor model with messages of no duration (see the module docstring)
             platform = dataclasses.replace(platform, message_delays=instant_messages(platform.compute))
         self.platform = platform
