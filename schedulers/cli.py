@@ -734,7 +734,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     eng.add_argument("--disable-schedule-tracing", action="store_true", help="no PREFIX_schedule.trace (Pajé)")
     eng.add_argument("--disable-machine-state-tracing", action="store_true", help="no PREFIX_machine_states.csv")
     eng.add_argument("--disable-storage-sharing", action="store_true",
-                     help="said in SIMULATION_BEGINS (the engine runs no job on storage hosts)")
+                     help="no job starts on a host that already runs one, storage or compute host, compute "
+                          "sharing or not (as Batsim 4.2.1 checks it)")
     eng.add_argument("--sched-cfg", metavar="TEXT", help="string forwarded in SIMULATION_BEGINS (config.sched-config)")
     eng.add_argument("--sched-cfg-file", metavar="FILE", help="the same, read from FILE")
     eng.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",

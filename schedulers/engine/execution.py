@@ -267,6 +267,13 @@ class Executions:
             if h.jobs and not sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
+            if h.jobs and not self.storage_sharing:
+                # server_on_execute_job (src/server.cpp) checks the machines of role STORAGE, whose
+                # permissions (receive and send bytes) a compute node's include: compute hosts too
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
+                                  f"runs {sorted(h.jobs)}, and with --disable-storage-sharing real Batsim 4.2.1 aborts "
+                                  f"on compute hosts too, compute sharing or not (\"machine {hid} (hostname='{h.spec.name}') "
+                                  "is currently computing jobs ... whereas time-sharing on storage machines is disabled\")")
         if st:
             if len(st) == len(hosts):
                 raise EngineError(f"EXECUTE_JOB {job.id}: allocation {alloc} holds storage hosts only: not simulated "
