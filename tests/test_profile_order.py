@@ -26,7 +26,7 @@ def _recorded() -> list[dict]:
 
 def test_simulation_begins_lists_the_profiles_in_batsims_order():
     port = ScriptPort(json.loads((FIX / "script.json").read_text()))
-    build_engine(FIX / "platform.xml", [str(FIX / f) for f in FILES]).run(port)
+    build_engine(FIX / "platform.xml", [str(FIX / f) for f in FILES], actor_model=True).run(port)
     recorded = _recorded()
     mine, theirs = port.messages[0]["events"][0]["data"], recorded[0]["events"][0]["data"]
     assert json.dumps(mine["profiles"]) == json.dumps(theirs["profiles"])   # (order included)

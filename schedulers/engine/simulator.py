@@ -188,6 +188,11 @@ class Engine:
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
         self.profile_reuse = profile_reuse
         self.trace = trace_outputs
+        #: SIMULATION_BEGINS lists each workload's profiles in Batsim's order (its
+        #: ``std::unordered_map``'s, :mod:`.stdhash`; about 1 s per 100,000 profiles) rather than in
+        #: file order: set by ``gridsched engine`` (and with ``actor_model``), whose schedulers read
+        #: the message as Batsim writes it (``tests/fixtures/batsim_profile_order``)
+        self.profile_order = actor_model
         self.events = list(events)
         # The jobs (.jobs): held as EngineJob when submitted (posted, with a network) and not yet
         # finished; not submitted, they stay in their workload's JobTable; an ended job becomes
@@ -358,7 +363,10 @@ class Engine:
             allow_storage_sharing=self.storage_sharing, config=config,
             compute_resources=hosts, storage_resources=storage,
             workloads={w.name: batsim_filename(w.path) for w in by_name},
-            profiles={w.name: {n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
+            profiles={w.name: ({n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
+                               if self.profile_order else
+                               {n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
+                               else w.profiles)
                       for w in by_name})
 
 
