@@ -297,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds of silence before giving up")
     args = ap.parse_args(argv)
     sched = Scheduler(json.loads(args.options))
-    sock = zmq.Context.instance().socket(zmq.REP)
+    ctx = zmq.Context()   # (its own: terminated at the end, whoever else runs in the process)
+    sock = ctx.socket(zmq.REP)
     port = sock.bind_to_random_port("tcp://127.0.0.1")
     tmp = args.port_file.with_suffix(".tmp")
     tmp.write_text(str(port))
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                     return 0
     finally:   # (the last reply delivered before the process ends: else the simulator may wait for it)
         sock.close(linger=10_000)
-        zmq.Context.instance().term()
+        ctx.term()
 
 
 if __name__ == "__main__":
