@@ -530,7 +530,8 @@ def _engine_session(args: argparse.Namespace, term: "_TermSignal") -> int:
                           profile_reuse=args.enable_profile_reuse, master_host=args.master_host,
                           roles=opts["roles"], mmax=opts["mmax"], mmax_workload=args.mmax_workload,
                           sg_config=args.sg_cfg, events=args.events or (),
-                          forward_unknown_events=args.forward_unknown_events)
+                          forward_unknown_events=args.forward_unknown_events,
+                          actor_model=True)   # (any scheduler: its calls may tie with submissions)
     check_compute_speeds(engine.platform, args.energy)   # (Batsim aborts as it creates its machines)
     for line in input_warnings(engine.platform, engine.workloads, args.energy):   # (run as Batsim runs them)
         print(f"gridsched engine: warning: {line}", file=sys.stderr)
@@ -734,7 +735,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     eng.add_argument("--disable-schedule-tracing", action="store_true", help="no PREFIX_schedule.trace (Pajé)")
     eng.add_argument("--disable-machine-state-tracing", action="store_true", help="no PREFIX_machine_states.csv")
     eng.add_argument("--disable-storage-sharing", action="store_true",
-                     help="said in SIMULATION_BEGINS (the engine runs no job on storage hosts)")
+                     help="no job starts on a host that already runs one, storage or compute host, compute "
+                          "sharing or not (as Batsim 4.2.1 checks it)")
     eng.add_argument("--sched-cfg", metavar="TEXT", help="string forwarded in SIMULATION_BEGINS (config.sched-config)")
     eng.add_argument("--sched-cfg-file", metavar="FILE", help="the same, read from FILE")
     eng.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",

@@ -76,12 +76,35 @@ in ``out_machine_states.csv`` and the trace until a task ending in the step of a
 was no longer re-armed (``tests/fixtures/batsim_vivaldi_sharing_tie``). With the engine's former
 rule (load order, no swap), seeds 1-100 gave 53 equal.
 
+``--suite protocol`` runs Batsim's own command line against ``gridsched engine`` (this checkout),
+the scheduler ``scripts/protocol_scheduler.py`` speaking the protocol itself over ZeroMQ on both
+sides: late replies whose decisions are dated between the message's ``now`` and the reply's,
+bursts of CALL_ME_LATER at submission times and delay ends, KILL_JOB of running jobs (``composed``
+ones with ``repeat`` and nested sequences), REJECT_JOB, SET_JOB_METADATA, QUERY
+``consumed_energy``, SET_RESOURCE_STATE switching idle hosts off and on or to another
+computation pstate, dynamic jobs (REGISTER_PROFILE of ``delay``, ``parallel_homogeneous`` and
+``parallel`` profiles with zeros in their matrices, REGISTER_JOB, ``registration_finished`` and
+``continue_registration``); on the basic suite's platforms and the generated clusters, 0-3 or 11
+workloads (``parallel`` matrices with zeros, ``composed`` profiles of ``repeat`` 1-3 nesting
+others), at random ``-E``, ``--enable-compute-sharing``, ``--enable-dynamic-jobs``,
+``--acknowledge-dynamic-jobs``, ``--enable-profile-reuse``, ``--forward-profiles-on-submission``,
+``--mmax-workload``, ``--mmax``, ``-q``, ``--sched-cfg``, ``-r HOST:compute_node``,
+``--disable-storage-sharing``, ``--disable-schedule-tracing``,
+``--disable-machine-state-tracing``. Besides the output files, every message each side sent the
+scheduler is compared byte for byte (``messages.jsonl``). Seeds 1-400 (30,472 messages): 339
+equal, 25 refused by both alike (a job of a registered ``composed`` profile, on which Batsim
+crashes; a busy compute host with ``--disable-storage-sharing``), 36 differ in the Pajé trace only
+(compute sharing with several workloads or registered jobs: Batsim's address order), once seven
+differences were followed (``docs/engine/fidelity.md``). Seeds 1000-1199: 167 equal, 11 refused by
+both alike, 21 differ in the trace only, seed 1186 in the order of two events of one message.
+
 Usage (real Batsim 4.2.1 on PATH, its libraries on LD_LIBRARY_PATH)::
 
     python scripts/compare_with_batsim.py --seeds 1000 --count 400 --out /tmp/cmp
     python scripts/compare_with_batsim.py --suite wide --seeds 1 --count 400 --out /tmp/cmp-wide
     python scripts/compare_with_batsim.py --suite events --seeds 1 --count 250 --out /tmp/cmp-events
     python scripts/compare_with_batsim.py --suite traces --seeds 1 --count 40 --out /tmp/cmp-traces
+    python scripts/compare_with_batsim.py --suite protocol --seeds 1 --count 300 --out /tmp/cmp-protocol
 
 Prints a JSON summary (``equal``, ``differ`` with the files, ``refused`` by both sides with their
 last error lines, ``disagree`` when one side refuses and the other runs; when both refuse, the
@@ -558,11 +581,160 @@ def traces_args(rng: random.Random, d: Path) -> list[str]:
     return args
 
 
+def protocol_workload(rng: random.Random, n: int, nb_res: int) -> dict:
+    """:func:`workload`'s jobs on ``nb_res`` hosts (``nb_res`` <= ``n``, for ``--mmax-workload``),
+    with ``composed`` profiles of ``repeat`` 1-3 nesting other ``composed`` ones, and ``parallel``
+    profiles whose ``cpu`` and ``com`` matrices hold zeros."""
+    w = workload(rng, nb_res)
+    profiles = w["profiles"]
+    for job in w["jobs"]:
+        k = rng.random()
+        if k < 0.15:
+            res = job["res"]
+            name = f"x{len(profiles)}"
+            profiles[name] = {"type": "parallel", "cpu": [rng.choice([0, 0, 1e6, 5e7]) for _ in range(res)],
+                              "com": [rng.choice([0, 0, 0, 2e5]) if i != j else rng.choice([0, 0, 1e5])
+                                      for i in range(res) for j in range(res)]}
+            job["profile"] = name
+        elif k < 0.3:
+            inner = f"n{len(profiles)}"
+            profiles[inner] = {"type": "composed", "repeat": rng.choice([1, 2, 3]),
+                               "seq": [rng.choice([p for p, v in profiles.items() if v["type"] != "composed" and
+                                                   (v["type"] != "parallel" or len(v["cpu"]) == job["res"])]
+                                                  or [job["profile"]]) for _ in range(rng.randint(1, 3))]}
+            outer = f"o{len(profiles)}"
+            profiles[outer] = {"type": "composed", "repeat": rng.choice([1, 2]), "seq": [inner, job["profile"]]}
+            job["profile"] = outer
+    used = {j["profile"] for j in w["jobs"]}
+    for prof in list(profiles.values()):
+        used.update(prof.get("seq", ()))
+    w["profiles"] = {k: v for k, v in profiles.items() if k in used}
+    w["nb_res"] = nb_res
+    return w
+
+
+def protocol_case(rng: random.Random, d: Path) -> tuple[list[str], dict]:
+    """The ``protocol`` suite's case (module docstring): its inputs written in ``d``; Batsim's
+    command-line arguments (without ``-p``'s and ``-e``'s neighbours: ``-s``) and the options of
+    ``scripts/protocol_scheduler.py``."""
+    n = rng.randint(1, 6)
+    text, energy = platform(rng, n) if rng.random() < 0.6 else cluster_platform(rng, n)
+    (d / "p.xml").write_text(text)
+    args = ["-p", str(d / "p.xml")]
+    options: dict = {"seed": rng.randrange(1 << 30)}
+    limit = n
+    if rng.random() < 0.2:
+        args.append("--mmax-workload")
+        limit = rng.randint(1, n)
+    elif rng.random() < 0.1:
+        limit = rng.randint(1, n)
+        args += ["--mmax", str(limit)]
+    dynamic = rng.random() < 0.5
+    times: list[float] = []
+    for i in range(0 if dynamic and rng.random() < 0.1 else rng.choice([1, 1, 1, 2, 2, 3, 11])):
+        w = protocol_workload(rng, n, limit)
+        for job in w["jobs"]:
+            times.append(job["subtime"])
+            prof = w["profiles"][job["profile"]]
+            if prof["type"] == "delay":
+                times.append(round(job["subtime"] + prof["delay"], 9))
+        (d / f"w{i}.json").write_text(json.dumps(w))
+        args += ["-w", str(d / f"w{i}.json")]
+    options["times"] = sorted(set(times))
+    if energy and rng.random() < 0.8:
+        args.append("-E")
+        options["energy"] = True
+    if rng.random() < 0.3:
+        args.append("--enable-compute-sharing")
+    if dynamic:
+        args.append("--enable-dynamic-jobs")
+        options.update(dynamic=True, registrations=rng.randint(1 if "-w" not in args else 0, 6))
+        if rng.random() < 0.5:
+            args.append("--acknowledge-dynamic-jobs")
+            options["ack"] = True
+        if rng.random() < 0.2:
+            args.append("--enable-profile-reuse")
+    if rng.random() < 0.3:
+        args.append("--forward-profiles-on-submission")
+    if rng.random() < 0.3:
+        args.append("-q")
+    if rng.random() < 0.2:
+        args += ["--sched-cfg", rng.choice(['{"a": 1}', "x y, z", 'quote " and é'])]
+    if rng.random() < 0.15:
+        args += ["-r", f"h{rng.randrange(n)}:compute_node"] if "cluster" not in text else []
+    if rng.random() < 0.1:
+        args.append("--disable-storage-sharing")
+    if rng.random() < 0.1:
+        args.append("--disable-schedule-tracing")
+    if rng.random() < 0.1:
+        args.append("--disable-machine-state-tracing")
+    return args, options
+
+
+def run_protocol(args: list[str], options: dict, out: Path, batsim: bool) -> tuple[int, str]:
+    """One side of a ``protocol`` case: ``scripts/protocol_scheduler.py`` on a free port, then
+    real Batsim (``batsim`` on PATH) or ``gridsched engine`` (this checkout) connecting to it.
+    Returns the simulator's exit status and its last error line."""
+    import os
+    import time
+    out.mkdir(parents=True, exist_ok=True)
+    for f in out.iterdir():
+        f.unlink()
+    (out / "command.json").write_text(json.dumps(["batsim" if batsim else "gridsched engine", *args]))
+    port_file = out / "port"
+    sched = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "protocol_scheduler.py"), "--options",
+                              json.dumps(options), "--log", str(out / "messages.jsonl"), "--port-file",
+                              str(port_file), "--timeout", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if sched.poll() is not None or time.monotonic() > deadline:
+                return 99, "the scheduler did not start: " + sched.stderr.read().decode()[-200:]
+            time.sleep(0.02)
+        endpoint = f"tcp://127.0.0.1:{port_file.read_text()}"
+        if batsim:
+            cmd = ["batsim", *args, "-e", str(out / "out"), "-s", endpoint]
+            env = None
+        else:
+            cmd = [sys.executable, "-m", "schedulers.cli", "engine", *args, "-e", str(out / "out"), "-s", endpoint]
+            env = dict(os.environ, PYTHONPATH=str(ROOT))
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        (out / "stderr.txt").write_text(p.stderr[-20000:])
+        lines = p.stderr.strip().splitlines()
+        told = [x for x in lines if re.search(r"error|assert|abort|invalid|cannot", x, re.I)]
+        return p.returncode, (told or lines or [""])[-1][-200:]
+    finally:
+        if sched.poll() is None:
+            sched.kill()
+        sched.wait()
+        port_file.unlink(missing_ok=True)
+
+
+def _protocol(seed: int, d: Path, rng: random.Random) -> tuple[str, object]:
+    """Write and run case ``seed`` of the ``protocol`` suite; return its verdict and detail."""
+    args, options = protocol_case(rng, d)
+    (d / "args.json").write_text(json.dumps({"args": args, "options": options}))
+    rb, eb = run_protocol(args, options, d / "batsim", True)
+    re_, ee = run_protocol(args, options, d / "engine", False)
+    files = [*FILES, "messages.jsonl"]
+    if rb and re_:
+        bad = [f for f in files if (d / "batsim" / f).exists() and (d / "engine" / f).exists()
+               and not same_file(d / "batsim" / f, d / "engine" / f)]
+        return ("differ", bad) if bad else ("refused", [eb, ee])
+    if rb or re_:
+        return "disagree", {"batsim": [rb, eb], "engine": [re_, ee]}
+    bad = [f for f in files if (d / "batsim" / f).exists() != (d / "engine" / f).exists()
+           or ((d / "batsim" / f).exists() and not same_file(d / "batsim" / f, d / "engine" / f))]
+    return ("differ", bad) if bad else ("equal", None)
+
+
 def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     """Write and run case ``seed`` of ``suite``; return its verdict and detail."""
     rng = random.Random(seed)
     d = root / f"s{seed}"
     d.mkdir(parents=True, exist_ok=True)
+    if suite == "protocol":
+        return _protocol(seed, d, rng)
     args = {"basic": basic_args, "wide": wide_args, "kills": kills_args, "platforms": platforms_args,
             "events": events_args, "events-big": partial(events_args, big=True), "io": _io_args,
             "traces": traces_args, "sharing": sharing_args}[suite](rng, d)
@@ -589,7 +761,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, metavar="FOLDER",
                     help="folder for the cases and the outputs of both sides (required)")
     ap.add_argument("--suite", choices=("basic", "wide", "kills", "platforms", "events", "events-big", "io",
-                                        "traces", "sharing"),
+                                        "traces", "sharing", "protocol"),
                     default="basic",
                     help="basic: the generated platforms and FCFS/EASY/conservative; wide: also networked "
                          "clusters, Batsim's and the project's platforms, every policy; kills: FCFS killing "
@@ -598,7 +770,9 @@ def main(argv: list[str] | None = None) -> int:
                          "on the project's and Batsim's platforms of 22-512 hosts; io: IO profiles on storage hosts "
                          "(scripts/io_cases.py); traces: real workloads "
                          "(Grid'5000 Lyon, Parallel Workloads Archive) on real platforms; sharing: jobs started at "
-                         "submission on hosts drawn at random, shared (scripts/sharing_policy.py)")
+                         "submission on hosts drawn at random, shared (scripts/sharing_policy.py); protocol: "
+                         "Batsim's command line against gridsched engine, a raw scheduler drawing protocol "
+                         "features (scripts/protocol_scheduler.py)")
     args = ap.parse_args(argv)
     summary: dict = {"equal": 0, "differ": {}, "refused": {}, "disagree": {}}
     for seed in range(args.seeds, args.seeds + args.count):

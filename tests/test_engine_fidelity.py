@@ -526,9 +526,12 @@ def test_unreferenced_profiles_follow_composed_profiles_jobs_use():
     profiles = {"a": {"type": "delay", "delay": 1}, "c": {"type": "composed", "seq": ["a", "b"]},
                 "b": {"type": "delay", "delay": 2}, "u": {"type": "composed", "seq": ["m"]},
                 "m": {"type": "delay", "delay": 3}, "z": {"type": "delay", "delay": 4}}
-    assert unreferenced_profiles(profiles, {"c"}) == {"u", "m", "z"}
+    # m, held only by u (no job uses u), survives: Batsim's map visits m before u
+    # (tests/fixtures/batsim_profile_order, small_c.json: these very profiles)
+    assert unreferenced_profiles(profiles, {"c"}) == {"u", "z"}
     assert unreferenced_profiles(profiles, {"b", "m"}) == {"a", "c", "u", "z"}
-    assert unreferenced_profiles(profiles, set()) == set(profiles)
+    # no job: the map's order is z m u b c a; m and b, visited while u and c still hold them, survive
+    assert unreferenced_profiles(profiles, set()) == {"a", "c", "u", "z"}
 
 
 # ------------------------------------------------------------------- a host declared at pstate 1

@@ -29,7 +29,8 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                  master_host: str = "master_host", trace_outputs: bool = True,
                  progress: Callable[[float, int, int], None] | None = None, roles: dict[str, str] | None = None,
                  mmax: int = 0, mmax_workload: bool = False, sg_config: list[str] | tuple[str, ...] = (),
-                 events: list[str | Path] | tuple = (), forward_unknown_events: bool = False) -> Engine:
+                 events: list[str | Path] | tuple = (), forward_unknown_events: bool = False,
+                 actor_model: bool = False) -> Engine:
     """Read the inputs and build an :class:`Engine` (workloads named w0, w1, ... in order).
 
     ``workloads`` items are JSON paths or already-parsed workload dicts (named ``<dict>``).
@@ -37,7 +38,7 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
     (:func:`.platform.read_platform`); ``mmax_workload``: Batsim's ``--mmax-workload``, at most as
     many compute hosts as the largest ``nb_res`` of the workloads (and ``mmax`` if given).
     ``events``: Batsim's ``--events`` files (named we0, we1, ...; :mod:`.extevents`), read with
-    ``forward_unknown_events`` (``--forward-unknown-events``).
+    ``forward_unknown_events`` (``--forward-unknown-events``). ``actor_model``: :class:`Engine`'s.
 
     Raises:
         PlatformError, WorkloadError, EventsError: bad inputs (message names the file and item).
@@ -63,7 +64,7 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
     return Engine(spec, wls, energy=energy, compute_sharing=compute_sharing, forward_profiles=forward_profiles,
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
                   profile_reuse=profile_reuse, events=evs, forward_unknown_events=forward_unknown_events,
-                  trace_outputs=trace_outputs, progress=progress)
+                  trace_outputs=trace_outputs, progress=progress, actor_model=actor_model)
 
 
 def _check_workload_list(workloads: Any, events: Any = ()) -> None:

@@ -123,6 +123,8 @@ class DynamicJobs:
         except WorkloadError as exc:
             raise EngineError(str(exc)) from None
         w.profiles[name] = profile
+        if profile.get("type") == "composed":
+            w.registered_composed.add(name)
 
     def register_job(self, job_id: str, obj: dict) -> None:
         """REGISTER_JOB: the job ``obj`` (Batsim's job JSON) as ``job_id`` (``workload!name``),

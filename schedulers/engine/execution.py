@@ -190,7 +190,11 @@ class Executions:
                 (not simulated; :func:`check_default_mapping`), has a ``storage_mapping`` or an
                 ``additional_io_job`` Batsim refuses (:func:`.iotasks.check_storage_mapping`,
                 :func:`.iojobs.read_io_job`), or more than one optional field (Batsim 4.2.1 reads
-                at most three fields: "should be of size in {2,3}")."""
+                at most three fields: "should be of size in {2,3}"), or the job's profile is a
+                ``composed`` one registered by REGISTER_PROFILE (Batsim 4.2.1 crashes when the job
+                starts: ``initialize_sequential_tasks``, ``src/jobs_execution.cpp``, reads the
+                sequence's ``profile_sequence``, which only ``Workload::check_validity`` fills, at
+                load; recorded in ``tests/fixtures/batsim_registered_composed``)."""
         held = self.book.live.get(d.job_id)   # (JobBook.named's usual case, inlined: a job held)
         job = held if held is not None else self.book.named(d.job_id, "EXECUTE_JOB", self.clock.now)
         storage: dict[str, int] = {}
@@ -216,6 +220,12 @@ class Executions:
             self.io_lookups()   # (Batsim looks the profile up by name: the removed ones are known)
             io_job = read_io_job(job, d.extra["additional_io_job"], self.book.by_name[job.workload],
                                  len(self.hosts) + len(self.platform.storage), self.clock.now, check_profile)
+        if job.profile in self.book.by_name[job.workload].registered_composed:
+            raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: its profile {job.profile!r} is "
+                              "a composed profile registered by REGISTER_PROFILE, and real Batsim 4.2.1 crashes "
+                              "(segmentation fault) when such a job starts: it never resolves the 'seq' of a "
+                              "registered composed profile; give the job a composed profile of a workload file, or "
+                              "register each stage as a job of its own")
         alloc = d.alloc
         # (one interval, the common allocation: its range, without iterating the ProcSet)
         hosts = tuple(range(alloc.min, alloc.max + 1)) if type(alloc) is ProcSet and alloc.count() == 1 \
@@ -257,6 +267,13 @@ class Executions:
             if h.jobs and not sharing:
                 raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
                                   f"runs {sorted(h.jobs)} and compute sharing is disabled")
+            if h.jobs and not self.storage_sharing:
+                # server_on_execute_job (src/server.cpp) checks the machines of role STORAGE, whose
+                # permissions (receive and send bytes) a compute node's include: compute hosts too
+                raise EngineError(f"EXECUTE_JOB {job.id} at t={shown_time(self.clock.now)}: host {hid} ({h.spec.name}) already "
+                                  f"runs {sorted(h.jobs)}, and with --disable-storage-sharing real Batsim 4.2.1 aborts "
+                                  f"on compute hosts too, compute sharing or not (\"machine {hid} (hostname='{h.spec.name}') "
+                                  "is currently computing jobs ... whereas time-sharing on storage machines is disabled\")")
         if st:
             if len(st) == len(hosts):
                 raise EngineError(f"EXECUTE_JOB {job.id}: allocation {alloc} holds storage hosts only: not simulated "

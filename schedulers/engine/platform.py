@@ -66,6 +66,7 @@ from .platform_build import (SimGridAbort, check_build, parse_double, parse_spee
                              routing_model, stoi)
 from .platform_dtd import check_structure, stod
 from .sgconfig import check_cli, read_config
+from .stdhash import UnorderedKeys
 
 #: Largest number of hosts of a platform (``<host>`` elements and hosts of ``<cluster>`` radicals
 #: together, master host included); about 0.5 GB of memory at most (module docstring).
@@ -122,6 +123,8 @@ class HostSpec:
     sleep_switch: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: Why real Batsim 4.2.1 with ``-E`` aborts on this host's ``sleep_pstates`` (None: it does not).
     sleep_error: str | None = None
+    #: The order of Batsim's machine properties, ``role`` included (:func:`_simgrid_order`).
+    key_order: tuple[str, ...] = ()
 
     @property
     def role(self) -> str:
@@ -323,6 +326,22 @@ def _props(elem: ET.Element) -> dict[str, str]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _simgrid_order(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The iteration orders of the property maps of a host or zone whose ``<prop>`` ids are
+    ``keys`` (file order, each once): the host's or zone's own map, then Batsim's machine
+    properties (the host's map copied, ``role`` inserted: ``Machines::create_machines``). SimGrid
+    3.32 reads the ids into a parser's ``std::unordered_map`` and copies that map's entries, in
+    its order, into the host's or zone's own; Batsim 4.2.1 copies a zone's, in its order, into a
+    map of its zones' properties (``attach_zone_properties_to_machines``), then lists each in its
+    order in SIMULATION_BEGINS (:mod:`.stdhash`; checked on real Batsim 4.2.1 with random property
+    names on hosts, nested zones and a cluster: ``tests/fixtures/batsim_property_order``)."""
+    own = UnorderedKeys(UnorderedKeys(keys).order())
+    machine = own.copy()
+    machine.insert("role")
+    return tuple(own.order()), tuple(machine.order())
+
+
 def _tag(e: ET.Element) -> str:
     t = e.tag
     return t.rsplit("}", 1)[-1] if isinstance(t, str) else ""
@@ -368,7 +387,7 @@ def _host_from(name: str, speed: str | None, core: str | None, pstate: str | Non
     if not 0 <= ps < len(speeds):
         raise PlatformError(f"{where}: host {name!r}: initial pstate {ps} but only {len(speeds)} speeds")
     return HostSpec(name=name, speeds=speeds, cores=cores, pstate=ps, properties=dict(props),
-                    zone_properties=dict(zprops))
+                    zone_properties=dict(zprops), key_order=_simgrid_order(tuple(props))[1])
 
 
 _STOD = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
@@ -557,9 +576,11 @@ def read_platform(path: str | PathLike[str], master_host: str = "master_host", *
         if why:
             raise PlatformError(why)
     compute.sort(key=lambda h: h.name)
-    for h in compute:
-        if "role" not in h.properties:
-            h.properties = {"role": "", **h.properties}
+    for h in (*compute, *storage):   # Batsim's order (a role from -r too: the key_order has it)
+        props = h.properties
+        if "role" not in props:
+            props["role"] = ""
+        h.properties = {k: props[k] for k in h.key_order or tuple(props) if k in props}
     power_errors = [_parse_power(h, src) for h in hosts]   # (SimGrid's energy plugin: every host, file order)
     for h in hosts:   # (Batsim reads every host's, the master's and storage hosts' too)
         classify_sleep_pstates(h, src)
@@ -670,20 +691,25 @@ class _HostWalk:
         self.coords: dict[str, str | None] = {}   # hosts of Vivaldi zones: their coordinates
         self.vzone: dict[str, int] = {}           # hosts of Vivaldi zones: their zone
 
-    def walk(self, elem: ET.Element, zprops: dict[str, str]) -> None:
-        """Read the children of the zone ``elem`` whose (inherited) properties are ``zprops``."""
+    def walk(self, elem: ET.Element, zprops: dict[str, str], zkeys: UnorderedKeys | None = None) -> None:
+        """Read the children of the zone ``elem`` whose (inherited) properties are ``zprops``, their
+        keys in Batsim's order ``zkeys`` (:func:`_simgrid_order`)."""
+        if zkeys is None:
+            zkeys = UnorderedKeys()
+        ordered = {k: zprops[k] for k in zkeys.order()}
         for child in elem:
             t = _tag(child)
             if t in ("zone", "AS"):
                 z = dict(zprops)
-                z.update(_props(child))
-                self.walk(child, z)
+                own = _props(child)
+                z.update(own)
+                self.walk(child, z, _zone_keys(zkeys, own))
             elif t == "host":
-                self.host(elem, child, zprops)
+                self.host(elem, child, ordered)
             elif t == "cluster":
-                self.cluster(child, zprops)
+                self.cluster(child, zprops, zkeys)
             elif t == "cabinet":
-                self.cabinet(elem, child, zprops)
+                self.cabinet(elem, child, ordered)
             elif t == "link" and _props(child).get("virtual") == "yes":
                 continue  # gridsched convention: a zero-cost interconnect between zones (see platforms/README.md)
             elif t in ("link", "backbone", "peer"):
@@ -704,19 +730,21 @@ class _HostWalk:
         hosts.append(_host_from(child.get("id", ""), child.get("speed"), child.get("core"),
                                 child.get("pstate"), _props(child), zprops, src))
 
-    def cluster(self, child: ET.Element, zprops: dict[str, str]) -> None:
+    def cluster(self, child: ET.Element, zprops: dict[str, str], zkeys: UnorderedKeys) -> None:
         src, hosts = self.src, self.hosts
         prefix, suffix = child.get("prefix", ""), child.get("suffix", "")
         radical = child.get("radical")
         if radical is None:
             raise PlatformError(f"{src}: cluster {child.get('id')!r} has no radical")
         props = _props(child)
+        merged = {**zprops, **props}
+        ordered = {k: merged[k] for k in _zone_keys(zkeys, props).order()}
         for r in _expand_radical(radical, f"{src}: cluster {child.get('id')!r}", MAX_HOSTS - len(hosts)):
             # a <cluster> is a zone of its own whose properties are the cluster's
             # (sg_platf_new_cluster_flat); Batsim passes a host its zones' properties,
             # the innermost winning (Machines::attach_zone_properties_to_machines)
             hosts.append(_host_from(f"{prefix}{r}{suffix}", child.get("speed"), child.get("core"),
-                                    None, props, {**zprops, **props}, src))
+                                    None, props, ordered, src))
         if child.get("bw") or child.get("bb_bw"):
             self.has_network = True
 
@@ -738,6 +766,17 @@ class _HostWalk:
             self.routing_of[name] = "Cluster"
             hosts.append(_host_from(name, child.get("speed"), "1", None, {}, zprops, src))
         self.has_network = True
+
+
+def _zone_keys(parent: UnorderedKeys, own: dict[str, str]) -> UnorderedKeys:
+    """The keys of a zone's properties in Batsim's order: its parent's (``parent``, copied), then
+    the zone's own, ``own``, inserted in the order of its map (:func:`_simgrid_order`)."""
+    if not own:
+        return parent
+    keys = parent.copy()
+    for k in _simgrid_order(tuple(own))[0]:
+        keys.insert(k)
+    return keys
 
 
 def _roles(hosts: list[HostSpec], master_host: str, roles: dict[str, str] | None,

@@ -59,12 +59,16 @@ engine then plays the same actor model as on networks (:mod:`.netserver`, every 
 dynamic jobs, external events (:mod:`.extevents`), or a computing profile of no flops.
 Otherwise it groups the messages of one step itself (:mod:`.grouping`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
 engine time), with the same results on every recorded case and on 129 random cases compared
-with real Batsim 4.2.1 with the actor model forced everywhere.
+with real Batsim 4.2.1 with the actor model forced everywhere, but one tie: a CALL_ME_LATER at a
+job's submission time, whose REQUESTED_CALL Batsim sends first (``batsim_call_submit_tie``); so
+``gridsched engine``, serving schedulers it does not know, always plays the actor model
+(``Engine(actor_model=True)``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import time as _time
 from typing import Any, Callable
 
@@ -74,6 +78,7 @@ from .clock import Clock
 from .dynamic import DynamicJobs
 from .execution import Executions
 from .extevents import EventList
+from .stdhash import iteration_order
 from .grouping import GroupedServer
 from .hosts import HostRun, Machines, MACHINE_STATES
 from .instants import wanted as quiet_wanted
@@ -129,6 +134,11 @@ class Engine:
             when there are events; the events files were read with it).
         trace_outputs: keep the output rows (needed to write files).
         progress: called as ``progress(now, nb_finished, nb_jobs)`` after each instant.
+        actor_model: play Batsim's actor model (:mod:`.netserver`) on compute-only platforms
+            too, where the engine would otherwise group each step's messages itself
+            (:mod:`.grouping`, faster): for schedulers the engine does not know
+            (``gridsched engine``), whose CALL_ME_LATER may fall at a job's submission time, a
+            tie only the actor model orders as Batsim does (``tests/fixtures/batsim_call_submit_tie``).
 
     Raises:
         EngineError: at construction, a network whose routing the engine cannot time (Vivaldi coordinates
@@ -141,7 +151,7 @@ class Engine:
                  compute_sharing: bool = False, forward_profiles: bool = False, dynamic_jobs: bool = False,
                  acknowledge_dynamic_jobs: bool = False, profile_reuse: bool = False, events: list[EventList] | tuple[()] = (),
                  forward_unknown_events: bool = False, trace_outputs: bool = True,
-                 progress: Callable[[float, int, int], None] | None = None) -> None:
+                 progress: Callable[[float, int, int], None] | None = None, actor_model: bool = False) -> None:
         if platform.vivaldi_error is not None:
             raise EngineError(platform.vivaldi_error)
         if platform.unsimulated is not None:
@@ -165,7 +175,8 @@ class Engine:
         if events and platform.message_delays is None and platform.master_loopback:
             raise EngineError(f"{platform.source}: external events (--events) on a platform whose master host's "
                               "routing the engine does not know: use real Batsim (--engine batsim)")
-        if _needs_actor_model(platform, workloads, energy, dynamic_jobs) or (events and platform.message_delays is None):
+        if _needs_actor_model(platform, workloads, energy, dynamic_jobs or actor_model) \
+                or (events and platform.message_delays is None):
             # the actor model with messages of no duration (see the module docstring)
             platform = dataclasses.replace(platform, message_delays=instant_messages(platform.compute))
         self.platform = platform
@@ -177,6 +188,11 @@ class Engine:
         self.acknowledge_dynamic_jobs = acknowledge_dynamic_jobs
         self.profile_reuse = profile_reuse
         self.trace = trace_outputs
+        #: SIMULATION_BEGINS lists each workload's profiles in Batsim's order (its
+        #: ``std::unordered_map``'s, :mod:`.stdhash`; about 1 s per 100,000 profiles) rather than in
+        #: file order: set by ``gridsched engine`` (and with ``actor_model``), whose schedulers read
+        #: the message as Batsim writes it (``tests/fixtures/batsim_profile_order``)
+        self.profile_order = actor_model
         self.events = list(events)
         # The jobs (.jobs): held as EngineJob when submitted (posted, with a network) and not yet
         # finished; not submitted, they stay in their workload's JobTable; an ended job becomes
@@ -338,14 +354,31 @@ class Engine:
                         properties=dict(h.properties), zone_properties=dict(h.zone_properties),
                         pstate=h.pstate, state=HostState.IDLE, energy=self.energy)
                    for i, h in enumerate(self.platform.storage)]
+        # Batsim keeps its workloads in a std::map by name (Workloads, src/workload.hpp): w0, w1,
+        # w10, w2... (tests/fixtures/batsim_workload_order)
+        by_name = sorted(self.workloads, key=lambda w: w.name.encode())
         return SimulationBegins(
             0.0, nb_resources=len(hosts) + len(storage), nb_compute_resources=len(hosts),
             nb_storage_resources=len(storage), allow_compute_sharing=self.sharing,
             allow_storage_sharing=self.storage_sharing, config=config,
             compute_resources=hosts, storage_resources=storage,
-            workloads={w.name: w.path for w in self.workloads},
-            profiles={w.name: ({n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
-                               else w.profiles) for w in self.workloads})
+            workloads={w.name: batsim_filename(w.path) for w in by_name},
+            profiles={w.name: ({n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
+                               if self.profile_order else
+                               {n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
+                               else w.profiles)
+                      for w in by_name})
+
+
+def batsim_filename(path: str) -> str:
+    """A workload's file name as SIMULATION_BEGINS gives it: Batsim 4.2.1's ``absolute_filename``
+    (``src/batsim.cpp``): a name starting with ``/`` as it is, any other the working directory,
+    ``/`` and the name, not normalised (``./`` and ``../`` kept; recorded in
+    ``tests/fixtures/batsim_workload_paths``). A workload given as a dict (``<workload w0>``) keeps
+    its label."""
+    if path.startswith(("/", "<")):
+        return path
+    return os.getcwd() + "/" + path
 
 
 #: The profile types run as parallel tasks (``cpu`` flops per host; the IO profiles have none).

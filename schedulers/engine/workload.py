@@ -136,6 +136,11 @@ class Workload:
     #: names of profiles no job used when the workload was loaded: Batsim 4.2.1 removed them then
     #: (:func:`unreferenced_profiles`); also in ``collected``
     unreferenced: set[str] = field(default_factory=set)
+    #: names of ``composed`` profiles added by REGISTER_PROFILE: Batsim 4.2.1 never resolves their
+    #: ``seq`` (``Workload::check_validity``, which fills a sequence's ``profile_sequence``, runs
+    #: only when a workload file is loaded), so a job running one crashes it
+    #: (:meth:`.execution.Executions.execute`)
+    registered_composed: set[str] = field(default_factory=set)
 
 
 #: Largest number of stages of one job's profile (``composed`` expanded with ``repeat``).
@@ -932,17 +937,16 @@ def load_workload(path: str | Path, name: str, nb_hosts: int, *,
 
 
 def unreferenced_profiles(profiles: dict[str, dict], used: Iterable[str]) -> set[str]:
-    """The profiles Batsim 4.2.1 removes once it has loaded a workload: those no job uses,
-    directly or through a ``composed`` profile a job uses (``Workload::load_from_json`` ends
-    with ``Profiles::remove_unreferenced_profiles``, ``src/profiles.cpp``: every profile held
-    only by the workload's map is emptied). They are not in SIMULATION_BEGINS, and a job
-    registered with one later makes Batsim abort ("it existed some time ago but is no longer
-    accessible"); the name stays taken. Recorded on real Batsim 4.2.1 (tests/test_engine_fidelity.py).
-
-    One case depends on Batsim's ``unordered_map`` visiting order, which the engine cannot know:
-    a profile used only by an unused ``composed`` profile survives in Batsim if visited before
-    it (the composed one still holds it); the engine always removes it (the order in which
-    Batsim visits the composed profile first).
+    """The profiles Batsim 4.2.1 removes once it has loaded a workload (``Workload::load_from_json``
+    ends with ``Profiles::remove_unreferenced_profiles``, ``src/profiles.cpp``): visiting its
+    profile map in the map's order (:func:`.stdhash.iteration_order` of the file's order), it
+    empties every profile held only by the map -- no job uses it, and no ``composed`` profile still
+    alive has it in its ``seq``; emptying a ``composed`` profile releases its stages. So a profile
+    reached only through a ``composed`` profile no job uses survives when it is visited before
+    that profile. The removed profiles are not in SIMULATION_BEGINS, and a job registered with
+    one later makes Batsim abort ("it existed some time ago but is no longer accessible"); the
+    name stays taken. Recorded on real Batsim 4.2.1 (``tests/test_engine_fidelity.py``,
+    ``tests/fixtures/batsim_profile_order``).
     """
     unused = set(profiles)
     unused.difference_update(used)
@@ -950,22 +954,26 @@ def unreferenced_profiles(profiles: dict[str, dict], used: Iterable[str]) -> set
 
 
 def _unreached(profiles: dict[str, dict], unused: set[str]) -> set[str]:
-    """``unused`` (the profiles no job names) less those a ``composed`` profile some job uses
-    reaches, as a new set (``unused`` is changed; a set emptied by discards keeps its table, so its
-    copy is the one kept) (:func:`unreferenced_profiles`)."""
-    todo = [p for p, prof in profiles.items() if p not in unused and prof.get("type") == "composed"]
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        prof = profiles[name]
-        if prof.get("type") == "composed":
-            for x in prof.get("seq", ()):
-                unused.discard(str(x))
-                todo.append(str(x))
-    return set(unused)
+    """Of ``unused`` (the profiles no job names), those Batsim removes (:func:`unreferenced_profiles`),
+    as a new set (``unused`` may be changed; a set emptied by discards keeps its table, so its
+    copy is the one kept)."""
+    holders = [p for p in profiles if profiles[p].get("type") == "composed"]
+    if not unused or not holders:
+        return set(unused)
+    from .stdhash import iteration_order
+
+    refs: dict[str, int] = {}   # the shared pointers to each profile held by the sequences alive
+    for name in holders:
+        for x in profiles[name].get("seq", ()):
+            refs[str(x)] = refs.get(str(x), 0) + 1
+    removed: set[str] = set()
+    for name in iteration_order(profiles):
+        if name in unused and not refs.get(name):
+            removed.add(name)
+            if profiles[name].get("type") == "composed":
+                for x in profiles[name].get("seq", ()):
+                    refs[str(x)] -= 1
+    return removed
 
 
 def _json_type(v: Any) -> str:
