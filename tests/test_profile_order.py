@@ -58,3 +58,22 @@ def test_string_hash_and_bucket_counts_as_libstdcxx():
         5135180357016274701, 15791941521038362485]
     assert BUCKET_COUNTS[:11] == (13, 29, 59, 127, 257, 541, 1109, 2357, 5087, 10273, 20753)
     assert iteration_order([]) == [] and iteration_order(["x"]) == ["x"]
+
+
+def test_large_maps_are_ordered_with_numpy_as_one_key_at_a_time():
+    # Beyond NUMPY_KEYS keys the order is computed with NumPy, stage by stage of the bucket count;
+    # the one-key-at-a-time model (checked on real Batsim above) must give the same list, on keys
+    # of every length class (0-40 bytes, multi-byte UTF-8 characters) and across several rehashes.
+    import random
+    import string
+
+    from schedulers.engine import stdhash
+
+    rng = random.Random(7)
+    letters = string.ascii_letters + "0123456789_\u00e9\u20ac"
+    keys = list(dict.fromkeys("".join(rng.choice(letters) for _ in range(rng.randint(0, 40)))
+                              for _ in range(stdhash.NUMPY_KEYS + 5_000)))
+    assert len(keys) > stdhash.NUMPY_KEYS
+    assert stdhash.iteration_order(keys) == stdhash.UnorderedKeys(keys).order()
+    assert [int(x) for x in stdhash._hashes_numpy([k.encode() for k in keys[:500]])] == \
+        [string_hash(k) for k in keys[:500]]

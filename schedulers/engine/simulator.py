@@ -189,7 +189,7 @@ class Engine:
         self.profile_reuse = profile_reuse
         self.trace = trace_outputs
         #: SIMULATION_BEGINS lists each workload's profiles in Batsim's order (its
-        #: ``std::unordered_map``'s, :mod:`.stdhash`; about 1 s per 100,000 profiles) rather than in
+        #: ``std::unordered_map``'s, :mod:`.stdhash`; about 1.5 s per million profiles) rather than in
         #: file order: set by ``gridsched engine`` (and with ``actor_model``), whose schedulers read
         #: the message as Batsim writes it (``tests/fixtures/batsim_profile_order``)
         self.profile_order = actor_model
