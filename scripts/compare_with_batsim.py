@@ -716,8 +716,15 @@ def _protocol(seed: int, d: Path, rng: random.Random) -> tuple[str, object]:
     (d / "args.json").write_text(json.dumps({"args": args, "options": options}))
     rb, eb = run_protocol(args, options, d / "batsim", True)
     re_, ee = run_protocol(args, options, d / "engine", False)
-    files = [*FILES, "messages.jsonl"]
-    if rb and re_:
+    return verdict(d, (rb, eb), (re_, ee), [*FILES, "messages.jsonl"])
+
+
+def verdict(d: Path, batsim: tuple[int, str], engine: tuple[int, str], files: list[str]) -> tuple[str, object]:
+    """A case's verdict from each side's ``(return code, last error line)`` and the ``files``
+    both wrote in ``d/batsim`` and ``d/engine``: ``equal``, ``differ`` (the files that differ),
+    ``refused`` (both refused, the files both wrote equal) or ``disagree`` (one side refused)."""
+    (rb, eb), (re_, ee) = batsim, engine
+    if rb and re_:   # both refuse: the files both wrote (a deadlock's, an abort's) must agree
         bad = [f for f in files if (d / "batsim" / f).exists() and (d / "engine" / f).exists()
                and not same_file(d / "batsim" / f, d / "engine" / f)]
         return ("differ", bad) if bad else ("refused", [eb, ee])
@@ -741,15 +748,7 @@ def case(seed: int, root: Path, suite: str = "basic") -> tuple[str, object]:
     (d / "args.json").write_text(json.dumps(args))
     rb, eb = run(args, d / "batsim", True)
     re_, ee = run(args, d / "engine", False)
-    if rb and re_:   # both refuse: the files both wrote (a deadlock's, an abort's) must agree
-        bad = [f for f in FILES if (d / "batsim" / f).exists() and (d / "engine" / f).exists()
-               and not same_file(d / "batsim" / f, d / "engine" / f)]
-        return ("differ", bad) if bad else ("refused", [eb, ee])
-    if rb or re_:
-        return "disagree", {"batsim": [rb, eb], "engine": [re_, ee]}
-    bad = [f for f in FILES if (d / "batsim" / f).exists() != (d / "engine" / f).exists()
-           or ((d / "batsim" / f).exists() and not same_file(d / "batsim" / f, d / "engine" / f))]
-    return ("differ", bad) if bad else ("equal", None)
+    return verdict(d, (rb, eb), (re_, ee), list(FILES))
 
 
 def main(argv: list[str] | None = None) -> int:
