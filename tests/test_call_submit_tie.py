@@ -44,3 +44,20 @@ def test_gridsched_engine_orders_calls_and_submissions_as_batsim(calls, tmp_path
     kinds = [e["type"] for e in theirs[2]["events"]]
     assert kinds[:2] == ["REQUESTED_CALL", "JOB_SUBMITTED"]
     assert kinds[2:] == ["REQUESTED_CALL"] * (calls - 1) + (["NOTIFY"] if calls > 1 else [])
+
+
+@pytest.mark.parametrize("calls", [1, 2, 3])
+def test_in_process_runs_order_calls_and_submissions_as_batsim(calls):
+    # The same scripts as a port of the embedded engine: on this compute-only platform without
+    # energy the engine groups each step's messages itself (not the actor model); the first
+    # CALL_ME_LATER of the reply to SIMULATION_BEGINS is handled before the time-0 submission, so
+    # its waiter wakes before the submitter at 0.123456789 s, the others after it.
+    from schedulers.engine import build_engine
+    from scripted_scheduler import ScriptPort
+
+    port = ScriptPort(json.loads((FIX / f"calls{calls}.json").read_text()))
+    engine = build_engine(FIX / "platform.xml", [str(FIX / "workload.json")])
+    assert engine.platform.message_delays is None   # (the grouped path, not the actor model)
+    engine.run(port)
+    theirs = [json.loads(x) for x in (FIX / f"calls{calls}" / "messages.jsonl").read_text().splitlines()]
+    assert port.messages[1:] == theirs[1:]

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..core.events import Decision, JobSubmitted, Notify, RequestedCall, SimulationBegins, SimulationEnds
+from ..core.events import CallMeLater, Decision, JobSubmitted, Notify, RequestedCall, SimulationBegins, SimulationEnds
 from ..core.model import Job
 from .clock import Clock
 from .execution import SUBMITTED, Executions
@@ -336,6 +336,16 @@ class GroupedServer:
         # zones: tests/fixtures/batsim_bye_time0). Full zones reach this step clock only when the
         # route reader does not know their routing (read_platform); otherwise their messages are
         # timed (.netserver).
+        # The reply's decisions reach the server's mailbox one by one, between the submitters'
+        # time-0 messages: its first decision before them. A first CALL_ME_LATER (of the reply's
+        # time) so makes its waiter before the submitters' next sleeps, which begin as the server
+        # reads their submissions: where both end at one time, that waiter wakes first, the other
+        # waiters after the submitter (real Batsim 4.2.1: tests/fixtures/batsim_call_submit_tie).
+        ready_at, decisions = self.server.reply_parts(reply)
+        if decisions and type(decisions[0]) is CallMeLater and decisions[0].timestamp in (None, 0.0) \
+                and ready_at == 0.0 and self.timers and self.timers.next_time() == 0.0:
+            self._apply(decisions[0])
+            reply = Reply(ready_at, decisions[1:]) if isinstance(reply, Reply) else decisions[1:]
         pending = []
         while self.timers and self.timers.next_time() == 0.0:
             _, entries = self.timers.pop_instant()

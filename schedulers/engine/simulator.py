@@ -59,10 +59,11 @@ engine then plays the same actor model as on networks (:mod:`.netserver`, every 
 dynamic jobs, external events (:mod:`.extevents`), or a computing profile of no flops.
 Otherwise it groups the messages of one step itself (:mod:`.grouping`), about 1.7 times faster (10k one-host jobs: 0.9 s against 1.5 s of
 engine time), with the same results on every recorded case and on 129 random cases compared
-with real Batsim 4.2.1 with the actor model forced everywhere, but one tie: a CALL_ME_LATER at a
-job's submission time, whose REQUESTED_CALL Batsim sends first (``batsim_call_submit_tie``); so
-``gridsched engine``, serving schedulers it does not know, always plays the actor model
-(``Engine(actor_model=True)``).
+with real Batsim 4.2.1 with the actor model forced everywhere, and on the ties of a CALL_ME_LATER
+at a job's submission time (``batsim_call_submit_tie``). ``gridsched engine``, serving
+schedulers it does not know, plays the actor model all the same (``Engine(actor_model=True)``):
+the protocol suite of ``scripts/compare_with_batsim.py`` compares its every message with real
+Batsim's.
 """
 
 from __future__ import annotations
@@ -137,8 +138,8 @@ class Engine:
         actor_model: play Batsim's actor model (:mod:`.netserver`) on compute-only platforms
             too, where the engine would otherwise group each step's messages itself
             (:mod:`.grouping`, faster): for schedulers the engine does not know
-            (``gridsched engine``), whose CALL_ME_LATER may fall at a job's submission time, a
-            tie only the actor model orders as Batsim does (``tests/fixtures/batsim_call_submit_tie``).
+            (``gridsched engine``), whose messages the protocol suite compares with real Batsim's
+            one by one (``scripts/compare_with_batsim.py --suite protocol``).
 
     Raises:
         EngineError: at construction, a network whose routing the engine cannot time (Vivaldi coordinates
