@@ -506,3 +506,31 @@ def test_a_batsim_flag_the_policy_needs_is_bad_input_not_a_failure_of_gridsched_
     assert located(policy, info.value) is None   # passed on as it is: no file or line added
     assert str(info.value) == ("policy 'hosep' needs Batsim's --enable-dynamic-jobs, but SIMULATION_BEGINS says "
                                "dynamic-jobs-enabled: false; start Batsim with --enable-dynamic-jobs")
+
+
+def test_a_campaign_run_into_another_campaigns_folder_is_refused(tmp_path: Path) -> None:
+    # `campaign run b.toml -o A` where A holds campaign 'a' replaced a's campaign.json: collect and
+    # report then read a's results as stray files of 'b' ("other result files: ignored"). It is
+    # refused now, naming both campaigns; the same campaign (edited) still goes on in its folder.
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    platform = Path(__file__).parent / "fixtures" / "hetero4.xml"
+    for name, policy in (("a", "fcfs"), ("b", "easy")):
+        (tmp_path / f"{name}.toml").write_text(
+            f'name = "{name}"\n[[policy]]\nname = "{policy}"\n'
+            f'[[scenario]]\nname = "s"\nplatform = "{platform}"\nworkload = "w.json"\n')
+    out = tmp_path / "out"
+    code, _, err = run_main(["campaign", "run", tmp_path / "a.toml", "-o", out, "--serial", "--no-progress"])
+    assert code == 0, err
+    manifest = (out / "campaign.json").read_text()
+    code, _, err = run_main(["campaign", "run", tmp_path / "b.toml", "-o", out, "--serial", "--no-progress"])
+    assert code == 2
+    assert one_error_line(err) == (f"gridsched: error: {out}: holds the results of campaign 'a' (its campaign.json), "
+                                   "not of 'b': running here would replace that campaign's manifest; give another "
+                                   "--out, or move the folder away")
+    assert (out / "campaign.json").read_text() == manifest
+    # campaign 'a' edited (another policy): it goes on in its own folder
+    (tmp_path / "a.toml").write_text((tmp_path / "a.toml").read_text().replace('"fcfs"', '"easy"'))
+    code, _, err = run_main(["campaign", "run", tmp_path / "a.toml", "-o", out, "--serial", "--no-progress"])
+    assert code == 0, err

@@ -210,6 +210,27 @@ def _check_batsim_here(path: Path, todo: list[RunSpec]) -> None:
         raise CampaignError(f"{path}: {need:,} run(s) to do have simulator = \"batsim\": {exc}") from None
 
 
+def _check_same_campaign(store: ResultStore, campaign: Campaign) -> None:
+    """Refuse to run ``campaign`` into a folder whose ``campaign.json`` names another campaign:
+    its manifest would be replaced, and ``collect`` and ``report`` would then read the other
+    campaign's results as stray files of this one. (An edited campaign of the same name, whose
+    runs changed, goes on in its folder: the records of runs it no longer has stay beside.)
+
+    Raises:
+        CampaignError: the folder holds another campaign (one line naming both and the folder).
+    """
+    if not (store.out / "campaign.json").exists():
+        return
+    try:
+        old = store.read_manifest().get("name")
+    except CampaignError:
+        return   # (a damaged or foreign manifest: replaced, as before)
+    if isinstance(old, str) and old != campaign.name:
+        raise CampaignError(f"{store.out}: holds the results of campaign {old!r} (its campaign.json), not of "
+                            f"{campaign.name!r}: running here would replace that campaign's manifest; give "
+                            "another --out, or move the folder away")
+
+
 def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: str | None, workers: int | None,
                 jobqueue: str | None, serial: bool, retry_failed: bool, rerun_stale: bool, progress: bool,
                 on_record: Callable[[dict], None] | None) -> RunStats:
@@ -225,6 +246,7 @@ def _run_locked(campaign: Campaign, store: ResultStore, t0: float, *, address: s
                             f"stored results were made by {before.other_code()}, not by this {here}: resuming "
                             "would mix the results of two codes; --rerun-stale runs them again with this one "
                             "(or give another --out)")
+    _check_same_campaign(store, campaign)
     store.write_manifest(manifest(campaign, runs))
     states = {**{rid: "done" for rid in before.done}, **{rid: "failed" for rid in before.failed}}
     codes = dict(before.codes)   # (stale records: those of workers running another code too)
