@@ -534,3 +534,17 @@ def test_a_campaign_run_into_another_campaigns_folder_is_refused(tmp_path: Path)
     (tmp_path / "a.toml").write_text((tmp_path / "a.toml").read_text().replace('"fcfs"', '"easy"'))
     code, _, err = run_main(["campaign", "run", tmp_path / "a.toml", "-o", out, "--serial", "--no-progress"])
     assert code == 0, err
+
+
+def test_a_reward_weight_that_overflows_the_reward_is_said_not_returned_as_minus_inf() -> None:
+    # A weight of 1e308 is finite and accepted, but 1e308 x 2 job-hours of waiting is inf: the step's
+    # reward was -inf, handed to the agent without a word. The step now stops with a ValueError
+    # naming the weights and the costs; 1e300 x 2 = 2e300 is still a reward.
+    from schedulers.gym.reward import Costs
+
+    costs = Costs({"waiting_time": 1e308})
+    with pytest.raises(ValueError, match=r"the reward of this step is -inf \(weights \{'waiting_time': 1e\+308\} "
+                                         r"times the step's costs \{'waiting_time': 2\.0, .*overflow a double"):
+        costs.step_reward({"waiting_time": 2.0, "bounded_slowdown": 0.0, "energy": 0.0})
+    ok = Costs({"waiting_time": 1e300})
+    assert ok.step_reward({"waiting_time": 2.0, "bounded_slowdown": 0.0, "energy": 0.0})[0] == -2e300

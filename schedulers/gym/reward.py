@@ -77,7 +77,15 @@ class Costs:
                 "energy": engine.energy_so_far() / 3.6e6 if engine.energy else 0.0}
 
     def step_reward(self, totals: dict[str, float]) -> tuple[float, dict[str, float]]:
-        """The reward since the last call, and each component's cost over that time."""
+        """The reward since the last call, and each component's cost over that time.
+
+        Raises:
+            ValueError: the weighted costs overflow a double (weights near 1e308): a reward of
+                -inf (or NaN) would teach an agent nothing."""
         costs = {k: totals[k] - self._last[k] for k in COMPONENTS}
         self._last = totals
-        return -sum(w * costs[k] for k, w in self.weights.items()), costs
+        reward = -sum(w * costs[k] for k, w in self.weights.items())
+        if not math.isfinite(reward):
+            raise ValueError(f"the reward of this step is {reward} (weights {self.weights} times the step's costs "
+                             f"{costs}): the weighted costs overflow a double; use smaller weights")
+        return reward, costs
