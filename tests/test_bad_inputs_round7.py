@@ -548,3 +548,28 @@ def test_a_reward_weight_that_overflows_the_reward_is_said_not_returned_as_minus
         costs.step_reward({"waiting_time": 2.0, "bounded_slowdown": 0.0, "energy": 0.0})
     ok = Costs({"waiting_time": 1e300})
     assert ok.step_reward({"waiting_time": 2.0, "bounded_slowdown": 0.0, "energy": 0.0})[0] == -2e300
+
+
+def test_a_workload_dict_built_with_numpy_numbers_runs_as_its_json_would() -> None:
+    # simulate([workload dict]) refused np.int64 numbers ("'nb_res' must be an integer > 0 ..., got
+    # np.int64(4)"), though a researcher building a workload with np.arange or np.random gets them
+    # everywhere, and json.dump of the same values (after .item()) is a workload Batsim reads. Now
+    # they are read as the numbers they hold: 3 jobs of 5.5 s at 0, 1 and 2 s on 4 free hosts
+    # start at their submission and end 5.5 s later.
+    np = pytest.importorskip("numpy")
+    from schedulers.engine import plain_numbers, simulate
+    from schedulers.registry import get_policy
+
+    w = {"nb_res": np.int64(4),
+         "jobs": [{"id": int(i), "subtime": np.float64(i), "walltime": np.int32(100), "res": np.int64(1),
+                   "profile": "d"} for i in range(3)],
+         "profiles": {"d": {"type": "delay", "delay": np.float32(5.5)}}}
+    plain = plain_numbers(w)
+    assert plain["nb_res"] == 4 and type(plain["nb_res"]) is int
+    assert type(plain["jobs"][1]["subtime"]) is float and type(plain["profiles"]["d"]["delay"]) is float
+    assert type(w["nb_res"]) is np.int64   # (the caller's dict is not changed)
+    r = simulate(Path(__file__).parents[1] / "docs" / "examples" / "four_hosts.xml", [w], get_policy("fcfs"))
+    assert [(j.id, j.start, j.finish) for j in r.jobs] == [("w0!0", 0.0, 5.5), ("w0!1", 1.0, 6.5),
+                                                           ("w0!2", 2.0, 7.5)]
+    same = {"nb_res": 1, "jobs": [], "profiles": {}}
+    assert plain_numbers(same) is same   # (nothing to convert: no copy)

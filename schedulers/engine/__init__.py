@@ -56,6 +56,7 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
     wls = []
     for i, w in enumerate(workloads):
         if isinstance(w, dict):
+            w = plain_numbers(w)
             wls.append(load_workload(f"<workload w{i}>", f"w{i}", len(spec.compute), data=w))
         else:
             wls.append(load_workload(w, f"w{i}", len(spec.compute)))
@@ -65,6 +66,38 @@ def build_engine(platform: str | Path | PlatformSpec, workloads: list[str | Path
                   dynamic_jobs=dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
                   profile_reuse=profile_reuse, events=evs, forward_unknown_events=forward_unknown_events,
                   trace_outputs=trace_outputs, progress=progress, actor_model=actor_model)
+
+
+def plain_numbers(data: dict) -> dict:
+    """``data`` (a workload dict built in Python) with its NumPy scalars (``np.int64(4)`` from
+    ``np.arange``, ``np.float32`` delays...) as the Python numbers they hold, as a JSON file would
+    give them to Batsim: the same dict when it holds none (no copy), else a copy of the parts that
+    do. NumPy is never imported here: without it loaded, no value can be one of its scalars."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is None:
+        return data
+    generic, plain = np.generic, (str, int, float, bool, type(None))
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, dict):
+            out = None
+            for k, v in x.items():
+                if type(v) in plain:
+                    continue
+                new = v.item() if isinstance(v, generic) else walk(v)
+                if new is not v:
+                    if out is None:
+                        out = dict(x)
+                    out[k] = new
+            return x if out is None else out
+        if isinstance(x, list):
+            items = [v if type(v) in plain else (v.item() if isinstance(v, generic) else walk(v)) for v in x]
+            return x if all(a is b for a, b in zip(items, x)) else items
+        return x.item() if isinstance(x, generic) else x
+
+    return walk(data)
 
 
 def _check_workload_list(workloads: Any, events: Any = ()) -> None:
@@ -107,7 +140,8 @@ def simulate(platform: str | Path | PlatformSpec, workloads: list[str | Path | d
 
     Args:
         platform: SimGrid platform XML path (or a parsed :class:`PlatformSpec`).
-        workloads: Batsim workload JSON paths or dicts.
+        workloads: Batsim workload JSON paths or dicts (NumPy scalars in a dict are read as the
+            numbers they hold, :func:`plain_numbers`).
         scheduler: a :class:`~schedulers.core.policy.Policy` (called in-process) or any
             :class:`SchedulerPort`.
         energy: Batsim's ``-E``.
