@@ -505,6 +505,22 @@ def events_file(rng: random.Random, machines: list[int], n: int, instants: list[
     return text, bad
 
 
+def _write_workloads(d: Path, workloads: list[dict], args: list[str]) -> list[float]:
+    """Write ``workloads`` as ``d/w0.json``, ``d/w1.json``... and add each as ``-w`` to ``args``;
+    returns the instants they make (every subtime, and the end of each ``delay`` job started at
+    its subtime), for events and calls drawn at those instants."""
+    instants: list[float] = []
+    for i, w in enumerate(workloads):
+        for job in w["jobs"]:
+            instants.append(job["subtime"])
+            prof = w["profiles"][job["profile"]]
+            if prof["type"] == "delay":
+                instants.append(round(job["subtime"] + prof["delay"], 9))
+        (d / f"w{i}.json").write_text(json.dumps(w))
+        args += ["-w", str(d / f"w{i}.json")]
+    return instants
+
+
 def events_args(rng: random.Random, d: Path, big: bool = False) -> list[str]:
     """The ``events`` suite's case (module docstring): its inputs written in ``d``, its arguments;
     ``big``: the ``events-big`` suite's, on the larger platforms of :data:`FILE_PLATFORMS`."""
@@ -516,16 +532,7 @@ def events_args(rng: random.Random, d: Path, big: bool = False) -> list[str]:
         text, energy = platform(rng, n) if rng.random() < 0.6 else cluster_platform(rng, n)
     (d / "p.xml").write_text(text)
     args = ["--policy", rng.choice(["fcfs", "easy", "conservative"]), "-p", str(d / "p.xml")]
-    instants: list[float] = []
-    for i in range(rng.randint(1, 3)):
-        w = workload(rng, n)
-        for job in w["jobs"]:
-            instants.append(job["subtime"])
-            prof = w["profiles"][job["profile"]]
-            if prof["type"] == "delay":
-                instants.append(round(job["subtime"] + prof["delay"], 9))
-        (d / f"w{i}.json").write_text(json.dumps(w))
-        args += ["-w", str(d / f"w{i}.json")]
+    instants = _write_workloads(d, [workload(rng, n) for _ in range(rng.randint(1, 3))], args)
     generic = rng.random() < 0.5
     files = rng.choice([1, 1, 1, 2])
     owner = [rng.randrange(files) for _ in range(n)]  # each machine's events in one file
@@ -630,16 +637,8 @@ def protocol_case(rng: random.Random, d: Path) -> tuple[list[str], dict]:
         limit = rng.randint(1, n)
         args += ["--mmax", str(limit)]
     dynamic = rng.random() < 0.5
-    times: list[float] = []
-    for i in range(0 if dynamic and rng.random() < 0.1 else rng.choice([1, 1, 1, 2, 2, 3, 11])):
-        w = protocol_workload(rng, n, limit)
-        for job in w["jobs"]:
-            times.append(job["subtime"])
-            prof = w["profiles"][job["profile"]]
-            if prof["type"] == "delay":
-                times.append(round(job["subtime"] + prof["delay"], 9))
-        (d / f"w{i}.json").write_text(json.dumps(w))
-        args += ["-w", str(d / f"w{i}.json")]
+    count = 0 if dynamic and rng.random() < 0.1 else rng.choice([1, 1, 1, 2, 2, 3, 11])
+    times = _write_workloads(d, [protocol_workload(rng, n, limit) for _ in range(count)], args)
     options["times"] = sorted(set(times))
     if energy and rng.random() < 0.8:
         args.append("-E")
