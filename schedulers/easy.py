@@ -49,6 +49,7 @@ built from the shared pieces: :meth:`EASY.profile` (running jobs until their wal
 from __future__ import annotations
 
 import math
+import numbers
 from bisect import bisect_left, bisect_right
 from typing import Any, ClassVar
 
@@ -190,8 +191,6 @@ class EASY(Policy):
     def _checked_select(self, select: Any) -> Any:
         """``select`` (a subclass's :meth:`select_hosts`) whose answer is checked: a bit mask of
         exactly ``job.res`` hosts among ``candidates``, else the policy's error at its def line."""
-        from .core.failure import hook_error
-
         def checked(candidates: int, job: Job) -> int:
             alloc = select(candidates, job)
             if type(alloc) is int and alloc >= 0 and not alloc & ~candidates and alloc.bit_count() == job.res:
@@ -330,13 +329,8 @@ class EASY(Policy):
         (:meth:`Policy.waking_hosts`: never free now). A running job holds its hosts until
         ``start_time + walltime`` (s), forever without walltime.
         """
-        busy = self.waking_hosts()  # [] unless idle_timeout is set
-        usable = self.available_mask
-        for _, m in busy:
-            usable |= m
-        for job in self.running.values():
-            m = self.running_mask(job)
-            usable |= m
+        usable, busy, running = self._held_hosts()
+        for job, m in running:
             end = self.busy_until(job)
             if end is not None:
                 if end.__class__ is not float and end.__class__ is not int or end != end:
@@ -344,14 +338,28 @@ class EASY(Policy):
                 busy.append((end, m))
         return ReservationProfile.from_ends(self.now, usable, busy)
 
+    def _held_hosts(self) -> tuple[int, list[tuple[float, int]], list[tuple[Job, int]]]:
+        """What :meth:`profile` and :meth:`_exact_profile` are built from: the usable hosts (bit
+        mask: the available ones, the waking ones and those of running jobs), the waking hosts'
+        ``(time awake (s), mask)`` (a new list: :meth:`Policy.waking_hosts`) and each running
+        job with its hosts' mask."""
+        waking = self.waking_hosts()  # [] unless idle_timeout is set
+        usable = self.available_mask
+        for _, m in waking:
+            usable |= m
+        running = []
+        for job in self.running.values():
+            m = self.running_mask(job)
+            usable |= m
+            running.append((job, m))
+        return usable, waking, running
+
     def _check_time(self, hook: str, value: Any, about: str, alternative: str = "") -> None:
         """Refuse the answer ``value`` of the time hook ``hook`` (``busy_until``, ``gap_limit``)
         unless it is a number of seconds (NaN is none: it compares false with every time, so the
         profile or the backfilling search would silently give no answer), at the hook's def line."""
-        import numbers
         if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value:
             return
-        from .core.failure import hook_error
         raise hook_error(self, hook, f"it returned {value!r} {about}, not a time (s){' ' + alternative if alternative else ''}")
 
     def _exact_profile(self) -> ReservationProfile:
@@ -359,13 +367,9 @@ class EASY(Policy):
         running job holds its hosts until ``to_units(start_time) + to_units(walltime)``, the
         exact sum of the two doubles, as batsched's schedule holds them (``mpq_rational``)."""
         now = to_units(self.now)
-        busy = [(to_units(t), m) for t, m in self.waking_hosts()]
-        usable = self.available_mask
-        for _, m in busy:
-            usable |= m
-        for job in self.running.values():
-            m = self.running_mask(job)
-            usable |= m
+        usable, waking, running = self._held_hosts()
+        busy = [(to_units(t), m) for t, m in waking]
+        for job, m in running:
             if job.has_walltime:
                 end = to_units(job.start_time) + to_units(job.walltime)  # type: ignore[arg-type]  # running
                 busy.append((end if end > now else now + 1, m))  # past its walltime: free right after now
@@ -454,7 +458,6 @@ class EASY(Policy):
                 prev = k
             if not why:
                 return
-        from .core.failure import hook_error
         raise hook_error(self, "backfill_pass", f"it returned {started!r}: {why}; it returns the increasing queue "
                                                 "positions (0 = head) of the jobs it started")
 
