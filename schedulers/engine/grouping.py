@@ -14,9 +14,9 @@ Message grouping (``server_process`` in Batsim 4.2.1 ``src/server.cpp``)
     gathered so far to the scheduler when the scheduler is ready, the server's mailbox is empty
     and there is something to send. Messages of actors woken in one step of SimGrid's clock
     (:mod:`.lazysteps`) reach the mailbox together, in the order their actions were created, so
-    they go out in one message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``) joins them only when
-    other messages were still being handled (at t = 0 it comes after the scheduler's reply); simultaneous ends of separate switches are handled
-    one mailbox round each. This reproduces every grouping of the recorded transcripts.
+    they go out in one message; a submitter's "bye" (NOTIFY ``no_more_static_job_to_submit``)
+    joins them only when other messages were still being handled (at t = 0 it comes after the
+    scheduler's reply); simultaneous ends of separate switches are handled one mailbox round each. This reproduces every grouping of the recorded transcripts.
 
 Message steps (``EngineImpl::solve`` of SimGrid 3.32)
     Here the messages of one instant are handled without SimGrid's steps of 0 s, which change
@@ -199,7 +199,10 @@ class GroupedServer:
     def play_reply(self, reply: list[Decision] | Reply) -> None:
         """Play a scheduler's reply received at ``now``: decisions due now are applied at once,
         later ones when the clock reaches them; the scheduler is busy until the reply's ``now``."""
-        ready_at, decisions = self.server.reply_parts(reply)
+        self._play_parts(*self.server.reply_parts(reply))
+
+    def _play_parts(self, ready_at: float, decisions: list[Decision]) -> None:
+        """:meth:`play_reply` of a reply read (:meth:`.server.Server.reply_parts`)."""
         if decisions:
             self._play_decisions(deque(decisions), ready_at)
         else:   # (no decision: the scheduler is ready again at the reply's now)
@@ -345,13 +348,13 @@ class GroupedServer:
         if decisions and type(decisions[0]) is CallMeLater and decisions[0].timestamp in (None, 0.0) \
                 and ready_at == 0.0 and self.timers and self.timers.next_time() == 0.0:
             self._apply(decisions[0])
-            reply = Reply(ready_at, decisions[1:]) if isinstance(reply, Reply) else decisions[1:]
+            decisions = decisions[1:]
         pending = []
         while self.timers and self.timers.next_time() == 0.0:
             _, entries = self.timers.pop_instant()
             for kind, payload in entries:
                 pending.extend(self._handle(kind, payload))
-        self.play_reply(reply)
+        self._play_parts(ready_at, decisions)
         self._send_loop(port, pending)
         nb_jobs = self.book.nb_jobs
         while not self.server.ended:
