@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-__all__ = ["OutputWriteError", "NotAFolder", "NotAFile", "check_output_file", "atomic_output", "atomic_write_text", "not_written", "WRITE_ERRNOS",
-           "make_folder"]
+__all__ = ["OutputWriteError", "NotAFolder", "NotAFile", "check_output_file", "atomic_output", "atomic_write_text",
+           "not_written", "WRITE_ERRNOS", "make_folder"]
 
 #: The ``errno`` values of an output that cannot be written for want of room or a working disk
 #: (as opposed to a bad path or a permission, which are the user's choice of output).
@@ -42,12 +42,16 @@ def not_written(path: str | os.PathLike[str], exc: OSError) -> OutputWriteError:
     return err
 
 
-class NotAFolder(OSError):
-    """An output folder cannot be made: a file stands where it or one of its parents would be.
-    The text is the message alone (no errno): one line naming the folder and the file."""
+class _OneLine(OSError):
+    """An OSError of gridsched's own whose text is its message alone (no errno): one line."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class NotAFolder(_OneLine):
+    """An output folder cannot be made: a file stands where it or one of its parents would be.
+    The text is the message alone (no errno): one line naming the folder and the file."""
 
 
 def make_folder(folder: str | os.PathLike[str]) -> None:
@@ -70,14 +74,11 @@ def make_folder(folder: str | os.PathLike[str]) -> None:
         raise NotAFolder(f"{folder}: cannot make this folder: {blocker} is a file, not a folder") from None
 
 
-class NotAFile(OSError):
+class NotAFile(_OneLine):
     """An output file's path names something that is not a regular file (a device such as
     ``/dev/null`` or ``/dev/stdout``, a FIFO, a folder): renaming the written file over it would
     replace it (a device node replaced by a file, when the user may write there), so it is
     refused. The text is the message alone (no errno): one line naming the path; bad input."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def check_output_file(path: str | os.PathLike[str]) -> None:

@@ -219,12 +219,10 @@ def _check_same_campaign(store: ResultStore, campaign: Campaign) -> None:
     Raises:
         CampaignError: the folder holds another campaign (one line naming both and the folder).
     """
-    if not (store.out / "campaign.json").exists():
-        return
     try:
         old = store.read_manifest().get("name")
     except CampaignError:
-        return   # (a damaged or foreign manifest: replaced, as before)
+        return   # (no manifest yet; or a damaged or foreign one: replaced, as before)
     if isinstance(old, str) and old != campaign.name:
         raise CampaignError(f"{store.out}: holds the results of campaign {old!r} (its campaign.json), not of "
                             f"{campaign.name!r}: running here would replace that campaign's manifest; give "
