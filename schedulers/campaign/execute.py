@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.failure import call_policy
+from ..core.limits import NO_DOUBLE
 from ..exits import one_line
 from .provenance import stamp
 from .spec import RunSpec
@@ -203,7 +204,7 @@ def _policy_metrics(policy: Any, metrics: Any) -> dict[str, Any]:
         if v is not None:
             i = as_index(v)   # (Python's or NumPy's integers, not bools: np.sum of ints is an np.int64)
             if i is not None:
-                n = i if -2**1024 < i < 2**1024 else None   # (beyond a double: no number a table holds)
+                n = i if -NO_DOUBLE < i < NO_DOUBLE else None   # (beyond a double: no number a table holds)
             elif isinstance(v, numbers.Real) and not isinstance(v, bool):   # (np.float32 too)
                 n = float(v) if math.isfinite(v) else None
         if not isinstance(k, str) or (v is not None and n is None):

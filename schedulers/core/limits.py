@@ -6,7 +6,7 @@ when a policy runs against real Batsim).
 
 from __future__ import annotations
 
-__all__ = ["MAX_TIME", "MAX_TIME_POWER", "MAX_NB_RES"]
+__all__ = ["MAX_TIME", "MAX_TIME_POWER", "MAX_NB_RES", "NO_DOUBLE"]
 
 #: ``MAX_TIME`` is ``2 ** MAX_TIME_POWER`` s (the messages write the bound as ``2**33``).
 MAX_TIME_POWER = 33
@@ -26,3 +26,10 @@ MAX_TIME = float(2 ** MAX_TIME_POWER)
 #: hosts a conversion writes (``gridsched convert --nb-hosts``, a trace header's ``MaxProcs``)
 #: are bounded by it.
 MAX_NB_RES = 2**31 - 1
+
+#: The least integer magnitude no double holds: 2**1024 (the largest double is 2**1024 - 2**971).
+#: JSON and TOML integers have no bound and Python's ints none either; RapidJSON, Batsim's
+#: parser, refuses an integer a double cannot hold ("Number too big to be stored in double"), and
+#: ``math.isfinite`` or ``float`` raise OverflowError on one. So a number read is kept only when
+#: ``-NO_DOUBLE < value < NO_DOUBLE``.
+NO_DOUBLE = 2**1024

@@ -41,6 +41,7 @@ from typing import Any, ClassVar, Iterable, NoReturn
 from procset import ProcSet
 
 from .backfilling import lowest_bits, mask_to_procset, procset_to_mask
+from .limits import NO_DOUBLE
 from .events import (
     Answer,
     CallMeLater,
@@ -217,7 +218,7 @@ def option_number(policy: str, options: dict[str, Any], key: str, default: float
     """
     v = options.get(key, default)
     ok = not isinstance(v, bool) and isinstance(v, (int, float)) and v == v \
-        and (not isinstance(v, int) or -2**1024 < v < 2**1024) \
+        and (not isinstance(v, int) or -NO_DOUBLE < v < NO_DOUBLE) \
         and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
     if not ok:
         if high == math.inf:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence, cast
 
-from ..core.limits import MAX_TIME
+from ..core.limits import MAX_TIME, NO_DOUBLE
 from ..inputs.errors import WorkloadError
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel", "composed",
@@ -161,11 +161,8 @@ def _num(v: Any) -> bool:
     ``math.isfinite`` raised OverflowError on it)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False
-    return -_NO_DOUBLE < v < _NO_DOUBLE if isinstance(v, int) else math.isfinite(v)
+    return -NO_DOUBLE < v < NO_DOUBLE if isinstance(v, int) else math.isfinite(v)
 
-
-#: The least integer magnitude no double holds (2**1024; the largest double is 2**1024 - 2**971).
-_NO_DOUBLE = 2**1024
 
 
 def _time(v: Any) -> bool:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..core.limits import NO_DOUBLE
+
 __all__ = ["Scenario", "Generator", "GENERATORS", "register_generator", "generate", "check_params",
            "GeneratorError", "homogeneous_platform_xml", "synthetic", "hosep_scenario", "buc_scenario"]
 
@@ -110,7 +112,7 @@ def _type_ok(value: Any, default: Any) -> bool:
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(value, bool) and isinstance(default, bool)
     if isinstance(default, float):   # (an integer of 2**1024 or more is no double: isfinite raised)
-        return isinstance(value, float) and math.isfinite(value) or isinstance(value, int) and -2**1024 < value < 2**1024
+        return isinstance(value, float) and math.isfinite(value) or isinstance(value, int) and -NO_DOUBLE < value < NO_DOUBLE
     return isinstance(value, type(default))
 
 

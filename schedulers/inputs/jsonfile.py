@@ -37,6 +37,7 @@ import zlib
 from os import PathLike
 from typing import Any, Callable
 
+from ..core.limits import NO_DOUBLE
 from .batsim_numbers import batsim_float
 
 __all__ = ["read_json", "is_gzip_file", "loads_strict", "batsim_number", "unique_pairs", "RepeatedKey", "json_problem",
@@ -68,7 +69,7 @@ def _int(token: str) -> int:
     :func:`batsim_number`, are checked field by field by the engine instead: not a call per
     integer of a million-job file.)"""
     value = int(token)
-    if len(token) > 308 and not -2**1024 < value < 2**1024:
+    if len(token) > 308 and not -NO_DOUBLE < value < NO_DOUBLE:
         raise _NotJson(f"number {token[:30]}... ({len(token.lstrip('-')):,} digits) is too large for a double")
     return value
 
