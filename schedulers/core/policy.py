@@ -513,7 +513,7 @@ class Policy:
                 flag, key, _ = FEATURES[feature]
                 if ev.config.get(key) is False:
                     raise PolicyInputError(f"policy {self.name!r} needs Batsim's {flag}, but SIMULATION_BEGINS "
-                                      f"says {key}: false; start Batsim with {flag}")
+                                           f"says {key}: false; start Batsim with {flag}")
             hosts = ev.compute_resources
             self.platform = Platform(hosts=hosts, config=ev.config,
                                      allow_compute_sharing=ev.allow_compute_sharing)

@@ -382,8 +382,7 @@ class EnergyRows:
         return (t, e, chr(k & 0x7F), w, None if k & 0x80 else p)
 
     def __iter__(self) -> Iterator[tuple]:
-        v = self._vals
-        for t, e, k, w, p in zip(v[0::4], v[1::4], self._kind, v[2::4], v[3::4]):
+        for t, e, k, w, p, _ in zip(*self.columns()):
             yield (t, e, chr(k & 0x7F), w, None if k & 0x80 else p)
 
 

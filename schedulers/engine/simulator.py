@@ -364,11 +364,17 @@ class Engine:
             allow_storage_sharing=self.storage_sharing, config=config,
             compute_resources=hosts, storage_resources=storage,
             workloads={w.name: batsim_filename(w.path) for w in by_name},
-            profiles={w.name: ({n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
-                               if self.profile_order else
-                               {n: p for n, p in w.profiles.items() if n not in w.unreferenced} if w.unreferenced
-                               else w.profiles)
-                      for w in by_name})
+            profiles={w.name: self._listed_profiles(w) for w in by_name})
+
+    def _listed_profiles(self, w: Workload) -> dict[str, dict]:
+        """The profiles of workload ``w`` as SIMULATION_BEGINS lists them: those Batsim kept at
+        load (:attr:`.workload.Workload.unreferenced` removed), in Batsim's map order with
+        :attr:`profile_order`, else in file order (``w.profiles`` itself when none was removed)."""
+        if self.profile_order:
+            return {n: w.profiles[n] for n in iteration_order(w.profiles) if n not in w.unreferenced}
+        if w.unreferenced:
+            return {n: p for n, p in w.profiles.items() if n not in w.unreferenced}
+        return w.profiles
 
 
 def batsim_filename(path: str) -> str:

@@ -50,6 +50,11 @@ BUCKET_COUNTS = (13, 29, 59, 127, 257, 541, 1109, 2357, 5087, 10273, 20753, 4204
                  418451333, 849749479, 1725587117, 3504151727, 8589934583)
 
 
+def _grown(count: int) -> int:
+    """The bucket count after ``count`` when a key would exceed it (:data:`BUCKET_COUNTS`)."""
+    return BUCKET_COUNTS[bisect.bisect_left(BUCKET_COUNTS, 2 * count)]
+
+
 def string_hash(key: str) -> int:
     """``std::hash<std::string>`` of libstdc++ (x86-64) on ``key``'s UTF-8 bytes (module docstring)."""
     data = key.encode("utf-8", "surrogatepass")
@@ -90,8 +95,7 @@ class UnorderedKeys:
             return
         h = self._hashes[key] = string_hash(key)
         if self._count == 0 or self._count + 1 > self._buckets:
-            self._buckets = BUCKET_COUNTS[0] if self._count == 0 else \
-                BUCKET_COUNTS[bisect.bisect_left(BUCKET_COUNTS, 2 * self._buckets)]
+            self._buckets = BUCKET_COUNTS[0] if self._count == 0 else _grown(self._buckets)
             if self._groups:   # the rehash: every node, in list order, into the new buckets
                 listed = self.order()
                 self._groups = {}
@@ -182,4 +186,4 @@ def _order_numpy(keys: list[str]) -> list[str]:
         seq = seq[np.argsort(-(firstpos * n + np.arange(n)))]
         if end >= len(keys):
             return [keys[i] for i in seq.tolist()]
-        start, count = end, BUCKET_COUNTS[bisect.bisect_left(BUCKET_COUNTS, 2 * count)]
+        start, count = end, _grown(count)
