@@ -112,7 +112,8 @@ def _type_ok(value: Any, default: Any) -> bool:
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(value, bool) and isinstance(default, bool)
     if isinstance(default, float):   # (an integer of 2**1024 or more is no double: isfinite raised)
-        return isinstance(value, float) and math.isfinite(value) or isinstance(value, int) and -NO_DOUBLE < value < NO_DOUBLE
+        return (isinstance(value, float) and math.isfinite(value)
+                or isinstance(value, int) and -NO_DOUBLE < value < NO_DOUBLE)
     return isinstance(value, type(default))
 
 
